@@ -1,0 +1,464 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* ad.c — ClassAds: attribute tables, inserting, copying, typed evaluation. */
+#include "classad-internal.h"
+
+#include <stdlib.h>
+
+static void ad_free_tables(ClassAd *ad) {
+        free(ad->attrs);
+        free(ad->index);
+        ad->attrs = NULL;
+        ad->index = NULL;
+        ad->n = ad->cap = ad->index_mask = 0;
+}
+
+int classad_new(ClassAd **ret) {
+        ClassAd *ad = calloc(1, sizeof(ClassAd));
+        if (!ad)
+                return -ENOMEM;
+        ad->refs = 1;
+        ad->arena = &ad->own_arena;
+        *ret = ad;
+        return 0;
+}
+
+ClassAd *ca_ad_new_embedded(CaArena *arena) {
+        ClassAd *ad = ca_arena_alloc(arena, sizeof(ClassAd));
+        if (!ad)
+                return NULL;
+        ad->refs = -1;
+        ad->arena = arena;
+        ad->next_nested = arena->nested;
+        arena->nested = ad;
+        return ad;
+}
+
+void ca_ad_destroy_embedded(ClassAd *ad) {
+        ad_free_tables(ad);
+}
+
+ClassAd *classad_ref(ClassAd *ad) {
+        if (ad && ad->refs >= 0)
+                ad->refs++;
+        return ad;
+}
+
+void classad_free(ClassAd *ad) {
+        if (!ad || ad->refs <= 0 || --ad->refs > 0)
+                return;
+        ca_arena_release(&ad->own_arena);
+        ad_free_tables(ad);
+        free(ad);
+}
+
+static inline uint32_t slot_of(const CaAtom *atom, uint32_t mask) {
+        return (uint32_t) ((atom->id * 0x9E3779B97F4A7C15ull) >> 40) & mask;
+}
+
+const CaAttr *ca_ad_lookup(const ClassAd *ad, const CaAtom *atom) {
+        if (!ad || !ad->index)
+                return NULL;
+        for (uint32_t i = slot_of(atom, ad->index_mask);; i = (i + 1) & ad->index_mask) {
+                uint32_t pos = ad->index[i];
+                if (!pos)
+                        return NULL;
+                if (ad->attrs[pos - 1].atom == atom)
+                        return &ad->attrs[pos - 1];
+        }
+}
+
+static int rebuild_index(ClassAd *ad, uint32_t size) {
+        uint32_t *index = calloc(size, sizeof *index);
+        if (!index)
+                return -ENOMEM;
+        free(ad->index);
+        ad->index = index;
+        ad->index_mask = size - 1;
+        for (uint32_t k = 0; k < ad->n; k++) {
+                uint32_t i = slot_of(ad->attrs[k].atom, ad->index_mask);
+                while (index[i])
+                        i = (i + 1) & ad->index_mask;
+                index[i] = k + 1;
+        }
+        return 0;
+}
+
+/* Copy every live expression into a fresh arena once replaced expressions
+ * make up most of the old one, so that an ad updated forever stays small. */
+static void maybe_compact(ClassAd *ad) {
+        if (ad->arena != &ad->own_arena || ad->garbage < 65536 || ad->garbage < ad->arena->bytes / 2)
+                return;
+        CaArena fresh = {};
+        CaAttr *attrs = calloc(ad->cap, sizeof(CaAttr));
+        if (!attrs)
+                return; /* compaction is an optimisation; try again later */
+        for (uint32_t k = 0; k < ad->n; k++) {
+                size_t before = fresh.bytes;
+                attrs[k].atom = ad->attrs[k].atom;
+                attrs[k].name = ca_arena_strndup(&fresh, ad->attrs[k].name, strlen(ad->attrs[k].name));
+                attrs[k].expr = ca_node_copy(&fresh, ad->attrs[k].expr, ad);
+                if (!attrs[k].name || !attrs[k].expr) {
+                        ca_arena_release(&fresh);
+                        free(attrs);
+                        return;
+                }
+                attrs[k].bytes = fresh.bytes - before;
+        }
+        ca_arena_release(&ad->own_arena);
+        ad->own_arena = fresh;
+        free(ad->attrs);
+        ad->attrs = attrs;
+        ad->garbage = 0;
+}
+
+int ca_ad_insert(ClassAd *ad, const CaAtom *atom, const char *spelling, size_t spelling_len, CaNode *expr,
+                 size_t bytes) {
+        const char *name = ca_arena_strndup(ad->arena, spelling, spelling_len);
+        if (!name)
+                return -ENOMEM;
+        bytes += spelling_len + 1;
+        CaAttr *a = (CaAttr *) ca_ad_lookup(ad, atom);
+        if (a) {
+                ad->garbage += a->bytes;
+                a->name = name;
+                a->expr = expr;
+                a->bytes = bytes;
+                maybe_compact(ad);
+                return 0;
+        }
+        if (ad->n == ad->cap) {
+                uint32_t cap = ad->cap ? ad->cap * 2 : 8;
+                CaAttr *attrs = realloc(ad->attrs, cap * sizeof(CaAttr));
+                if (!attrs)
+                        return -ENOMEM;
+                ad->attrs = attrs;
+                ad->cap = cap;
+        }
+        ad->attrs[ad->n++] = (CaAttr){ atom, name, expr, bytes };
+        if ((ad->n * 2 > ad->index_mask + 1) || !ad->index) {
+                uint32_t size = ad->index ? (ad->index_mask + 1) * 2 : 16;
+                while (size < ad->n * 2)
+                        size *= 2;
+                if (rebuild_index(ad, size) < 0) {
+                        ad->n--;
+                        return -ENOMEM;
+                }
+        } else {
+                uint32_t i = slot_of(atom, ad->index_mask);
+                while (ad->index[i])
+                        i = (i + 1) & ad->index_mask;
+                ad->index[i] = ad->n;
+        }
+        return 0;
+}
+
+static int set_node(ClassAd *ad, const char *name, CaNode *(*make)(CaArena *, const void *), const void *arg) {
+        const CaAtom *atom = ca_atom(name, strlen(name));
+        if (!atom)
+                return -ENOMEM;
+        size_t before = ad->arena->bytes;
+        CaNode *n = make(ad->arena, arg);
+        if (!n)
+                return -ENOMEM;
+        return ca_ad_insert(ad, atom, name, strlen(name), n, ad->arena->bytes - before);
+}
+
+static CaNode *make_literal(CaArena *arena, const void *arg) {
+        const CaValue *v = arg;
+        if (v->type == CA_LIST || v->type == CA_AD) {
+                /* Structured values become the expression that prints as them. */
+                char *text = ca_value_unparse(v);
+                CaNode *n = NULL;
+                CaError err;
+                if (text)
+                        (void) ca_parse_expr(arena, text, strlen(text), CA_MODE_STRICT, &n, &err);
+                free(text);
+                return n;
+        }
+        CaNode *n = ca_arena_alloc(arena, sizeof(CaNode));
+        if (!n)
+                return NULL;
+        n->kind = CA_N_LITERAL;
+        n->u.lit = *v;
+        if (v->type == CA_STRING) {
+                n->u.lit.u.s = ca_arena_str(arena, v->u.s->s, v->u.s->len);
+                if (!n->u.lit.u.s)
+                        return NULL;
+        }
+        n->flags = CA_NF_CONST;
+        n->k = n->u.lit;
+        return n;
+}
+
+int classad_set_value(ClassAd *ad, const char *name, const CaValue *v) {
+        return set_node(ad, name, make_literal, v);
+}
+
+int classad_set_int(ClassAd *ad, const char *name, int64_t v) {
+        CaValue val = ca_int(v);
+        return classad_set_value(ad, name, &val);
+}
+
+int classad_set_real(ClassAd *ad, const char *name, double v) {
+        CaValue val = ca_real(v);
+        return classad_set_value(ad, name, &val);
+}
+
+int classad_set_bool(ClassAd *ad, const char *name, bool v) {
+        CaValue val = ca_bool(v);
+        return classad_set_value(ad, name, &val);
+}
+
+int classad_set_string(ClassAd *ad, const char *name, const char *v) {
+        CaValue val = ca_string(v);
+        if (val.type == CA_ERROR)
+                return -ENOMEM;
+        int r = classad_set_value(ad, name, &val);
+        ca_value_clear(&val);
+        return r;
+}
+
+int classad_set_expr_text(ClassAd *ad, const char *name, const char *expr_text, CaMode mode, CaError *err) {
+        const CaAtom *atom = ca_atom(name, strlen(name));
+        if (!atom)
+                return -ENOMEM;
+        size_t before = ad->arena->bytes;
+        CaNode *n;
+        int r = ca_parse_expr(ad->arena, expr_text, strlen(expr_text), mode, &n, err);
+        if (r < 0)
+                return r;
+        for (ClassAd *nested = ad->arena->nested; nested; nested = nested->next_nested)
+                if (!nested->parent && nested != ad)
+                        nested->parent = ad;
+        return ca_ad_insert(ad, atom, name, strlen(name), n, ad->arena->bytes - before);
+}
+
+int classad_delete(ClassAd *ad, const char *name) {
+        const CaAtom *atom = ca_atom_find(name, strlen(name));
+        const CaAttr *a = atom ? ca_ad_lookup(ad, atom) : NULL;
+        if (!a)
+                return -ENOENT;
+        uint32_t k = (uint32_t) (a - ad->attrs);
+        ad->garbage += a->bytes;
+        memmove(&ad->attrs[k], &ad->attrs[k + 1], (ad->n - k - 1) * sizeof(CaAttr));
+        ad->n--;
+        int r = rebuild_index(ad, ad->index_mask + 1);
+        if (r < 0)
+                return r;
+        maybe_compact(ad);
+        return 0;
+}
+
+bool classad_has(const ClassAd *ad, const char *name) {
+        const CaAtom *atom = ca_atom_find(name, strlen(name));
+        return atom && ca_ad_lookup(ad, atom);
+}
+
+size_t classad_size(const ClassAd *ad) {
+        return ad->n;
+}
+
+int classad_update(ClassAd *dst, const ClassAd *src) {
+        for (uint32_t k = 0; k < src->n; k++) {
+                const CaAttr *a = &src->attrs[k];
+                size_t before = dst->arena->bytes;
+                CaNode *n = ca_node_copy(dst->arena, a->expr, dst);
+                if (!n)
+                        return -ENOMEM;
+                int r = ca_ad_insert(dst, a->atom, a->name, strlen(a->name), n, dst->arena->bytes - before);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+int classad_copy(const ClassAd *src, ClassAd **ret) {
+        ClassAd *ad;
+        int r = classad_new(&ad);
+        if (r < 0)
+                return r;
+        r = classad_update(ad, src);
+        if (r < 0) {
+                classad_free(ad);
+                return r;
+        }
+        *ret = ad;
+        return 0;
+}
+
+bool classad_iter_next(ClassAdIter *it, const char **ret_name, char **ret_expr_text) {
+        if (it->pos >= it->ad->n)
+                return false;
+        const CaAttr *a = &it->ad->attrs[it->pos++];
+        if (ret_name)
+                *ret_name = a->name;
+        if (ret_expr_text) {
+                CaBuf b = {};
+                ca_unparse_node(&b, a->expr);
+                *ret_expr_text = ca_buf_steal(&b);
+        }
+        return true;
+}
+
+int classad_eval_attr(const ClassAd *ad, const char *name, CaMode mode, CaValue *ret) {
+        const CaAtom *atom = ca_atom(name, strlen(name));
+        if (!atom)
+                return -ENOMEM;
+        CaEval ev;
+        ca_eval_init(&ev, mode, ad, NULL, NULL);
+        CaValue v;
+        ca_eval_attr_ref(&ev, atom, &v);
+        int r = ca_value_detach(&v);
+        if (r < 0)
+                return r;
+        *ret = v;
+        return 0;
+}
+
+static int eval_typed(const ClassAd *ad, const char *name, CaMode mode, CaValue *ret) {
+        int r = classad_eval_attr(ad, name, mode, ret);
+        if (r < 0)
+                return r;
+        if (ret->type == CA_UNDEFINED)
+                return -ENOENT;
+        return 0;
+}
+
+int classad_eval_int(const ClassAd *ad, const char *name, CaMode mode, int64_t *ret) {
+        CaValue v;
+        int r = eval_typed(ad, name, mode, &v);
+        if (r < 0)
+                return r;
+        if (v.type == CA_INT)
+                *ret = v.u.i;
+        else if (v.type == CA_BOOL)
+                *ret = v.u.b;
+        else if (v.type == CA_REAL && v.u.r >= -9.2e18 && v.u.r <= 9.2e18)
+                *ret = (int64_t) v.u.r;
+        else
+                r = -EINVAL;
+        ca_value_clear(&v);
+        return r;
+}
+
+int classad_eval_real(const ClassAd *ad, const char *name, CaMode mode, double *ret) {
+        CaValue v;
+        int r = eval_typed(ad, name, mode, &v);
+        if (r < 0)
+                return r;
+        double d;
+        if (ca_to_real(&v, &d))
+                *ret = d;
+        else
+                r = -EINVAL;
+        ca_value_clear(&v);
+        return r;
+}
+
+int classad_eval_bool(const ClassAd *ad, const char *name, CaMode mode, bool *ret) {
+        CaValue v;
+        int r = eval_typed(ad, name, mode, &v);
+        if (r < 0)
+                return r;
+        bool b;
+        if (ca_to_bool(&v, &b))
+                *ret = b;
+        else
+                r = -EINVAL;
+        ca_value_clear(&v);
+        return r;
+}
+
+int classad_eval_string(const ClassAd *ad, const char *name, CaMode mode, char **ret) {
+        CaValue v;
+        int r = eval_typed(ad, name, mode, &v);
+        if (r < 0)
+                return r;
+        if (v.type == CA_STRING) {
+                char *s = strndup(v.u.s->s, v.u.s->len);
+                if (s)
+                        *ret = s;
+                else
+                        r = -ENOMEM;
+        } else
+                r = -EINVAL;
+        ca_value_clear(&v);
+        return r;
+}
+
+char *classad_unparse(const ClassAd *ad) {
+        CaBuf b = {};
+        ca_unparse_ad(&b, ad);
+        return ca_buf_steal(&b);
+}
+
+char *classad_unparse_old(const ClassAd *ad) {
+        CaBuf b = {};
+        for (uint32_t k = 0; k < ad->n; k++) {
+                ca_unparse_name(&b, ad->attrs[k].name);
+                ca_buf_puts(&b, " = ");
+                ca_unparse_node(&b, ad->attrs[k].expr);
+                ca_buf_putc(&b, '\n');
+        }
+        return ca_buf_steal(&b);
+}
+
+char *classad_unparse_attr(const ClassAd *ad, const char *name) {
+        const CaAtom *atom = ca_atom_find(name, strlen(name));
+        const CaAttr *a = atom ? ca_ad_lookup(ad, atom) : NULL;
+        if (!a)
+                return NULL;
+        CaBuf b = {};
+        ca_unparse_node(&b, a->expr);
+        return ca_buf_steal(&b);
+}
+
+int classad_parse(const char *text, size_t len, CaMode mode, ClassAd **ret, CaError *err) {
+        ClassAd *ad;
+        int r = classad_new(&ad);
+        if (r < 0)
+                return r;
+        r = ca_parse_ad_into(ad, text, len, mode, err);
+        if (r < 0) {
+                classad_free(ad);
+                return r;
+        }
+        *ret = ad;
+        return 0;
+}
+
+int classad_parse_old(const char *text, size_t len, CaMode mode, ClassAd **ret, CaError *err) {
+        if (len > CA_MAX_INPUT_SIZE) {
+                if (err)
+                        *err = (CaError){ .line = 1, .column = 1, .msg = "input too large" };
+                return -E2BIG;
+        }
+        ClassAd *ad;
+        int r = classad_new(&ad);
+        if (r < 0)
+                return r;
+        int line = 0;
+        for (size_t pos = 0; pos < len;) {
+                const char *start = text + pos;
+                const char *nl = memchr(start, '\n', len - pos);
+                size_t n = nl ? (size_t) (nl - start) : len - pos;
+                pos += n + (nl ? 1 : 0);
+                line++;
+                size_t i = 0;
+                while (i < n && (start[i] == ' ' || start[i] == '\t' || start[i] == '\r'))
+                        i++;
+                if (i == n || start[i] == '#')
+                        continue;
+                r = ca_parse_attr_def(ad, start, n, mode, err);
+                if (r < 0) {
+                        if (err) {
+                                err->line = line;
+                                err->offset += (size_t) (start - text);
+                        }
+                        classad_free(ad);
+                        return r;
+                }
+        }
+        *ret = ad;
+        return 0;
+}

@@ -1,0 +1,190 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * classad.h — the ClassAd language as HTCondor defines it.
+ *
+ * Values, ads, expressions, parsing (bracketed "new" syntax and the old
+ * one-attribute-per-line syntax), evaluation in HTCondor's strict and old
+ * modes, unparsing to canonical text, and symmetric matchmaking.
+ *
+ * Conventions: functions return >= 0 on success and -errno on failure;
+ * outputs come last, are named ret_*, and are set only on success.
+ * UNDEFINED and ERROR are ClassAd values, never C errors.
+ * Not thread-safe: one thread parses and evaluates at a time (attribute
+ * names are interned in a process-wide table).
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct ClassAd ClassAd;         /* a record: attribute name -> expression */
+typedef struct ClassAdExpr ClassAdExpr; /* an owned, stand-alone expression */
+typedef struct CaStr CaStr;             /* reference-counted string */
+typedef struct CaList CaList;           /* list value (lazy or materialised) */
+
+typedef enum CaMode {
+        CA_MODE_OLD = 0,    /* HTCondor daemons' default ("old ClassAd" compatibility) */
+        CA_MODE_STRICT = 1, /* strict new-ClassAd semantics */
+} CaMode;
+
+typedef enum CaType {
+        CA_UNDEFINED = 0,
+        CA_ERROR,
+        CA_BOOL,
+        CA_INT,
+        CA_REAL,
+        CA_STRING,
+        CA_LIST,
+        CA_AD,
+        CA_ABSTIME,
+        CA_RELTIME,
+} CaType;
+
+struct CaStr {
+        int32_t refs; /* < 0: static or owned by an expression tree, never freed */
+        uint32_t len;
+        char s[];     /* NUL-terminated; may contain NUL only if built so */
+};
+
+typedef struct CaValue {
+        CaType type;
+        union {
+                bool b;
+                int64_t i;
+                double r;       /* CA_REAL */
+                double rt;      /* CA_RELTIME: seconds */
+                CaStr *s;
+                struct {
+                        CaList *list;
+                        const ClassAd *scope; /* where lazy elements evaluate */
+                } l;
+                ClassAd *ad;
+                struct {
+                        int64_t secs;  /* seconds since the epoch, UTC */
+                        int32_t offset; /* seconds east of UTC */
+                } at;
+        } u;
+} CaValue;
+
+/* Parse errors: where and why. */
+typedef struct CaError {
+        int line;     /* 1-based */
+        int column;   /* 1-based */
+        size_t offset;
+        char msg[160];
+} CaError;
+
+/* Hard limits against hostile input. */
+#define CA_MAX_INPUT_SIZE (16u * 1024u * 1024u) /* bytes of text parsed at once */
+#define CA_MAX_PARSE_DEPTH 200                  /* nesting of (), [], {}, operators */
+#define CA_MAX_EVAL_DEPTH 4000                  /* nested evaluation frames */
+
+/* ---- values ---- */
+
+static inline CaValue ca_undefined(void) { return (CaValue){ .type = CA_UNDEFINED }; }
+static inline CaValue ca_error(void) { return (CaValue){ .type = CA_ERROR }; }
+static inline CaValue ca_bool(bool b) { return (CaValue){ .type = CA_BOOL, .u.b = b }; }
+static inline CaValue ca_int(int64_t i) { return (CaValue){ .type = CA_INT, .u.i = i }; }
+static inline CaValue ca_real(double r) { return (CaValue){ .type = CA_REAL, .u.r = r }; }
+static inline CaValue ca_reltime(double secs) { return (CaValue){ .type = CA_RELTIME, .u.rt = secs }; }
+static inline CaValue ca_abstime(int64_t secs, int32_t offset) {
+        return (CaValue){ .type = CA_ABSTIME, .u.at = { secs, offset } };
+}
+
+/* New owned string value (copies). On allocation failure returns ERROR. */
+CaValue ca_string(const char *s);
+CaValue ca_string_n(const char *s, size_t len);
+/* Takes one reference of str. */
+CaValue ca_string_take(CaStr *str);
+
+CaStr *ca_str_new(const char *s, size_t len); /* refs = 1; NULL on ENOMEM */
+static inline CaStr *ca_str_ref(CaStr *s) { if (s && s->refs >= 0) s->refs++; return s; }
+void ca_str_unref(CaStr *s);
+
+/* Reference counting of values: copy adds a reference, clear drops it. */
+CaValue ca_value_copy(const CaValue *v);
+void ca_value_clear(CaValue *v); /* leaves UNDEFINED */
+
+/* Make v independent of the ads and expressions it came from (strings
+ * copied if borrowed, lazy lists materialised, nested ads deep-copied).
+ * The public evaluation functions below already return detached values. */
+int ca_value_detach(CaValue *v);
+
+const char *ca_type_name(CaType t);
+
+/* Value as the HTCondor unparser prints it; malloc'd, NULL on ENOMEM. */
+char *ca_value_unparse(const CaValue *v);
+
+/* Number of elements of a list value; -1 if v is not a list. */
+int64_t ca_list_size(const CaValue *v);
+/* Element i of a list value, evaluated (detached). */
+int ca_list_get(const CaValue *v, int64_t i, CaMode mode, CaValue *ret);
+
+/* ---- ads ---- */
+
+int classad_new(ClassAd **ret);
+ClassAd *classad_ref(ClassAd *ad);
+void classad_free(ClassAd *ad); /* drops a reference; accepts NULL */
+
+/* Bracketed syntax "[ a = 1; b = "x" ]" (whitespace around it allowed). */
+int classad_parse(const char *text, size_t len, CaMode mode, ClassAd **ret, CaError *err);
+/* Old syntax: one "Name = expr" per line (condor_status -l); '#' comments
+ * and blank lines ignored. */
+int classad_parse_old(const char *text, size_t len, CaMode mode, ClassAd **ret, CaError *err);
+
+/* Insert or replace attributes. Names are case-insensitive; the spelling of
+ * the latest insert is kept for unparsing. */
+int classad_set_expr_text(ClassAd *ad, const char *name, const char *expr_text, CaMode mode, CaError *err);
+int classad_set_expr(ClassAd *ad, const char *name, const ClassAdExpr *e); /* deep copy */
+int classad_set_int(ClassAd *ad, const char *name, int64_t v);
+int classad_set_real(ClassAd *ad, const char *name, double v);
+int classad_set_bool(ClassAd *ad, const char *name, bool v);
+int classad_set_string(ClassAd *ad, const char *name, const char *v);
+int classad_set_value(ClassAd *ad, const char *name, const CaValue *v);
+int classad_delete(ClassAd *ad, const char *name); /* -ENOENT if absent */
+bool classad_has(const ClassAd *ad, const char *name);
+size_t classad_size(const ClassAd *ad);
+/* Copy all attributes of src into dst (replacing same-named ones). */
+int classad_update(ClassAd *dst, const ClassAd *src);
+int classad_copy(const ClassAd *src, ClassAd **ret);
+
+/* Iterate in insertion order: returns false at the end. */
+typedef struct ClassAdIter { const ClassAd *ad; size_t pos; } ClassAdIter;
+static inline ClassAdIter classad_iter(const ClassAd *ad) { return (ClassAdIter){ ad, 0 }; }
+bool classad_iter_next(ClassAdIter *it, const char **ret_name, char **ret_expr_text /* malloc'd or NULL */);
+
+/* Evaluate attribute `name` of ad (UNDEFINED when absent), no match context. */
+int classad_eval_attr(const ClassAd *ad, const char *name, CaMode mode, CaValue *ret);
+/* Typed conveniences: -ENOENT absent/undefined, -EINVAL other type. */
+int classad_eval_int(const ClassAd *ad, const char *name, CaMode mode, int64_t *ret);
+int classad_eval_real(const ClassAd *ad, const char *name, CaMode mode, double *ret); /* int promotes */
+int classad_eval_bool(const ClassAd *ad, const char *name, CaMode mode, bool *ret);   /* numbers: != 0 */
+int classad_eval_string(const ClassAd *ad, const char *name, CaMode mode, char **ret);
+
+/* Canonical text: "[ a = 1; b = \"x\" ]" on one line; malloc'd. */
+char *classad_unparse(const ClassAd *ad);
+/* Old format: "a = 1\nb = \"x\"\n"; malloc'd. */
+char *classad_unparse_old(const ClassAd *ad);
+/* Text of one attribute's expression, NULL when absent; malloc'd. */
+char *classad_unparse_attr(const ClassAd *ad, const char *name);
+
+/* ---- stand-alone expressions ---- */
+
+int classad_expr_parse(const char *text, size_t len, CaMode mode, ClassAdExpr **ret, CaError *err);
+void classad_expr_free(ClassAdExpr *e);
+char *classad_expr_unparse(const ClassAdExpr *e);
+/* Evaluate e with `my` as its scope (may be NULL: an empty ad) and, when
+ * target is non-NULL, in a match context with target as TARGET. */
+int classad_expr_eval(const ClassAdExpr *e, const ClassAd *my, const ClassAd *target, CaMode mode, CaValue *ret);
+
+/* ---- matchmaking ---- */
+
+/* Symmetric match as HTCondor's matchmaker: each ad's Requirements evaluates
+ * to true with the other ad as TARGET. A missing Requirements is UNDEFINED
+ * and so does not match. */
+bool classad_match(const ClassAd *a, const ClassAd *b, CaMode mode);
+/* Only a's Requirements against b. */
+bool classad_requirements_met(const ClassAd *a, const ClassAd *b, CaMode mode);
+/* Rank of `ad` evaluated against target; non-numeric gives 0.0. */
+double classad_rank(const ClassAd *ad, const ClassAd *target, CaMode mode);

@@ -1,0 +1,475 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * eval.c — evaluation of expression trees: scopes, attribute references,
+ * the lazy operators (&&, ||, ?:, ?:), selection and subscripts.
+ *
+ * Scopes as HTCondor sets them up: an unqualified name is looked up in the
+ * current ad, then its enclosing ads; in old-ClassAd mode, then in the
+ * TARGET ad of a match, and CurrentTime means time(). MY/SELF is the
+ * current ad, TARGET/OTHER the other ad of the match, LEFT/RIGHT the two
+ * ads of the match, PARENT the enclosing ad, ROOT the outermost one.
+ * An attribute that refers back to itself, directly or not, is ERROR.
+ */
+#include "classad-internal.h"
+
+#include <stdlib.h>
+#include <time.h>
+
+typedef enum Special {
+        SP_NONE, SP_SELF, SP_MY, SP_TARGET, SP_LEFT, SP_RIGHT, SP_PARENT, SP_ROOT,
+} Special;
+
+static struct {
+        bool ready;
+        const CaAtom *self, *my, *target, *other, *left, *right, *parent, *root, *toplevel;
+} names;
+
+static void names_init(void) {
+#define A(s) ca_atom(s, sizeof(s) - 1)
+        names.self = A("self");
+        names.my = A("my");
+        names.target = A("target");
+        names.other = A("other");
+        names.left = A("left");
+        names.right = A("right");
+        names.parent = A("parent");
+        names.root = A("root");
+        names.toplevel = A("toplevel");
+#undef A
+        names.ready = names.self && names.my && names.target && names.other && names.left && names.right &&
+                      names.parent && names.root && names.toplevel;
+}
+
+static Special special_of(const CaAtom *a) {
+        if (a == names.self) return SP_SELF;
+        if (a == names.my) return SP_MY;
+        if (a == names.target || a == names.other) return SP_TARGET;
+        if (a == names.left) return SP_LEFT;
+        if (a == names.right) return SP_RIGHT;
+        if (a == names.parent) return SP_PARENT;
+        if (a == names.root || a == names.toplevel) return SP_ROOT;
+        return SP_NONE;
+}
+
+static int64_t pinned_now;
+
+int64_t ca_now(void) {
+        return pinned_now ? pinned_now : (int64_t) time(NULL);
+}
+
+void ca_set_now(int64_t t) {
+        pinned_now = t;
+}
+
+void ca_eval_init(CaEval *ev, CaMode mode, const ClassAd *cur, const ClassAd *left, const ClassAd *right) {
+        if (!names.ready)
+                names_init();
+        ev->mode = mode;
+        ev->cur = cur;
+        ev->left = left;
+        ev->right = right;
+        ev->depth = 0;
+        ev->nstack = 0;
+        ev->steps = 0;
+}
+
+static const ClassAd *root_of(const ClassAd *ad) {
+        while (ad && ad->parent)
+                ad = ad->parent;
+        return ad;
+}
+
+const ClassAd *ca_eval_target(const CaEval *ev, const ClassAd *ad) {
+        if (!ev->left && !ev->right)
+                return NULL;
+        const ClassAd *root = root_of(ad);
+        if (root == ev->left)
+                return ev->right;
+        if (root == ev->right)
+                return ev->left;
+        return NULL;
+}
+
+static CaValue ad_value(const ClassAd *ad) {
+        if (!ad)
+                return ca_undefined();
+        return (CaValue){ .type = CA_AD, .u.ad = classad_ref((ClassAd *) ad) };
+}
+
+static bool in_match(const CaEval *ev) {
+        return ev->left || ev->right;
+}
+
+/* The ad a special name stands for; false if the name is not special here. */
+static bool special_ad(CaEval *ev, Special sp, const ClassAd **ret) {
+        switch (sp) {
+        case SP_SELF:
+                *ret = ev->cur;
+                return true;
+        case SP_MY:
+                /* strict new ClassAds know MY only inside a match */
+                if (ev->mode == CA_MODE_STRICT && !in_match(ev))
+                        return false;
+                *ret = ev->cur;
+                return true;
+        case SP_TARGET:
+                if (ev->mode == CA_MODE_STRICT && !in_match(ev))
+                        return false;
+                *ret = ca_eval_target(ev, ev->cur);
+                return true;
+        case SP_LEFT:
+        case SP_RIGHT:
+                if (!in_match(ev))
+                        return false;
+                *ret = sp == SP_LEFT ? ev->left : ev->right;
+                return true;
+        case SP_PARENT:
+                *ret = ev->cur ? ev->cur->parent : NULL;
+                return true;
+        case SP_ROOT:
+                *ret = root_of(ev->cur);
+                return true;
+        default:
+                return false;
+        }
+}
+
+/* Evaluate attribute a of ad `scope`, guarding against cycles. */
+static void eval_attr_in(CaEval *ev, const ClassAd *scope, const CaAttr *a, CaValue *ret) {
+        if (a->expr->flags & CA_NF_CONST) {
+                *ret = a->expr->k;
+                return;
+        }
+        for (int i = 0; i < ev->nstack; i++)
+                if (ev->stack[i].attr == a) {
+                        *ret = ca_error(); /* reference cycle */
+                        return;
+                }
+        if (ev->nstack == (int) ELEMENTSOF(ev->stack)) {
+                *ret = ca_error();
+                return;
+        }
+        ev->stack[ev->nstack++] = (CaEvalFrame){ scope, a };
+        const ClassAd *saved = ev->cur;
+        ev->cur = scope;
+        ca_eval(ev, a->expr, ret);
+        ev->cur = saved;
+        ev->nstack--;
+}
+
+/* Look name up in ad and the ads enclosing it. */
+static const CaAttr *lookup_chain(const ClassAd *ad, const CaAtom *atom, const ClassAd **ret_scope) {
+        for (; ad; ad = ad->parent) {
+                const CaAttr *a = ca_ad_lookup(ad, atom);
+                if (a) {
+                        *ret_scope = ad;
+                        return a;
+                }
+        }
+        return NULL;
+}
+
+/* Where an unqualified reference resolves: the attribute and its ad. */
+static const CaAttr *resolve_unqualified(CaEval *ev, const CaAtom *atom, bool absolute, const ClassAd **ret_scope) {
+        const ClassAd *start = absolute ? root_of(ev->cur) : ev->cur;
+        const CaAttr *a = lookup_chain(start, atom, ret_scope);
+        if (a || absolute || ev->mode != CA_MODE_OLD)
+                return a;
+        const ClassAd *target = ca_eval_target(ev, ev->cur);
+        return target ? lookup_chain(target, atom, ret_scope) : NULL;
+}
+
+void ca_eval_attr_ref(CaEval *ev, const CaAtom *atom, CaValue *ret) {
+        const ClassAd *scope;
+        const CaAttr *a = resolve_unqualified(ev, atom, false, &scope);
+        if (a) {
+                eval_attr_in(ev, scope, a, ret);
+                return;
+        }
+        const ClassAd *sp_ad;
+        if (special_ad(ev, special_of(atom), &sp_ad)) {
+                *ret = ad_value(sp_ad);
+                return;
+        }
+        if (ev->mode == CA_MODE_OLD && atom == ca_atom_wk(CA_WK_CURRENTTIME)) {
+                *ret = ca_int(ca_now());
+                return;
+        }
+        *ret = ca_undefined();
+}
+
+/* base.name where base evaluated to v (consumed). */
+static void select_attr(CaEval *ev, CaValue *v, const CaAtom *atom, CaValue *ret) {
+        switch (v->type) {
+        case CA_UNDEFINED:
+                *ret = ca_undefined();
+                return;
+        case CA_AD: {
+                const ClassAd *scope;
+                const CaAttr *a = lookup_chain(v->u.ad, atom, &scope);
+                if (a)
+                        eval_attr_in(ev, scope, a, ret);
+                else
+                        *ret = ca_undefined();
+                ca_value_clear(v);
+                return;
+        }
+        case CA_LIST: {
+                /* {ad1, ad2}.name is the list of each ad's name */
+                uint32_t n = ca_list_len(v);
+                CaList *out = ca_list_new(n);
+                if (!out) {
+                        ca_value_clear(v);
+                        *ret = ca_error();
+                        return;
+                }
+                for (uint32_t i = 0; i < n; i++) {
+                        CaValue elem;
+                        ca_list_elem(ev, v, i, &elem);
+                        if (elem.type == CA_AD)
+                                select_attr(ev, &elem, atom, &out->u.vals[i]);
+                        else {
+                                ca_value_clear(&elem);
+                                out->u.vals[i] = ca_error();
+                        }
+                        if (ca_value_detach(&out->u.vals[i]) < 0)
+                                out->u.vals[i] = ca_error();
+                }
+                ca_value_clear(v);
+                *ret = ca_list_value(out);
+                return;
+        }
+        default:
+                ca_value_clear(v);
+                *ret = ca_error();
+                return;
+        }
+}
+
+static void eval_attr_node(CaEval *ev, const CaNode *n, CaValue *ret) {
+        const CaAtom *atom = n->u.attr.atom;
+        if (!n->u.attr.base) {
+                if (n->flags & CA_NF_ABSOLUTE) {
+                        const ClassAd *scope;
+                        const CaAttr *a = resolve_unqualified(ev, atom, true, &scope);
+                        if (a)
+                                eval_attr_in(ev, scope, a, ret);
+                        else
+                                *ret = ca_undefined();
+                        return;
+                }
+                ca_eval_attr_ref(ev, atom, ret);
+                return;
+        }
+        const CaNode *base = n->u.attr.base;
+        /* Fast path for MY.x and TARGET.x: no value for the ad itself. */
+        if (base->kind == CA_N_ATTR && !base->u.attr.base && !(base->flags & CA_NF_ABSOLUTE)) {
+                Special sp = special_of(base->u.attr.atom);
+                const ClassAd *sp_ad, *scope;
+                if (sp != SP_NONE && !lookup_chain(ev->cur, base->u.attr.atom, &scope) &&
+                    special_ad(ev, sp, &sp_ad)) {
+                        const CaAttr *a = sp_ad ? lookup_chain(sp_ad, atom, &scope) : NULL;
+                        if (a)
+                                eval_attr_in(ev, scope, a, ret);
+                        else
+                                *ret = ca_undefined();
+                        return;
+                }
+        }
+        CaValue v;
+        ca_eval(ev, base, &v);
+        select_attr(ev, &v, atom, ret);
+}
+
+static void eval_subscript(CaEval *ev, const CaNode *n, CaValue *ret) {
+        CaValue base, idx;
+        ca_eval(ev, n->u.op.a, &base);
+        ca_eval(ev, n->u.op.b, &idx);
+        if (base.type == CA_ERROR || idx.type == CA_ERROR)
+                *ret = ca_error();
+        else if (base.type == CA_UNDEFINED || idx.type == CA_UNDEFINED)
+                *ret = ca_undefined();
+        else if (base.type == CA_LIST && idx.type == CA_INT) {
+                if (idx.u.i < 0 || (uint64_t) idx.u.i >= ca_list_len(&base))
+                        *ret = ca_error();
+                else
+                        ca_list_elem(ev, &base, (uint32_t) idx.u.i, ret);
+        } else if (base.type == CA_AD && idx.type == CA_STRING) {
+                const CaAtom *atom = ca_atom(idx.u.s->s, idx.u.s->len);
+                const CaAttr *a = atom ? ca_ad_lookup(base.u.ad, atom) : NULL;
+                if (a)
+                        eval_attr_in(ev, base.u.ad, a, ret);
+                else
+                        *ret = atom ? ca_undefined() : ca_error();
+        } else
+                *ret = ca_error();
+        ca_value_clear(&base);
+        ca_value_clear(&idx);
+}
+
+/* HTCondor's && and ||: short-circuit, UNDEFINED-aware, non-boolean is ERROR. */
+static void eval_logical(CaEval *ev, const CaNode *n, CaValue *ret) {
+        bool is_and = n->op == CA_OP_AND;
+        CaValue a, b;
+        bool ab, bb;
+        ca_eval(ev, n->u.op.a, &a);
+        if (a.type == CA_ERROR) {
+                *ret = ca_error();
+                return;
+        }
+        bool a_undef = a.type == CA_UNDEFINED;
+        if (!a_undef) {
+                bool ok = ca_to_bool(&a, &ab);
+                ca_value_clear(&a);
+                if (!ok) {
+                        *ret = ca_error();
+                        return;
+                }
+                if (ab != is_and) { /* false && x, true || x */
+                        *ret = ca_bool(ab);
+                        return;
+                }
+        }
+        ca_eval(ev, n->u.op.b, &b);
+        if (b.type == CA_ERROR || b.type == CA_UNDEFINED) {
+                *ret = b;
+                return;
+        }
+        bool ok = ca_to_bool(&b, &bb);
+        ca_value_clear(&b);
+        if (!ok)
+                *ret = ca_error();
+        else if (!a_undef)
+                *ret = ca_bool(bb);
+        else if (bb != is_and) /* undefined && false, undefined || true */
+                *ret = ca_bool(bb);
+        else
+                *ret = ca_undefined();
+}
+
+static void eval_op(CaEval *ev, const CaNode *n, CaValue *ret) {
+        CaValue a, b;
+        switch (n->op) {
+        case CA_OP_PAREN:
+                ca_eval(ev, n->u.op.a, ret);
+                return;
+        case CA_OP_AND:
+        case CA_OP_OR:
+                eval_logical(ev, n, ret);
+                return;
+        case CA_OP_COND: {
+                ca_eval(ev, n->u.op.a, &a);
+                bool c;
+                if (a.type == CA_UNDEFINED || a.type == CA_ERROR)
+                        *ret = a;
+                else if (!ca_to_bool(&a, &c)) {
+                        ca_value_clear(&a);
+                        *ret = ca_error();
+                } else
+                        ca_eval(ev, c ? n->u.op.b : n->u.op.c, ret);
+                return;
+        }
+        case CA_OP_ELVIS:
+                ca_eval(ev, n->u.op.a, ret);
+                if (ret->type == CA_UNDEFINED)
+                        ca_eval(ev, n->u.op.b, ret);
+                return;
+        case CA_OP_SUBSCRIPT:
+                eval_subscript(ev, n, ret);
+                return;
+        case CA_OP_NEG: case CA_OP_POS: case CA_OP_NOT: case CA_OP_BNOT:
+                ca_eval(ev, n->u.op.a, &a);
+                ca_op_apply(n->op, &a, NULL, ret);
+                ca_value_clear(&a);
+                return;
+        default:
+                ca_eval(ev, n->u.op.a, &a);
+                ca_eval(ev, n->u.op.b, &b);
+                ca_op_apply(n->op, &a, &b, ret);
+                ca_value_clear(&a);
+                ca_value_clear(&b);
+                return;
+        }
+}
+
+void ca_eval(CaEval *ev, const CaNode *n, CaValue *ret) {
+        if (n->flags & CA_NF_CONST) {
+                *ret = n->k;
+                return;
+        }
+        if (_unlikely_(ev->depth >= CA_MAX_EVAL_DEPTH || ++ev->steps > CA_MAX_EVAL_STEPS)) {
+                *ret = ca_error();
+                return;
+        }
+        ev->depth++;
+        switch (n->kind) {
+        case CA_N_LITERAL:
+                *ret = n->u.lit;
+                break;
+        case CA_N_ATTR:
+                eval_attr_node(ev, n, ret);
+                break;
+        case CA_N_OP:
+                eval_op(ev, n, ret);
+                break;
+        case CA_N_CALL:
+                if (n->u.call.fn)
+                        n->u.call.fn->impl(ev, (const CaNode *const *) n->u.call.args, n->nargs, ret);
+                else
+                        *ret = ca_error(); /* unknown function */
+                break;
+        case CA_N_LIST:
+                *ret = (CaValue){ .type = CA_LIST, .u.l = { n->u.list, ev->cur } };
+                break;
+        case CA_N_AD:
+                *ret = (CaValue){ .type = CA_AD, .u.ad = n->u.ad };
+                break;
+        default:
+                *ret = ca_error();
+                break;
+        }
+        ev->depth--;
+}
+
+const CaNode *ca_resolve_ref(CaEval *ev, const CaNode *ref, const ClassAd **ret_scope) {
+        if (ref->kind != CA_N_ATTR)
+                return NULL;
+        const ClassAd *scope;
+        const CaAttr *a = NULL;
+        if (!ref->u.attr.base)
+                a = resolve_unqualified(ev, ref->u.attr.atom, ref->flags & CA_NF_ABSOLUTE, &scope);
+        else {
+                CaValue v;
+                ca_eval(ev, ref->u.attr.base, &v);
+                if (v.type == CA_AD) {
+                        a = lookup_chain(v.u.ad, ref->u.attr.atom, &scope);
+                        /* the ad outlives v: it belongs to a tree or to the caller */
+                }
+                ca_value_clear(&v);
+        }
+        if (!a)
+                return NULL;
+        if (ret_scope)
+                *ret_scope = scope;
+        return a->expr;
+}
+
+void ca_fold(CaArena *arena, CaNode *n, CaMode mode) {
+        CaEval ev;
+        ca_eval_init(&ev, mode, NULL, NULL, NULL);
+        CaValue v;
+        ca_eval(&ev, n, &v);
+        if (v.type == CA_LIST || v.type == CA_AD) {
+                ca_value_clear(&v);
+                return; /* structured results stay expressions */
+        }
+        if (v.type == CA_STRING && v.u.s->refs >= 0) {
+                CaStr *s = ca_arena_str(arena, v.u.s->s, v.u.s->len);
+                ca_value_clear(&v);
+                if (!s)
+                        return;
+                v = ca_string_take(s);
+        }
+        n->k = v;
+        n->flags |= CA_NF_CONST;
+}

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * match.c — matchmaking as HTCondor's matchmaker sets it up: the two ads
+ * form a match context (each is the other's TARGET), Requirements must
+ * evaluate to true on both sides, Rank is a number (else 0.0).
+ */
+#include "classad-internal.h"
+
+static void eval_in_match(const ClassAd *ad, const ClassAd *other, CaWellKnown which, CaMode mode, CaValue *ret) {
+        CaEval ev;
+        ca_eval_init(&ev, mode, ad, ad, other);
+        const CaAtom *atom = ca_atom_wk(which);
+        const CaAttr *a = atom ? ca_ad_lookup(ad, atom) : NULL;
+        if (!a) {
+                *ret = ca_undefined();
+                return;
+        }
+        ca_eval_attr_ref(&ev, atom, ret);
+}
+
+bool classad_requirements_met(const ClassAd *a, const ClassAd *b, CaMode mode) {
+        CaValue v;
+        bool ok = false;
+        eval_in_match(a, b, CA_WK_REQUIREMENTS, mode, &v);
+        bool met = ca_to_bool(&v, &ok) && ok;
+        ca_value_clear(&v);
+        return met;
+}
+
+bool classad_match(const ClassAd *a, const ClassAd *b, CaMode mode) {
+        return classad_requirements_met(a, b, mode) && classad_requirements_met(b, a, mode);
+}
+
+double classad_rank(const ClassAd *ad, const ClassAd *target, CaMode mode) {
+        CaValue v;
+        double d = 0.0;
+        eval_in_match(ad, target, CA_WK_RANK, mode, &v);
+        if (!ca_to_real(&v, &d))
+                d = 0.0; /* UNDEFINED, ERROR, strings...: no preference */
+        ca_value_clear(&v);
+        return d;
+}
