@@ -4,9 +4,10 @@
 
 #include <stdlib.h>
 
+/* attrs[cap] and index[size] share one block, so that looking up an
+ * attribute touches one allocation. */
 static void ad_free_tables(ClassAd *ad) {
         free(ad->attrs);
-        free(ad->index);
         ad->attrs = NULL;
         ad->index = NULL;
         ad->n = ad->cap = ad->index_mask = 0;
@@ -67,19 +68,33 @@ const CaAttr *ca_ad_lookup(const ClassAd *ad, const CaAtom *atom) {
         }
 }
 
-static int rebuild_index(ClassAd *ad, uint32_t size) {
-        uint32_t *index = calloc(size, sizeof *index);
-        if (!index)
-                return -ENOMEM;
-        free(ad->index);
-        ad->index = index;
-        ad->index_mask = size - 1;
+static void rebuild_index(ClassAd *ad) {
+        memset(ad->index, 0, (ad->index_mask + 1) * sizeof(uint32_t));
         for (uint32_t k = 0; k < ad->n; k++) {
                 uint32_t i = slot_of(ad->attrs[k].atom, ad->index_mask);
-                while (index[i])
+                while (ad->index[i])
                         i = (i + 1) & ad->index_mask;
-                index[i] = k + 1;
+                ad->index[i] = k + 1;
         }
+}
+
+/* A block for cap attributes and their index; attrs[0..n) copied from src. */
+static int alloc_tables(ClassAd *ad, uint32_t cap, const CaAttr *src) {
+        uint32_t size = 16;
+        while (size < cap * 2)
+                size *= 2;
+        size_t bytes = (size_t) cap * sizeof(CaAttr) + (size_t) size * sizeof(uint32_t);
+        CaAttr *attrs = aligned_alloc(64, (bytes + 63) & ~(size_t) 63);
+        if (!attrs)
+                return -ENOMEM;
+        if (ad->n)
+                memcpy(attrs, src, ad->n * sizeof(CaAttr));
+        free(ad->attrs);
+        ad->attrs = attrs;
+        ad->cap = cap;
+        ad->index = (uint32_t *) (attrs + cap);
+        ad->index_mask = size - 1;
+        rebuild_index(ad);
         return 0;
 }
 
@@ -89,7 +104,7 @@ static void maybe_compact(ClassAd *ad) {
         if (ad->arena != &ad->own_arena || ad->garbage < 65536 || ad->garbage < ad->arena->bytes / 2)
                 return;
         CaArena fresh = {};
-        CaAttr *attrs = calloc(ad->cap, sizeof(CaAttr));
+        CaAttr *attrs = calloc(ad->n ? ad->n : 1, sizeof(CaAttr));
         if (!attrs)
                 return; /* compaction is an optimisation; try again later */
         for (uint32_t k = 0; k < ad->n; k++) {
@@ -102,12 +117,14 @@ static void maybe_compact(ClassAd *ad) {
                         free(attrs);
                         return;
                 }
-                attrs[k].bytes = fresh.bytes - before;
+                attrs[k].bytes = (uint32_t) (fresh.bytes - before);
+                attrs[k].is_const = (attrs[k].expr->flags & CA_NF_CONST) != 0;
+                attrs[k].k = attrs[k].expr->k;
         }
         ca_arena_release(&ad->own_arena);
         ad->own_arena = fresh;
-        free(ad->attrs);
-        ad->attrs = attrs;
+        memcpy(ad->attrs, attrs, ad->n * sizeof(CaAttr));
+        free(attrs);
         ad->garbage = 0;
 }
 
@@ -117,38 +134,30 @@ int ca_ad_insert(ClassAd *ad, const CaAtom *atom, const char *spelling, size_t s
         if (!name)
                 return -ENOMEM;
         bytes += spelling_len + 1;
+        CaAttr entry = { .atom = atom, .name = name, .expr = expr, .bytes = (uint32_t) bytes };
+        if (expr->flags & CA_NF_CONST) {
+                entry.k = expr->k;
+                entry.is_const = true;
+        }
+        if (ca_is_scope_name(atom))
+                ad->has_special = true;
         CaAttr *a = (CaAttr *) ca_ad_lookup(ad, atom);
         if (a) {
                 ad->garbage += a->bytes;
-                a->name = name;
-                a->expr = expr;
-                a->bytes = bytes;
+                *a = entry;
                 maybe_compact(ad);
                 return 0;
         }
         if (ad->n == ad->cap) {
-                uint32_t cap = ad->cap ? ad->cap * 2 : 8;
-                CaAttr *attrs = realloc(ad->attrs, cap * sizeof(CaAttr));
-                if (!attrs)
-                        return -ENOMEM;
-                ad->attrs = attrs;
-                ad->cap = cap;
+                int r = alloc_tables(ad, ad->cap ? ad->cap * 2 : 32, ad->attrs);
+                if (r < 0)
+                        return r;
         }
-        ad->attrs[ad->n++] = (CaAttr){ atom, name, expr, bytes };
-        if ((ad->n * 2 > ad->index_mask + 1) || !ad->index) {
-                uint32_t size = ad->index ? (ad->index_mask + 1) * 2 : 16;
-                while (size < ad->n * 2)
-                        size *= 2;
-                if (rebuild_index(ad, size) < 0) {
-                        ad->n--;
-                        return -ENOMEM;
-                }
-        } else {
-                uint32_t i = slot_of(atom, ad->index_mask);
-                while (ad->index[i])
-                        i = (i + 1) & ad->index_mask;
-                ad->index[i] = ad->n;
-        }
+        ad->attrs[ad->n++] = entry;
+        uint32_t i = slot_of(atom, ad->index_mask);
+        while (ad->index[i])
+                i = (i + 1) & ad->index_mask;
+        ad->index[i] = ad->n;
         return 0;
 }
 
@@ -242,9 +251,7 @@ int classad_delete(ClassAd *ad, const char *name) {
         ad->garbage += a->bytes;
         memmove(&ad->attrs[k], &ad->attrs[k + 1], (ad->n - k - 1) * sizeof(CaAttr));
         ad->n--;
-        int r = rebuild_index(ad, ad->index_mask + 1);
-        if (r < 0)
-                return r;
+        rebuild_index(ad);
         maybe_compact(ad);
         return 0;
 }

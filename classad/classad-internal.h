@@ -143,9 +143,11 @@ static inline CaValue ca_list_value(CaList *l) { /* takes the reference */
 
 typedef struct CaAttr {
         const CaAtom *atom;
-        const char *name;   /* spelling of the latest insert (arena) */
         CaNode *expr;       /* in the ad's arena */
-        size_t bytes;       /* arena bytes the name and expression took */
+        CaValue k;          /* copy of expr->k when expr is constant: one cache line per lookup */
+        bool is_const;
+        uint32_t bytes;     /* arena bytes the name and expression took */
+        const char *name;   /* spelling of the latest insert (arena) */
 } CaAttr;
 
 struct ClassAd {
@@ -158,6 +160,7 @@ struct ClassAd {
         CaArena *arena;      /* where attribute expressions live */
         CaArena own_arena;   /* used when the ad is top-level */
         size_t garbage;      /* bytes of replaced expressions, for compaction */
+        bool has_special;    /* defines a name such as TARGET or MY itself */
         ClassAd *next_nested; /* chain in the owning arena */
 };
 
@@ -246,7 +249,13 @@ typedef struct CaEval {
 void ca_eval_init(CaEval *ev, CaMode mode, const ClassAd *cur, const ClassAd *left, const ClassAd *right);
 /* Evaluate n in ev->cur. ret is overwritten (not cleared first). Values may
  * borrow strings, lists and ads from the trees involved. */
-void ca_eval(CaEval *ev, const CaNode *n, CaValue *ret);
+void ca_eval_node(CaEval *ev, const CaNode *n, CaValue *ret);
+static inline void ca_eval(CaEval *ev, const CaNode *n, CaValue *ret) {
+        if (n->flags & CA_NF_CONST)
+                *ret = n->k; /* constants are static: no reference to take */
+        else
+                ca_eval_node(ev, n, ret);
+}
 /* The ad that is TARGET for expressions of ad (match context), or NULL. */
 const ClassAd *ca_eval_target(const CaEval *ev, const ClassAd *ad);
 /* Evaluate attribute atom as an unqualified reference from ev->cur. */
@@ -263,12 +272,30 @@ void ca_op_apply(CaOp op, const CaValue *a, const CaValue *b, CaValue *ret);
 static inline uint32_t ca_list_len(const CaValue *v) { return v->u.l.list->n; }
 void ca_list_elem(CaEval *ev, const CaValue *list, uint32_t i, CaValue *ret);
 
+/* ca_value_clear with the common no-op cases inline. */
+static inline void ca_value_drop(CaValue *v) {
+        if (v->type == CA_STRING || v->type == CA_LIST || v->type == CA_AD)
+                ca_value_clear(v);
+}
+
 /* Helpers for functions. */
 static inline bool ca_is_number(const CaValue *v) { return v->type == CA_INT || v->type == CA_REAL; }
 /* int, real or bool to double; false otherwise. */
 bool ca_to_real(const CaValue *v, double *ret);
 /* "boolean equivalent": bool, or number (non-zero is true). */
-bool ca_to_bool(const CaValue *v, bool *ret);
+static inline bool ca_to_bool(const CaValue *v, bool *ret) {
+        switch (v->type) {
+        case CA_BOOL: *ret = v->u.b; return true;
+        case CA_INT: *ret = v->u.i != 0; return true;
+        case CA_REAL: *ret = v->u.r != 0.0; return true;
+        default: return false;
+        }
+}
+/* Whether name is one of the scope names (MY, TARGET, ...). */
+bool ca_is_scope_name(const CaAtom *atom);
+/* Scope code of a name (0 if none), kept in CA_N_ATTR nodes' `op` for
+ * base.name where base is a plain scope name. */
+uint8_t ca_scope_code(const CaAtom *atom);
 
 /* ---- built-in functions ---- */
 

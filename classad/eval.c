@@ -19,6 +19,8 @@ typedef enum Special {
         SP_NONE, SP_SELF, SP_MY, SP_TARGET, SP_LEFT, SP_RIGHT, SP_PARENT, SP_ROOT,
 } Special;
 
+static Special special_of(const CaAtom *a);
+
 static struct {
         bool ready;
         const CaAtom *self, *my, *target, *other, *left, *right, *parent, *root, *toplevel;
@@ -38,6 +40,16 @@ static void names_init(void) {
 #undef A
         names.ready = names.self && names.my && names.target && names.other && names.left && names.right &&
                       names.parent && names.root && names.toplevel;
+}
+
+bool ca_is_scope_name(const CaAtom *atom) {
+        return ca_scope_code(atom) != SP_NONE;
+}
+
+uint8_t ca_scope_code(const CaAtom *atom) {
+        if (!names.ready)
+                names_init();
+        return (uint8_t) special_of(atom);
 }
 
 static Special special_of(const CaAtom *a) {
@@ -136,8 +148,8 @@ static bool special_ad(CaEval *ev, Special sp, const ClassAd **ret) {
 
 /* Evaluate attribute a of ad `scope`, guarding against cycles. */
 static void eval_attr_in(CaEval *ev, const ClassAd *scope, const CaAttr *a, CaValue *ret) {
-        if (a->expr->flags & CA_NF_CONST) {
-                *ret = a->expr->k;
+        if (a->is_const) {
+                *ret = a->k;
                 return;
         }
         for (int i = 0; i < ev->nstack; i++)
@@ -211,7 +223,7 @@ static void select_attr(CaEval *ev, CaValue *v, const CaAtom *atom, CaValue *ret
                         eval_attr_in(ev, scope, a, ret);
                 else
                         *ret = ca_undefined();
-                ca_value_clear(v);
+                ca_value_drop(v);
                 return;
         }
         case CA_LIST: {
@@ -219,7 +231,7 @@ static void select_attr(CaEval *ev, CaValue *v, const CaAtom *atom, CaValue *ret
                 uint32_t n = ca_list_len(v);
                 CaList *out = ca_list_new(n);
                 if (!out) {
-                        ca_value_clear(v);
+                        ca_value_drop(v);
                         *ret = ca_error();
                         return;
                 }
@@ -229,21 +241,29 @@ static void select_attr(CaEval *ev, CaValue *v, const CaAtom *atom, CaValue *ret
                         if (elem.type == CA_AD)
                                 select_attr(ev, &elem, atom, &out->u.vals[i]);
                         else {
-                                ca_value_clear(&elem);
+                                ca_value_drop(&elem);
                                 out->u.vals[i] = ca_error();
                         }
                         if (ca_value_detach(&out->u.vals[i]) < 0)
                                 out->u.vals[i] = ca_error();
                 }
-                ca_value_clear(v);
+                ca_value_drop(v);
                 *ret = ca_list_value(out);
                 return;
         }
         default:
-                ca_value_clear(v);
+                ca_value_drop(v);
                 *ret = ca_error();
                 return;
         }
+}
+
+/* Whether ad or an enclosing ad defines a scope name as an attribute. */
+static bool defines_scope_name(const ClassAd *ad, const CaAtom *atom) {
+        for (; ad; ad = ad->parent)
+                if (ad->has_special && ca_ad_lookup(ad, atom))
+                        return true;
+        return false;
 }
 
 static void eval_attr_node(CaEval *ev, const CaNode *n, CaValue *ret) {
@@ -263,11 +283,10 @@ static void eval_attr_node(CaEval *ev, const CaNode *n, CaValue *ret) {
         }
         const CaNode *base = n->u.attr.base;
         /* Fast path for MY.x and TARGET.x: no value for the ad itself. */
-        if (base->kind == CA_N_ATTR && !base->u.attr.base && !(base->flags & CA_NF_ABSOLUTE)) {
-                Special sp = special_of(base->u.attr.atom);
+        if (n->op != SP_NONE) {
+                Special sp = (Special) n->op;
                 const ClassAd *sp_ad, *scope;
-                if (sp != SP_NONE && !lookup_chain(ev->cur, base->u.attr.atom, &scope) &&
-                    special_ad(ev, sp, &sp_ad)) {
+                if (!defines_scope_name(ev->cur, base->u.attr.atom) && special_ad(ev, sp, &sp_ad)) {
                         const CaAttr *a = sp_ad ? lookup_chain(sp_ad, atom, &scope) : NULL;
                         if (a)
                                 eval_attr_in(ev, scope, a, ret);
@@ -303,8 +322,8 @@ static void eval_subscript(CaEval *ev, const CaNode *n, CaValue *ret) {
                         *ret = atom ? ca_undefined() : ca_error();
         } else
                 *ret = ca_error();
-        ca_value_clear(&base);
-        ca_value_clear(&idx);
+        ca_value_drop(&base);
+        ca_value_drop(&idx);
 }
 
 /* HTCondor's && and ||: short-circuit, UNDEFINED-aware, non-boolean is ERROR. */
@@ -320,7 +339,7 @@ static void eval_logical(CaEval *ev, const CaNode *n, CaValue *ret) {
         bool a_undef = a.type == CA_UNDEFINED;
         if (!a_undef) {
                 bool ok = ca_to_bool(&a, &ab);
-                ca_value_clear(&a);
+                ca_value_drop(&a);
                 if (!ok) {
                         *ret = ca_error();
                         return;
@@ -336,7 +355,7 @@ static void eval_logical(CaEval *ev, const CaNode *n, CaValue *ret) {
                 return;
         }
         bool ok = ca_to_bool(&b, &bb);
-        ca_value_clear(&b);
+        ca_value_drop(&b);
         if (!ok)
                 *ret = ca_error();
         else if (!a_undef)
@@ -363,7 +382,7 @@ static void eval_op(CaEval *ev, const CaNode *n, CaValue *ret) {
                 if (a.type == CA_UNDEFINED || a.type == CA_ERROR)
                         *ret = a;
                 else if (!ca_to_bool(&a, &c)) {
-                        ca_value_clear(&a);
+                        ca_value_drop(&a);
                         *ret = ca_error();
                 } else
                         ca_eval(ev, c ? n->u.op.b : n->u.op.c, ret);
@@ -380,23 +399,30 @@ static void eval_op(CaEval *ev, const CaNode *n, CaValue *ret) {
         case CA_OP_NEG: case CA_OP_POS: case CA_OP_NOT: case CA_OP_BNOT:
                 ca_eval(ev, n->u.op.a, &a);
                 ca_op_apply(n->op, &a, NULL, ret);
-                ca_value_clear(&a);
+                ca_value_drop(&a);
                 return;
         default:
                 ca_eval(ev, n->u.op.a, &a);
                 ca_eval(ev, n->u.op.b, &b);
+                if (a.type == CA_INT && b.type == CA_INT && n->op >= CA_OP_LT && n->op <= CA_OP_NE) {
+                        int64_t x = a.u.i, y = b.u.i;
+                        switch (n->op) {
+                        case CA_OP_LT: *ret = ca_bool(x < y); return;
+                        case CA_OP_LE: *ret = ca_bool(x <= y); return;
+                        case CA_OP_GT: *ret = ca_bool(x > y); return;
+                        case CA_OP_GE: *ret = ca_bool(x >= y); return;
+                        case CA_OP_EQ: *ret = ca_bool(x == y); return;
+                        default: *ret = ca_bool(x != y); return;
+                        }
+                }
                 ca_op_apply(n->op, &a, &b, ret);
-                ca_value_clear(&a);
-                ca_value_clear(&b);
+                ca_value_drop(&a);
+                ca_value_drop(&b);
                 return;
         }
 }
 
-void ca_eval(CaEval *ev, const CaNode *n, CaValue *ret) {
-        if (n->flags & CA_NF_CONST) {
-                *ret = n->k;
-                return;
-        }
+void ca_eval_node(CaEval *ev, const CaNode *n, CaValue *ret) {
         if (_unlikely_(ev->depth >= CA_MAX_EVAL_DEPTH || ++ev->steps > CA_MAX_EVAL_STEPS)) {
                 *ret = ca_error();
                 return;
@@ -445,7 +471,7 @@ const CaNode *ca_resolve_ref(CaEval *ev, const CaNode *ref, const ClassAd **ret_
                         a = lookup_chain(v.u.ad, ref->u.attr.atom, &scope);
                         /* the ad outlives v: it belongs to a tree or to the caller */
                 }
-                ca_value_clear(&v);
+                ca_value_drop(&v);
         }
         if (!a)
                 return NULL;
@@ -460,12 +486,12 @@ void ca_fold(CaArena *arena, CaNode *n, CaMode mode) {
         CaValue v;
         ca_eval(&ev, n, &v);
         if (v.type == CA_LIST || v.type == CA_AD) {
-                ca_value_clear(&v);
+                ca_value_drop(&v);
                 return; /* structured results stay expressions */
         }
         if (v.type == CA_STRING && v.u.s->refs >= 0) {
                 CaStr *s = ca_arena_str(arena, v.u.s->s, v.u.s->len);
-                ca_value_clear(&v);
+                ca_value_drop(&v);
                 if (!s)
                         return;
                 v = ca_string_take(s);

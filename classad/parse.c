@@ -80,9 +80,21 @@ static void fail_at(Parser *ps, const char *where, const char *fmt, ...) {
 
 /* ---- lexer ---- */
 
+/* Character classes, without the locale lookups of <ctype.h>. */
+enum { C_SPACE = 1, C_DIGIT = 2, C_ALPHA = 4 };
+static const uint8_t cclass[256] = {
+        [' '] = C_SPACE, ['\t'] = C_SPACE, ['\n'] = C_SPACE, ['\r'] = C_SPACE, ['\v'] = C_SPACE, ['\f'] = C_SPACE,
+        ['0' ... '9'] = C_DIGIT,
+        ['a' ... 'z'] = C_ALPHA, ['A' ... 'Z'] = C_ALPHA, ['_'] = C_ALPHA,
+};
+#define IS_SPACE(c) (cclass[(unsigned char) (c)] & C_SPACE)
+#define IS_DIGIT(c) (cclass[(unsigned char) (c)] & C_DIGIT)
+#define IS_IDENT_START(c) (cclass[(unsigned char) (c)] & C_ALPHA)
+#define IS_IDENT_CHAR(c) (cclass[(unsigned char) (c)] & (C_ALPHA | C_DIGIT))
+
 static void skip_space(Parser *ps) {
         for (;;) {
-                while (ps->p < ps->end && isspace((unsigned char) *ps->p))
+                while (ps->p < ps->end && IS_SPACE(*ps->p))
                         ps->p++;
                 if (ps->end - ps->p >= 2 && ps->p[0] == '/' && ps->p[1] == '/') {
                         while (ps->p < ps->end && *ps->p != '\n')
@@ -106,25 +118,21 @@ static void skip_space(Parser *ps) {
         }
 }
 
-static bool is_ident_start(int c) {
-        return isalpha(c) || c == '_';
-}
-
-static bool is_ident_char(int c) {
-        return isalnum(c) || c == '_';
-}
-
 /* Body of a "string" or 'name' with C escapes; ps->p is after the quote. */
 static bool lex_quoted(Parser *ps, char quote) {
         const char *start = ps->p - 1;
         ps->sbuf.len = 0;
         ca_buf_putn(&ps->sbuf, "", 0);
         while (ps->p < ps->end && *ps->p != quote) {
-                char c = *ps->p++;
-                if (c != '\\') {
-                        ca_buf_putc(&ps->sbuf, c);
+                const char *run = ps->p;
+                while (ps->p < ps->end && *ps->p != quote && *ps->p != '\\')
+                        ps->p++;
+                if (ps->p > run) {
+                        ca_buf_putn(&ps->sbuf, run, (size_t) (ps->p - run));
                         continue;
                 }
+                ps->p++;
+                char c;
                 if (ps->p >= ps->end)
                         break;
                 c = *ps->p++;
@@ -241,19 +249,22 @@ static bool lex_number(Parser *ps) {
                         }
                         ps->ival = (int64_t) v;
                 } else {
-                        errno = 0;
-                        unsigned long long v = strtoull(tmp, NULL, 10);
                         /* 2^63 stays representable so that -9223372036854775808 works */
-                        if (errno == ERANGE || v > (1ull << 63))
-                                ps->ival = INT64_MAX;
-                        else
-                                ps->ival = (int64_t) v;
+                        uint64_t v = 0;
+                        bool over = false;
+                        for (size_t i = 0; i < n; i++) {
+                                uint64_t d = (uint64_t) (tmp[i] - '0');
+                                if (v > (UINT64_MAX - d) / 10)
+                                        over = true;
+                                v = v * 10 + d;
+                        }
+                        ps->ival = (over || v > (1ull << 63)) ? INT64_MAX : (int64_t) v;
                 }
         }
         ps->p = q;
         ps->tok = real ? T_REAL : T_INT;
 check_suffix:
-        if (ps->p < ps->end && is_ident_char((unsigned char) *ps->p)) {
+        if (ps->p < ps->end && IS_IDENT_CHAR(*ps->p)) {
                 fail_at(ps, s, "malformed number");
                 return false;
         }
@@ -281,16 +292,18 @@ static void next(Parser *ps) {
         char c2 = ps->end - s > 2 ? s[2] : 0;
 #define OP(len, o) do { ps->p += (len); ps->tok = T_OP; ps->op = (o); return; } while (0)
 #define TK(len, t) do { ps->p += (len); ps->tok = (t); return; } while (0)
-        if (isdigit((unsigned char) c) || (c == '.' && isdigit((unsigned char) c1))) {
+        if (IS_DIGIT(c) || (c == '.' && IS_DIGIT(c1))) {
                 if (!lex_number(ps))
                         ps->tok = T_BAD;
                 return;
         }
-        if (is_ident_start((unsigned char) c)) {
-                while (ps->p < ps->end && is_ident_char((unsigned char) *ps->p))
+        if (IS_IDENT_START(c)) {
+                while (ps->p < ps->end && IS_IDENT_CHAR(*ps->p))
                         ps->p++;
                 size_t n = (size_t) (ps->p - s);
                 ps->tok = T_IDENT;
+                if (n > 9 || !strchr("tTfFuUeEiI", c))
+                        return;
                 if (word_is(s, n, "true"))
                         ps->tok = T_TRUE;
                 else if (word_is(s, n, "false"))
@@ -555,6 +568,8 @@ static CaNode *new_attr(Parser *ps, CaNode *base, const char *name, size_t len) 
         }
         if (!set_depth(ps, n, base))
                 return NULL;
+        if (base && base->kind == CA_N_ATTR && !base->u.attr.base && !(base->flags & CA_NF_ABSOLUTE))
+                n->op = ca_scope_code(base->u.attr.atom);
         return n;
 }
 
@@ -810,22 +825,27 @@ static bool parse_definition(Parser *ps, ClassAd *ad) {
                 return false;
         }
         /* the name must survive the lexer's buffer being reused */
-        char *copy = strndup(name, len);
+        char small[128];
+        char *copy = len < sizeof small ? small : malloc(len + 1);
         if (!copy) {
                 fail_at(ps, ps->tstart, "out of memory");
                 return false;
         }
+        memcpy(copy, name, len);
+        copy[len] = 0;
         const char *name_at = ps->tstart;
         next(ps);
         if (!expect(ps, T_ASSIGN, "'=' after attribute name")) {
-                free(copy);
+                if (copy != small)
+                        free(copy);
                 return false;
         }
         size_t before = ps->arena->bytes;
         CaNode *e = parse_expr(ps);
         const CaAtom *atom = e ? ca_atom(copy, len) : NULL;
         int r = atom ? ca_ad_insert(ad, atom, copy, len, e, ps->arena->bytes - before) : -ENOMEM;
-        free(copy);
+        if (copy != small)
+                free(copy);
         if (!e)
                 return false;
         if (r < 0) {

@@ -250,19 +250,3 @@ bool ca_to_real(const CaValue *v, double *ret) {
                 return false;
         }
 }
-
-bool ca_to_bool(const CaValue *v, bool *ret) {
-        switch (v->type) {
-        case CA_BOOL:
-                *ret = v->u.b;
-                return true;
-        case CA_INT:
-                *ret = v->u.i != 0;
-                return true;
-        case CA_REAL:
-                *ret = v->u.r != 0.0;
-                return true;
-        default:
-                return false;
-        }
-}
