@@ -71,6 +71,8 @@ const CaAttr *ca_ad_lookup(const ClassAd *ad, const CaAtom *atom) {
 static void rebuild_index(ClassAd *ad) {
         memset(ad->index, 0, (ad->index_mask + 1) * sizeof(uint32_t));
         for (uint32_t k = 0; k < ad->n; k++) {
+                if (!ad->attrs[k].atom)
+                        continue;
                 uint32_t i = slot_of(ad->attrs[k].atom, ad->index_mask);
                 while (ad->index[i])
                         i = (i + 1) & ad->index_mask;
@@ -98,11 +100,24 @@ static int alloc_tables(ClassAd *ad, uint32_t cap, const CaAttr *src) {
         return 0;
 }
 
+/* Close the holes deleted attributes left, keeping the order. */
+static void squeeze(ClassAd *ad) {
+        uint32_t live = 0;
+        for (uint32_t k = 0; k < ad->n; k++)
+                if (ad->attrs[k].atom)
+                        ad->attrs[live++] = ad->attrs[k];
+        ad->n = live;
+        ad->holes = 0;
+        rebuild_index(ad);
+}
+
 /* Copy every live expression into a fresh arena once replaced expressions
  * make up most of the old one, so that an ad updated forever stays small. */
 static void maybe_compact(ClassAd *ad) {
         if (ad->arena != &ad->own_arena || ad->garbage < 65536 || ad->garbage < ad->arena->bytes / 2)
                 return;
+        if (ad->holes)
+                squeeze(ad);
         CaArena fresh = {};
         CaAttr *attrs = calloc(ad->n ? ad->n : 1, sizeof(CaAttr));
         if (!attrs)
@@ -148,6 +163,8 @@ int ca_ad_insert(ClassAd *ad, const CaAtom *atom, const char *spelling, size_t s
                 maybe_compact(ad);
                 return 0;
         }
+        if (ad->n == ad->cap && ad->holes)
+                squeeze(ad);
         if (ad->n == ad->cap) {
                 int r = alloc_tables(ad, ad->cap ? ad->cap * 2 : 32, ad->attrs);
                 if (r < 0)
@@ -248,10 +265,29 @@ int classad_delete(ClassAd *ad, const char *name) {
         if (!a)
                 return -ENOENT;
         uint32_t k = (uint32_t) (a - ad->attrs);
-        ad->garbage += a->bytes;
-        memmove(&ad->attrs[k], &ad->attrs[k + 1], (ad->n - k - 1) * sizeof(CaAttr));
-        ad->n--;
-        rebuild_index(ad);
+        /* Take the entry out of the index by backward shifting (linear
+         * probing), and leave a hole in attrs so the order stays. */
+        uint32_t mask = ad->index_mask, i = slot_of(atom, mask);
+        while (ad->index[i] != k + 1)
+                i = (i + 1) & mask;
+        for (uint32_t j = i;;) {
+                j = (j + 1) & mask;
+                if (!ad->index[j])
+                        break;
+                uint32_t home = slot_of(ad->attrs[ad->index[j] - 1].atom, mask);
+                /* the entry at j may move to i unless its home lies in (i, j] */
+                bool stays = i <= j ? (home > i && home <= j) : (home > i || home <= j);
+                if (!stays) {
+                        ad->index[i] = ad->index[j];
+                        i = j;
+                }
+        }
+        ad->index[i] = 0;
+        ad->garbage += ad->attrs[k].bytes;
+        ad->attrs[k] = (CaAttr){};
+        ad->holes++;
+        if (ad->holes > 16 && ad->holes > ad->n / 2)
+                squeeze(ad);
         maybe_compact(ad);
         return 0;
 }
@@ -262,12 +298,14 @@ bool classad_has(const ClassAd *ad, const char *name) {
 }
 
 size_t classad_size(const ClassAd *ad) {
-        return ad->n;
+        return ad->n - ad->holes;
 }
 
 int classad_update(ClassAd *dst, const ClassAd *src) {
         for (uint32_t k = 0; k < src->n; k++) {
                 const CaAttr *a = &src->attrs[k];
+                if (!a->atom)
+                        continue;
                 size_t before = dst->arena->bytes;
                 CaNode *n = ca_node_copy(dst->arena, a->expr, dst);
                 if (!n)
@@ -294,6 +332,8 @@ int classad_copy(const ClassAd *src, ClassAd **ret) {
 }
 
 bool classad_iter_next(ClassAdIter *it, const char **ret_name, char **ret_expr_text) {
+        while (it->pos < it->ad->n && !it->ad->attrs[it->pos].atom)
+                it->pos++;
         if (it->pos >= it->ad->n)
                 return false;
         const CaAttr *a = &it->ad->attrs[it->pos++];
@@ -401,12 +441,16 @@ char *classad_unparse(const ClassAd *ad) {
 
 char *classad_unparse_old(const ClassAd *ad) {
         CaBuf b = {};
+        ca_unparse_set_old_style(true);
         for (uint32_t k = 0; k < ad->n; k++) {
-                ca_unparse_name(&b, ad->attrs[k].name);
+                if (!ad->attrs[k].atom)
+                        continue;
+                ca_unparse_def_name(&b, ad->attrs[k].name);
                 ca_buf_puts(&b, " = ");
                 ca_unparse_node(&b, ad->attrs[k].expr);
                 ca_buf_putc(&b, '\n');
         }
+        ca_unparse_set_old_style(false);
         return ca_buf_steal(&b);
 }
 

@@ -26,7 +26,7 @@ static bool name_eq(const CaAtom *a, const char *s, size_t n) {
         if (a->len != n)
                 return false;
         for (size_t i = 0; i < n; i++)
-                if (a->name[i] != lower((unsigned char) s[i]))
+                if ((unsigned char) a->name[i] != lower((unsigned char) s[i]))
                         return false;
         return true;
 }

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #define _unused_ __attribute__((unused))
+#define _fallthrough_ __attribute__((fallthrough))
 #define _printf_(a, b) __attribute__((format(printf, a, b)))
 #define _likely_(x) __builtin_expect(!!(x), 1)
 #define _unlikely_(x) __builtin_expect(!!(x), 0)
@@ -86,6 +87,7 @@ typedef enum CaOp {
 enum {
         CA_NF_CONST = 1 << 0,    /* `k` holds the folded value of this subtree */
         CA_NF_ABSOLUTE = 1 << 1, /* CA_N_ATTR: .name (root scope) */
+        CA_NF_SPACED = 1 << 2,   /* CA_OP_ELVIS written "a ? : b" (ternary level) */
 };
 
 typedef struct CaFunc CaFunc;
@@ -152,7 +154,8 @@ typedef struct CaAttr {
 
 struct ClassAd {
         int32_t refs;        /* < 0: embedded in an expression tree */
-        uint32_t n, cap;     /* attrs[0..n) in insertion order */
+        uint32_t n, cap;     /* attrs[0..n) in insertion order; deleted ones have atom == NULL */
+        uint32_t holes;      /* deleted entries among attrs[0..n) */
         CaAttr *attrs;
         uint32_t *index;     /* open addressing: 0 = empty, else attrs index + 1 */
         uint32_t index_mask; /* size - 1; 0 when index == NULL */
@@ -217,6 +220,9 @@ void ca_unparse_value(CaBuf *b, const CaValue *v);
 void ca_unparse_ad(CaBuf *b, const ClassAd *ad);
 void ca_unparse_string(CaBuf *b, const char *s, size_t len); /* quoted, escaped */
 void ca_unparse_name(CaBuf *b, const char *name);            /* 'quoted' when needed */
+void ca_unparse_def_name(CaBuf *b, const char *name);        /* same, for a definition */
+/* The old one-attribute-per-line style, for this thread, until reset. */
+void ca_unparse_set_old_style(bool old);
 void ca_unparse_real(CaBuf *b, double r);
 void ca_unparse_abstime(CaBuf *b, int64_t secs, int32_t offset); /* absTime("...") */
 void ca_unparse_reltime(CaBuf *b, double secs);                  /* relTime("...") */

@@ -223,6 +223,9 @@ static void select_attr(CaEval *ev, CaValue *v, const CaAtom *atom, CaValue *ret
                         eval_attr_in(ev, scope, a, ret);
                 else
                         *ret = ca_undefined();
+                /* an ad made during evaluation dies with v: the value must not borrow from it */
+                if (v->u.ad->refs == 1 && ca_value_detach(ret) < 0)
+                        *ret = ca_error();
                 ca_value_drop(v);
                 return;
         }
@@ -320,6 +323,9 @@ static void eval_subscript(CaEval *ev, const CaNode *n, CaValue *ret) {
                         eval_attr_in(ev, base.u.ad, a, ret);
                 else
                         *ret = atom ? ca_undefined() : ca_error();
+                /* an ad made during evaluation dies with base: the value must not borrow from it */
+                if (base.u.ad->refs == 1 && ca_value_detach(ret) < 0)
+                        *ret = ca_error();
         } else
                 *ret = ca_error();
         ca_value_drop(&base);

@@ -30,6 +30,8 @@ static ClassAd *copy_ad(CaArena *dst, const ClassAd *src, const ClassAd *parent)
         ad->parent = parent;
         for (uint32_t k = 0; k < src->n; k++) {
                 const CaAttr *a = &src->attrs[k];
+                if (!a->atom)
+                        continue; /* deleted */
                 size_t before = dst->bytes;
                 CaNode *e = copy(dst, a->expr, ad);
                 if (!e || ca_ad_insert(ad, a->atom, a->name, strlen(a->name), e, dst->bytes - before) < 0)

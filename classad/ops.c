@@ -134,14 +134,6 @@ static CaValue compare(CaOp op, const CaValue *a, const CaValue *b) {
         return ca_error();
 }
 
-static bool same_text(const CaValue *a, const CaValue *b) {
-        char *x = ca_value_unparse(a), *y = ca_value_unparse(b);
-        bool same = x && y && strcmp(x, y) == 0;
-        free(x);
-        free(y);
-        return same;
-}
-
 /* =?= : identical in type and value; never UNDEFINED. */
 static bool identical(const CaValue *a, const CaValue *b) {
         if (a->type != b->type)
@@ -151,27 +143,19 @@ static bool identical(const CaValue *a, const CaValue *b) {
         case CA_ERROR: return true;
         case CA_BOOL: return a->u.b == b->u.b;
         case CA_INT: return a->u.i == b->u.i;
-        case CA_REAL: return a->u.r == b->u.r || (isnan(a->u.r) && isnan(b->u.r));
+        case CA_REAL: return a->u.r == b->u.r; /* NaN is not identical to itself */
         case CA_STRING: return a->u.s->len == b->u.s->len && memcmp(a->u.s->s, b->u.s->s, a->u.s->len) == 0;
-        case CA_ABSTIME: return a->u.at.secs == b->u.at.secs;
+        case CA_ABSTIME: return a->u.at.secs == b->u.at.secs && a->u.at.offset == b->u.at.offset;
         case CA_RELTIME: return a->u.rt == b->u.rt;
         case CA_LIST:
-                if (a->u.l.list == b->u.l.list)
-                        return true;
-                return same_text(a, b);
         case CA_AD:
-                if (a->u.ad == b->u.ad)
-                        return true;
-                return same_text(a, b);
+                break; /* handled by the caller: ERROR */
         }
         return false;
 }
 
+/* Integers only, as HTCondor's doBitwise: booleans are ERROR here. */
 static CaValue bitwise(CaOp op, const CaValue *a, const CaValue *b) {
-        if (a->type == CA_BOOL && b->type == CA_BOOL && (op == CA_OP_BAND || op == CA_OP_BOR || op == CA_OP_BXOR)) {
-                bool x = a->u.b, y = b->u.b;
-                return ca_bool(op == CA_OP_BAND ? (x & y) : op == CA_OP_BOR ? (x | y) : (x ^ y));
-        }
         if (a->type != CA_INT || b->type != CA_INT)
                 return ca_error();
         uint64_t x = (uint64_t) a->u.i, y = (uint64_t) b->u.i;
@@ -207,8 +191,6 @@ static CaValue unary(CaOp op, const CaValue *a) {
         case CA_OP_BNOT:
                 if (a->type == CA_INT)
                         return ca_int(~a->u.i);
-                if (a->type == CA_BOOL)
-                        return ca_bool(!a->u.b);
                 return ca_error();
         default:
                 return ca_error();
@@ -217,6 +199,11 @@ static CaValue unary(CaOp op, const CaValue *a) {
 
 void ca_op_apply(CaOp op, const CaValue *a, const CaValue *b, CaValue *ret) {
         if (op == CA_OP_IS || op == CA_OP_ISNT) {
+                /* lists and ads cannot be compared, not even for identity */
+                if (a->type == b->type && (a->type == CA_LIST || a->type == CA_AD)) {
+                        *ret = ca_error();
+                        return;
+                }
                 bool same = identical(a, b);
                 *ret = ca_bool(op == CA_OP_IS ? same : !same);
                 return;

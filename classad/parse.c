@@ -33,7 +33,7 @@ typedef enum Tok {
         T_TRUE, T_FALSE, T_UNDEF, T_ERROR,
         T_OP,      /* binary operator: tok.op */
         T_NOT, T_BNOT,
-        T_QUEST, T_COLON,
+        T_QUEST, T_COLON, T_ELVIS /* ?: written as one token */,
         T_LPAREN, T_RPAREN, T_LBRACK, T_RBRACK, T_LBRACE, T_RBRACE,
         T_COMMA, T_SEMI, T_DOT, T_ASSIGN,
         T_BAD,
@@ -43,6 +43,7 @@ typedef struct Parser {
         const char *text, *end, *p;
         CaArena *arena;
         CaMode mode;
+        bool old_syntax;    /* one-attribute-per-line format: "\" escapes only a quote */
         CaError *err;
         int depth;
         bool failed;
@@ -125,8 +126,14 @@ static bool lex_quoted(Parser *ps, char quote) {
         ca_buf_putn(&ps->sbuf, "", 0);
         while (ps->p < ps->end && *ps->p != quote) {
                 const char *run = ps->p;
-                while (ps->p < ps->end && *ps->p != quote && *ps->p != '\\')
+                while (ps->p < ps->end && *ps->p != quote && *ps->p != 0 &&
+                       (*ps->p != '\\' || (ps->old_syntax && quote == '"' && (ps->p + 1 >= ps->end || ps->p[1] != '"'))))
                         ps->p++;
+                if (ps->p < ps->end && *ps->p == 0) {
+                        /* no NUL inside ClassAd strings, written or escaped */
+                        fail_at(ps, ps->p, "NUL byte in string");
+                        return false;
+                }
                 if (ps->p > run) {
                         ca_buf_putn(&ps->sbuf, run, (size_t) (ps->p - run));
                         continue;
@@ -137,6 +144,9 @@ static bool lex_quoted(Parser *ps, char quote) {
                         break;
                 c = *ps->p++;
                 switch (c) {
+                case 0:
+                        fail_at(ps, ps->p - 1, "NUL byte in string");
+                        return false;
                 case 'a': c = '\a'; break;
                 case 'b': c = '\b'; break;
                 case 'f': c = '\f'; break;
@@ -147,7 +157,8 @@ static bool lex_quoted(Parser *ps, char quote) {
                 default:
                         if (c >= '0' && c <= '7') {
                                 int v = c - '0', digits = 1;
-                                while (digits < 3 && ps->p < ps->end && *ps->p >= '0' && *ps->p <= '7') {
+                                while (digits < 3 && ps->p < ps->end && *ps->p >= '0' && *ps->p <= '7' &&
+                                       (digits < 2 || v < 0x20)) {
                                         v = v * 8 + (*ps->p++ - '0');
                                         digits++;
                                 }
@@ -179,6 +190,10 @@ static bool lex_number(Parser *ps) {
         bool real = false;
         const char *q = s;
         if (q[0] == '0' && ps->end - q > 1 && (q[1] == 'x' || q[1] == 'X')) {
+                if (ps->mode == CA_MODE_OLD) {
+                        fail_at(ps, s, "integer literal with a leading zero");
+                        return false;
+                }
                 q += 2;
                 uint64_t v = 0;
                 const char *digits = q;
@@ -199,6 +214,11 @@ static bool lex_number(Parser *ps) {
         while (q < ps->end && isdigit((unsigned char) *q))
                 q++;
         if (q < ps->end && *q == '.') {
+                /* HTCondor wants a digit after the point: 1. and 1.e3 are errors */
+                if (q + 1 >= ps->end || !IS_DIGIT(q[1])) {
+                        fail_at(ps, s, "malformed number: a digit must follow the decimal point");
+                        return false;
+                }
                 real = true;
                 q++;
                 while (q < ps->end && isdigit((unsigned char) *q))
@@ -334,7 +354,9 @@ static void next(Parser *ps) {
         case '%': OP(1, CA_OP_MOD);
         case '^': OP(1, CA_OP_BXOR);
         case '~': TK(1, T_BNOT);
-        case '?': TK(1, T_QUEST);
+        case '?':
+                if (c1 == ':') TK(2, T_ELVIS);
+                TK(1, T_QUEST);
         case ':': TK(1, T_COLON);
         case '(': TK(1, T_LPAREN);
         case ')': TK(1, T_RPAREN);
@@ -544,6 +566,22 @@ static CaNode *parse_call(Parser *ps, const char *name, size_t len) {
                 memcpy(node->u.call.args, args, n * sizeof(CaNode *));
         free(args);
         node->nargs = (uint32_t) n;
+        /* absTime("...") and relTime("...") with a literal are time literals
+         * in HTCondor's parser: a malformed one is a parse error. The call is
+         * kept as written (so the text round-trips) and folded below. */
+        bool is_abs = len == 7 && strncasecmp(name, "absTime", 7) == 0;
+        bool is_rel = len == 7 && strncasecmp(name, "relTime", 7) == 0;
+        if ((is_abs || is_rel) && n == 1 && node->u.call.args[0]->kind == CA_N_LITERAL &&
+            node->u.call.args[0]->u.lit.type == CA_STRING) {
+                const char *text = node->u.call.args[0]->u.lit.u.s->s;
+                int64_t secs;
+                int32_t offset;
+                double rt;
+                if (is_abs ? !ca_parse_abstime(text, &secs, &offset) : !ca_parse_reltime(text, &rt)) {
+                        fail_at(ps, name, "malformed %s literal \"%s\"", is_abs ? "absTime" : "relTime", text);
+                        return NULL;
+                }
+        }
         bool all_const = true;
         for (size_t i = 0; i < n; i++)
                 all_const = all_const && (node->u.call.args[i]->flags & CA_NF_CONST);
@@ -701,9 +739,23 @@ static CaNode *parse_primary(Parser *ps) {
         }
 }
 
-static CaNode *parse_postfix(Parser *ps) {
-        CaNode *n = parse_primary(ps);
+static CaNode *parse_unary(Parser *ps);
+
+static CaNode *parse_postfix_of(Parser *ps, CaNode *n) {
         while (n) {
+                if (ps->tok == T_ELVIS) {
+                        /* "a ?: b" written as one token binds like a postfix
+                         * operator, as in HTCondor's parser: 1 ?: 2 + 3 is 4 */
+                        next(ps);
+                        if (!enter(ps))
+                                return NULL;
+                        CaNode *alt = parse_unary(ps);
+                        ps->depth--;
+                        if (!alt)
+                                return NULL;
+                        n = new_op(ps, CA_OP_ELVIS, n, alt, NULL);
+                        continue;
+                }
                 if (ps->tok == T_LBRACK) {
                         next(ps);
                         if (!enter(ps))
@@ -714,6 +766,11 @@ static CaNode *parse_postfix(Parser *ps) {
                                 return NULL;
                         n = new_op(ps, CA_OP_SUBSCRIPT, n, idx, NULL);
                 } else if (ps->tok == T_DOT) {
+                        if (n->kind == CA_N_LITERAL && (n->u.lit.type == CA_INT || n->u.lit.type == CA_REAL)) {
+                                /* 1.a would read back as the real 1. and a name */
+                                fail_at(ps, ps->tstart, "attribute selection on a number");
+                                return NULL;
+                        }
                         next(ps);
                         const char *name;
                         size_t len;
@@ -725,6 +782,10 @@ static CaNode *parse_postfix(Parser *ps) {
                         break;
         }
         return n;
+}
+
+static CaNode *parse_postfix(Parser *ps) {
+        return parse_postfix_of(ps, parse_primary(ps));
 }
 
 static CaNode *parse_unary(Parser *ps) {
@@ -742,6 +803,13 @@ static CaNode *parse_unary(Parser *ps) {
                 return NULL;
         CaNode *a = parse_unary(ps);
         ps->depth--;
+        if (a && op == CA_OP_NEG && a->kind == CA_N_LITERAL && (a->u.lit.type == CA_INT || a->u.lit.type == CA_REAL)) {
+                /* -5 is one literal, as HTCondor's parser makes it */
+                a->u.lit = a->u.lit.type == CA_INT ? ca_int((int64_t) (0 - (uint64_t) a->u.lit.u.i))
+                                                   : ca_real(-a->u.lit.u.r);
+                a->k = a->u.lit;
+                return a;
+        }
         return a ? new_op(ps, op, a, NULL, NULL) : NULL;
 }
 
@@ -791,6 +859,8 @@ static CaNode *parse_expr(Parser *ps) {
                         next(ps);
                         CaNode *alt = parse_expr(ps);
                         cond = alt ? new_op(ps, CA_OP_ELVIS, cond, alt, NULL) : NULL;
+                        if (cond)
+                                cond->flags |= CA_NF_SPACED; /* unparsed as "a ? : b" */
                 } else {
                         CaNode *yes = parse_expr(ps);
                         if (!yes || !expect(ps, T_COLON, "':' in conditional expression"))
@@ -859,6 +929,10 @@ static CaNode *parse_ad_body(Parser *ps, ClassAd *ad) {
         if (!enter(ps))
                 return NULL;
         while (ps->tok != T_RBRACK && !ps->failed) {
+                if (ps->tok == T_SEMI) { /* empty definitions are allowed */
+                        next(ps);
+                        continue;
+                }
                 if (!parse_definition(ps, ad))
                         return NULL;
                 if (ps->tok == T_SEMI)
@@ -873,8 +947,10 @@ static CaNode *parse_ad_body(Parser *ps, ClassAd *ad) {
         return ps->failed ? NULL : (CaNode *) ad; /* non-NULL marks success */
 }
 
-static bool begin(Parser *ps, CaArena *arena, const char *text, size_t len, CaMode mode, CaError *err) {
-        *ps = (Parser){ .text = text, .end = text + len, .p = text, .arena = arena, .mode = mode, .err = err };
+static bool begin(Parser *ps, CaArena *arena, const char *text, size_t len, CaMode mode, bool old_syntax,
+                  CaError *err) {
+        *ps = (Parser){ .text = text, .end = text + len, .p = text, .arena = arena, .mode = mode,
+                        .old_syntax = old_syntax, .err = err };
         if (err)
                 *err = (CaError){};
         if (len > CA_MAX_INPUT_SIZE) {
@@ -895,7 +971,7 @@ static int finish(Parser *ps, bool ok) {
 int ca_parse_expr(CaArena *arena, const char *text, size_t len, CaMode mode, CaNode **ret, CaError *err) {
         Parser ps;
         CaNode *n = NULL;
-        if (begin(&ps, arena, text, len, mode, err))
+        if (begin(&ps, arena, text, len, mode, false, err))
                 n = parse_expr(&ps);
         int r = finish(&ps, n != NULL);
         if (r < 0)
@@ -907,7 +983,7 @@ int ca_parse_expr(CaArena *arena, const char *text, size_t len, CaMode mode, CaN
 int ca_parse_ad_into(ClassAd *ad, const char *text, size_t len, CaMode mode, CaError *err) {
         Parser ps;
         bool ok = false;
-        if (begin(&ps, ad->arena, text, len, mode, err)) {
+        if (begin(&ps, ad->arena, text, len, mode, false, err)) {
                 if (expect(&ps, T_LBRACK, "'[' to begin a ClassAd") && parse_ad_body(&ps, ad))
                         ok = expect(&ps, T_RBRACK, "']'");
         }
@@ -920,7 +996,7 @@ int ca_parse_ad_into(ClassAd *ad, const char *text, size_t len, CaMode mode, CaE
 int ca_parse_attr_def(ClassAd *ad, const char *text, size_t len, CaMode mode, CaError *err) {
         Parser ps;
         bool ok = false;
-        if (begin(&ps, ad->arena, text, len, mode, err))
+        if (begin(&ps, ad->arena, text, len, mode, true, err))
                 ok = parse_definition(&ps, ad);
         for (ClassAd *c = ad->arena->nested; c; c = c->next_nested)
                 if (!c->parent && c != ad)

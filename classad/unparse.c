@@ -2,27 +2,37 @@
 /*
  * unparse.c — canonical text of values, expressions and ads, as HTCondor's
  * ClassAdUnParser prints them: binary operators with one space each side,
- * parentheses as written, f(a,b), { a,b }, [ a = 1; b = 2 ], reals as
- * %.15E (zero as 0.0), strings with C escapes and octal for the rest.
- * =?= and =!= are printed in that form (never "is"/"isnt"), and unary
- * operators without the leading space HTCondor's table carries.
+ * unary ones with a space before (" -a"), parentheses as written, f(a,b),
+ * { a,b }, [ a = 1; b = 2 ], reals as %.15E (zero as 0.0), strings with C
+ * escapes and octal for the rest, =?= and =!= as "is" and "isnt".
+ *
+ * The old one-attribute-per-line style (classad_unparse_old) differs as
+ * HTCondor's does: =?= and =!= as such, reals as %.16G, strings with only
+ * the quote escaped.
  */
 #include "classad-internal.h"
 
 #include <ctype.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
 #include <strings.h>
 
 static const char *const op_text[_CA_OP_MAX] = {
-        [CA_OP_NEG] = "-",      [CA_OP_POS] = "+",      [CA_OP_NOT] = "!",     [CA_OP_BNOT] = "~",
+        [CA_OP_NEG] = " -",     [CA_OP_POS] = " +",     [CA_OP_NOT] = " !",    [CA_OP_BNOT] = " ~",
         [CA_OP_MUL] = " * ",    [CA_OP_DIV] = " / ",    [CA_OP_MOD] = " % ",   [CA_OP_ADD] = " + ",
         [CA_OP_SUB] = " - ",    [CA_OP_SHL] = " << ",   [CA_OP_SHR] = " >> ",  [CA_OP_USHR] = " >>> ",
         [CA_OP_LT] = " < ",     [CA_OP_LE] = " <= ",    [CA_OP_GT] = " > ",    [CA_OP_GE] = " >= ",
-        [CA_OP_EQ] = " == ",    [CA_OP_NE] = " != ",    [CA_OP_IS] = " =?= ",  [CA_OP_ISNT] = " =!= ",
+        [CA_OP_EQ] = " == ",    [CA_OP_NE] = " != ",    [CA_OP_IS] = " is ",   [CA_OP_ISNT] = " isnt ",
         [CA_OP_BAND] = " & ",   [CA_OP_BXOR] = " ^ ",   [CA_OP_BOR] = " | ",   [CA_OP_AND] = " && ",
         [CA_OP_OR] = " || ",    [CA_OP_ELVIS] = " ?: ",
 };
+
+static _Thread_local bool old_style;
+
+void ca_unparse_set_old_style(bool old) {
+        old_style = old;
+}
 
 static void quoted(CaBuf *b, const char *s, size_t len, char delim) {
         ca_buf_putc(b, delim);
@@ -30,6 +40,10 @@ static void quoted(CaBuf *b, const char *s, size_t len, char delim) {
                 unsigned char c = (unsigned char) s[i];
                 if (c == (unsigned char) delim) {
                         ca_buf_putc(b, '\\');
+                        ca_buf_putc(b, (char) c);
+                        continue;
+                }
+                if (old_style) {
                         ca_buf_putc(b, (char) c);
                         continue;
                 }
@@ -87,7 +101,13 @@ void ca_unparse_real(CaBuf *b, double r) {
                 ca_buf_puts(b, "real(\"NaN\")");
         else if (isinf(r))
                 ca_buf_puts(b, r < 0 ? "real(\"-INF\")" : "real(\"INF\")");
-        else
+        else if (old_style) {
+                char tmp[64];
+                snprintf(tmp, sizeof tmp, "%.16G", r);
+                ca_buf_puts(b, tmp);
+                if (!tmp[strcspn(tmp, ".Ee")])
+                        ca_buf_puts(b, ".0"); /* keep it a real */
+        } else
                 ca_buf_printf(b, "%.15E", r);
 }
 
@@ -115,12 +135,25 @@ static void unparse_list(CaBuf *b, const CaList *l) {
         ca_buf_puts(b, " }");
 }
 
+/* The name of a definition: as ca_unparse_name, and an attribute called
+ * "parent" quoted too, as HTCondor writes it, to tell it from the scope. */
+void ca_unparse_def_name(CaBuf *b, const char *name) {
+        if (strcasecmp(name, "parent") == 0)
+                quoted(b, name, strlen(name), '\'');
+        else
+                ca_unparse_name(b, name);
+}
+
 void ca_unparse_ad(CaBuf *b, const ClassAd *ad) {
         ca_buf_puts(b, "[ ");
+        bool first = true;
         for (uint32_t k = 0; k < ad->n; k++) {
-                if (k)
+                if (!ad->attrs[k].atom)
+                        continue; /* deleted */
+                if (!first)
                         ca_buf_puts(b, "; ");
-                ca_unparse_name(b, ad->attrs[k].name);
+                first = false;
+                ca_unparse_def_name(b, ad->attrs[k].name);
                 ca_buf_puts(b, " = ");
                 ca_unparse_node(b, ad->attrs[k].expr);
         }
@@ -172,6 +205,20 @@ void ca_unparse_node(CaBuf *b, const CaNode *n) {
                         ca_unparse_node(b, n->u.op.b);
                         ca_buf_puts(b, " : ");
                         ca_unparse_node(b, n->u.op.c);
+                        return;
+                case CA_OP_IS:
+                case CA_OP_ISNT:
+                        ca_unparse_node(b, n->u.op.a);
+                        if (old_style)
+                                ca_buf_puts(b, n->op == CA_OP_IS ? " =?= " : " =!= ");
+                        else
+                                ca_buf_puts(b, op_text[n->op]);
+                        ca_unparse_node(b, n->u.op.b);
+                        return;
+                case CA_OP_ELVIS:
+                        ca_unparse_node(b, n->u.op.a);
+                        ca_buf_puts(b, (n->flags & CA_NF_SPACED) ? " ? : " : " ?: ");
+                        ca_unparse_node(b, n->u.op.b);
                         return;
                 case CA_OP_SUBSCRIPT:
                         ca_unparse_node(b, n->u.op.a);
