@@ -1,0 +1,268 @@
+# SPDX-License-Identifier: Apache-2.0
+#
+# glean — top-level GNU Makefile.
+#
+#   make              libraries, programs            -> build/{lib,bin}/
+#   make check        every CUnit suite tests/*/test-*.c, then a summary line
+#   make check SAN=1  the same with ASan+UBSan       -> build-san/  (alias: make check-san)
+#   make bench        benchmarks bench/*.c           -> build/bench/NAME
+#   make bench-run    build them and run every bench/run-*.sh
+#   make fuzz         libFuzzer targets fuzz/*.c     -> build/fuzz/NAME (objects in build-fuzz/)
+#   make demo         install dependencies, build, run scripts/demo.sh
+#   make deps         install every Debian package of scripts/packages.txt
+#   make clean        remove build/, build-san/, build-fuzz/
+#   V=1               print the full commands
+#
+# Missing build dependencies (pkg-config modules) are installed on demand by
+# scripts/install-deps.sh (as root) before anything is compiled.
+
+.DELETE_ON_ERROR:
+.SUFFIXES:
+MAKEFLAGS += --no-builtin-rules
+
+GLEAN_VERSION := 0.1.0
+
+all:
+
+# ---- what to build ------------------------------------------------------
+
+# Library modules, listed so that a module comes before the ones it uses
+# (the link order). A folder M that exists and holds M/*.c (M/*.bpf.c
+# excluded) becomes $(BUILD)/lib/libglean-M.a. PKGS_M are the pkg-config
+# modules M needs, LIBS_M plain linker flags. Adding a module: one line.
+MODULES := agent negotiator accounting config bpf classad common
+
+PKGS_classad    := libpcre2-8
+LIBS_classad    := -lm
+PKGS_common     := libsystemd libsodium
+PKGS_bpf        := libbpf
+PKGS_accounting := sqlite3
+PKGS_negotiator := sqlite3
+PKGS_agent      := libnl-3.0 libnl-route-3.0 libnl-genl-3.0 libcgroup
+
+# Programs: $(BUILD)/bin/P from SRCS_P, linked with every library.
+PROGRAMS := glean
+SRCS_glean := $(wildcard cli/*.c)
+
+# ---- build flavour -------------------------------------------------------
+
+SAN ?= 0
+ifeq ($(SAN),1)
+BUILD    := build-san
+OPTFLAGS := -O1
+SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+else
+BUILD    := build
+OPTFLAGS := -O2
+SANFLAGS :=
+endif
+
+FUZZ_BUILD := build-fuzz
+FUZZ_OUT   := build/fuzz
+FUZZ_CC    ?= clang
+FUZZ_SAN   := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+
+PKG_CONFIG ?= pkg-config
+AR         ?= ar
+WERROR     ?= -Werror
+WARNFLAGS  := -Wall -Wextra $(WERROR) -Wshadow -Wformat=2 -Wmissing-prototypes
+CSTD       := -std=gnu11
+
+V ?= 0
+ifeq ($(V),1)
+Q :=
+quiet =
+else
+Q := @
+quiet = @printf '  %-6s %s\n' '$(1)' '$(2)';
+endif
+
+# ---- derived lists --------------------------------------------------------
+
+lib_srcs = $(sort $(filter-out %.bpf.c,$(wildcard $(1)/*.c)))
+objs_of  = $(patsubst %.c,$(2)/obj/%.o,$(1))
+
+LIB_MODULES  := $(foreach m,$(MODULES),$(if $(call lib_srcs,$(m)),$(m)))
+LIB_FILES     = $(foreach m,$(LIB_MODULES),$(1)/lib/libglean-$(m).a)
+NEED_PKGS    := $(sort $(foreach m,$(LIB_MODULES),$(PKGS_$(m))) cunit)
+
+pkg = $(if $(2),$(shell $(PKG_CONFIG) $(1) $(2) 2>/dev/null))
+PKG_CFLAGS   := $(call pkg,--cflags,$(NEED_PKGS))
+LIB_LDLIBS   := $(call pkg,--libs,$(foreach m,$(LIB_MODULES),$(PKGS_$(m)))) \
+                $(foreach m,$(LIB_MODULES),$(LIBS_$(m)))
+CUNIT_LDLIBS := $(call pkg,--libs,cunit)
+
+# Quoted includes only ("classad/classad.h" or "classad.h"), so that a module
+# header can never shadow a system header.
+CPPFLAGS_ALL := -iquote . $(addprefix -iquote ,$(LIB_MODULES)) -iquote tests/lib \
+                $(PKG_CFLAGS) $(CPPFLAGS)
+CFLAGS_ALL   := $(CSTD) $(WARNFLAGS) $(OPTFLAGS) -g $(SANFLAGS) $(CFLAGS)
+LDFLAGS_ALL  := $(SANFLAGS) $(LDFLAGS)
+FUZZ_CFLAGS  := $(CSTD) $(WARNFLAGS) -O1 -g $(FUZZ_SAN) -fsanitize=fuzzer-no-link $(CFLAGS)
+
+PROGRAM_BINS := $(addprefix $(BUILD)/bin/,$(PROGRAMS))
+
+TESTLIB_SRCS := $(wildcard tests/lib/*.c)
+TEST_SRCS    := $(sort $(filter-out tests/lib/%,$(wildcard tests/*/test-*.c)))
+TEST_BINS    := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
+
+BENCH_SRCS   := $(sort $(wildcard bench/*.c))
+BENCH_BINS   := $(patsubst bench/%.c,build/bench/%,$(BENCH_SRCS))
+
+FUZZ_SRCS    := $(sort $(wildcard fuzz/*.c))
+FUZZ_BINS    := $(patsubst fuzz/%.c,$(FUZZ_OUT)/%,$(FUZZ_SRCS))
+
+# ---- build dependencies (Debian packages) ---------------------------------
+
+# $(BUILD)/.deps-ok.mk records the pkg-config modules found present. It is an
+# included makefile: when it is (re)made, make starts over and reads the
+# pkg-config flags again, now that the packages are there.
+DEPS_STAMP := $(BUILD)/.deps-ok.mk
+NODEPS_GOALS := clean help
+
+ifneq ($(filter-out $(NODEPS_GOALS),$(or $(MAKECMDGOALS),all)),)
+include $(DEPS_STAMP)
+ifneq ($(strip $(DEPS_OK)),$(strip $(NEED_PKGS)))
+$(DEPS_STAMP): FORCE
+endif
+endif
+
+$(DEPS_STAMP): scripts/packages.txt
+	$(Q)mkdir -p $(@D)
+	$(Q)if ! { command -v $(PKG_CONFIG) >/dev/null 2>&1 && \
+	           $(PKG_CONFIG) --exists $(NEED_PKGS); }; then \
+	        echo "  DEPS   missing build dependencies, running scripts/install-deps.sh"; \
+	        sh scripts/install-deps.sh || exit 1; \
+	        $(PKG_CONFIG) --print-errors --exists $(NEED_PKGS) || exit 1; \
+	fi
+	$(Q)echo 'DEPS_OK := $(NEED_PKGS)' >$@
+
+# The fuzz build needs clang and its libFuzzer runtime, which pkg-config does
+# not know about: try linking an empty fuzzer once.
+FUZZ_STAMP := $(FUZZ_BUILD)/.deps-ok
+
+$(FUZZ_STAMP): scripts/packages.txt
+	$(Q)mkdir -p $(@D)
+	$(Q)probe='int LLVMFuzzerTestOneInput(const char *d, unsigned long n); \
+	           int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { (void) d; return (int) n * 0; }'; \
+	    if ! echo "$$probe" | $(FUZZ_CC) -fsanitize=fuzzer,address,undefined -x c - \
+	                -o $(@D)/probe >/dev/null 2>&1; then \
+	        echo "  DEPS   $(FUZZ_CC) cannot build a fuzzer, running scripts/install-deps.sh"; \
+	        sh scripts/install-deps.sh || exit 1; \
+	    fi; \
+	    rm -f $(@D)/probe
+	$(Q)touch $@
+
+# ---- rules ----------------------------------------------------------------
+
+all: $(PROGRAM_BINS) $(call LIB_FILES,$(BUILD))
+
+# Objects: $(BUILD)/obj/DIR/FILE.o from DIR/FILE.c, header deps alongside.
+$(BUILD)/obj/%.o: %.c
+	$(Q)mkdir -p $(@D)
+	$(call quiet,CC,$<)$(CC) $(CPPFLAGS_ALL) $(EXTRA_CPPFLAGS) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
+
+$(BUILD)/obj/cli/%.o: EXTRA_CPPFLAGS := -DGLEAN_VERSION='"$(GLEAN_VERSION)"'
+
+$(FUZZ_BUILD)/obj/%.o: %.c | $(FUZZ_STAMP)
+	$(Q)mkdir -p $(@D)
+	$(call quiet,CLANG,$<)$(FUZZ_CC) $(CPPFLAGS_ALL) $(FUZZ_CFLAGS) $(FUZZ_EXTRA) -MMD -MP -c $< -o $@
+
+# libFuzzer's entry points have no prototype of their own.
+$(FUZZ_BUILD)/obj/fuzz/%.o: FUZZ_EXTRA := -Wno-missing-prototypes
+
+# Static libraries, for the normal/sanitizer build and for the fuzz build.
+define lib_rules
+$(BUILD)/lib/libglean-$(1).a: $(call objs_of,$(call lib_srcs,$(1)),$(BUILD))
+$(FUZZ_BUILD)/lib/libglean-$(1).a: $(call objs_of,$(call lib_srcs,$(1)),$(FUZZ_BUILD))
+endef
+$(foreach m,$(LIB_MODULES),$(eval $(call lib_rules,$(m))))
+
+# (Two rules: one pattern rule with two targets would be a grouped target.)
+define archive
+$(Q)mkdir -p $(@D)
+$(call quiet,AR,$@)rm -f $@ && $(AR) rcs $@ $^
+endef
+
+$(BUILD)/lib/%.a:
+	$(archive)
+
+$(FUZZ_BUILD)/lib/%.a:
+	$(archive)
+
+# link = objects, then every library as a group, then system libraries.
+comma := ,
+link = $(1) $(2) -o $@ $(filter %.o,$^) \
+       $(if $(filter %.a,$^),-Wl$(comma)--start-group $(filter %.a,$^) -Wl$(comma)--end-group) \
+       $(LIB_LDLIBS) $(3)
+
+define program_rule
+$(BUILD)/bin/$(1): $(call objs_of,$(SRCS_$(1)),$(BUILD)) $(call LIB_FILES,$(BUILD))
+	$$(Q)mkdir -p $$(@D)
+	$$(call quiet,LD,$$@)$$(call link,$$(CC),$$(CFLAGS_ALL) $$(LDFLAGS_ALL))
+endef
+$(foreach p,$(PROGRAMS),$(eval $(call program_rule,$(p))))
+
+# Tests: one binary per tests/MODULE/test-NAME.c, with tests/lib and CUnit.
+$(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(call objs_of,$(TESTLIB_SRCS),$(BUILD)) $(call LIB_FILES,$(BUILD))
+	$(Q)mkdir -p $(@D)
+	$(call quiet,LD,$@)$(call link,$(CC),$(CFLAGS_ALL) $(LDFLAGS_ALL),$(CUNIT_LDLIBS))
+
+# Benchmarks: standalone programs, always optimised, never sanitized.
+build/bench/%: build/obj/bench/%.o $(call LIB_FILES,build)
+	$(Q)mkdir -p $(@D)
+	$(call quiet,LD,$@)$(call link,$(CC),$(CFLAGS_ALL) $(LDFLAGS_ALL))
+
+# Fuzzers: clang, libFuzzer, ASan, UBSan; libraries rebuilt in build-fuzz/.
+$(FUZZ_OUT)/%: $(FUZZ_BUILD)/obj/fuzz/%.o $(call LIB_FILES,$(FUZZ_BUILD))
+	$(Q)mkdir -p $(@D)
+	$(call quiet,LD,$@)$(call link,$(FUZZ_CC),$(FUZZ_CFLAGS) -fsanitize=fuzzer $(LDFLAGS))
+
+# Keep objects of pattern-built binaries.
+.SECONDARY:
+
+# ---- phony targets --------------------------------------------------------
+
+# Run with the sanitizers' strictest useful settings (ignored without SAN=1).
+TEST_ENV := GLEAN=$(BUILD)/bin/glean \
+            ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:strict_string_checks=1 \
+            UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+
+check: all $(TEST_BINS)
+	$(Q)$(TEST_ENV) sh scripts/run-tests.sh $(TEST_BINS)
+
+check-san:
+	$(Q)$(MAKE) --no-print-directory check SAN=1
+
+ifeq ($(SAN),1)
+bench bench-run:
+	$(error benchmarks are built without sanitizers: run 'make $@' without SAN=1)
+else
+bench: $(BENCH_BINS)
+
+# Each bench/run-*.sh builds what it needs and prints its figures.
+bench-run: $(BENCH_BINS)
+	$(Q)for s in $(wildcard bench/run-*.sh); do echo "== $$s"; NO_MAKE=1 bash $$s || exit 1; done
+endif
+
+fuzz: $(FUZZ_BINS)
+
+demo:
+	$(Q)sh scripts/install-deps.sh
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)bash scripts/demo.sh $(BUILD)/bin/glean
+
+deps:
+	$(Q)sh scripts/install-deps.sh
+
+clean:
+	$(call quiet,CLEAN,build build-san build-fuzz)rm -rf build build-san build-fuzz
+
+help:
+	@sed -n '3,17p' Makefile | sed 's/^# \{0,1\}//'
+
+FORCE:
+
+.PHONY: all check check-san bench bench-run fuzz demo deps clean help FORCE
+
+-include $(shell find $(BUILD)/obj $(FUZZ_BUILD)/obj -name '*.d' 2>/dev/null)

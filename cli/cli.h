@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * cli.h — what the files of the glean command share: the verbs, their exit
+ * codes and cleanup helpers.
+ */
+#pragma once
+
+#include <stdlib.h>
+
+#include "classad/classad.h"
+
+/* Exit codes of every verb. */
+enum {
+        CLI_EXIT_OK = 0,
+        CLI_EXIT_FAILURE = 1, /* the system failed us (memory, I/O) */
+        CLI_EXIT_USAGE = 2,   /* bad command line or unparsable input */
+};
+
+/* A verb: `glean NAME ARGS...`. argv[0] is the verb's name. Returns the
+ * process exit code. */
+typedef int (*CliVerbFn)(int argc, char **argv);
+
+int cli_verb_eval(int argc, char **argv);
+
+/* ---- cleanup helpers (systemd style) ---- */
+
+#define _cleanup_(f) __attribute__((cleanup(f)))
+
+static inline void cli_freep(void *p) {
+        free(*(void **) p);
+}
+#define _cleanup_free_ _cleanup_(cli_freep)
+
+static inline void cli_classad_freep(ClassAd **p) {
+        classad_free(*p);
+}
+
+static inline void cli_expr_freep(ClassAdExpr **p) {
+        classad_expr_free(*p);
+}
+
+static inline void cli_value_clearp(CaValue *v) {
+        ca_value_clear(v);
+}

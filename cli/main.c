@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * main.c — `glean VERB ...`: finds the verb and hands it the rest of the
+ * command line.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+#ifndef GLEAN_VERSION
+#define GLEAN_VERSION "unknown"
+#endif
+
+typedef struct CliVerb {
+        const char *name;
+        CliVerbFn fn;
+        const char *summary;
+} CliVerb;
+
+static const CliVerb verbs[] = {
+        { "eval", cli_verb_eval, "evaluate a ClassAd expression" },
+};
+
+static void help(FILE *f) {
+        fprintf(f,
+                "usage: glean VERB [ARGS...]\n"
+                "       glean --help | --version\n"
+                "\n"
+                "glean is a batch system for Linux compute nodes and desktops.\n"
+                "\n"
+                "Verbs:\n");
+        for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
+                fprintf(f, "  %-10s %s\n", verbs[i].name, verbs[i].summary);
+        fprintf(f, "\nRun 'glean VERB --help' for a verb's arguments.\n");
+}
+
+static const CliVerb *find_verb(const char *name) {
+        for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
+                if (strcmp(verbs[i].name, name) == 0)
+                        return &verbs[i];
+        return NULL;
+}
+
+int main(int argc, char **argv) {
+        const CliVerb *verb;
+        const char *name;
+
+        if (argc < 2) {
+                help(stderr);
+                return CLI_EXIT_USAGE;
+        }
+
+        name = argv[1];
+        if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0) {
+                help(stdout);
+                return CLI_EXIT_OK;
+        }
+        if (strcmp(name, "--version") == 0) {
+                printf("glean %s\n", GLEAN_VERSION);
+                return CLI_EXIT_OK;
+        }
+
+        verb = find_verb(name);
+        if (!verb) {
+                fprintf(stderr, "glean: unknown %s '%s'; try 'glean --help'\n",
+                        name[0] == '-' ? "option" : "verb", name);
+                return CLI_EXIT_USAGE;
+        }
+
+        return verb->fn(argc - 1, argv + 1);
+}
