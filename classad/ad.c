@@ -100,6 +100,11 @@ static int alloc_tables(ClassAd *ad, uint32_t cap, const CaAttr *src) {
         return 0;
 }
 
+void ca_ad_fit(ClassAd *ad) {
+        if (ad->cap > ad->n + ad->n / 4 + 4)
+                (void) alloc_tables(ad, ad->n ? ad->n : 1, ad->attrs); /* on failure the old table stays */
+}
+
 /* Close the holes deleted attributes left, keeping the order. */
 static void squeeze(ClassAd *ad) {
         uint32_t live = 0;
@@ -134,7 +139,7 @@ static void maybe_compact(ClassAd *ad) {
                 }
                 attrs[k].bytes = (uint32_t) (fresh.bytes - before);
                 attrs[k].is_const = (attrs[k].expr->flags & CA_NF_CONST) != 0;
-                attrs[k].k = attrs[k].expr->k;
+                attrs[k].k = attrs[k].is_const ? attrs[k].expr->u.lit : ca_undefined();
         }
         ca_arena_release(&ad->own_arena);
         ad->own_arena = fresh;
@@ -151,7 +156,7 @@ int ca_ad_insert(ClassAd *ad, const CaAtom *atom, const char *spelling, size_t s
         bytes += spelling_len + 1;
         CaAttr entry = { .atom = atom, .name = name, .expr = expr, .bytes = (uint32_t) bytes };
         if (expr->flags & CA_NF_CONST) {
-                entry.k = expr->k;
+                entry.k = expr->u.lit;
                 entry.is_const = true;
         }
         if (ca_is_scope_name(atom))
@@ -212,7 +217,6 @@ static CaNode *make_literal(CaArena *arena, const void *arg) {
                         return NULL;
         }
         n->flags = CA_NF_CONST;
-        n->k = n->u.lit;
         return n;
 }
 
@@ -469,11 +473,14 @@ int classad_parse(const char *text, size_t len, CaMode mode, ClassAd **ret, CaEr
         int r = classad_new(&ad);
         if (r < 0)
                 return r;
+        /* trees take about four times the bytes of their text: one chunk */
+        ca_arena_reserve(ad->arena, len < CA_MAX_INPUT_SIZE ? len * 4 + 512 : 4096);
         r = ca_parse_ad_into(ad, text, len, mode, err);
         if (r < 0) {
                 classad_free(ad);
                 return r;
         }
+        ca_ad_fit(ad);
         *ret = ad;
         return 0;
 }

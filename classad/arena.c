@@ -12,23 +12,35 @@ struct CaChunk {
 
 #define CHUNK_MIN 4096u
 
+static CaChunk *new_chunk(CaArena *a, size_t size) {
+        CaChunk *c = malloc(sizeof(CaChunk) + size);
+        if (!c)
+                return NULL;
+        c->size = size;
+        c->used = 0;
+        c->next = a->head;
+        a->head = c;
+        return c;
+}
+
+void ca_arena_reserve(CaArena *a, size_t n) {
+        if (!a->head)
+                (void) new_chunk(a, (n + 7u) & ~(size_t) 7u); /* failure shows at the next alloc */
+}
+
 void *ca_arena_alloc(CaArena *a, size_t n) {
         n = (n + 7u) & ~(size_t) 7u;
         CaChunk *c = a->head;
         if (!c || c->size - c->used < n) {
                 /* Geometric growth keeps the number of chunks logarithmic. */
-                size_t size = CHUNK_MIN;
+                size_t size = a->head ? 1024 : CHUNK_MIN;
                 if (a->bytes > size)
                         size = a->bytes < (1u << 20) ? a->bytes : (1u << 20);
                 if (size < n)
                         size = n;
-                c = malloc(sizeof(CaChunk) + size);
+                c = new_chunk(a, size);
                 if (!c)
                         return NULL;
-                c->size = size;
-                c->used = 0;
-                c->next = a->head;
-                a->head = c;
         }
         void *p = (char *) c->data + c->used;
         c->used += n;

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #define _unused_ __attribute__((unused))
+#define _noinline_ __attribute__((noinline))
 #define _fallthrough_ __attribute__((fallthrough))
 #define _printf_(a, b) __attribute__((format(printf, a, b)))
 #define _likely_(x) __builtin_expect(!!(x), 1)
@@ -29,6 +30,7 @@ typedef struct CaArena {
 } CaArena;
 
 void *ca_arena_alloc(CaArena *a, size_t n);                  /* 8-aligned, zeroed; NULL on ENOMEM */
+void ca_arena_reserve(CaArena *a, size_t n);                 /* size of the first chunk, if none yet */
 char *ca_arena_strndup(CaArena *a, const char *s, size_t n); /* NUL-terminated copy */
 CaStr *ca_arena_str(CaArena *a, const char *s, size_t n);    /* static CaStr (refs = -1) */
 void ca_arena_release(CaArena *a);                           /* frees everything, leaves it empty */
@@ -64,6 +66,7 @@ typedef enum CaNodeKind {
         CA_N_CALL,     /* call */
         CA_N_LIST,     /* list: { a, b } */
         CA_N_AD,       /* ad: [ a = 1 ] */
+        CA_N_FOLDED,   /* folded: a constant subtree and its value */
 } CaNodeKind;
 
 typedef enum CaOp {
@@ -85,7 +88,7 @@ typedef enum CaOp {
 } CaOp;
 
 enum {
-        CA_NF_CONST = 1 << 0,    /* `k` holds the folded value of this subtree */
+        CA_NF_CONST = 1 << 0,    /* u.lit holds the value (literals, folded subtrees) */
         CA_NF_ABSOLUTE = 1 << 1, /* CA_N_ATTR: .name (root scope) */
         CA_NF_SPACED = 1 << 2,   /* CA_OP_ELVIS written "a ? : b" (ternary level) */
 };
@@ -93,14 +96,19 @@ enum {
 typedef struct CaFunc CaFunc;
 typedef struct CaNode CaNode;
 
+/* 40 bytes: an ad's trees are mostly these. */
 struct CaNode {
         uint8_t kind;   /* CaNodeKind */
-        uint8_t op;     /* CaOp for CA_N_OP */
+        uint8_t op;     /* CaOp for CA_N_OP; scope code of the base for CA_N_ATTR */
         uint8_t flags;  /* CA_NF_* */
         uint16_t depth; /* height of the subtree, bounded by CA_MAX_TREE_DEPTH */
-        uint32_t nargs; /* CA_N_CALL */
+        uint16_t nargs; /* CA_N_CALL: at most CA_MAX_ARGS; CA_N_ATTR: where the name was found last + 1 */
         union {
-                CaValue lit;   /* CA_N_LITERAL: strings are static (refs < 0) */
+                CaValue lit;   /* CA_N_LITERAL, and every CA_NF_CONST node: strings static (refs < 0) */
+                struct {
+                        CaValue k;            /* overlays lit */
+                        const CaNode *orig;   /* what was written, for unparsing */
+                } folded;
                 struct {
                         const CaAtom *atom;
                         const char *spelling; /* as written, for unparsing */
@@ -117,8 +125,8 @@ struct CaNode {
                 CaList *list;  /* CA_N_LIST: a lazy list owned by the tree */
                 ClassAd *ad;   /* CA_N_AD: an ad owned by the tree */
         } u;
-        CaValue k;      /* folded value when CA_NF_CONST */
 };
+#define CA_MAX_ARGS 65535
 
 /* ---- lists ---- */
 
@@ -168,6 +176,8 @@ struct ClassAd {
 };
 
 const CaAttr *ca_ad_lookup(const ClassAd *ad, const CaAtom *atom);
+/* Shrink the attribute table to what the ad holds (after parsing it). */
+void ca_ad_fit(ClassAd *ad);
 /* Insert expr (already in ad->arena, taking `bytes` of it) under name;
  * replaces. The spelling is copied into the arena. */
 int ca_ad_insert(ClassAd *ad, const CaAtom *atom, const char *spelling, size_t spelling_len, CaNode *expr,
@@ -193,8 +203,9 @@ int ca_parse_expr(CaArena *arena, const char *text, size_t len, CaMode mode, CaN
 /* Parse "[ ... ]" into ad (whose arena is used). */
 int ca_parse_ad_into(ClassAd *ad, const char *text, size_t len, CaMode mode, CaError *err);
 
-/* Fold a node whose children are all constant (called by the parser). */
-void ca_fold(CaArena *arena, CaNode *n, CaMode mode);
+/* A node whose children are all constant, folded: a CA_N_FOLDED node
+ * holding n and its value, or n itself when its value is not a scalar. */
+CaNode *ca_fold(CaArena *arena, CaNode *n, CaMode mode);
 #define CA_MAX_TREE_DEPTH 1000 /* height of one expression tree */
 
 /* ---- string buffer ---- */
@@ -258,7 +269,7 @@ void ca_eval_init(CaEval *ev, CaMode mode, const ClassAd *cur, const ClassAd *le
 void ca_eval_node(CaEval *ev, const CaNode *n, CaValue *ret);
 static inline void ca_eval(CaEval *ev, const CaNode *n, CaValue *ret) {
         if (n->flags & CA_NF_CONST)
-                *ret = n->k; /* constants are static: no reference to take */
+                *ret = n->u.lit; /* constants are static: no reference to take */
         else
                 ca_eval_node(ev, n, ret);
 }

@@ -78,7 +78,7 @@ typedef struct CaError {
 /* Hard limits against hostile input. */
 #define CA_MAX_INPUT_SIZE (16u * 1024u * 1024u) /* bytes of text parsed at once */
 #define CA_MAX_PARSE_DEPTH 200                  /* nesting of (), [], {}, operators */
-#define CA_MAX_EVAL_DEPTH 4000                  /* nested evaluation frames */
+#define CA_MAX_EVAL_DEPTH 10000                 /* recursion of nested evaluation, in tree levels */
 
 /* ---- values ---- */
 

@@ -157,15 +157,21 @@ static void eval_attr_in(CaEval *ev, const ClassAd *scope, const CaAttr *a, CaVa
                         *ret = ca_error(); /* reference cycle */
                         return;
                 }
-        if (ev->nstack == (int) ELEMENTSOF(ev->stack)) {
+        /* The guards against runaway evaluation live here, at the hops from
+         * one attribute to another, since within one tree the work and the
+         * recursion are bounded by its size and its height. */
+        if (ev->nstack == (int) ELEMENTSOF(ev->stack) || ev->depth + a->expr->depth > CA_MAX_EVAL_DEPTH ||
+            ++ev->steps > CA_MAX_EVAL_STEPS) {
                 *ret = ca_error();
                 return;
         }
         ev->stack[ev->nstack++] = (CaEvalFrame){ scope, a };
+        ev->depth += a->expr->depth;
         const ClassAd *saved = ev->cur;
         ev->cur = scope;
         ca_eval(ev, a->expr, ret);
         ev->cur = saved;
+        ev->depth -= a->expr->depth;
         ev->nstack--;
 }
 
@@ -211,7 +217,7 @@ void ca_eval_attr_ref(CaEval *ev, const CaAtom *atom, CaValue *ret) {
 }
 
 /* base.name where base evaluated to v (consumed). */
-static void select_attr(CaEval *ev, CaValue *v, const CaAtom *atom, CaValue *ret) {
+_noinline_ static void select_attr(CaEval *ev, CaValue *v, const CaAtom *atom, CaValue *ret) {
         switch (v->type) {
         case CA_UNDEFINED:
                 *ret = ca_undefined();
@@ -261,6 +267,32 @@ static void select_attr(CaEval *ev, CaValue *v, const CaAtom *atom, CaValue *ret
         }
 }
 
+/* Look up the name of reference node n in ad alone, trying first the
+ * position where the name was found last time: ads of one kind (slot
+ * ads of one agent, say) list their attributes in the same order, so the
+ * guess, checked against the entry, saves the hash lookup. */
+static inline const CaAttr *lookup_at_guess(const ClassAd *ad, const CaNode *n) {
+        uint32_t guess = n->nargs;
+        if (guess && guess <= ad->n && ad->attrs[guess - 1].atom == n->u.attr.atom)
+                return &ad->attrs[guess - 1];
+        const CaAttr *a = ca_ad_lookup(ad, n->u.attr.atom);
+        if (a && a - ad->attrs < CA_MAX_ARGS)
+                ((CaNode *) n)->nargs = (uint16_t) (a - ad->attrs + 1); /* a hint only */
+        return a;
+}
+
+/* lookup_chain with the guess for the first ad. */
+static inline const CaAttr *lookup_chain_guess(const ClassAd *ad, const CaNode *n, const ClassAd **ret_scope) {
+        if (!ad)
+                return NULL;
+        const CaAttr *a = lookup_at_guess(ad, n);
+        if (a) {
+                *ret_scope = ad;
+                return a;
+        }
+        return ad->parent ? lookup_chain(ad->parent, n->u.attr.atom, ret_scope) : NULL;
+}
+
 /* Whether ad or an enclosing ad defines a scope name as an attribute. */
 static bool defines_scope_name(const ClassAd *ad, const CaAtom *atom) {
         for (; ad; ad = ad->parent)
@@ -269,7 +301,7 @@ static bool defines_scope_name(const ClassAd *ad, const CaAtom *atom) {
         return false;
 }
 
-static void eval_attr_node(CaEval *ev, const CaNode *n, CaValue *ret) {
+_noinline_ static void eval_attr_node(CaEval *ev, const CaNode *n, CaValue *ret) {
         const CaAtom *atom = n->u.attr.atom;
         if (!n->u.attr.base) {
                 if (n->flags & CA_NF_ABSOLUTE) {
@@ -281,16 +313,33 @@ static void eval_attr_node(CaEval *ev, const CaNode *n, CaValue *ret) {
                                 *ret = ca_undefined();
                         return;
                 }
-                ca_eval_attr_ref(ev, atom, ret);
+                /* the common case: found in the current ad or around it */
+                const ClassAd *scope;
+                const CaAttr *a = lookup_chain_guess(ev->cur, n, &scope);
+                if (a)
+                        eval_attr_in(ev, scope, a, ret);
+                else
+                        ca_eval_attr_ref(ev, atom, ret);
                 return;
         }
         const CaNode *base = n->u.attr.base;
         /* Fast path for MY.x and TARGET.x: no value for the ad itself. */
+        if (n->op == SP_TARGET && ev->cur && !ev->cur->parent && !ev->cur->has_special &&
+            (ev->cur == ev->left || ev->cur == ev->right)) {
+                /* TARGET.x from the top of one of the two matched ads */
+                const ClassAd *target = ev->cur == ev->left ? ev->right : ev->left, *scope;
+                const CaAttr *a = lookup_chain_guess(target, n, &scope);
+                if (a)
+                        eval_attr_in(ev, scope, a, ret);
+                else
+                        *ret = ca_undefined();
+                return;
+        }
         if (n->op != SP_NONE) {
                 Special sp = (Special) n->op;
                 const ClassAd *sp_ad, *scope;
                 if (!defines_scope_name(ev->cur, base->u.attr.atom) && special_ad(ev, sp, &sp_ad)) {
-                        const CaAttr *a = sp_ad ? lookup_chain(sp_ad, atom, &scope) : NULL;
+                        const CaAttr *a = lookup_chain_guess(sp_ad, n, &scope);
                         if (a)
                                 eval_attr_in(ev, scope, a, ret);
                         else
@@ -303,7 +352,7 @@ static void eval_attr_node(CaEval *ev, const CaNode *n, CaValue *ret) {
         select_attr(ev, &v, atom, ret);
 }
 
-static void eval_subscript(CaEval *ev, const CaNode *n, CaValue *ret) {
+_noinline_ static void eval_subscript(CaEval *ev, const CaNode *n, CaValue *ret) {
         CaValue base, idx;
         ca_eval(ev, n->u.op.a, &base);
         ca_eval(ev, n->u.op.b, &idx);
@@ -333,7 +382,7 @@ static void eval_subscript(CaEval *ev, const CaNode *n, CaValue *ret) {
 }
 
 /* HTCondor's && and ||: short-circuit, UNDEFINED-aware, non-boolean is ERROR. */
-static void eval_logical(CaEval *ev, const CaNode *n, CaValue *ret) {
+_noinline_ static void eval_logical(CaEval *ev, const CaNode *n, CaValue *ret) {
         bool is_and = n->op == CA_OP_AND;
         CaValue a, b;
         bool ab, bb;
@@ -372,7 +421,7 @@ static void eval_logical(CaEval *ev, const CaNode *n, CaValue *ret) {
                 *ret = ca_undefined();
 }
 
-static void eval_op(CaEval *ev, const CaNode *n, CaValue *ret) {
+_noinline_ static void eval_op(CaEval *ev, const CaNode *n, CaValue *ret) {
         CaValue a, b;
         switch (n->op) {
         case CA_OP_PAREN:
@@ -429,11 +478,6 @@ static void eval_op(CaEval *ev, const CaNode *n, CaValue *ret) {
 }
 
 void ca_eval_node(CaEval *ev, const CaNode *n, CaValue *ret) {
-        if (_unlikely_(ev->depth >= CA_MAX_EVAL_DEPTH || ++ev->steps > CA_MAX_EVAL_STEPS)) {
-                *ret = ca_error();
-                return;
-        }
-        ev->depth++;
         switch (n->kind) {
         case CA_N_LITERAL:
                 *ret = n->u.lit;
@@ -445,10 +489,10 @@ void ca_eval_node(CaEval *ev, const CaNode *n, CaValue *ret) {
                 eval_op(ev, n, ret);
                 break;
         case CA_N_CALL:
-                if (n->u.call.fn)
+                if (n->u.call.fn && ++ev->steps <= CA_MAX_EVAL_STEPS)
                         n->u.call.fn->impl(ev, (const CaNode *const *) n->u.call.args, n->nargs, ret);
                 else
-                        *ret = ca_error(); /* unknown function */
+                        *ret = ca_error(); /* unknown function, or out of budget */
                 break;
         case CA_N_LIST:
                 *ret = (CaValue){ .type = CA_LIST, .u.l = { n->u.list, ev->cur } };
@@ -460,7 +504,6 @@ void ca_eval_node(CaEval *ev, const CaNode *n, CaValue *ret) {
                 *ret = ca_error();
                 break;
         }
-        ev->depth--;
 }
 
 const CaNode *ca_resolve_ref(CaEval *ev, const CaNode *ref, const ClassAd **ret_scope) {
@@ -486,22 +529,29 @@ const CaNode *ca_resolve_ref(CaEval *ev, const CaNode *ref, const ClassAd **ret_
         return a->expr;
 }
 
-void ca_fold(CaArena *arena, CaNode *n, CaMode mode) {
+CaNode *ca_fold(CaArena *arena, CaNode *n, CaMode mode) {
         CaEval ev;
         ca_eval_init(&ev, mode, NULL, NULL, NULL);
         CaValue v;
         ca_eval(&ev, n, &v);
         if (v.type == CA_LIST || v.type == CA_AD) {
                 ca_value_drop(&v);
-                return; /* structured results stay expressions */
+                return n; /* structured results stay expressions */
         }
         if (v.type == CA_STRING && v.u.s->refs >= 0) {
                 CaStr *s = ca_arena_str(arena, v.u.s->s, v.u.s->len);
                 ca_value_drop(&v);
                 if (!s)
-                        return;
+                        return n;
                 v = ca_string_take(s);
         }
-        n->k = v;
-        n->flags |= CA_NF_CONST;
+        CaNode *f = ca_arena_alloc(arena, sizeof(CaNode));
+        if (!f)
+                return n; /* folding is an optimisation */
+        f->kind = CA_N_FOLDED;
+        f->flags = CA_NF_CONST;
+        f->depth = n->depth;
+        f->u.folded.k = v;
+        f->u.folded.orig = n;
+        return f;
 }

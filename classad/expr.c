@@ -45,17 +45,14 @@ static CaNode *copy(CaArena *dst, const CaNode *n, const ClassAd *parent) {
         if (!c)
                 return NULL;
         *c = *n;
-        if (!copy_string(dst, &c->k))
-                return NULL;
         switch (n->kind) {
         case CA_N_LITERAL:
-                if (n->u.lit.type == CA_STRING) {
-                        if (n->k.type == CA_STRING && n->k.u.s == n->u.lit.u.s)
-                                c->u.lit = c->k;
-                        else if (!copy_string(dst, &c->u.lit))
-                                return NULL;
-                }
-                return c;
+                return copy_string(dst, &c->u.lit) ? c : NULL;
+        case CA_N_FOLDED:
+                if (!copy_string(dst, &c->u.folded.k))
+                        return NULL;
+                c->u.folded.orig = copy(dst, n->u.folded.orig, parent);
+                return c->u.folded.orig ? c : NULL;
         case CA_N_ATTR:
                 c->u.attr.spelling = ca_arena_strndup(dst, n->u.attr.spelling, strlen(n->u.attr.spelling));
                 if (!c->u.attr.spelling)

@@ -162,15 +162,16 @@ static void fn_eval(CaEval *ev, const CaNode *const *args, uint32_t nargs, CaVal
         CaArena arena = {};
         CaNode *n;
         CaError err;
-        if (ca_parse_expr(&arena, fn_str(&s), fn_strlen(&s), ev->mode, &n, &err) < 0) {
+        if (ca_parse_expr(&arena, fn_str(&s), fn_strlen(&s), ev->mode, &n, &err) < 0 ||
+            ev->depth + n->depth > CA_MAX_EVAL_DEPTH) {
                 *ret = ca_error();
         } else {
                 ListSet tmp = {};
                 collect_lists(n, &tmp, ev->cur, 0);
-                ev->depth++;
+                ev->depth += n->depth; /* the recursion this tree may add */
                 ca_eval(ev, n, ret);
                 own_eval_result(ev, ret, &tmp);
-                ev->depth--;
+                ev->depth -= n->depth;
                 free(tmp.l);
         }
         ca_arena_release(&arena);
@@ -269,6 +270,7 @@ static bool walk_refs(CaEval *ev, const CaNode *n, const ClassAd *cur, Refs *ref
                 return false;
         switch (n->kind) {
         case CA_N_LITERAL:
+        case CA_N_FOLDED: /* constant: no references */
                 return true;
         case CA_N_ATTR: {
                 const ClassAd *start = cur, *scope;

@@ -10,9 +10,8 @@ static void eval_in_match(const ClassAd *ad, const ClassAd *other, CaWellKnown w
         CaEval ev;
         ca_eval_init(&ev, mode, ad, ad, other);
         const CaAtom *atom = ca_atom_wk(which);
-        const CaAttr *a = atom ? ca_ad_lookup(ad, atom) : NULL;
-        if (!a) {
-                *ret = ca_undefined();
+        if (!atom || !ca_ad_lookup(ad, atom)) {
+                *ret = ca_undefined(); /* no Requirements (or Rank) of its own */
                 return;
         }
         ca_eval_attr_ref(&ev, atom, ret);

@@ -436,7 +436,7 @@ static CaNode *new_op(Parser *ps, CaOp op, CaNode *a, CaNode *b, CaNode *c) {
         if (!set_depth(ps, n, a) || !set_depth(ps, n, b) || !set_depth(ps, n, c))
                 return NULL;
         if ((a->flags & CA_NF_CONST) && (!b || (b->flags & CA_NF_CONST)) && (!c || (c->flags & CA_NF_CONST)))
-                ca_fold(ps->arena, n, ps->mode);
+                return ca_fold(ps->arena, n, ps->mode);
         return n;
 }
 
@@ -445,7 +445,6 @@ static CaNode *new_literal(Parser *ps, CaValue v) {
         if (!n)
                 return NULL;
         n->u.lit = v;
-        n->k = v;
         n->flags = CA_NF_CONST;
         return n;
 }
@@ -557,15 +556,19 @@ static CaNode *parse_call(Parser *ps, const char *name, size_t len) {
         }
         if (!expect(ps, T_RPAREN, "',' or ')' in function call"))
                 goto fail;
+        if (n > CA_MAX_ARGS) {
+                fail_at(ps, ps->tstart, "more than %d arguments", CA_MAX_ARGS);
+                goto fail;
+        }
         node->u.call.args = ca_arena_alloc(ps->arena, (n ? n : 1) * sizeof(CaNode *));
-        if (!node->u.call.args || !node->u.call.name || n > UINT32_MAX) {
+        if (!node->u.call.args || !node->u.call.name) {
                 fail_at(ps, ps->tstart, "out of memory");
                 goto fail;
         }
         if (n)
                 memcpy(node->u.call.args, args, n * sizeof(CaNode *));
         free(args);
-        node->nargs = (uint32_t) n;
+        node->nargs = (uint16_t) n;
         /* absTime("...") and relTime("...") with a literal are time literals
          * in HTCondor's parser: a malformed one is a parse error. The call is
          * kept as written (so the text round-trips) and folded below. */
@@ -586,7 +589,7 @@ static CaNode *parse_call(Parser *ps, const char *name, size_t len) {
         for (size_t i = 0; i < n; i++)
                 all_const = all_const && (node->u.call.args[i]->flags & CA_NF_CONST);
         if (all_const && node->u.call.fn && (node->u.call.fn->flags & CA_FN_PURE))
-                ca_fold(ps->arena, node, ps->mode);
+                return ca_fold(ps->arena, node, ps->mode);
         return node;
 fail:
         free(args);
@@ -807,7 +810,6 @@ static CaNode *parse_unary(Parser *ps) {
                 /* -5 is one literal, as HTCondor's parser makes it */
                 a->u.lit = a->u.lit.type == CA_INT ? ca_int((int64_t) (0 - (uint64_t) a->u.lit.u.i))
                                                    : ca_real(-a->u.lit.u.r);
-                a->k = a->u.lit;
                 return a;
         }
         return a ? new_op(ps, op, a, NULL, NULL) : NULL;

@@ -43,7 +43,7 @@ static void quoted(CaBuf *b, const char *s, size_t len, char delim) {
                         ca_buf_putc(b, (char) c);
                         continue;
                 }
-                if (old_style) {
+                if (old_style && delim == '"') { /* old strings: only the quote is escaped */
                         ca_buf_putc(b, (char) c);
                         continue;
                 }
@@ -247,6 +247,9 @@ void ca_unparse_node(CaBuf *b, const CaNode *n) {
                 return;
         case CA_N_AD:
                 ca_unparse_ad(b, n->u.ad);
+                return;
+        case CA_N_FOLDED:
+                ca_unparse_node(b, n->u.folded.orig);
                 return;
         }
 }
