@@ -243,12 +243,19 @@ typedef struct PassResult {
         double seconds;
 } PassResult;
 
+/* How many machines ahead the passes ask for the next ads to be loaded,
+ * as a matchmaker walking the slots would (classad_prefetch). */
+#define PREFETCH_AHEAD 4
+
 static uint64_t pass_requirements_once(const ClassAd *job, const MachineSet *m) {
         uint64_t n = 0;
 
-        for (size_t i = 0; i < m->n; i++)
+        for (size_t i = 0; i < m->n; i++) {
+                if (i + PREFETCH_AHEAD < m->n)
+                        classad_prefetch(m->ads[i + PREFETCH_AHEAD]);
                 if (classad_requirements_met(job, m->ads[i], BENCH_MODE))
                         n++;
+        }
         return n;
 }
 
@@ -259,6 +266,8 @@ static void pass_match_once(const ClassAd *job, const MachineSet *m, uint64_t *r
         for (size_t i = 0; i < m->n; i++) {
                 const ClassAd *machine = m->ads[i];
 
+                if (i + PREFETCH_AHEAD < m->n)
+                        classad_prefetch(m->ads[i + PREFETCH_AHEAD]);
                 if (!classad_match(job, machine, BENCH_MODE))
                         continue;
                 n++;

@@ -291,7 +291,7 @@ void ca_list_elem(CaEval *ev, const CaValue *list, uint32_t i, CaValue *ret);
 
 /* ca_value_clear with the common no-op cases inline. */
 static inline void ca_value_drop(CaValue *v) {
-        if (v->type == CA_STRING || v->type == CA_LIST || v->type == CA_AD)
+        if ((v->type == CA_STRING && v->u.s->refs >= 0) || v->type == CA_LIST || v->type == CA_AD)
                 ca_value_clear(v);
 }
 

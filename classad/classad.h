@@ -184,6 +184,10 @@ int classad_expr_eval(const ClassAdExpr *e, const ClassAd *my, const ClassAd *ta
  * to true with the other ad as TARGET. A missing Requirements is UNDEFINED
  * and so does not match. */
 bool classad_match(const ClassAd *a, const ClassAd *b, CaMode mode);
+/* Hint that ad is about to be matched: start loading what matching reads
+ * (its attribute table) into the cache. A loop over many ads calls it a
+ * few ads ahead, as a matchmaker going through the slots does. */
+void classad_prefetch(const ClassAd *ad);
 /* Only a's Requirements against b. */
 bool classad_requirements_met(const ClassAd *a, const ClassAd *b, CaMode mode);
 /* Rank of `ad` evaluated against target; non-numeric gives 0.0. */

@@ -13,6 +13,7 @@
 #include "classad-internal.h"
 
 #include <stdlib.h>
+#include <strings.h>
 #include <time.h>
 
 typedef enum Special {
@@ -352,6 +353,39 @@ _noinline_ static void eval_attr_node(CaEval *ev, const CaNode *n, CaValue *ret)
         select_attr(ev, &v, atom, ret);
 }
 
+/* The most common leaves of a policy, without the general machinery: a
+ * name of the current ad or TARGET.name, when it names a constant. false:
+ * take the general path (which also covers enclosing ads, the old-mode
+ * TARGET fallback, expressions, cycles). */
+static inline bool eval_ref_fast(CaEval *ev, const CaNode *n, CaValue *ret) {
+        if (n->kind != CA_N_ATTR)
+                return false;
+        const ClassAd *cur = ev->cur, *ad;
+        if (!cur || cur->has_special)
+                return false;
+        if (n->op == SP_TARGET) {
+                if (cur->parent || (cur != ev->left && cur != ev->right))
+                        return false;
+                ad = cur == ev->left ? ev->right : ev->left;
+        } else if (!n->u.attr.base && !(n->flags & CA_NF_ABSOLUTE))
+                ad = cur;
+        else
+                return false;
+        const CaAttr *a = lookup_at_guess(ad, n);
+        if (!a || !a->is_const)
+                return false;
+        *ret = a->k;
+        return true;
+}
+
+/* ca_eval with the fast leaves inline. */
+static inline void eval_fast(CaEval *ev, const CaNode *n, CaValue *ret) {
+        if (n->flags & CA_NF_CONST)
+                *ret = n->u.lit;
+        else if (!eval_ref_fast(ev, n, ret))
+                ca_eval_node(ev, n, ret);
+}
+
 _noinline_ static void eval_subscript(CaEval *ev, const CaNode *n, CaValue *ret) {
         CaValue base, idx;
         ca_eval(ev, n->u.op.a, &base);
@@ -386,7 +420,7 @@ _noinline_ static void eval_logical(CaEval *ev, const CaNode *n, CaValue *ret) {
         bool is_and = n->op == CA_OP_AND;
         CaValue a, b;
         bool ab, bb;
-        ca_eval(ev, n->u.op.a, &a);
+        eval_fast(ev, n->u.op.a, &a);
         if (a.type == CA_ERROR) {
                 *ret = ca_error();
                 return;
@@ -404,7 +438,7 @@ _noinline_ static void eval_logical(CaEval *ev, const CaNode *n, CaValue *ret) {
                         return;
                 }
         }
-        ca_eval(ev, n->u.op.b, &b);
+        eval_fast(ev, n->u.op.b, &b);
         if (b.type == CA_ERROR || b.type == CA_UNDEFINED) {
                 *ret = b;
                 return;
@@ -425,14 +459,14 @@ _noinline_ static void eval_op(CaEval *ev, const CaNode *n, CaValue *ret) {
         CaValue a, b;
         switch (n->op) {
         case CA_OP_PAREN:
-                ca_eval(ev, n->u.op.a, ret);
+                eval_fast(ev, n->u.op.a, ret);
                 return;
         case CA_OP_AND:
         case CA_OP_OR:
                 eval_logical(ev, n, ret);
                 return;
         case CA_OP_COND: {
-                ca_eval(ev, n->u.op.a, &a);
+                eval_fast(ev, n->u.op.a, &a);
                 bool c;
                 if (a.type == CA_UNDEFINED || a.type == CA_ERROR)
                         *ret = a;
@@ -440,7 +474,7 @@ _noinline_ static void eval_op(CaEval *ev, const CaNode *n, CaValue *ret) {
                         ca_value_drop(&a);
                         *ret = ca_error();
                 } else
-                        ca_eval(ev, c ? n->u.op.b : n->u.op.c, ret);
+                        eval_fast(ev, c ? n->u.op.b : n->u.op.c, ret);
                 return;
         }
         case CA_OP_ELVIS:
@@ -457,8 +491,16 @@ _noinline_ static void eval_op(CaEval *ev, const CaNode *n, CaValue *ret) {
                 ca_value_drop(&a);
                 return;
         default:
-                ca_eval(ev, n->u.op.a, &a);
-                ca_eval(ev, n->u.op.b, &b);
+                eval_fast(ev, n->u.op.a, &a);
+                eval_fast(ev, n->u.op.b, &b);
+                if (a.type == CA_STRING && b.type == CA_STRING && (n->op == CA_OP_EQ || n->op == CA_OP_NE)) {
+                        /* == on strings ignores case; lengths differ, strings differ */
+                        bool eq = a.u.s->len == b.u.s->len && strcasecmp(a.u.s->s, b.u.s->s) == 0;
+                        *ret = ca_bool(n->op == CA_OP_EQ ? eq : !eq);
+                        ca_value_drop(&a);
+                        ca_value_drop(&b);
+                        return;
+                }
                 if (a.type == CA_INT && b.type == CA_INT && n->op >= CA_OP_LT && n->op <= CA_OP_NE) {
                         int64_t x = a.u.i, y = b.u.i;
                         switch (n->op) {

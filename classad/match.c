@@ -39,3 +39,13 @@ double classad_rank(const ClassAd *ad, const ClassAd *target, CaMode mode) {
         ca_value_clear(&v);
         return d;
 }
+
+void classad_prefetch(const ClassAd *ad) {
+        if (!ad)
+                return;
+        __builtin_prefetch(ad);
+        const char *p = (const char *) ad->attrs;
+        size_t bytes = (size_t) ad->n * sizeof(CaAttr);
+        for (size_t off = 0; off < bytes; off += 64)
+                __builtin_prefetch(p + off);
+}
