@@ -415,44 +415,91 @@ _noinline_ static void eval_subscript(CaEval *ev, const CaNode *n, CaValue *ret)
         ca_value_drop(&idx);
 }
 
-/* HTCondor's && and ||: short-circuit, UNDEFINED-aware, non-boolean is ERROR. */
+/* HTCondor's && and ||: short-circuit, UNDEFINED-aware, non-boolean is
+ * ERROR. A chain a && b && c (left-deep as parsed) is walked in one loop,
+ * operand by operand, which gives the nested result without recursing. */
+typedef enum Tri { TRI_FALSE, TRI_TRUE, TRI_UNDEF, TRI_ERROR } Tri;
+
+static inline Tri tri_of(CaValue *v) {
+        bool b;
+        Tri t;
+        if (v->type == CA_UNDEFINED)
+                return TRI_UNDEF;
+        if (v->type == CA_ERROR)
+                return TRI_ERROR;
+        t = ca_to_bool(v, &b) ? (b ? TRI_TRUE : TRI_FALSE) : TRI_ERROR;
+        ca_value_drop(v);
+        return t;
+}
+
+/* The comparisons policies are made of (TARGET.Memory >= RequestMemory,
+ * Arch == "X86_64") between two fast leaves, straight to a truth value.
+ * false: not such a comparison, or not of two integers or two strings. */
+static inline bool cmp_fast(CaEval *ev, const CaNode *n, Tri *ret) {
+        if (n->kind != CA_N_OP || n->op < CA_OP_LT || n->op > CA_OP_NE)
+                return false;
+        CaValue a, b;
+        const CaNode *na = n->u.op.a, *nb = n->u.op.b;
+        if (na->flags & CA_NF_CONST)
+                a = na->u.lit;
+        else if (!eval_ref_fast(ev, na, &a))
+                return false;
+        if (nb->flags & CA_NF_CONST)
+                b = nb->u.lit;
+        else if (!eval_ref_fast(ev, nb, &b))
+                return false;
+        int c;
+        if (a.type == CA_INT && b.type == CA_INT)
+                c = a.u.i < b.u.i ? -1 : a.u.i > b.u.i;
+        else if (a.type == CA_STRING && b.type == CA_STRING) {
+                if (n->op == CA_OP_EQ || n->op == CA_OP_NE)
+                        c = a.u.s->len != b.u.s->len || strcasecmp(a.u.s->s, b.u.s->s) != 0;
+                else
+                        c = strcasecmp(a.u.s->s, b.u.s->s);
+        } else
+                return false; /* constants are static: nothing to release */
+        bool r;
+        switch (n->op) {
+        case CA_OP_LT: r = c < 0; break;
+        case CA_OP_LE: r = c <= 0; break;
+        case CA_OP_GT: r = c > 0; break;
+        case CA_OP_GE: r = c >= 0; break;
+        case CA_OP_EQ: r = c == 0; break;
+        default: r = c != 0; break;
+        }
+        *ret = r ? TRI_TRUE : TRI_FALSE;
+        return true;
+}
+
+static inline Tri eval_tri(CaEval *ev, const CaNode *n) {
+        Tri t;
+        if (cmp_fast(ev, n, &t))
+                return t;
+        CaValue v;
+        eval_fast(ev, n, &v);
+        return tri_of(&v);
+}
+
 _noinline_ static void eval_logical(CaEval *ev, const CaNode *n, CaValue *ret) {
         bool is_and = n->op == CA_OP_AND;
-        CaValue a, b;
-        bool ab, bb;
-        eval_fast(ev, n->u.op.a, &a);
-        if (a.type == CA_ERROR) {
-                *ret = ca_error();
-                return;
+        Tri stop = is_and ? TRI_FALSE : TRI_TRUE; /* false && x, true || x */
+        const CaNode *spine[32];
+        int k = 0;
+        const CaNode *m = n;
+        while (k < (int) ELEMENTSOF(spine) && m->kind == CA_N_OP && m->op == n->op && !(m->flags & CA_NF_CONST)) {
+                spine[k++] = m;
+                m = m->u.op.a;
         }
-        bool a_undef = a.type == CA_UNDEFINED;
-        if (!a_undef) {
-                bool ok = ca_to_bool(&a, &ab);
-                ca_value_drop(&a);
-                if (!ok) {
-                        *ret = ca_error();
-                        return;
-                }
-                if (ab != is_and) { /* false && x, true || x */
-                        *ret = ca_bool(ab);
-                        return;
-                }
+        Tri acc = eval_tri(ev, m);
+        while (k > 0 && acc != TRI_ERROR && acc != stop) {
+                Tri t = eval_tri(ev, spine[--k]->u.op.b);
+                if (t == TRI_ERROR || t == TRI_UNDEF)
+                        acc = t;
+                else if (acc != TRI_UNDEF || t == stop)
+                        acc = t; /* true && t is t; undefined && false is false */
+                /* else: undefined && true stays undefined */
         }
-        eval_fast(ev, n->u.op.b, &b);
-        if (b.type == CA_ERROR || b.type == CA_UNDEFINED) {
-                *ret = b;
-                return;
-        }
-        bool ok = ca_to_bool(&b, &bb);
-        ca_value_drop(&b);
-        if (!ok)
-                *ret = ca_error();
-        else if (!a_undef)
-                *ret = ca_bool(bb);
-        else if (bb != is_and) /* undefined && false, undefined || true */
-                *ret = ca_bool(bb);
-        else
-                *ret = ca_undefined();
+        *ret = acc == TRI_ERROR ? ca_error() : acc == TRI_UNDEF ? ca_undefined() : ca_bool(acc == TRI_TRUE);
 }
 
 _noinline_ static void eval_op(CaEval *ev, const CaNode *n, CaValue *ret) {
