@@ -150,16 +150,20 @@ static void maybe_compact(ClassAd *ad) {
 
 int ca_ad_insert(ClassAd *ad, const CaAtom *atom, const char *spelling, size_t spelling_len, CaNode *expr,
                  size_t bytes) {
-        const char *name = ca_arena_strndup(ad->arena, spelling, spelling_len);
-        if (!name)
-                return -ENOMEM;
-        bytes += spelling_len + 1;
+        /* names are nearly always spelled as the first time: share that */
+        const char *name = ca_atom_spelled(atom, spelling, spelling_len);
+        if (!name) {
+                name = ca_arena_strndup(ad->arena, spelling, spelling_len);
+                if (!name)
+                        return -ENOMEM;
+                bytes += spelling_len + 1;
+        }
         CaAttr entry = { .atom = atom, .name = name, .expr = expr, .bytes = (uint32_t) bytes };
         if (expr->flags & CA_NF_CONST) {
                 entry.k = expr->u.lit;
                 entry.is_const = true;
         }
-        if (ca_is_scope_name(atom))
+        if (atom->scope != CA_SCOPE_NONE)
                 ad->has_special = true;
         CaAttr *a = (CaAttr *) ca_ad_lookup(ad, atom);
         if (a) {

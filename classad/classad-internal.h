@@ -38,15 +38,38 @@ void ca_ad_destroy_embedded(ClassAd *ad);                    /* frees an embedde
 
 /* ---- interned attribute names (case-insensitive) ---- */
 
+/* The scope names: MY.x, TARGET.x ... (SELF/MY/TARGET/OTHER/LEFT/RIGHT/
+ * PARENT/ROOT/TOPLEVEL, any case). */
+typedef enum CaScope {
+        CA_SCOPE_NONE, CA_SCOPE_SELF, CA_SCOPE_MY, CA_SCOPE_TARGET, CA_SCOPE_LEFT, CA_SCOPE_RIGHT,
+        CA_SCOPE_PARENT, CA_SCOPE_ROOT,
+} CaScope;
+
 typedef struct CaAtom {
         uint32_t id;
         uint32_t hash;
         uint32_t len;
-        char name[];  /* lower-cased */
+        uint8_t scope;        /* CaScope */
+        const char *spelling; /* as first seen: the usual spelling, shared */
+        char name[];          /* lower-cased, then the spelling */
 } CaAtom;
 
+/* ASCII lower case of every byte. */
+extern const unsigned char ca_lower[256];
+/* The hash ca_atom uses: FNV-1a over the lower-cased bytes; h starts at
+ * CA_HASH_INIT and takes one byte at a time. */
+#define CA_HASH_INIT 2166136261u
+static inline uint32_t ca_hash_step(uint32_t h, unsigned char c) {
+        return (h ^ ca_lower[c]) * 16777619u;
+}
+
 const CaAtom *ca_atom(const char *name, size_t len); /* NULL on ENOMEM */
+const CaAtom *ca_atom_hashed(const char *name, size_t len, uint32_t hash); /* hash from ca_hash_step */
 const CaAtom *ca_atom_find(const char *name, size_t len); /* NULL if never interned */
+/* The atom's shared spelling when it is spelled so, else NULL. */
+static inline const char *ca_atom_spelled(const CaAtom *a, const char *s, size_t len) {
+        return a->len == len && memcmp(a->spelling, s, len) == 0 ? a->spelling : NULL;
+}
 
 /* Well-known atoms, interned at first use. */
 typedef enum CaWellKnown {
@@ -308,11 +331,8 @@ static inline bool ca_to_bool(const CaValue *v, bool *ret) {
         default: return false;
         }
 }
-/* Whether name is one of the scope names (MY, TARGET, ...). */
-bool ca_is_scope_name(const CaAtom *atom);
-/* Scope code of a name (0 if none), kept in CA_N_ATTR nodes' `op` for
- * base.name where base is a plain scope name. */
-uint8_t ca_scope_code(const CaAtom *atom);
+/* A CA_N_ATTR node base.name where base is a plain scope name keeps that
+ * name's CaScope in its `op`. */
 
 /* ---- built-in functions ---- */
 

@@ -16,52 +16,18 @@
 #include <strings.h>
 #include <time.h>
 
-typedef enum Special {
-        SP_NONE, SP_SELF, SP_MY, SP_TARGET, SP_LEFT, SP_RIGHT, SP_PARENT, SP_ROOT,
-} Special;
+typedef CaScope Special;
+#define SP_NONE CA_SCOPE_NONE
+#define SP_SELF CA_SCOPE_SELF
+#define SP_MY CA_SCOPE_MY
+#define SP_TARGET CA_SCOPE_TARGET
+#define SP_LEFT CA_SCOPE_LEFT
+#define SP_RIGHT CA_SCOPE_RIGHT
+#define SP_PARENT CA_SCOPE_PARENT
+#define SP_ROOT CA_SCOPE_ROOT
 
-static Special special_of(const CaAtom *a);
-
-static struct {
-        bool ready;
-        const CaAtom *self, *my, *target, *other, *left, *right, *parent, *root, *toplevel;
-} names;
-
-static void names_init(void) {
-#define A(s) ca_atom(s, sizeof(s) - 1)
-        names.self = A("self");
-        names.my = A("my");
-        names.target = A("target");
-        names.other = A("other");
-        names.left = A("left");
-        names.right = A("right");
-        names.parent = A("parent");
-        names.root = A("root");
-        names.toplevel = A("toplevel");
-#undef A
-        names.ready = names.self && names.my && names.target && names.other && names.left && names.right &&
-                      names.parent && names.root && names.toplevel;
-}
-
-bool ca_is_scope_name(const CaAtom *atom) {
-        return ca_scope_code(atom) != SP_NONE;
-}
-
-uint8_t ca_scope_code(const CaAtom *atom) {
-        if (!names.ready)
-                names_init();
-        return (uint8_t) special_of(atom);
-}
-
-static Special special_of(const CaAtom *a) {
-        if (a == names.self) return SP_SELF;
-        if (a == names.my) return SP_MY;
-        if (a == names.target || a == names.other) return SP_TARGET;
-        if (a == names.left) return SP_LEFT;
-        if (a == names.right) return SP_RIGHT;
-        if (a == names.parent) return SP_PARENT;
-        if (a == names.root || a == names.toplevel) return SP_ROOT;
-        return SP_NONE;
+static inline Special special_of(const CaAtom *a) {
+        return (Special) a->scope;
 }
 
 static int64_t pinned_now;
@@ -75,8 +41,6 @@ void ca_set_now(int64_t t) {
 }
 
 void ca_eval_init(CaEval *ev, CaMode mode, const ClassAd *cur, const ClassAd *left, const ClassAd *right) {
-        if (!names.ready)
-                names_init();
         ev->mode = mode;
         ev->cur = cur;
         ev->left = left;

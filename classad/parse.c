@@ -53,7 +53,10 @@ typedef struct Parser {
         const char *tstart; /* where the token starts */
         int64_t ival;
         double rval;
-        CaBuf sbuf;         /* string or quoted-name contents */
+        uint32_t hash;      /* T_IDENT: ca_atom's hash of the name */
+        const char *sptr;   /* T_STRING, T_QNAME: contents, in the text when */
+        size_t slen;        /* written without escapes, else in sbuf */
+        CaBuf sbuf;         /* contents with escapes processed */
 } Parser;
 
 static void fail_at(Parser *ps, const char *where, const char *fmt, ...) _printf_(3, 4);
@@ -97,6 +100,8 @@ static void skip_space(Parser *ps) {
         for (;;) {
                 while (ps->p < ps->end && IS_SPACE(*ps->p))
                         ps->p++;
+                if (ps->p >= ps->end || *ps->p != '/')
+                        return;
                 if (ps->end - ps->p >= 2 && ps->p[0] == '/' && ps->p[1] == '/') {
                         while (ps->p < ps->end && *ps->p != '\n')
                                 ps->p++;
@@ -122,6 +127,16 @@ static void skip_space(Parser *ps) {
 /* Body of a "string" or 'name' with C escapes; ps->p is after the quote. */
 static bool lex_quoted(Parser *ps, char quote) {
         const char *start = ps->p - 1;
+        /* the usual case: no escape, no NUL; the contents stay in the text */
+        const char *q = ps->p;
+        while (q < ps->end && *q != quote && *q != '\\' && *q != 0)
+                q++;
+        if (q < ps->end && *q == quote) {
+                ps->sptr = ps->p;
+                ps->slen = (size_t) (q - ps->p);
+                ps->p = q + 1;
+                return true;
+        }
         ps->sbuf.len = 0;
         ca_buf_putn(&ps->sbuf, "", 0);
         while (ps->p < ps->end && *ps->p != quote) {
@@ -182,6 +197,8 @@ static bool lex_quoted(Parser *ps, char quote) {
                 fail_at(ps, start, "out of memory");
                 return false;
         }
+        ps->sptr = ps->sbuf.p;
+        ps->slen = ps->sbuf.len;
         return true;
 }
 
@@ -318,11 +335,14 @@ static void next(Parser *ps) {
                 return;
         }
         if (IS_IDENT_START(c)) {
+                uint32_t h = CA_HASH_INIT;
                 while (ps->p < ps->end && IS_IDENT_CHAR(*ps->p))
-                        ps->p++;
+                        h = ca_hash_step(h, (unsigned char) *ps->p++);
                 size_t n = (size_t) (ps->p - s);
                 ps->tok = T_IDENT;
-                if (n > 9 || !strchr("tTfFuUeEiI", c))
+                ps->hash = h;
+                unsigned char l = ca_lower[(unsigned char) c];
+                if (n > 9 || (l != 't' && l != 'f' && l != 'u' && l != 'e' && l != 'i'))
                         return;
                 if (word_is(s, n, "true"))
                         ps->tok = T_TRUE;
@@ -596,29 +616,36 @@ fail:
         return NULL;
 }
 
-static CaNode *new_attr(Parser *ps, CaNode *base, const char *name, size_t len) {
+/* hash: ca_atom's hash of name when the lexer computed it, else NULL. */
+static CaNode *new_attr(Parser *ps, CaNode *base, const char *name, size_t len, const uint32_t *hash) {
         CaNode *n = new_node(ps, CA_N_ATTR);
         if (!n)
                 return NULL;
-        n->u.attr.atom = ca_atom(name, len);
-        n->u.attr.spelling = ca_arena_strndup(ps->arena, name, len);
+        /* an identifier just lexed comes with its hash */
+        const CaAtom *atom = hash ? ca_atom_hashed(name, len, *hash) : ca_atom(name, len);
+        n->u.attr.atom = atom;
         n->u.attr.base = base;
-        if (!n->u.attr.atom || !n->u.attr.spelling) {
+        if (!atom) {
+                fail_at(ps, ps->tstart, "out of memory");
+                return NULL;
+        }
+        n->u.attr.spelling = ca_atom_spelled(atom, name, len);
+        if (!n->u.attr.spelling && !(n->u.attr.spelling = ca_arena_strndup(ps->arena, name, len))) {
                 fail_at(ps, ps->tstart, "out of memory");
                 return NULL;
         }
         if (!set_depth(ps, n, base))
                 return NULL;
         if (base && base->kind == CA_N_ATTR && !base->u.attr.base && !(base->flags & CA_NF_ABSOLUTE))
-                n->op = ca_scope_code(base->u.attr.atom);
+                n->op = base->u.attr.atom->scope;
         return n;
 }
 
 /* An attribute name after '.': identifier or 'quoted'. Keywords are names here. */
 static bool take_name(Parser *ps, const char **ret, size_t *ret_len) {
         if (ps->tok == T_QNAME) {
-                *ret = ps->sbuf.p;
-                *ret_len = ps->sbuf.len;
+                *ret = ps->sptr;
+                *ret_len = ps->slen;
                 return true;
         }
         if (ps->tok == T_IDENT || ps->tok == T_TRUE || ps->tok == T_FALSE || ps->tok == T_UNDEF ||
@@ -660,14 +687,32 @@ static CaNode *parse_primary(Parser *ps) {
                 next(ps);
                 return n;
         case T_STRING: {
-                /* adjacent string literals are one string */
-                CaBuf all = {};
                 const char *start = ps->tstart;
-                while (ps->tok == T_STRING) {
-                        ca_buf_putn(&all, ps->sbuf.p ? ps->sbuf.p : "", ps->sbuf.len);
+                CaStr *s;
+                if (ps->sptr != ps->sbuf.p) {
+                        /* written without escapes: straight from the text, unless
+                         * another literal follows */
+                        const char *text = ps->sptr;
+                        size_t len = ps->slen;
+                        next(ps);
+                        if (ps->tok != T_STRING) {
+                                s = ca_arena_str(ps->arena, text, len);
+                                if (!s) {
+                                        fail_at(ps, start, "out of memory");
+                                        return NULL;
+                                }
+                                return new_literal(ps, ca_string_take(s));
+                        }
+                        ps->p = ps->tstart = start; /* concatenation: read them again */
                         next(ps);
                 }
-                CaStr *s = all.oom ? NULL : ca_arena_str(ps->arena, all.p ? all.p : "", all.len);
+                /* adjacent string literals are one string */
+                CaBuf all = {};
+                while (ps->tok == T_STRING) {
+                        ca_buf_putn(&all, ps->sptr ? ps->sptr : "", ps->slen);
+                        next(ps);
+                }
+                s = all.oom ? NULL : ca_arena_str(ps->arena, all.p ? all.p : "", all.len);
                 ca_buf_free(&all);
                 if (!s) {
                         fail_at(ps, start, "out of memory");
@@ -678,15 +723,16 @@ static CaNode *parse_primary(Parser *ps) {
         case T_IDENT: {
                 const char *name = ps->tstart;
                 size_t len = (size_t) (ps->p - ps->tstart);
+                uint32_t hash = ps->hash;
                 next(ps);
                 if (ps->tok == T_LPAREN) {
                         next(ps);
                         return parse_call(ps, name, len);
                 }
-                return new_attr(ps, NULL, name, len);
+                return new_attr(ps, NULL, name, len, &hash);
         }
         case T_QNAME: {
-                n = new_attr(ps, NULL, ps->sbuf.p, ps->sbuf.len);
+                n = new_attr(ps, NULL, ps->sptr, ps->slen, NULL);
                 next(ps);
                 return n;
         }
@@ -696,7 +742,7 @@ static CaNode *parse_primary(Parser *ps) {
                 size_t len;
                 if (!take_name(ps, &name, &len))
                         return NULL;
-                n = new_attr(ps, NULL, name, len);
+                n = new_attr(ps, NULL, name, len, ps->tok == T_IDENT ? &ps->hash : NULL);
                 if (n)
                         n->flags |= CA_NF_ABSOLUTE;
                 next(ps);
@@ -779,7 +825,7 @@ static CaNode *parse_postfix_of(Parser *ps, CaNode *n) {
                         size_t len;
                         if (!take_name(ps, &name, &len))
                                 return NULL;
-                        n = new_attr(ps, n, name, len);
+                        n = new_attr(ps, n, name, len, ps->tok == T_IDENT ? &ps->hash : NULL);
                         next(ps);
                 } else
                         break;
@@ -881,12 +927,15 @@ static CaNode *parse_expr(Parser *ps) {
 static bool parse_definition(Parser *ps, ClassAd *ad) {
         const char *name;
         size_t len;
+        const CaAtom *atom;
         if (ps->tok == T_QNAME) {
-                name = ps->sbuf.p;
-                len = ps->sbuf.len;
+                name = ps->sptr;
+                len = ps->slen;
+                atom = len ? ca_atom(name, len) : NULL;
         } else if (ps->tok == T_IDENT) {
                 name = ps->tstart;
                 len = (size_t) (ps->p - ps->tstart);
+                atom = ca_atom_hashed(name, len, ps->hash);
         } else {
                 fail_at(ps, ps->tstart, ps->tok == T_EOF ? "unexpected end of input, expected an attribute name"
                                                         : "expected an attribute name");
@@ -896,31 +945,33 @@ static bool parse_definition(Parser *ps, ClassAd *ad) {
                 fail_at(ps, ps->tstart, "empty attribute name");
                 return false;
         }
-        /* the name must survive the lexer's buffer being reused */
-        char small[128];
-        char *copy = len < sizeof small ? small : malloc(len + 1);
-        if (!copy) {
+        if (!atom) {
                 fail_at(ps, ps->tstart, "out of memory");
                 return false;
         }
-        memcpy(copy, name, len);
-        copy[len] = 0;
+        /* The spelling is in the text, except for a quoted name with
+         * escapes, which is in the lexer's buffer: keep the atom's if it
+         * matches, else a copy in the arena, before the buffer is reused. */
+        const char *spelling = ca_atom_spelled(atom, name, len);
+        size_t spelling_bytes = 0;
+        if (!spelling && name == ps->sbuf.p) {
+                spelling = ca_arena_strndup(ps->arena, name, len);
+                spelling_bytes = len + 1;
+                if (!spelling) {
+                        fail_at(ps, ps->tstart, "out of memory");
+                        return false;
+                }
+        } else if (!spelling)
+                spelling = name;
         const char *name_at = ps->tstart;
         next(ps);
-        if (!expect(ps, T_ASSIGN, "'=' after attribute name")) {
-                if (copy != small)
-                        free(copy);
+        if (!expect(ps, T_ASSIGN, "'=' after attribute name"))
                 return false;
-        }
         size_t before = ps->arena->bytes;
         CaNode *e = parse_expr(ps);
-        const CaAtom *atom = e ? ca_atom(copy, len) : NULL;
-        int r = atom ? ca_ad_insert(ad, atom, copy, len, e, ps->arena->bytes - before) : -ENOMEM;
-        if (copy != small)
-                free(copy);
         if (!e)
                 return false;
-        if (r < 0) {
+        if (ca_ad_insert(ad, atom, spelling, len, e, ps->arena->bytes - before + spelling_bytes) < 0) {
                 fail_at(ps, name_at, "out of memory");
                 return false;
         }
