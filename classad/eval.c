@@ -415,7 +415,15 @@ static inline bool cmp_fast(CaEval *ev, const CaNode *n, Tri *ret) {
         int c;
         if (a.type == CA_INT && b.type == CA_INT)
                 c = a.u.i < b.u.i ? -1 : a.u.i > b.u.i;
-        else if (a.type == CA_STRING && b.type == CA_STRING) {
+        else if ((a.type == CA_REAL || a.type == CA_INT) && (b.type == CA_REAL || b.type == CA_INT)) {
+                double x = a.type == CA_REAL ? a.u.r : (double) a.u.i;
+                double y = b.type == CA_REAL ? b.u.r : (double) b.u.i;
+                if (x != x || y != y) { /* NaN is unordered: only != holds */
+                        *ret = n->op == CA_OP_NE ? TRI_TRUE : TRI_FALSE;
+                        return true;
+                }
+                c = x < y ? -1 : x > y;
+        } else if (a.type == CA_STRING && b.type == CA_STRING) {
                 if (n->op == CA_OP_EQ || n->op == CA_OP_NE)
                         c = a.u.s->len != b.u.s->len || strcasecmp(a.u.s->s, b.u.s->s) != 0;
                 else

@@ -202,7 +202,7 @@ static bool lex_quoted(Parser *ps, char quote) {
         return true;
 }
 
-static bool lex_number(Parser *ps) {
+_noinline_ static bool lex_number(Parser *ps) {
         const char *s = ps->p;
         bool real = false;
         const char *q = s;
@@ -312,50 +312,17 @@ static bool word_is(const char *s, size_t n, const char *kw) {
         return strlen(kw) == n && strncasecmp(s, kw, n) == 0;
 }
 
-static void next(Parser *ps) {
-        skip_space(ps);
-        ps->tstart = ps->p;
-        if (ps->failed) {
-                ps->tok = T_BAD;
-                return;
-        }
-        if (ps->p >= ps->end) {
-                ps->tok = T_EOF;
-                return;
-        }
+/* Operators and punctuation, strings, and numbers starting with '.'. */
+_noinline_ static void lex_punct(Parser *ps) {
         const char *s = ps->p;
         char c = *s;
         char c1 = ps->end - s > 1 ? s[1] : 0;
         char c2 = ps->end - s > 2 ? s[2] : 0;
 #define OP(len, o) do { ps->p += (len); ps->tok = T_OP; ps->op = (o); return; } while (0)
 #define TK(len, t) do { ps->p += (len); ps->tok = (t); return; } while (0)
-        if (IS_DIGIT(c) || (c == '.' && IS_DIGIT(c1))) {
+        if (c == '.' && IS_DIGIT(c1)) {
                 if (!lex_number(ps))
                         ps->tok = T_BAD;
-                return;
-        }
-        if (IS_IDENT_START(c)) {
-                uint32_t h = CA_HASH_INIT;
-                while (ps->p < ps->end && IS_IDENT_CHAR(*ps->p))
-                        h = ca_hash_step(h, (unsigned char) *ps->p++);
-                size_t n = (size_t) (ps->p - s);
-                ps->tok = T_IDENT;
-                ps->hash = h;
-                unsigned char l = ca_lower[(unsigned char) c];
-                if (n > 9 || (l != 't' && l != 'f' && l != 'u' && l != 'e' && l != 'i'))
-                        return;
-                if (word_is(s, n, "true"))
-                        ps->tok = T_TRUE;
-                else if (word_is(s, n, "false"))
-                        ps->tok = T_FALSE;
-                else if (word_is(s, n, "undefined"))
-                        ps->tok = T_UNDEF;
-                else if (word_is(s, n, "error"))
-                        ps->tok = T_ERROR;
-                else if (word_is(s, n, "is"))
-                        ps->tok = T_OP, ps->op = CA_OP_IS;
-                else if (word_is(s, n, "isnt"))
-                        ps->tok = T_OP, ps->op = CA_OP_ISNT;
                 return;
         }
         switch (c) {
@@ -420,6 +387,51 @@ static void next(Parser *ps) {
         else
                 fail_at(ps, s, "unexpected byte 0x%02x", (unsigned char) c);
         ps->tok = T_BAD;
+}
+
+static void next(Parser *ps) {
+        skip_space(ps);
+        ps->tstart = ps->p;
+        if (_unlikely_(ps->failed)) {
+                ps->tok = T_BAD;
+                return;
+        }
+        if (ps->p >= ps->end) {
+                ps->tok = T_EOF;
+                return;
+        }
+        const char *s = ps->p;
+        char c = *s;
+        if (IS_IDENT_START(c)) {
+                uint32_t h = CA_HASH_INIT;
+                while (ps->p < ps->end && IS_IDENT_CHAR(*ps->p))
+                        h = ca_hash_step(h, (unsigned char) *ps->p++);
+                size_t n = (size_t) (ps->p - s);
+                ps->tok = T_IDENT;
+                ps->hash = h;
+                unsigned char l = ca_lower[(unsigned char) c];
+                if (n > 9 || (l != 't' && l != 'f' && l != 'u' && l != 'e' && l != 'i'))
+                        return;
+                if (word_is(s, n, "true"))
+                        ps->tok = T_TRUE;
+                else if (word_is(s, n, "false"))
+                        ps->tok = T_FALSE;
+                else if (word_is(s, n, "undefined"))
+                        ps->tok = T_UNDEF;
+                else if (word_is(s, n, "error"))
+                        ps->tok = T_ERROR;
+                else if (word_is(s, n, "is"))
+                        ps->tok = T_OP, ps->op = CA_OP_IS;
+                else if (word_is(s, n, "isnt"))
+                        ps->tok = T_OP, ps->op = CA_OP_ISNT;
+                return;
+        }
+        if (IS_DIGIT(c)) {
+                if (!lex_number(ps))
+                        ps->tok = T_BAD;
+                return;
+        }
+        lex_punct(ps);
 }
 
 /* ---- tree building ---- */
@@ -878,8 +890,10 @@ static int binary_prec(CaOp op) {
 }
 
 /* Left-associative binary operators of precedence >= min_prec. */
-static CaNode *parse_binary(Parser *ps, int min_prec) {
-        CaNode *lhs = parse_unary(ps);
+/* lhs: an operand already read, or NULL to read one. */
+static CaNode *parse_binary_from(Parser *ps, int min_prec, CaNode *lhs) {
+        if (!lhs)
+                lhs = parse_unary(ps);
         while (lhs && ps->tok == T_OP) {
                 int prec = binary_prec(ps->op);
                 if (prec < min_prec)
@@ -888,7 +902,7 @@ static CaNode *parse_binary(Parser *ps, int min_prec) {
                 next(ps);
                 if (!enter(ps))
                         return NULL;
-                CaNode *rhs = parse_binary(ps, prec + 1);
+                CaNode *rhs = parse_binary_from(ps, prec + 1, NULL);
                 ps->depth--;
                 if (!rhs)
                         return NULL;
@@ -897,10 +911,24 @@ static CaNode *parse_binary(Parser *ps, int min_prec) {
         return lhs;
 }
 
+static bool ends_expression(Tok t) {
+        return t == T_SEMI || t == T_RBRACK || t == T_COMMA || t == T_RPAREN || t == T_RBRACE || t == T_EOF;
+}
+
 static CaNode *parse_expr(Parser *ps) {
         if (!enter(ps))
                 return NULL;
-        CaNode *cond = parse_binary(ps, 1);
+        CaNode *lhs = NULL;
+        if (ps->tok != T_OP && ps->tok != T_NOT && ps->tok != T_BNOT) {
+                /* most values are one operand (Cpus = 4; Name = "x"): read
+                 * it, and climb the precedences only if an operator follows */
+                lhs = parse_postfix(ps);
+                if (!lhs || ends_expression(ps->tok)) {
+                        ps->depth--;
+                        return lhs;
+                }
+        }
+        CaNode *cond = parse_binary_from(ps, 1, lhs);
         if (cond && ps->tok == T_QUEST) {
                 next(ps);
                 if (ps->tok == T_COLON) {
