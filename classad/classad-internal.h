@@ -285,6 +285,9 @@ typedef struct CaEval {
 } CaEval;
 
 #define CA_MAX_EVAL_STEPS (1u << 24)
+/* What one nested evaluation (an attribute hop, a list element) costs of
+ * CA_MAX_EVAL_DEPTH besides its tree's height: the C frames in between. */
+#define CA_NESTED_EVAL_COST 8
 
 void ca_eval_init(CaEval *ev, CaMode mode, const ClassAd *cur, const ClassAd *left, const ClassAd *right);
 /* Evaluate n in ev->cur. ret is overwritten (not cleared first). Values may

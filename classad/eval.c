@@ -125,18 +125,19 @@ static void eval_attr_in(CaEval *ev, const ClassAd *scope, const CaAttr *a, CaVa
         /* The guards against runaway evaluation live here, at the hops from
          * one attribute to another, since within one tree the work and the
          * recursion are bounded by its size and its height. */
-        if (ev->nstack == (int) ELEMENTSOF(ev->stack) || ev->depth + a->expr->depth > CA_MAX_EVAL_DEPTH ||
+        int cost = a->expr->depth + CA_NESTED_EVAL_COST;
+        if (ev->nstack == (int) ELEMENTSOF(ev->stack) || ev->depth + cost > CA_MAX_EVAL_DEPTH ||
             ++ev->steps > CA_MAX_EVAL_STEPS) {
                 *ret = ca_error();
                 return;
         }
         ev->stack[ev->nstack++] = (CaEvalFrame){ scope, a };
-        ev->depth += a->expr->depth;
+        ev->depth += cost;
         const ClassAd *saved = ev->cur;
         ev->cur = scope;
         ca_eval(ev, a->expr, ret);
         ev->cur = saved;
-        ev->depth -= a->expr->depth;
+        ev->depth -= cost;
         ev->nstack--;
 }
 

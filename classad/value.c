@@ -213,9 +213,20 @@ void ca_list_elem(CaEval *ev, const CaValue *list, uint32_t i, CaValue *ret) {
                 *ret = ca_value_copy(&l->u.vals[i]);
                 return;
         }
+        /* An element may refer back to its list ({ L.x } in L): each nested
+         * element evaluation costs its tree's height plus the frames in
+         * between, against the same budget as attribute hops. */
+        const CaNode *item = l->u.items[i];
+        int cost = item->depth + CA_NESTED_EVAL_COST;
+        if (ev->depth + cost > CA_MAX_EVAL_DEPTH || ++ev->steps > CA_MAX_EVAL_STEPS) {
+                *ret = ca_error();
+                return;
+        }
         const ClassAd *saved = ev->cur;
         ev->cur = list->u.l.scope;
-        ca_eval(ev, l->u.items[i], ret);
+        ev->depth += cost;
+        ca_eval(ev, item, ret);
+        ev->depth -= cost;
         ev->cur = saved;
 }
 
