@@ -269,10 +269,14 @@ bool ca_parse_reltime(const char *s, double *ret_secs);
 
 /* ---- evaluator ---- */
 
+/* Something under evaluation: an attribute of an ad, or an element of a
+ * lazy list (its expression) in the list's scope. Meeting one again while
+ * it is on the stack is a cycle: ERROR. */
 typedef struct CaEvalFrame {
         const ClassAd *ad;
-        const CaAttr *attr;
+        const void *key; /* the CaAttr, or the element's CaNode */
 } CaEvalFrame;
+
 
 typedef struct CaEval {
         CaMode mode;
@@ -284,7 +288,13 @@ typedef struct CaEval {
         uint64_t steps;              /* work budget spent */
 } CaEval;
 
-#define CA_MAX_EVAL_STEPS (1u << 24)
+#define CA_MAX_EVAL_STEPS (1u << 20)
+/* Push what is about to be evaluated; false (and nothing pushed) on a
+ * cycle or when the stack is full. */
+bool ca_eval_enter(CaEval *ev, const ClassAd *ad, const void *key);
+static inline void ca_eval_leave(CaEval *ev) {
+        ev->nstack--;
+}
 /* What one nested evaluation (an attribute hop, a list element) costs of
  * CA_MAX_EVAL_DEPTH besides its tree's height: the C frames in between. */
 #define CA_NESTED_EVAL_COST 8

@@ -117,28 +117,32 @@ static void eval_attr_in(CaEval *ev, const ClassAd *scope, const CaAttr *a, CaVa
                 *ret = a->k;
                 return;
         }
-        for (int i = 0; i < ev->nstack; i++)
-                if (ev->stack[i].attr == a) {
-                        *ret = ca_error(); /* reference cycle */
-                        return;
-                }
         /* The guards against runaway evaluation live here, at the hops from
          * one attribute to another, since within one tree the work and the
          * recursion are bounded by its size and its height. */
         int cost = a->expr->depth + CA_NESTED_EVAL_COST;
-        if (ev->nstack == (int) ELEMENTSOF(ev->stack) || ev->depth + cost > CA_MAX_EVAL_DEPTH ||
-            ++ev->steps > CA_MAX_EVAL_STEPS) {
-                *ret = ca_error();
+        if (ev->depth + cost > CA_MAX_EVAL_DEPTH || ++ev->steps > CA_MAX_EVAL_STEPS ||
+            !ca_eval_enter(ev, scope, a)) {
+                *ret = ca_error(); /* runaway, or a reference cycle */
                 return;
         }
-        ev->stack[ev->nstack++] = (CaEvalFrame){ scope, a };
         ev->depth += cost;
         const ClassAd *saved = ev->cur;
         ev->cur = scope;
         ca_eval(ev, a->expr, ret);
         ev->cur = saved;
         ev->depth -= cost;
-        ev->nstack--;
+        ca_eval_leave(ev);
+}
+
+bool ca_eval_enter(CaEval *ev, const ClassAd *ad, const void *key) {
+        if (ev->nstack == (int) ELEMENTSOF(ev->stack))
+                return false;
+        for (int i = 0; i < ev->nstack; i++)
+                if (ev->stack[i].key == key && ev->stack[i].ad == ad)
+                        return false;
+        ev->stack[ev->nstack++] = (CaEvalFrame){ ad, key };
+        return true;
 }
 
 /* Look name up in ad and the ads enclosing it. */

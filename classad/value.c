@@ -218,8 +218,9 @@ void ca_list_elem(CaEval *ev, const CaValue *list, uint32_t i, CaValue *ret) {
          * between, against the same budget as attribute hops. */
         const CaNode *item = l->u.items[i];
         int cost = item->depth + CA_NESTED_EVAL_COST;
-        if (ev->depth + cost > CA_MAX_EVAL_DEPTH || ++ev->steps > CA_MAX_EVAL_STEPS) {
-                *ret = ca_error();
+        if (ev->depth + cost > CA_MAX_EVAL_DEPTH || ++ev->steps > CA_MAX_EVAL_STEPS ||
+            !ca_eval_enter(ev, list->u.l.scope, item)) {
+                *ret = ca_error(); /* runaway, or the element needs itself */
                 return;
         }
         const ClassAd *saved = ev->cur;
@@ -228,6 +229,7 @@ void ca_list_elem(CaEval *ev, const CaValue *list, uint32_t i, CaValue *ret) {
         ca_eval(ev, item, ret);
         ev->depth -= cost;
         ev->cur = saved;
+        ca_eval_leave(ev);
 }
 
 int ca_list_get(const CaValue *v, int64_t i, CaMode mode, CaValue *ret) {
