@@ -21,6 +21,8 @@ enum {
 typedef int (*CliVerbFn)(int argc, char **argv);
 
 int cli_verb_eval(int argc, char **argv);
+int cli_verb_config(int argc, char **argv);
+int cli_verb_submit(int argc, char **argv);
 
 /* ---- cleanup helpers (systemd style) ---- */
 

@@ -20,6 +20,8 @@ typedef struct CliVerb {
 
 static const CliVerb verbs[] = {
         { "eval", cli_verb_eval, "evaluate a ClassAd expression" },
+        { "config", cli_verb_config, "print configuration values (like condor_config_val)" },
+        { "submit", cli_verb_submit, "read a submit description file (--dry-run: print the job ads)" },
 };
 
 static void help(FILE *f) {

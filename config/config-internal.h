@@ -1,0 +1,234 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * config-internal.h — what the files of the configuration language share
+ * (not part of the public API of config.h).
+ *
+ *   config.c     the Config table: definitions, sources, copies, errors
+ *   util.c       growable strings, the case-insensitive name index, lists
+ *   expand.c     $(NAME) references: scanning, self-references, expansion
+ *   parse.c      lines and statements of a configuration text
+ *   cond.c       if / elif / else / endif
+ *   load.c       files, includes, directories, globs, the standard files
+ *   defaults.c   built-in defaults and detected values
+ *   templates.c  `use CATEGORY : NAME` templates
+ *   getters.c    typed getters, SLOT<N>_ and _VANILLA lookups, STARTD_ATTRS
+ */
+#pragma once
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "config.h"
+
+#ifndef _cleanup_
+#define _cleanup_(f) __attribute__((cleanup(f)))
+#endif
+
+static inline void config_freep(void *p) {
+        free(*(void **) p);
+}
+#define _cleanup_config_free_ _cleanup_(config_freep)
+
+static inline void config_strv_freep(char ***p) {
+        config_strv_free(*p);
+}
+
+static inline void config_freep_config(Config **p) {
+        config_free(*p);
+}
+
+/* Hard limits against hostile input. */
+#define CONFIG_MAX_FILE_SIZE (16u * 1024u * 1024u) /* bytes of one file or text */
+#define CONFIG_MAX_VALUE (1024u * 1024u)           /* bytes of one value, raw or expanded */
+#define CONFIG_MAX_EXPANSION (1024u * 1024u)       /* bytes produced by one lookup, all macros counted */
+#define CONFIG_MAX_DEPTH 64                        /* macro references nested in one lookup */
+#define CONFIG_MAX_NAME 255                        /* bytes of a name */
+#define CONFIG_MAX_INCLUDE_DEPTH 20                /* nested include and use */
+#define CONFIG_MAX_IF_DEPTH 63                     /* nested if (bits of a uint64_t) */
+
+/* Pseudo file names of definitions that do not come from a file. */
+#define CONFIG_SOURCE_DEFAULT "<default>"
+#define CONFIG_SOURCE_DETECTED "<detected>"
+#define CONFIG_SOURCE_SET "<set>"
+#define CONFIG_SOURCE_STRING "<string>"
+
+/* ---- errors ---- */
+
+/* Fill err (may be NULL) with file (NULL: ""), line and the formatted
+ * reason; returns r, which must be < 0. */
+int config_error(ConfigError *err, const char *file, int line, int r, const char *fmt, ...)
+        __attribute__((format(printf, 5, 6)));
+
+/* ---- growable strings ---- */
+
+typedef struct ConfigBuf {
+        char *s;    /* NUL-terminated once anything was added; may be NULL */
+        size_t len;
+        size_t cap;
+} ConfigBuf;
+
+/* -ENOMEM, or -E2BIG past CONFIG_MAX_VALUE bytes. */
+int config_buf_add(ConfigBuf *b, const char *s, size_t n);
+int config_buf_adds(ConfigBuf *b, const char *s);
+/* The text (never NULL: "" when empty), malloc'd; b is left empty. */
+char *config_buf_steal(ConfigBuf *b);
+void config_buf_done(ConfigBuf *b);
+
+/* Lines of a configuration or submit description: physical lines (white
+ * space trimmed) and logical ones (a line ending in '\' continues on the
+ * next; comment lines are skipped, also inside a continuation; blank
+ * lines between statements are skipped). */
+typedef struct ConfigReader {
+        const char *text; /* NUL-terminated */
+        size_t pos;
+        int lineno;       /* of the last physical line read */
+} ConfigReader;
+
+/* The next physical line, trimmed (not NUL-terminated); false at the end. */
+bool config_reader_physical(ConfigReader *rd, const char **ret, size_t *ret_len);
+/* The next logical line into line: 1, or 0 at the end, or < 0 (-E2BIG from
+ * config_buf_add when too long). *ret_lineno is its first physical line. */
+int config_reader_logical(ConfigReader *rd, ConfigBuf *line, int *ret_lineno);
+
+/* ---- case-insensitive name index: name -> number ---- */
+
+typedef struct ConfigMap {
+        const char **keys; /* not owned */
+        size_t *vals;
+        size_t cap;        /* 0 or a power of two */
+        size_t n;
+} ConfigMap;
+
+int config_map_get(const ConfigMap *m, const char *key, size_t *ret);
+/* Room for n keys without growing. */
+int config_map_reserve(ConfigMap *m, size_t n);
+/* Insert, or replace value and key pointer of an equal key. */
+int config_map_put(ConfigMap *m, const char *key, size_t val);
+void config_map_done(ConfigMap *m);
+
+/* ---- small string helpers ---- */
+
+bool config_is_name_char(int c);                 /* [A-Za-z0-9_./] */
+bool config_is_valid_name(const char *s, size_t n);
+/* s with leading and trailing white space removed, in place. */
+char *config_strip(char *s);
+/* Split on commas and white space; empty items dropped. */
+int config_split_list(const char *s, char ***ret);
+/* Append a copy of item to *strv (of *n items) unless an equal item
+ * (case-insensitively) is there already. */
+int config_strv_add_unique(char ***strv, size_t *n, const char *item);
+
+/* ---- the table ---- */
+
+typedef struct ConfigEntry {
+        char *name;    /* spelling of the latest definition */
+        char *value;   /* raw, self-references already resolved */
+        size_t source; /* index into Config.sources */
+        int line;      /* 0 when not from a line of a file */
+} ConfigEntry;
+
+struct Config {
+        ConfigEntry *entries;
+        size_t n_entries;
+        size_t cap_entries;
+        ConfigMap index;  /* name -> entry */
+        char **sources;   /* file names and pseudo names, each once */
+        size_t n_sources;
+        size_t cap_sources;
+};
+
+/* An empty Config: no defaults. */
+int config_new_empty(Config **ret);
+const ConfigEntry *config_find(const Config *cfg, const char *name);
+const char *config_entry_file(const Config *cfg, const ConfigEntry *e);
+/* Define name = value (raw, self-references resolved by the caller). */
+int config_define(Config *cfg, const char *name, const char *value, const char *file, int line);
+int config_copy(const Config *src, Config **ret);
+/* Exchange the contents of a and b. */
+void config_swap(Config *a, Config *b);
+
+/* ---- macro references and expansion (expand.c) ---- */
+
+/* A definition as the expander sees it. */
+typedef struct ConfigDef {
+        const char *name;  /* as defined */
+        const char *value; /* raw */
+        const char *file;  /* "" if unknown */
+        int line;
+} ConfigDef;
+
+/* 0 and *ret filled, or -ENOENT. */
+typedef int (*ConfigResolveFn)(void *userdata, const char *name, ConfigDef *ret);
+
+/* Expand text, looking names up with fn. self (may be NULL) is the
+ * definition text comes from: expanding it counts as expanding self for
+ * loop detection, and errors in text point at it. */
+int config_expand_full(const char *text, ConfigResolveFn fn, void *userdata, const ConfigDef *self, char **ret,
+                       ConfigError *err);
+/* The resolver over a Config. */
+int config_resolve(void *userdata, const char *name, ConfigDef *ret);
+
+/* The value to store for name = value: every $(name) and $(name:default)
+ * replaced by the previous raw value of name in cfg (or the default, or
+ * nothing), and every reference checked. -EINVAL on a malformed reference,
+ * -E2BIG when too long; err->msg says why (file and line left to the
+ * caller). */
+int config_resolve_self(const Config *cfg, const char *name, const char *value, char **ret, ConfigError *err);
+
+/* ---- parsing (parse.c, cond.c, load.c) ---- */
+
+enum {
+        CONFIG_LOAD_NO_INCLUDE = 1 << 0, /* refuse include (fuzzing: no file system) */
+};
+
+typedef struct ConfigIfStack {
+        unsigned depth;           /* open ifs */
+        uint64_t active;          /* bit d: the branch at depth d is being read */
+        uint64_t taken;           /* bit d: a branch at depth d was true already */
+        uint64_t in_else;         /* bit d: else seen at depth d */
+        int lines[CONFIG_MAX_IF_DEPTH + 1]; /* line of each open if */
+} ConfigIfStack;
+
+/* One text being read: a file, a string or a template. */
+typedef struct ConfigLoad {
+        Config *cfg;
+        const char *file;  /* name for errors and definitions */
+        const char *dir;   /* relative includes start here; NULL: the current directory */
+        int line_offset;   /* templates: every definition gets this line instead of its own */
+        unsigned depth;    /* include and use nesting */
+        unsigned flags;    /* CONFIG_LOAD_* */
+        ConfigError *err;
+} ConfigLoad;
+
+/* Read text (NUL-terminated) into ld->cfg; not all or nothing by itself. */
+int config_parse_text(ConfigLoad *ld, const char *text);
+
+/* if / elif / else / endif: returns 1 if line was one of them (handled),
+ * 0 if not, < 0 on error (err filled). */
+int config_cond_line(ConfigLoad *ld, ConfigIfStack *st, const char *line, int lineno);
+bool config_cond_active(const ConfigIfStack *st);
+
+/* include [ifexist] : path — a file, a directory or a glob. */
+int config_include(ConfigLoad *ld, const char *path, bool if_exists, int lineno);
+/* A whole file on top of cfg (not all or nothing by itself). */
+int config_parse_file(Config *cfg, const char *path, unsigned depth, unsigned flags, ConfigError *err);
+/* The paths of the regular files of a directory in lexical order, without
+ * those whose name matches LOCAL_CONFIG_DIR_EXCLUDE_REGEXP of cfg. On
+ * error, -errno and why says why. */
+int config_dir_files(const Config *cfg, const char *dir, char ***ret, char *why, size_t why_size);
+
+int config_load_string_flags(Config *cfg, const char *text, const char *source_name, unsigned flags,
+                             ConfigError *err);
+
+/* ---- built-in defaults and templates ---- */
+
+/* Define every built-in default and detected value. */
+int config_add_defaults(Config *cfg);
+
+/* The text of template CATEGORY:NAME, NULL if unknown. */
+const char *config_template(const char *category, const char *name);
+/* "A, B, C": the known names of category (NULL: the categories). */
+const char *config_template_names(const char *category);

@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * config.h — HTCondor-syntax configuration and submit description files.
+ *
+ * Configuration: files of NAME = value lines (case-insensitive names,
+ * backslash continuations, # comments, a later definition replaces an
+ * earlier one, include : path, config.d directories), macros expanded at
+ * lookup ($(NAME), $(NAME:default), $ENV(VAR), $(DOLLAR), self-reference
+ * building on the previous definition), built-in defaults for every knob
+ * and policy macro of the manual, and the lookups the daemons need
+ * (SLOT<N>_NAME, NAME_VANILLA, STARTD_ATTRS merging, typed getters).
+ *
+ * Submit description files: the HTCondor submit language for vanilla
+ * jobs, producing job ClassAds with HTCondor's attribute names.
+ *
+ * Conventions: >= 0 on success, -errno on failure; outputs last, named
+ * ret_*, set only on success. Errors that come from outside input fill a
+ * ConfigError with the file, the line and the reason.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "classad.h"
+
+typedef struct Config Config;
+
+typedef struct ConfigError {
+        char file[256]; /* "" when not from a file (e.g. "<string>", "<default>") */
+        int line;       /* 1-based; 0 when not about one line */
+        char msg[512];  /* the reason, without file and line */
+} ConfigError;
+
+/* "file:line: reason" (or "reason" when there is no file), malloc'd. */
+char *config_error_format(const ConfigError *err);
+
+/* ---- loading ---- */
+
+/* A configuration holding only the built-in defaults. */
+int config_new(Config **ret);
+void config_free(Config *cfg); /* accepts NULL */
+
+/* Read a file (and everything it includes) on top of cfg. On error cfg
+ * is unchanged (all or nothing) and err says where and why. */
+int config_load_file(Config *cfg, const char *path, ConfigError *err);
+/* The same for text; source_name is used in errors and --verbose. */
+int config_load_string(Config *cfg, const char *text, const char *source_name, ConfigError *err);
+/* The standard configuration: the file named by $GLEAN_CONFIG, else
+ * /etc/glean/glean.conf (absent is fine), then the files of the directory
+ * LOCAL_CONFIG_DIR names (if any), in lexical order. */
+int config_load_default(Config **ret, ConfigError *err);
+/* Define NAME = value as if read last (command-line overrides, tests). */
+int config_set(Config *cfg, const char *name, const char *value);
+
+/* Like config_load_default, but reading path (which must exist) instead of
+ * $GLEAN_CONFIG or /etc/glean/glean.conf; path NULL: config_load_default.
+ * (`glean config --file`.) */
+int config_load_path(const char *path, Config **ret, ConfigError *err);
+
+/* ---- lookups ---- */
+
+/* The value as written (unexpanded), NULL when undefined. Valid until cfg
+ * is changed or freed. */
+const char *config_raw(const Config *cfg, const char *name);
+/* Where the current definition comes from: file ("<default>" for built-in
+ * ones) and line. -ENOENT when undefined. */
+int config_where(const Config *cfg, const char *name, const char **ret_file, int *ret_line);
+/* Expanded value, malloc'd. -ENOENT when undefined; -ELOOP with err naming
+ * the macros of an expansion loop; -EINVAL on a malformed $(...). */
+int config_get(const Config *cfg, const char *name, char **ret, ConfigError *err);
+/* Expand macros in any text against cfg. */
+int config_expand(const Config *cfg, const char *text, char **ret, ConfigError *err);
+
+/* Typed getters. -ENOENT when undefined (the caller applies its default);
+ * -EINVAL when the expanded value is not of the type, with err naming the
+ * file and line of the definition, the name and the value. */
+int config_get_int(const Config *cfg, const char *name, int64_t *ret, ConfigError *err);
+int config_get_real(const Config *cfg, const char *name, double *ret, ConfigError *err);
+int config_get_bool(const Config *cfg, const char *name, bool *ret, ConfigError *err);
+/* A ClassAd expression (START, RANK, ...), parsed in the given mode. */
+int config_get_expr(const Config *cfg, const char *name, CaMode mode, ClassAdExpr **ret, ConfigError *err);
+/* A list: items separated by commas and/or white space; NULL-terminated,
+ * free with config_strv_free. */
+int config_get_list(const Config *cfg, const char *name, char ***ret, ConfigError *err);
+void config_strv_free(char **strv);
+
+/* NAME for slot N: SLOT<N>_NAME if defined, else NAME (seed 002 3.5.10.5). */
+int config_get_slot(const Config *cfg, unsigned slot, const char *name, char **ret, ConfigError *err);
+/* NAME_VANILLA for vanilla jobs if defined, else NAME (3.5.7.4). */
+int config_get_universe(const Config *cfg, const char *name, bool vanilla, char **ret, ConfigError *err);
+/* The attribute names to publish in slot N's ad: STARTD_ATTRS,
+ * STARTD_EXPRS, SLOT<N>_STARTD_ATTRS, SLOT<N>_STARTD_EXPRS merged, each
+ * name once (3.5.10.5). NULL-terminated. */
+int config_startd_attrs(const Config *cfg, unsigned slot, char ***ret, ConfigError *err);
+
+/* Every defined name in lexical order (for --dump), NULL-terminated. */
+int config_names(const Config *cfg, char ***ret);
+
+/* Limits: a value (raw or expanded) is at most 1 MiB; one lookup copies
+ * at most 1 MiB of text in all (every macro it expands counted) and nests
+ * macro references at most 64 levels deep; beyond that, lookups fail with
+ * -E2BIG (too much text) or -ELOOP (too deep), err saying so. An empty
+ * value counts as undefined for the typed getters of numbers, booleans and
+ * expressions (-ENOENT), as HTCondor's param_integer() and friends do;
+ * config_get_list() gives an empty list. */
+
+/* ---- macro expansion with another namespace (submit files) ---- */
+
+/* Raw value of name, or NULL if undefined there. */
+typedef const char *(*ConfigLookupFn)(void *userdata, const char *name);
+/* Expand $(NAME), $(NAME:default), $ENV(VAR), $(DOLLAR) in text, looking
+ * names up with lookup. Errors as config_get. */
+int config_expand_with(const char *text, ConfigLookupFn lookup, void *userdata, char **ret, ConfigError *err);
+
+/* ---- submit description files ---- */
+
+typedef struct ConfigSubmitOptions {
+        int64_t cluster_id; /* $(Cluster), ClusterId */
+        int64_t qdate;      /* QDate; 0: now */
+        const char *owner;  /* Owner; NULL: the user running the command */
+        const char *iwd;    /* default initialdir; NULL: the current directory */
+} ConfigSubmitOptions;
+
+/* Parse a submit description and produce one job ad per queued job, in
+ * order; the whole file is rejected on the first error (nothing is
+ * produced) with err naming file and line. cfg supplies
+ * JOB_DEFAULT_REQUESTMEMORY and the like (may be NULL: built-in defaults).
+ * *ret_ads is a malloc'd array of *ret_n ads; free with
+ * config_submit_free. */
+int config_submit_parse_file(const char *path, const Config *cfg, const ConfigSubmitOptions *opts,
+                             ClassAd ***ret_ads, size_t *ret_n, ConfigError *err);
+int config_submit_parse_string(const char *text, const char *source_name, const Config *cfg,
+                               const ConfigSubmitOptions *opts, ClassAd ***ret_ads, size_t *ret_n,
+                               ConfigError *err);
+void config_submit_free(ClassAd **ads, size_t n);

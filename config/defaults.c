@@ -1,0 +1,223 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * defaults.c — the built-in defaults ("<default>") and the values detected
+ * on the machine ("<detected>"), defined by config_new() before any file.
+ *
+ * The policy macros and expressions are those of seed 002, section 3.5.9.1
+ * ("Default Policy Settings"), written as its continuation lines join
+ * (MachineBusy gets the closing parenthesis the manual's text lacks).
+ * Knob values come from the seeds where they give one (priority factor
+ * 1.0, PRIORITY_HALFLIFE, MATCH_TIMEOUT, KILLING_TIMEOUT, CLAIM_WORKLIFE,
+ * the lease of 20 minutes, the JOB_DEFAULT_* and MODIFY_REQUEST_EXPR_*
+ * expressions, ...), else from HTCondor's current param_info.in.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config-internal.h"
+
+typedef struct Default {
+        const char *name;
+        const char *value;
+} Default;
+
+static const Default defaults[] = {
+        /* ---- seed 002, 3.5.9.1: macros to write legible expressions ---- */
+        { "MINUTE", "60" },
+        { "HOUR", "(60 * $(MINUTE))" },
+        { "StateTimer", "(CurrentTime - EnteredCurrentState)" },
+        { "ActivityTimer", "(CurrentTime - EnteredCurrentActivity)" },
+        { "ActivationTimer", "(CurrentTime - JobStart)" },
+        { "LastCkpt", "(CurrentTime - LastPeriodicCheckpoint)" },
+        { "NonCondorLoadAvg", "(LoadAvg - CondorLoadAvg)" },
+        { "BackgroundLoad", "0.3" },
+        { "HighLoad", "0.5" },
+        { "StartIdleTime", "15 * $(MINUTE)" },
+        { "ContinueIdleTime", "5 * $(MINUTE)" },
+        { "MaxSuspendTime", "10 * $(MINUTE)" },
+        { "MaxVacateTime", "10 * $(MINUTE)" },
+        { "KeyboardBusy", "KeyboardIdle < $(MINUTE)" },
+        { "ConsoleBusy", "(ConsoleIdle  < $(MINUTE))" },
+        { "CPUIdle", "$(NonCondorLoadAvg) <= $(BackgroundLoad)" },
+        { "CPUBusy", "$(NonCondorLoadAvg) >= $(HighLoad)" },
+        { "KeyboardNotBusy", "($(KeyboardBusy) == False)" },
+        { "MachineBusy", "($(CPUBusy) || $(KeyboardBusy))" },
+        /* Used by 3.5.9.1 and 3.5.9.4 without a definition there; these
+         * are HTCondor's: jobs under 15 MiB, vanilla universe (5), CPU
+         * busy while the keyboard is not. */
+        { "SmallJob", "(TARGET.ImageSize < (15 * 1024))" },
+        { "IsVanilla", "(TARGET.JobUniverse == 5)" },
+        { "JustCpu", "($(CPUBusy) && ($(KeyboardBusy) == False))" },
+
+        /* ---- 3.5.9.1: the policy expressions ---- */
+        { "WANT_SUSPEND", "( $(SmallJob) || $(KeyboardNotBusy) || $(IsVanilla) )" },
+        { "WANT_VACATE", "( $(ActivationTimer) > 10 * $(MINUTE) || $(IsVanilla) )" },
+        { "START", "( (KeyboardIdle > $(StartIdleTime)) && ( $(CPUIdle) || "
+                   "(State != \"Unclaimed\" && State != \"Owner\")) )" },
+        { "SUSPEND", "( $(KeyboardBusy) || ( (CpuBusyTime > 2 * $(MINUTE)) && $(ActivationTimer) > 90 ) )" },
+        { "CONTINUE", "( $(CPUIdle) && ($(ActivityTimer) > 10) && (KeyboardIdle > $(ContinueIdleTime)) )" },
+        { "PREEMPT", "( ((Activity == \"Suspended\") && ($(ActivityTimer) > $(MaxSuspendTime))) || "
+                     "(SUSPEND && (WANT_SUSPEND == False)) )" },
+        { "MAXJOBRETIREMENTTIME", "0" },
+        { "MachineMaxVacateTime", "10 * $(MINUTE)" },
+        { "KILL", "False" },
+        { "PERIODIC_CHECKPOINT", "( (ImageSize < 60000) && ($(LastCkpt) > (6 * $(HOUR))) ) || "
+                                 "( $(LastCkpt) > (12 * $(HOUR)) )" },
+        /* 3.5.2, 3.5.7.1: the default IS_OWNER; 3.5.3: the checkpoint platform. */
+        { "IS_OWNER", "(START =?= FALSE)" },
+        { "IS_VALID_CHECKPOINT_PLATFORM",
+          "( (TARGET.JobUniverse =!= 1) || ( (MY.CheckpointPlatform =!= UNDEFINED) && "
+          "( (TARGET.LastCheckpointPlatform =?= MY.CheckpointPlatform) || (TARGET.NumCkpts == 0) ) ) )" },
+        { "RANK", "0" },
+        { "RUNBENCHMARKS", "False" },
+        { "START_BACKFILL", "False" },
+        { "EVICT_BACKFILL", "False" },
+
+        /* ---- the startd: timers, claims, slots ---- */
+        { "MATCH_TIMEOUT", "120" },           /* 3.5.7.3 */
+        { "KILLING_TIMEOUT", "30" },          /* 3.5.7.5 */
+        { "CLAIM_WORKLIFE", "3600" },         /* 3.5.9.5 */
+        { "UPDATE_INTERVAL", "300" },
+        { "POLLING_INTERVAL", "5" },
+        { "ALIVE_INTERVAL", "300" },
+        { "MAX_CLAIM_ALIVES_MISSED", "6" },
+        { "UNUSED_CLAIM_TIMEOUT", "600" },
+        { "JOB_DEFAULT_LEASE_DURATION", "1200" }, /* 3.5.5.1: JobLeaseDuration, 20 minutes */
+        { "NUM_CPUS", "$(DETECTED_CPUS)" },
+        { "MEMORY", "$(DETECTED_MEMORY)" },
+        { "NUM_SLOTS", "$(NUM_CPUS)" },       /* 3.5.10.1 */
+        { "NUM_CLAIMS", "1" },
+        { "RESERVED_DISK", "0" },
+        { "MACHINE_RESOURCE_NAMES", "" },
+        { "STARTD_ATTRS", "" },
+        { "STARTD_EXPRS", "" },
+        { "STARTD_SLOT_ATTRS", "" },
+        { "STARTD_JOB_ATTRS", "" },
+        { "SLOTS_CONNECTED_TO_KEYBOARD", "0" },
+        { "SLOTS_CONNECTED_TO_CONSOLE", "0" },
+        { "DISCONNECTED_KEYBOARD_IDLE_BOOST", "1200" },
+        { "CONSOLE_DEVICES", "mouse, console" },
+        { "JOB_RENICE_INCREMENT", "0" },
+        { "CLAIM_PARTITIONABLE_LEFTOVERS", "True" },
+        { "ALLOW_PSLOT_PREEMPTION", "False" },
+        { "MUST_MODIFY_REQUEST_EXPRS", "False" },
+        { "MODIFY_REQUEST_EXPR_REQUESTCPUS", "quantize(RequestCpus, {1})" },                      /* 3.5.10.7 */
+        { "MODIFY_REQUEST_EXPR_REQUESTMEMORY", "quantize(RequestMemory, {TotalSlotMem / TotalSlotCpus / 4})" },
+        { "MODIFY_REQUEST_EXPR_REQUESTDISK", "quantize(RequestDisk, {1024})" },
+        { "CONSUMPTION_POLICY", "False" },
+        { "CONSUMPTION_CPUS", "quantize(target.RequestCpus, {1})" },   /* seed 003 */
+        { "CONSUMPTION_MEMORY", "quantize(target.RequestMemory, {128})" },
+        { "CONSUMPTION_DISK", "quantize(target.RequestDisk, {1024})" },
+        { "SLOT_WEIGHT", "Cpus" },
+
+        /* ---- submit (3.5.10.7) ---- */
+        { "JOB_DEFAULT_REQUESTMEMORY", "ifThenElse(MemoryUsage =!= UNDEFINED, MemoryUsage, 1)" },
+        { "JOB_DEFAULT_REQUESTCPUS", "1" },
+        { "JOB_DEFAULT_REQUESTDISK", "DiskUsage" },
+
+        /* ---- negotiator and accountant (seeds 000, 001, 003) ---- */
+        { "NEGOTIATOR_INTERVAL", "60" },
+        { "NEGOTIATOR_MIN_INTERVAL", "5" },
+        { "NEGOTIATOR_CYCLE_DELAY", "20" },
+        { "NEGOTIATOR_UPDATE_INTERVAL", "300" },
+        { "NEGOTIATOR_TIMEOUT", "30" },
+        { "NEGOTIATOR_MAX_TIME_PER_CYCLE", "1200" },
+        { "NEGOTIATOR_MAX_TIME_PER_SUBMITTER", "60" },
+        { "NEGOTIATOR_MAX_TIME_PER_SCHEDD", "120" },
+        { "NEGOTIATOR_MAX_TIME_PER_PIESPIN", "120" },
+        { "NEGOTIATOR_CONSIDER_PREEMPTION", "True" },
+        { "NEGOTIATOR_CONSIDER_EARLY_PREEMPTION", "False" },
+        { "NEGOTIATOR_USE_SLOT_WEIGHTS", "True" },
+        { "NEGOTIATOR_USE_WEIGHTED_DEMAND", "True" },
+        { "NEGOTIATOR_MATCHLIST_CACHING", "True" },
+        { "NEGOTIATOR_DEPTH_FIRST", "False" },
+        { "NEGOTIATOR_NUM_THREADS", "1" },
+        { "NEGOTIATOR_RESOURCE_REQUEST_LIST_SIZE", "200" },
+        { "NEGOTIATOR_DISCOUNT_SUSPENDED_RESOURCES", "False" },
+        { "NEGOTIATOR_ALLOW_QUOTA_OVERSUBSCRIPTION", "True" },
+        { "NEGOTIATE_ALL_JOBS_IN_CLUSTER", "False" },
+        { "SIGNIFICANT_ATTRIBUTES", "" },
+        { "SCHEDD_INTERVAL", "300" },
+        { "NEGOTIATOR_PRE_JOB_RANK",
+          "(10000000 * My.Rank) + (1000000 * (RemoteOwner =?= UNDEFINED)) - (100000 * Cpus) - Memory" },
+        { "NEGOTIATOR_POST_JOB_RANK",
+          "(RemoteOwner =?= UNDEFINED) * (ifthenElse(isUndefined(KFlops), 1000, Kflops) - SlotID - "
+          "1.0e10*(Offline=?=True))" },
+        { "PREEMPTION_REQUIREMENTS", "False" },
+        { "PREEMPTION_REQUIREMENTS_STABLE", "True" },
+        { "PREEMPTION_RANK", "(RemoteUserPrio * 1000000) - ifThenElse(isUndefined(TotalJobRuntime), 0, TotalJobRuntime)" },
+        { "PREEMPTION_RANK_STABLE", "True" },
+        { "PRIORITY_HALFLIFE", "86400" },           /* 3.4.1 */
+        { "DEFAULT_PRIO_FACTOR", "1.0" },           /* 3.4.2 */
+        { "NICE_USER_PRIO_FACTOR", "10000000" },    /* seed 001: "ten million" */
+        { "REMOTE_PRIO_FACTOR", "10000000" },
+        { "ACCOUNTANT_LOCAL_DOMAIN", "" },
+        { "GROUP_NAMES", "" },
+        { "GROUP_ACCEPT_SURPLUS", "False" },
+        { "GROUP_AUTOREGROUP", "False" },
+        { "GROUP_QUOTA_ROUND_ROBIN_RATE", "1.0e100" },
+        { "GROUP_QUOTA_MAX_ALLOCATION_ROUNDS", "3" },
+        { "GROUP_SORT_EXPR",
+          "ifThenElse(AccountingGroup=?=\"<none>\",3.4e+38,ifThenElse(GroupQuota>0,"
+          "GroupResourcesInUse/GroupQuota,3.3e+38))" },
+
+        /* ---- defragmentation (3.5.10.8) ---- */
+        { "DEFRAG_INTERVAL", "600" },
+        { "DEFRAG_DRAINING_MACHINES_PER_HOUR", "0" },
+        { "DEFRAG_MAX_WHOLE_MACHINES", "-1" },
+        { "DEFRAG_MAX_CONCURRENT_DRAINING", "-1" },
+
+        /* ---- the pool and the files ---- */
+        { "DAEMON_LIST", "MASTER, STARTD, SCHEDD" },
+        { "UID_DOMAIN", "$(FULL_HOSTNAME)" },
+        { "FILESYSTEM_DOMAIN", "$(FULL_HOSTNAME)" },
+        { "ALL_DEBUG", "" },
+        { "ETC", "/etc/glean" },
+        { "LOCAL_CONFIG_DIR", "$(ETC)/config.d" },
+        { "LOCAL_CONFIG_DIR_EXCLUDE_REGEXP",
+          "^((\\..*)|(.*~)|(#.*)|(.*\\.rpmsave)|(.*\\.rpmnew)|(.*\\.dpkg-(old|new|dist|tmp))|(.*\\.swp))$" },
+};
+
+static int add_detected(Config *cfg) {
+        char host[256] = "localhost", buf[32];
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGESIZE);
+        long long mib = pages > 0 && page_size > 0 ? (long long) pages * page_size / (1024 * 1024) : 0;
+        char *dot;
+        int r;
+
+        if (cpus < 1)
+                cpus = 1;
+        snprintf(buf, sizeof(buf), "%ld", cpus);
+        r = config_define(cfg, "DETECTED_CPUS", buf, CONFIG_SOURCE_DETECTED, 0);
+        if (r >= 0)
+                r = config_define(cfg, "DETECTED_CORES", buf, CONFIG_SOURCE_DETECTED, 0);
+        snprintf(buf, sizeof(buf), "%lld", mib);
+        if (r >= 0)
+                r = config_define(cfg, "DETECTED_MEMORY", buf, CONFIG_SOURCE_DETECTED, 0);
+
+        if (gethostname(host, sizeof(host) - 1) < 0)
+                snprintf(host, sizeof(host), "localhost");
+        host[sizeof(host) - 1] = '\0';
+        if (r >= 0)
+                r = config_define(cfg, "FULL_HOSTNAME", host, CONFIG_SOURCE_DETECTED, 0);
+        dot = strchr(host, '.');
+        if (dot)
+                *dot = '\0';
+        if (r >= 0)
+                r = config_define(cfg, "HOSTNAME", host, CONFIG_SOURCE_DETECTED, 0);
+        return r;
+}
+
+int config_add_defaults(Config *cfg) {
+        int r;
+
+        for (size_t i = 0; i < sizeof(defaults) / sizeof(defaults[0]); i++) {
+                r = config_define(cfg, defaults[i].name, defaults[i].value, CONFIG_SOURCE_DEFAULT, 0);
+                if (r < 0)
+                        return r;
+        }
+        return add_detected(cfg);
+}

@@ -1,0 +1,383 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * load.c — configuration from files: reading a file, include of a file, a
+ * directory or a glob, the standard files (GLEAN_CONFIG or
+ * /etc/glean/glean.conf, then LOCAL_CONFIG_DIR), and all-or-nothing
+ * loading: every load works on a copy that replaces the Config only when
+ * the whole text was read without error.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <regex.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "config-internal.h"
+
+#define CONFIG_DEFAULT_FILE "/etc/glean/glean.conf"
+
+/* ---- files ---- */
+
+/* The whole regular file at path, NUL-terminated. -EINVAL with
+ * *ret_nul_line set when it holds a NUL byte. */
+static int read_text(const char *path, char **ret, int *ret_nul_line) {
+        _cleanup_config_free_ char *buf = NULL;
+        struct stat st;
+        size_t len = 0;
+        const char *nul;
+        int fd, r = 0;
+
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        if (fd < 0)
+                return -errno;
+        if (fstat(fd, &st) < 0)
+                r = -errno;
+        else if (S_ISDIR(st.st_mode))
+                r = -EISDIR;
+        else if (!S_ISREG(st.st_mode))
+                r = -EINVAL;
+        else if ((uint64_t) st.st_size > CONFIG_MAX_FILE_SIZE)
+                r = -EFBIG;
+        else if (!(buf = malloc((size_t) st.st_size + 1)))
+                r = -ENOMEM;
+        while (r >= 0) {
+                ssize_t n = read(fd, buf + len, (size_t) st.st_size - len);
+
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0)
+                        r = -errno;
+                if (n <= 0)
+                        break;
+                len += (size_t) n;
+                if (len == (size_t) st.st_size)
+                        break;
+        }
+        close(fd);
+        if (r < 0)
+                return r;
+        buf[len] = '\0';
+        nul = memchr(buf, '\0', len);
+        if (nul) {
+                int line = 1;
+
+                for (const char *p = buf; p < nul; p++)
+                        line += *p == '\n';
+                *ret_nul_line = line;
+                return -EINVAL;
+        }
+        *ret = buf;
+        buf = NULL;
+        return 0;
+}
+
+static const char *read_error(int r) {
+        return r == -EINVAL ? "not a regular file" : r == -EFBIG ? "file larger than 16 MiB" : strerror(-r);
+}
+
+/* Parse the file at path; from_file:from_line is the include line asking
+ * for it (NULL: none). */
+static int parse_file_at(Config *cfg, const char *path, unsigned depth, unsigned flags, ConfigError *err,
+                         const char *from_file, int from_line) {
+        _cleanup_config_free_ char *text = NULL, *dir = NULL;
+        const char *slash;
+        ConfigLoad ld;
+        int nul_line = 0, r;
+
+        r = read_text(path, &text, &nul_line);
+        if (r < 0 && nul_line > 0)
+                return config_error(err, path, nul_line, r, "the file contains a NUL byte");
+        if (r < 0 && from_file)
+                return config_error(err, from_file, from_line, r, "include: cannot read '%s': %s", path,
+                                    read_error(r));
+        if (r < 0)
+                return config_error(err, path, 0, r, "cannot read: %s", read_error(r));
+
+        slash = strrchr(path, '/');
+        if (slash) {
+                dir = strndup(path, slash == path ? 1 : (size_t) (slash - path));
+                if (!dir)
+                        return config_error(err, path, 0, -ENOMEM, "out of memory");
+        }
+        ld = (ConfigLoad){ .cfg = cfg, .file = path, .dir = dir, .depth = depth, .flags = flags, .err = err };
+        return config_parse_text(&ld, text);
+}
+
+int config_parse_file(Config *cfg, const char *path, unsigned depth, unsigned flags, ConfigError *err) {
+        return parse_file_at(cfg, path, depth, flags, err, NULL, 0);
+}
+
+static int compare_strings(const void *a, const void *b) {
+        return strcmp(*(const char *const *) a, *(const char *const *) b);
+}
+
+static int strv_append(char ***strv, size_t *n, char *item) {
+        char **p = realloc(*strv, (*n + 2) * sizeof(char *));
+
+        if (!p) {
+                free(item);
+                return -ENOMEM;
+        }
+        p[(*n)++] = item;
+        p[*n] = NULL;
+        *strv = p;
+        return 0;
+}
+
+static char *join_path(const char *dir, const char *name) {
+        char *s = NULL;
+
+        if (!dir || name[0] == '/')
+                return strdup(name);
+        if (asprintf(&s, "%s%s%s", dir, dir[strlen(dir) - 1] == '/' ? "" : "/", name) < 0)
+                return NULL;
+        return s;
+}
+
+static void regfreep(regex_t **re) {
+        if (*re)
+                regfree(*re);
+}
+
+int config_dir_files(const Config *cfg, const char *dir, char ***ret, char *why, size_t why_size) {
+        regex_t re_storage;
+        _cleanup_config_free_ char *exclude = NULL;
+        _cleanup_(config_strv_freep) char **files = NULL;
+        _cleanup_(regfreep) regex_t *re = NULL;
+        struct dirent *de;
+        size_t n = 0;
+        DIR *d;
+        int r = 0;
+
+        if (config_get(cfg, "LOCAL_CONFIG_DIR_EXCLUDE_REGEXP", &exclude, NULL) >= 0 && config_strip(exclude)[0]) {
+                if (regcomp(&re_storage, config_strip(exclude), REG_EXTENDED | REG_NOSUB) != 0) {
+                        snprintf(why, why_size, "LOCAL_CONFIG_DIR_EXCLUDE_REGEXP is not a valid regular expression");
+                        return -EINVAL;
+                }
+                re = &re_storage;
+        }
+
+        d = opendir(dir);
+        if (!d) {
+                r = -errno;
+                snprintf(why, why_size, "cannot read directory '%s': %s", dir, strerror(-r));
+                return r;
+        }
+        files = calloc(1, sizeof(char *));
+        if (!files)
+                r = -ENOMEM;
+        while (r >= 0 && (errno = 0, de = readdir(d))) {
+                struct stat st;
+                char *path;
+
+                if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+                        continue;
+                if (re && regexec(re, de->d_name, 0, NULL, 0) == 0)
+                        continue;
+                if (fstatat(dirfd(d), de->d_name, &st, 0) < 0 || !S_ISREG(st.st_mode))
+                        continue;
+                path = join_path(dir, de->d_name);
+                r = path ? strv_append(&files, &n, path) : -ENOMEM;
+        }
+        if (r >= 0 && errno != 0)
+                r = -errno;
+        closedir(d);
+        if (r < 0) {
+                snprintf(why, why_size, "cannot read directory '%s': %s", dir, strerror(-r));
+                return r;
+        }
+        qsort(files, n, sizeof(char *), compare_strings);
+        *ret = files;
+        files = NULL;
+        return 0;
+}
+
+/* ---- include ---- */
+
+static int include_glob(ConfigLoad *ld, const char *pattern, int at) {
+        glob_t g = {};
+        char **paths;
+        int r;
+
+        r = glob(pattern, GLOB_NOSORT, NULL, &g);
+        if (r == GLOB_NOMATCH)
+                return 0;
+        if (r != 0) {
+                globfree(&g);
+                return config_error(ld->err, ld->file, at, r == GLOB_NOSPACE ? -ENOMEM : -EIO,
+                                    "include: cannot read '%s'", pattern);
+        }
+        paths = g.gl_pathv;
+        qsort(paths, g.gl_pathc, sizeof(char *), compare_strings);
+        r = 0;
+        for (size_t i = 0; i < g.gl_pathc && r >= 0; i++) {
+                struct stat st;
+
+                if (stat(paths[i], &st) < 0 || !S_ISREG(st.st_mode))
+                        continue;
+                r = parse_file_at(ld->cfg, paths[i], ld->depth + 1, ld->flags, ld->err, ld->file, at);
+        }
+        globfree(&g);
+        return r;
+}
+
+int config_include(ConfigLoad *ld, const char *path, bool if_exists, int at) {
+        _cleanup_config_free_ char *full = NULL;
+        _cleanup_(config_strv_freep) char **files = NULL;
+        char why[512];
+        struct stat st;
+        int r;
+
+        if (ld->flags & CONFIG_LOAD_NO_INCLUDE)
+                return config_error(ld->err, ld->file, at, -EPERM, "include is not allowed here");
+        if (ld->depth + 1 > CONFIG_MAX_INCLUDE_DEPTH)
+                return config_error(ld->err, ld->file, at, -ELOOP, "include and use nested more than %d levels deep",
+                                    CONFIG_MAX_INCLUDE_DEPTH);
+        full = join_path(ld->dir, path);
+        if (!full)
+                return config_error(ld->err, ld->file, at, -ENOMEM, "out of memory");
+
+        if (strpbrk(full, "*?["))
+                return include_glob(ld, full, at);
+
+        if (stat(full, &st) < 0) {
+                if (errno == ENOENT && if_exists)
+                        return 0;
+                return config_error(ld->err, ld->file, at, -errno, "include: cannot read '%s': %s", full,
+                                    strerror(errno));
+        }
+        if (!S_ISDIR(st.st_mode))
+                return parse_file_at(ld->cfg, full, ld->depth + 1, ld->flags, ld->err, ld->file, at);
+
+        r = config_dir_files(ld->cfg, full, &files, why, sizeof(why));
+        if (r < 0)
+                return config_error(ld->err, ld->file, at, r, "include: %s", why);
+        for (char **f = files; *f; f++) {
+                r = parse_file_at(ld->cfg, *f, ld->depth + 1, ld->flags, ld->err, ld->file, at);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* ---- all-or-nothing loading ---- */
+
+int config_load_file(Config *cfg, const char *path, ConfigError *err) {
+        _cleanup_(config_freep_config) Config *tmp = NULL;
+        int r;
+
+        if (!cfg || !path)
+                return -EINVAL;
+        r = config_copy(cfg, &tmp);
+        if (r < 0)
+                return config_error(err, path, 0, r, "out of memory");
+        r = config_parse_file(tmp, path, 0, 0, err);
+        if (r < 0)
+                return r;
+        config_swap(cfg, tmp);
+        return 0;
+}
+
+int config_load_string_flags(Config *cfg, const char *text, const char *source_name, unsigned flags,
+                             ConfigError *err) {
+        _cleanup_(config_freep_config) Config *tmp = NULL;
+        const char *name = source_name ? source_name : CONFIG_SOURCE_STRING;
+        ConfigLoad ld;
+        int r;
+
+        if (!cfg || !text)
+                return -EINVAL;
+        if (strlen(text) > CONFIG_MAX_FILE_SIZE)
+                return config_error(err, name, 0, -EFBIG, "text larger than 16 MiB");
+        r = config_copy(cfg, &tmp);
+        if (r < 0)
+                return config_error(err, name, 0, r, "out of memory");
+        ld = (ConfigLoad){ .cfg = tmp, .file = name, .flags = flags, .err = err };
+        r = config_parse_text(&ld, text);
+        if (r < 0)
+                return r;
+        config_swap(cfg, tmp);
+        return 0;
+}
+
+int config_load_string(Config *cfg, const char *text, const char *source_name, ConfigError *err) {
+        return config_load_string_flags(cfg, text, source_name, 0, err);
+}
+
+/* The files of every directory LOCAL_CONFIG_DIR names. A directory that
+ * does not exist is fine only when LOCAL_CONFIG_DIR is the default. */
+static int load_local_dirs(Config *cfg, ConfigError *err) {
+        _cleanup_config_free_ char *value = NULL;
+        _cleanup_(config_strv_freep) char **dirs = NULL;
+        const ConfigEntry *e = config_find(cfg, "LOCAL_CONFIG_DIR");
+        const char *file;
+        bool is_default;
+        int line, r;
+
+        if (!e)
+                return 0;
+        file = config_entry_file(cfg, e);
+        line = e->line;
+        is_default = strcmp(file, CONFIG_SOURCE_DEFAULT) == 0;
+        r = config_get(cfg, "LOCAL_CONFIG_DIR", &value, err);
+        if (r < 0)
+                return r;
+        r = config_split_list(value, &dirs);
+        if (r < 0)
+                return config_error(err, file, line, r, "out of memory");
+        for (char **d = dirs; *d; d++) {
+                _cleanup_(config_strv_freep) char **files = NULL;
+                char why[512];
+
+                r = config_dir_files(cfg, *d, &files, why, sizeof(why));
+                if (r == -ENOENT && is_default)
+                        continue;
+                if (r < 0)
+                        return config_error(err, file, line, r, "LOCAL_CONFIG_DIR: %s", why);
+                for (char **f = files; *f; f++) {
+                        r = config_parse_file(cfg, *f, 0, 0, err);
+                        if (r < 0)
+                                return r;
+                }
+        }
+        return 0;
+}
+
+int config_load_path(const char *path, Config **ret, ConfigError *err) {
+        _cleanup_(config_freep_config) Config *cfg = NULL;
+        const char *env = getenv("GLEAN_CONFIG");
+        bool must_exist = true;
+        int r;
+
+        if (!ret)
+                return -EINVAL;
+        r = config_new(&cfg);
+        if (r < 0)
+                return config_error(err, NULL, 0, r, "out of memory");
+        if (!path && env && env[0])
+                path = env;
+        if (!path) {
+                path = CONFIG_DEFAULT_FILE;
+                must_exist = false;
+        }
+        if (must_exist || access(path, F_OK) == 0 || errno != ENOENT) {
+                r = config_parse_file(cfg, path, 0, 0, err);
+                if (r < 0)
+                        return r;
+        }
+        r = load_local_dirs(cfg, err);
+        if (r < 0)
+                return r;
+        *ret = cfg;
+        cfg = NULL;
+        return 0;
+}
+
+int config_load_default(Config **ret, ConfigError *err) {
+        return config_load_path(NULL, ret, err);
+}

@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * submit-test.h — what the submit description suites share: parsing a
+ * description with fixed options, and checking attributes of the ads with
+ * one-line expectations.
+ *
+ * An expectation is "N:Attr = text" (job N's Attr unparses to text),
+ * "N:!Attr" (job N has no Attr) or "N:Attr ~ text" (its unparsed text
+ * contains text). In text, @ARCH@ stands for the Arch condor_submit
+ * requires on this machine and @DIR@ for the directory of the test data.
+ */
+#pragma once
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config/config.h"
+#include "test-util.h"
+
+#define SUBMIT_TEST_CLUSTER 42
+#define SUBMIT_TEST_QDATE 1700000000
+#define SUBMIT_TEST_OWNER "alice"
+#define SUBMIT_TEST_IWD "/home/alice/run"
+#define SUBMIT_TEST_DATA "tests/config/submit"
+
+static inline const char *submit_test_arch(void) {
+#if defined(__x86_64__)
+        return "X86_64";
+#elif defined(__i386__)
+        return "INTEL";
+#elif defined(__aarch64__)
+        return "aarch64";
+#elif defined(__powerpc64__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        return "ppc64le";
+#else
+        return "UNKNOWN";
+#endif
+}
+
+/* The absolute directory of the test data, once. */
+static inline const char *submit_test_data_dir(void) {
+        static char dir[4096];
+
+        if (!dir[0]) {
+                char cwd[3072];
+
+                if (!getcwd(cwd, sizeof(cwd)))
+                        abort();
+                snprintf(dir, sizeof(dir), "%s/%s", cwd, SUBMIT_TEST_DATA);
+        }
+        return dir;
+}
+
+/* text with @ARCH@ and @DIR@ replaced; malloc'd. */
+static inline char *submit_test_subst(const char *text) {
+        size_t cap = strlen(text) + 4096, n = 0;
+        char *out = malloc(cap);
+
+        if (!out)
+                abort();
+        while (*text && n + 1 < cap) {
+                const char *v = NULL;
+                size_t skip = 0;
+
+                if (strncmp(text, "@ARCH@", 6) == 0)
+                        v = submit_test_arch(), skip = 6;
+                else if (strncmp(text, "@DIR@", 5) == 0)
+                        v = submit_test_data_dir(), skip = 5;
+                if (v) {
+                        n += (size_t) snprintf(out + n, cap - n, "%s", v);
+                        text += skip;
+                } else
+                        out[n++] = *text++;
+        }
+        out[n < cap ? n : cap - 1] = '\0';
+        return out;
+}
+
+/* Parse with the fixed options (iwd: SUBMIT_TEST_IWD, or the data
+ * directory when data_dir). */
+static inline int submit_test_parse(const char *text, const Config *cfg, bool data_dir, ClassAd ***ret_ads,
+                                    size_t *ret_n, ConfigError *err) {
+        ConfigSubmitOptions opts = {
+                .cluster_id = SUBMIT_TEST_CLUSTER,
+                .qdate = SUBMIT_TEST_QDATE,
+                .owner = SUBMIT_TEST_OWNER,
+                .iwd = data_dir ? submit_test_data_dir() : SUBMIT_TEST_IWD,
+        };
+
+        return config_submit_parse_string(text, "test.sub", cfg, &opts, ret_ads, ret_n, err);
+}
+
+/* Check one expectation (see above); what names the case in failures. */
+static inline void submit_test_expect(ClassAd **ads, size_t n, const char *expect, const char *what) {
+        char *end, *got = NULL, *want;
+        const char *attr, *op;
+        long job = strtol(expect, &end, 10);
+        char name[128];
+        size_t len;
+
+        GLEAN_TEST_CHECK_FATAL(end != expect && *end == ':', "%s: bad expectation '%s'", what, expect);
+        attr = end + 1;
+        if (*attr == '!') {
+                GLEAN_TEST_CHECK(job >= 0 && (size_t) job < n && !classad_has(ads[job], attr + 1),
+                                 "%s: job %ld has %s, want none", what, job, attr + 1);
+                return;
+        }
+        op = strpbrk(attr, "=~");
+        GLEAN_TEST_CHECK_FATAL(op && op > attr + 1 && op[-1] == ' ' && op[1] == ' ', "%s: bad expectation '%s'",
+                               what, expect);
+        len = (size_t) (op - 1 - attr);
+        snprintf(name, sizeof(name), "%.*s", (int) len, attr);
+        if (job < 0 || (size_t) job >= n) {
+                GLEAN_TEST_CHECK(false, "%s: no job %ld (%zu jobs)", what, job, n);
+                return;
+        }
+        got = classad_unparse_attr(ads[job], name);
+        want = submit_test_subst(op + 2);
+        if (*op == '=')
+                GLEAN_TEST_CHECK(got && strcmp(got, want) == 0, "%s: job %ld: %s = %s, want %s", what, job, name,
+                                 got ? got : "(absent)", want);
+        else
+                GLEAN_TEST_CHECK(got && strstr(got, want), "%s: job %ld: %s = %s, want it to contain %s", what, job,
+                                 name, got ? got : "(absent)", want);
+        free(got);
+        free(want);
+}

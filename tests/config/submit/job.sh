@@ -1,0 +1,2 @@
+#!/bin/sh
+echo "job $1 on $(hostname)"
