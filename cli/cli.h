@@ -20,6 +20,9 @@ enum {
  * process exit code. */
 typedef int (*CliVerbFn)(int argc, char **argv);
 
+/* "glean VERB: <message>" and the usage line on stderr; returns -EINVAL. */
+int cli_usage_error(const char *verb, const char *usage, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 int cli_verb_eval(int argc, char **argv);
 int cli_verb_config(int argc, char **argv);
 int cli_verb_submit(int argc, char **argv);

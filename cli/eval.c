@@ -37,17 +37,8 @@ static void eval_help(FILE *f) {
                 "1 on a system failure.\n");
 }
 
-__attribute__((format(printf, 1, 2)))
-static int usage_error(const char *fmt, ...) {
-        va_list ap;
-
-        fputs("glean eval: ", stderr);
-        va_start(ap, fmt);
-        vfprintf(stderr, fmt, ap);
-        va_end(ap);
-        fputs("\nusage: glean eval [--strict] [--my AD] [--target AD] [--] EXPR\n", stderr);
-        return -EINVAL;
-}
+#define EVAL_USAGE "usage: glean eval [--strict] [--my AD] [--target AD] [--] EXPR"
+#define usage_error(...) cli_usage_error("eval", EVAL_USAGE, __VA_ARGS__)
 
 static int set_once(const char **slot, const char *value, const char *option) {
         if (*slot)

@@ -3,6 +3,8 @@
  * main.c — `glean VERB ...`: finds the verb and hands it the rest of the
  * command line.
  */
+#include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -11,6 +13,17 @@
 #ifndef GLEAN_VERSION
 #define GLEAN_VERSION "unknown"
 #endif
+
+int cli_usage_error(const char *verb, const char *usage, const char *fmt, ...) {
+        va_list ap;
+
+        fprintf(stderr, "glean %s: ", verb);
+        va_start(ap, fmt);
+        vfprintf(stderr, fmt, ap);
+        va_end(ap);
+        fprintf(stderr, "\n%s\n", usage);
+        return -EINVAL;
+}
 
 typedef struct CliVerb {
         const char *name;

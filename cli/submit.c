@@ -49,17 +49,7 @@ static void submit_help(FILE *f) {
                 "is, 1 on a system failure.\n");
 }
 
-__attribute__((format(printf, 1, 2)))
-static int usage_error(const char *fmt, ...) {
-        va_list ap;
-
-        fputs("glean submit: ", stderr);
-        va_start(ap, fmt);
-        vfprintf(stderr, fmt, ap);
-        va_end(ap);
-        fputs("\n" USAGE "\n", stderr);
-        return -EINVAL;
-}
+#define usage_error(...) cli_usage_error("submit", USAGE, __VA_ARGS__)
 
 static int parse_cluster(const char *text, int64_t *ret) {
         char *end;

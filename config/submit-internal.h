@@ -177,6 +177,8 @@ const char *submit_signal_name(const char *text);
 
 /* true/false/yes/no/t/f/1/0 (any case); -EINVAL otherwise. */
 int submit_parse_bool(const char *text, bool *ret);
+/* A ClassAd attribute name that needs no quoting: [A-Za-z_][A-Za-z0-9_]*. */
+bool submit_is_attr_name(const char *n);
 
 /* Evaluate a ClassAd expression without an ad; -EINVAL unless it parses
  * and gives an integer (or a real with no fraction). */

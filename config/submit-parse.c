@@ -352,14 +352,6 @@ static int do_queue(Submit *s, const char *args, int line) {
         return r;
 }
 
-static bool is_attr_name(const char *n) {
-        if (!isalpha((unsigned char) *n) && *n != '_')
-                return false;
-        for (n++; *n; n++)
-                if (!isalnum((unsigned char) *n) && *n != '_')
-                        return false;
-        return true;
-}
 
 static int do_statement(Submit *s, char *l, int line) {
         const char *args = queue_args(l);
@@ -389,7 +381,7 @@ static int do_statement(Submit *s, char *l, int line) {
         if (*name == '+' || strncasecmp(name, "MY.", 3) == 0) {
                 const char *attr = name + (*name == '+' ? 1 : 3);
 
-                if (!is_attr_name(attr))
+                if (!submit_is_attr_name(attr))
                         return config_error(s->err, s->file, line, -EINVAL,
                                             "'%s' is not an attribute name (letters, digits and _, "
                                             "not starting with a digit)", name);

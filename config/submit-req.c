@@ -53,14 +53,6 @@ bool submit_custom_resource(const char *var_name, char *ret_name, size_t size) {
         return true;
 }
 
-static bool is_attr_name(const char *n) {
-        if (!isalpha((unsigned char) *n) && *n != '_')
-                return false;
-        for (n++; *n; n++)
-                if (!isalnum((unsigned char) *n) && *n != '_')
-                        return false;
-        return true;
-}
 
 /* ---- requests ---- */
 
@@ -147,7 +139,7 @@ int submit_set_requests(Submit *s, ClassAd *ad) {
 
                 if (!submit_custom_resource(e->name, rname, sizeof(rname)))
                         continue;
-                if (!is_attr_name(rname))
+                if (!submit_is_attr_name(rname))
                         return config_error(s->err, s->file, e->line, -EINVAL,
                                             "%s: '%s' is not a resource name (letters, digits and _)", e->name, rname);
                 r = submit_lookup(s, names, &v, &line);

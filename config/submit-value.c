@@ -25,6 +25,16 @@
 
 #include "submit-internal.h"
 
+/* A ClassAd attribute name that needs no quoting: [A-Za-z_][A-Za-z0-9_]*. */
+bool submit_is_attr_name(const char *n) {
+        if (!isalpha((unsigned char) *n) && *n != '_')
+                return false;
+        for (n++; *n; n++)
+                if (!isalnum((unsigned char) *n) && *n != '_')
+                        return false;
+        return true;
+}
+
 extern char **environ;
 
 __attribute__((format(printf, 3, 4)))

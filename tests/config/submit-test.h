@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "config/config.h"
+#include "config/submit-internal.h"
 #include "test-util.h"
 
 #define SUBMIT_TEST_CLUSTER 42
@@ -25,18 +26,9 @@
 #define SUBMIT_TEST_IWD "/home/alice/run"
 #define SUBMIT_TEST_DATA "tests/config/submit"
 
+/* The Arch the jobs require: the library's own notion of this host's. */
 static inline const char *submit_test_arch(void) {
-#if defined(__x86_64__)
-        return "X86_64";
-#elif defined(__i386__)
-        return "INTEL";
-#elif defined(__aarch64__)
-        return "aarch64";
-#elif defined(__powerpc64__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-        return "ppc64le";
-#else
-        return "UNKNOWN";
-#endif
+        return submit_host_arch();
 }
 
 /* The absolute directory of the test data, once. */
