@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: Apache-2.0
 #
 # demo.sh [GLEAN] — show what glean can do today: evaluate HTCondor policy
-# expressions with `glean eval`. Run by `make demo`, which builds first.
+# expressions with `glean eval`, read configuration with `glean config` and
+# submit files with `glean submit --dry-run`. Run by `make demo`, which
+# builds first.
 #
 # What it does not show yet: a pool. glean-agent (slots in cgroups, the
 # owner-activity sensors, running jobs) and glean-negotiator are not written
@@ -65,6 +67,21 @@ section "Old-ClassAd semantics (the default, as HTCondor's daemons) and --strict
 echo "An unqualified name that MY lacks is looked up in TARGET only in old semantics:"
 show "glean eval --my '[ a = 1 ]' --target '[ b = 2 ]' 'a + b'"            eval --my '[ a = 1 ]' --target '[ b = 2 ]' 'a + b'
 show "glean eval --strict --my '[ a = 1 ]' --target '[ b = 2 ]' 'a + b'"   eval --strict --my '[ a = 1 ]' --target '[ b = 2 ]' 'a + b'
+
+section "The configuration: HTCondor's default desktop policy, and an administrator's addition"
+conf=$(mktemp)
+sub=$(mktemp)
+trap 'rm -f -- "$conf" "$sub"' EXIT
+printf '%s\n' 'use POLICY : DESKTOP' 'START = ($(START)) || Owner == "coltrane"' >"$conf"
+show "glean config START   # as shipped" config START
+printf '\n$ cat glean.conf\n'; cat "$conf"
+show "glean config --file glean.conf --verbose START" config --file "$conf" --verbose START
+
+section "A submit description file, and the job ads it would queue"
+printf '%s\n' 'executable     = /bin/echo' 'arguments      = "hello $(Item)"' 'request_memory = 1G' \
+        'queue Item in (world, pool)' >"$sub"
+printf '\n$ cat job.sub\n'; cat "$sub"
+show "glean submit --dry-run --bracketed job.sub" submit --dry-run --bracketed "$sub"
 
 section "Errors in the input are reported with line and column (exit status 2)"
 show "glean eval 'KeyboardIdle > 15 *'"        eval 'KeyboardIdle > 15 *'
