@@ -317,6 +317,18 @@ void ca_eval_attr_ref(CaEval *ev, const CaAtom *atom, CaValue *ret);
  * in (for unparse() and the like); NULL when it names nothing. */
 const CaNode *ca_resolve_ref(CaEval *ev, const CaNode *ref, const ClassAd **ret_scope);
 
+/* Whether comparison op (< <= > >= == !=) holds for c < 0, == 0, > 0. */
+static inline bool ca_cmp_holds(CaOp op, int c) {
+        switch (op) {
+        case CA_OP_LT: return c < 0;
+        case CA_OP_LE: return c <= 0;
+        case CA_OP_GT: return c > 0;
+        case CA_OP_GE: return c >= 0;
+        case CA_OP_EQ: return c == 0;
+        default: return c != 0;
+        }
+}
+
 /* Apply an operator to values already evaluated (strict operators and
  * comparisons; not &&, ||, ?: which need laziness). */
 void ca_op_apply(CaOp op, const CaValue *a, const CaValue *b, CaValue *ret);

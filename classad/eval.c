@@ -401,9 +401,36 @@ static inline Tri tri_of(CaValue *v) {
         return t;
 }
 
+/* A comparison (< <= > >= == !=) of two integers, two numbers or two
+ * strings, as ca_op_apply decides it; false: other types, for the
+ * general path. */
+static inline bool cmp_scalars(CaOp op, const CaValue *a, const CaValue *b, bool *ret) {
+        int c;
+        if (a->type == CA_INT && b->type == CA_INT)
+                c = a->u.i < b->u.i ? -1 : a->u.i > b->u.i;
+        else if ((a->type == CA_REAL || a->type == CA_INT) && (b->type == CA_REAL || b->type == CA_INT)) {
+                double x = a->type == CA_REAL ? a->u.r : (double) a->u.i;
+                double y = b->type == CA_REAL ? b->u.r : (double) b->u.i;
+                if (x != x || y != y) { /* NaN is unordered: only != holds */
+                        *ret = op == CA_OP_NE;
+                        return true;
+                }
+                c = x < y ? -1 : x > y;
+        } else if (a->type == CA_STRING && b->type == CA_STRING) {
+                /* == on strings ignores case; lengths differ, strings differ */
+                if (op == CA_OP_EQ || op == CA_OP_NE)
+                        c = a->u.s->len != b->u.s->len || strcasecmp(a->u.s->s, b->u.s->s) != 0;
+                else
+                        c = strcasecmp(a->u.s->s, b->u.s->s);
+        } else
+                return false;
+        *ret = ca_cmp_holds(op, c);
+        return true;
+}
+
 /* The comparisons policies are made of (TARGET.Memory >= RequestMemory,
  * Arch == "X86_64") between two fast leaves, straight to a truth value.
- * false: not such a comparison, or not of two integers or two strings. */
+ * false: not such a comparison, or not of two numbers or two strings. */
 static inline bool cmp_fast(CaEval *ev, const CaNode *n, Tri *ret) {
         if (n->kind != CA_N_OP || n->op < CA_OP_LT || n->op > CA_OP_NE)
                 return false;
@@ -417,33 +444,9 @@ static inline bool cmp_fast(CaEval *ev, const CaNode *n, Tri *ret) {
                 b = nb->u.lit;
         else if (!eval_ref_fast(ev, nb, &b))
                 return false;
-        int c;
-        if (a.type == CA_INT && b.type == CA_INT)
-                c = a.u.i < b.u.i ? -1 : a.u.i > b.u.i;
-        else if ((a.type == CA_REAL || a.type == CA_INT) && (b.type == CA_REAL || b.type == CA_INT)) {
-                double x = a.type == CA_REAL ? a.u.r : (double) a.u.i;
-                double y = b.type == CA_REAL ? b.u.r : (double) b.u.i;
-                if (x != x || y != y) { /* NaN is unordered: only != holds */
-                        *ret = n->op == CA_OP_NE ? TRI_TRUE : TRI_FALSE;
-                        return true;
-                }
-                c = x < y ? -1 : x > y;
-        } else if (a.type == CA_STRING && b.type == CA_STRING) {
-                if (n->op == CA_OP_EQ || n->op == CA_OP_NE)
-                        c = a.u.s->len != b.u.s->len || strcasecmp(a.u.s->s, b.u.s->s) != 0;
-                else
-                        c = strcasecmp(a.u.s->s, b.u.s->s);
-        } else
-                return false; /* constants are static: nothing to release */
         bool r;
-        switch (n->op) {
-        case CA_OP_LT: r = c < 0; break;
-        case CA_OP_LE: r = c <= 0; break;
-        case CA_OP_GT: r = c > 0; break;
-        case CA_OP_GE: r = c >= 0; break;
-        case CA_OP_EQ: r = c == 0; break;
-        default: r = c != 0; break;
-        }
+        if (!cmp_scalars(n->op, &a, &b, &r))
+                return false; /* constants are static: nothing to release */
         *ret = r ? TRI_TRUE : TRI_FALSE;
         return true;
 }
@@ -517,24 +520,12 @@ _noinline_ static void eval_op(CaEval *ev, const CaNode *n, CaValue *ret) {
         default:
                 eval_fast(ev, n->u.op.a, &a);
                 eval_fast(ev, n->u.op.b, &b);
-                if (a.type == CA_STRING && b.type == CA_STRING && (n->op == CA_OP_EQ || n->op == CA_OP_NE)) {
-                        /* == on strings ignores case; lengths differ, strings differ */
-                        bool eq = a.u.s->len == b.u.s->len && strcasecmp(a.u.s->s, b.u.s->s) == 0;
-                        *ret = ca_bool(n->op == CA_OP_EQ ? eq : !eq);
+                bool r;
+                if (n->op >= CA_OP_LT && n->op <= CA_OP_NE && cmp_scalars(n->op, &a, &b, &r)) {
+                        *ret = ca_bool(r);
                         ca_value_drop(&a);
                         ca_value_drop(&b);
                         return;
-                }
-                if (a.type == CA_INT && b.type == CA_INT && n->op >= CA_OP_LT && n->op <= CA_OP_NE) {
-                        int64_t x = a.u.i, y = b.u.i;
-                        switch (n->op) {
-                        case CA_OP_LT: *ret = ca_bool(x < y); return;
-                        case CA_OP_LE: *ret = ca_bool(x <= y); return;
-                        case CA_OP_GT: *ret = ca_bool(x > y); return;
-                        case CA_OP_GE: *ret = ca_bool(x >= y); return;
-                        case CA_OP_EQ: *ret = ca_bool(x == y); return;
-                        default: *ret = ca_bool(x != y); return;
-                        }
                 }
                 ca_op_apply(n->op, &a, &b, ret);
                 ca_value_drop(&a);

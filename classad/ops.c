@@ -97,15 +97,7 @@ static CaValue arith(CaOp op, const CaValue *a, const CaValue *b) {
 }
 
 static CaValue cmp_result(CaOp op, int c) {
-        switch (op) {
-        case CA_OP_LT: return ca_bool(c < 0);
-        case CA_OP_LE: return ca_bool(c <= 0);
-        case CA_OP_GT: return ca_bool(c > 0);
-        case CA_OP_GE: return ca_bool(c >= 0);
-        case CA_OP_EQ: return ca_bool(c == 0);
-        case CA_OP_NE: return ca_bool(c != 0);
-        default: return ca_error();
-        }
+        return ca_bool(ca_cmp_holds(op, c));
 }
 
 static int cmp_real(double a, double b) {
