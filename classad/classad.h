@@ -177,6 +177,10 @@ char *classad_expr_unparse(const ClassAdExpr *e);
 /* Evaluate e with `my` as its scope (may be NULL: an empty ad) and, when
  * target is non-NULL, in a match context with target as TARGET. */
 int classad_expr_eval(const ClassAdExpr *e, const ClassAd *my, const ClassAd *target, CaMode mode, CaValue *ret);
+/* Pins the clock of time(), CurrentTime and the time functions to t
+ * (seconds since the epoch); 0 returns to the real clock. For replays and
+ * tests; the clock is process-wide. */
+void classad_set_now(int64_t t);
 
 /* ---- matchmaking ---- */
 

@@ -40,6 +40,10 @@ void ca_set_now(int64_t t) {
         pinned_now = t;
 }
 
+void classad_set_now(int64_t t) {
+        pinned_now = t;
+}
+
 void ca_eval_init(CaEval *ev, CaMode mode, const ClassAd *cur, const ClassAd *left, const ClassAd *right) {
         ev->mode = mode;
         ev->cur = cur;

@@ -26,6 +26,7 @@ int cli_usage_error(const char *verb, const char *usage, const char *fmt, ...) _
 int cli_verb_eval(int argc, char **argv);
 int cli_verb_config(int argc, char **argv);
 int cli_verb_submit(int argc, char **argv);
+int cli_verb_policy_replay(int argc, char **argv);
 
 /* ---- cleanup helpers (systemd style) ---- */
 

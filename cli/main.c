@@ -35,6 +35,7 @@ static const CliVerb verbs[] = {
         { "eval", cli_verb_eval, "evaluate a ClassAd expression" },
         { "config", cli_verb_config, "print configuration values (like condor_config_val)" },
         { "submit", cli_verb_submit, "read a submit description file (--dry-run: print the job ads)" },
+        { "policy-replay", cli_verb_policy_replay, "run a slot's policy over a timeline of events" },
 };
 
 static void help(FILE *f) {
@@ -46,7 +47,7 @@ static void help(FILE *f) {
                 "\n"
                 "Verbs:\n");
         for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
-                fprintf(f, "  %-10s %s\n", verbs[i].name, verbs[i].summary);
+                fprintf(f, "  %-14s %s\n", verbs[i].name, verbs[i].summary);
         fprintf(f, "\nRun 'glean VERB --help' for a verb's arguments.\n");
 }
 

@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * policy.h — the policy state machine of one slot (seed 002, 3.5.5 to
+ * 3.5.8): states, activities and the numbered transitions of the manual's
+ * figure 3.2, driven by the administrator's expressions (START, IS_OWNER,
+ * WANT_SUSPEND, SUSPEND, CONTINUE, PREEMPT, WANT_VACATE, KILL, RANK,
+ * MAXJOBRETIREMENTTIME, MachineMaxVacateTime and their _VANILLA variants).
+ *
+ * Pure: the clock and every event are injected; the machine's sensor
+ * values (KeyboardIdle, LoadAvg, ...) are attributes of the slot's ad,
+ * which the caller keeps current. The machine never touches a process: it
+ * asks for actions (start the job, suspend it, soft-kill it, ...) through
+ * a hook, and learns of their outcome through events (job-exit, ...).
+ *
+ * The slot ad belongs to the caller; the state machine keeps its state
+ * attributes current (State, Activity, EnteredCurrentState,
+ * EnteredCurrentActivity, Requirements, JobStart, RemoteUser, RemoteOwner,
+ * JobId, ClientMachine?, CurrentRank, RetirementTimeRemaining?) and
+ * evaluates the policy expressions as attributes of that ad with the job
+ * ad as TARGET, as HTCondor's startd does (so PREEMPT may refer to SUSPEND).
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "classad.h"
+#include "config.h"
+#include "state.h"
+
+typedef enum AgentEventType {
+        AGENT_EV_MATCH,        /* the central manager matched the slot (claim_id) */
+        AGENT_EV_CLAIM,        /* request to claim (claim_id, job = the request ad) */
+        AGENT_EV_ACTIVATE,     /* activate the claim (claim_id, job = the job ad) */
+        AGENT_EV_JOB_EXIT,     /* the job of the slot ended (claim_id may be NULL) */
+        AGENT_EV_KEEP_ALIVE,   /* claim_id */
+        AGENT_EV_DEACTIVATE,   /* stop the job, keep the claim (claim_id, fast) */
+        AGENT_EV_RELEASE,      /* the claimant gives the claim back (claim_id) */
+        AGENT_EV_VACATE,       /* administrator: evict (fast: hard kill at once) */
+        AGENT_EV_DRAIN,        /* drain (drain) */
+        AGENT_EV_CANCEL_DRAIN,
+        AGENT_EV_SHUTDOWN,     /* the agent is stopping (shutdown) */
+        AGENT_EV_BACKFILL_STARTED, /* the backfill command runs */
+        AGENT_EV_BACKFILL_EXIT,    /* the backfill command ended */
+        AGENT_EV__MAX,
+} AgentEventType;
+
+typedef enum AgentDrainHow {
+        AGENT_DRAIN_GRACEFUL, /* retirement first (MaxJobRetirementTime), then vacate */
+        AGENT_DRAIN_QUICK,    /* vacate now (soft kill, then MachineMaxVacateTime) */
+        AGENT_DRAIN_FAST,     /* hard kill now */
+} AgentDrainHow;
+
+typedef enum AgentShutdownHow {
+        AGENT_SHUTDOWN_GRACEFUL, /* retirement as configured, then vacate */
+        AGENT_SHUTDOWN_PEACEFUL, /* unlimited retirement: jobs run to the end */
+        AGENT_SHUTDOWN_FAST,     /* hard kill now, no retirement */
+} AgentShutdownHow;
+
+typedef struct AgentEvent {
+        AgentEventType type;
+        const char *claim_id;
+        const ClassAd *job;   /* CLAIM, ACTIVATE: copied */
+        bool fast;            /* VACATE, DEACTIVATE */
+        bool by_priority;     /* CLAIM on a claimed slot: preemption the manager decided
+                               * for user priority, with no RANK improvement needed */
+        AgentDrainHow drain;
+        AgentShutdownHow shutdown;
+} AgentEvent;
+
+const char *agent_event_name(AgentEventType t);
+int agent_event_from_name(const char *name, AgentEventType *ret);
+
+/* What the state machine asks of its caller. */
+typedef enum AgentActionType {
+        AGENT_DO_START_JOB,      /* start the claim's job (job ad in .job) */
+        AGENT_DO_SUSPEND_JOB,
+        AGENT_DO_CONTINUE_JOB,
+        AGENT_DO_SOFT_KILL,      /* the job's KillSig to all its processes */
+        AGENT_DO_HARD_KILL,      /* SIGKILL to all its processes */
+        AGENT_DO_KILLING_TIMEOUT,/* KILLING_TIMEOUT passed in Killing: the job will not die */
+        AGENT_DO_CLAIM_ENDED,    /* tell the claimant (claim_id) its claim is over (reason) */
+        AGENT_DO_START_BACKFILL,
+        AGENT_DO_KILL_BACKFILL,
+        AGENT_DO_RELEASE_SLOT,   /* a dynamic slot is done: give its resources back */
+        AGENT_DO__MAX,
+} AgentActionType;
+
+const char *agent_action_name(AgentActionType t);
+
+typedef struct AgentAction {
+        AgentActionType type;
+        const char *claim_id; /* the claim concerned, when there is one */
+        const ClassAd *job;   /* AGENT_DO_START_JOB: the job ad */
+        const char *reason;   /* a short sentence */
+} AgentAction;
+
+typedef struct AgentTransition {
+        int64_t time;
+        AgentState from_state, to_state;
+        AgentActivity from_act, to_act;
+        int number;           /* the transition of figure 3.2; 0 when it has none */
+        const char *reason;   /* e.g. "SUSPEND is TRUE", "MATCH_TIMEOUT expired" */
+        const char *claim_id; /* the current claim, if any */
+        const char *job_id;   /* the current job (JobId / GlobalJobId), if any */
+} AgentTransition;
+
+typedef struct AgentPolicyHooks {
+        void (*transition)(void *userdata, const AgentTransition *t);
+        void (*action)(void *userdata, const AgentAction *a);
+        /* Draining: are all slots of the machine drained (in Drained)? NULL:
+         * this slot alone counts. */
+        bool (*all_drained)(void *userdata);
+} AgentPolicyHooks;
+
+/* Knobs read once per slot (SLOT<N>_ forms honoured). */
+typedef struct AgentPolicyKnobs {
+        int64_t match_timeout;          /* MATCH_TIMEOUT, 120 */
+        int64_t killing_timeout;        /* KILLING_TIMEOUT, 30 */
+        int64_t claim_worklife;         /* CLAIM_WORKLIFE, -1: infinite */
+        int64_t alive_interval;         /* ALIVE_INTERVAL, 300 */
+        int64_t max_claim_alives_missed;/* MAX_CLAIM_ALIVES_MISSED, 6 */
+        bool backfill;                  /* ENABLE_BACKFILL and BACKFILL_COMMAND set */
+        bool dynamic;                   /* a dynamic slot: released when unclaimed */
+} AgentPolicyKnobs;
+
+int agent_policy_knobs(const Config *cfg, unsigned slot_id, AgentPolicyKnobs *ret, ConfigError *err);
+
+/* Puts the policy expressions of slot slot_id into ad (START, IS_OWNER,
+ * WANT_SUSPEND, SUSPEND, CONTINUE, PREEMPT, WANT_VACATE, KILL, RANK,
+ * MaxJobRetirementTime, MachineMaxVacateTime, START_BACKFILL,
+ * EVICT_BACKFILL, PERIODIC_CHECKPOINT, and each NAME_VANILLA that the
+ * configuration defines). A malformed expression: -EINVAL with err. */
+int agent_policy_fill_ad(const Config *cfg, unsigned slot_id, ClassAd *ad, ConfigError *err);
+
+typedef struct AgentSlotSM AgentSlotSM;
+
+/* A slot in Owner/Idle at time now, evaluated at once (it may move on to
+ * Unclaimed). ad is borrowed and must outlive the machine. */
+int agent_sm_new(const char *slot_name, ClassAd *ad, const AgentPolicyKnobs *knobs, const AgentPolicyHooks *hooks,
+                 void *userdata, int64_t now, AgentSlotSM **ret);
+void agent_sm_free(AgentSlotSM *sm);
+
+/* Evaluate the policy at now (the periodic evaluation). */
+void agent_sm_eval(AgentSlotSM *sm, int64_t now);
+
+/* An event at now. A refusal (claim on a busy slot, unknown claim id,
+ * activation of an idle slot, ...) returns a negative errno with why
+ * filled and changes nothing: -EBUSY, -ENOENT (claim id), -EPERM (START
+ * or draining refuses), -EINVAL (event not valid in this state). */
+int agent_sm_handle(AgentSlotSM *sm, int64_t now, const AgentEvent *ev, char *why, size_t whylen);
+
+/* The earliest time at which a timer could move the slot (match timeout,
+ * vacate time, killing timeout, lease expiry, retirement end); INT64_MAX
+ * when none. */
+int64_t agent_sm_next_deadline(const AgentSlotSM *sm);
+
+AgentState agent_sm_state(const AgentSlotSM *sm);
+AgentActivity agent_sm_activity(const AgentSlotSM *sm);
+/* The current claim's id and job ad (NULL when unclaimed). */
+const char *agent_sm_claim_id(const AgentSlotSM *sm);
+const ClassAd *agent_sm_job(const AgentSlotSM *sm);
+/* Is a job running (activated and not yet exited)? */
+bool agent_sm_job_active(const AgentSlotSM *sm);
+/* Does this claim id belong to the slot (current or preempting claim)? */
+bool agent_sm_has_claim(const AgentSlotSM *sm, const char *claim_id);
