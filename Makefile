@@ -41,8 +41,9 @@ PKGS_negotiator := sqlite3
 PKGS_agent      := libnl-3.0 libnl-route-3.0 libnl-genl-3.0 libcgroup
 
 # Programs: $(BUILD)/bin/P from SRCS_P, linked with every library.
-PROGRAMS := glean
+PROGRAMS := glean glean-agent
 SRCS_glean := $(wildcard cli/*.c)
+SRCS_glean-agent := $(wildcard agent/daemon/*.c)
 
 # ---- build flavour -------------------------------------------------------
 
@@ -224,7 +225,7 @@ $(FUZZ_OUT)/%: $(FUZZ_BUILD)/obj/fuzz/%.o $(call LIB_FILES,$(FUZZ_BUILD))
 # ---- phony targets --------------------------------------------------------
 
 # Run with the sanitizers' strictest useful settings (ignored without SAN=1).
-TEST_ENV := GLEAN=$(BUILD)/bin/glean \
+TEST_ENV := GLEAN=$(BUILD)/bin/glean GLEAN_AGENT=$(BUILD)/bin/glean-agent \
             ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:strict_string_checks=1 \
             UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 

@@ -27,6 +27,7 @@ int cli_verb_eval(int argc, char **argv);
 int cli_verb_config(int argc, char **argv);
 int cli_verb_submit(int argc, char **argv);
 int cli_verb_policy_replay(int argc, char **argv);
+int cli_verb_agent(int argc, char **argv);
 
 /* ---- cleanup helpers (systemd style) ---- */
 

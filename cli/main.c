@@ -35,6 +35,7 @@ static const CliVerb verbs[] = {
         { "eval", cli_verb_eval, "evaluate a ClassAd expression" },
         { "config", cli_verb_config, "print configuration values (like condor_config_val)" },
         { "submit", cli_verb_submit, "read a submit description file (--dry-run: print the job ads)" },
+        { "agent", cli_verb_agent, "talk to this machine's glean-agent (status, run, vacate, drain)" },
         { "policy-replay", cli_verb_policy_replay, "run a slot's policy over a timeline of events" },
 };
 

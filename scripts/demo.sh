@@ -6,9 +6,9 @@
 # submit files with `glean submit --dry-run`. Run by `make demo`, which
 # builds first.
 #
-# What it does not show yet: a pool. glean-agent (slots in cgroups, the
-# owner-activity sensors, running jobs) and glean-negotiator are not written
-# yet; when they are, this demo will run a one-machine pool.
+# Then a one-machine pool: glean-agent with a partitionable slot runs real
+# jobs through `glean agent run`, and `glean policy-replay` runs the desktop
+# policy over a timeline.
 
 set -euo pipefail
 
@@ -86,10 +86,79 @@ show "glean submit --dry-run --bracketed job.sub" submit --dry-run --bracketed "
 section "Errors in the input are reported with line and column (exit status 2)"
 show "glean eval 'KeyboardIdle > 15 *'"        eval 'KeyboardIdle > 15 *'
 
+section "A one-machine pool: glean-agent runs real jobs"
+AGENT=${GLEAN_AGENT:-$(dirname "$GLEAN")/glean-agent}
+pool=$(mktemp -d /tmp/glean-demo-XXXXXX)
+chmod 0755 "$pool"
+mkdir -m 0777 "$pool/jobs"
+agent_pid=
+cleanup() {
+        if [ -n "$agent_pid" ]; then
+                kill "$agent_pid" 2>/dev/null || true
+                wait "$agent_pid" 2>/dev/null || true
+        fi
+        rm -rf -- "$pool" "$conf" "$sub"
+}
+trap cleanup EXIT
+cat >"$pool/glean.conf" <<CONF
+EXECUTE = $pool/execute
+AGENT_SOCKET = $pool/agent.sock
+# A dedicated node: always willing (the desktop policy waits for 15 idle minutes).
+use POLICY : ALWAYS_RUN_JOBS
+POLLING_INTERVAL = 1
+# One partitionable slot with the whole machine; each claim gets a dynamic slot.
+NUM_SLOTS = 1
+NUM_SLOTS_TYPE_1 = 1
+SLOT_TYPE_1 = 100%
+SLOT_TYPE_1_PARTITIONABLE = True
+CONF
+printf '\n$ cat glean.conf\n'; cat "$pool/glean.conf"
+printf '\n$ glean-agent --config glean.conf &\n'
+GLEAN_LOG=stderr "$AGENT" --config "$pool/glean.conf" 2>"$pool/agent.log" &
+agent_pid=$!
+for _ in $(seq 50); do [ -S "$pool/agent.sock" ] && break; sleep 0.1; done
+export GLEAN_AGENT_SOCKET=$pool/agent.sock
+show "glean agent status" agent status
+cat >"$pool/jobs/job.sub" <<SUB
+executable     = /bin/sh
+arguments      = "-c 'echo job \$(Process) says hello from; id -un; sleep 1'"
+output         = out.\$(Process).txt
+initialdir     = $pool/jobs
+request_memory = 256M
+queue 2
+SUB
+printf '\n$ cat job.sub\n'; cat "$pool/jobs/job.sub"
+show "glean agent run job.sub   # claim a slot, run both jobs on the claim, keep it alive" agent run "$pool/jobs/job.sub"
+printf '\n$ cat out.0.txt out.1.txt\n'; cat "$pool/jobs/out.0.txt" "$pool/jobs/out.1.txt"
+show "glean agent status   # the dynamic slot is gone, its resources are back" agent status
+printf '\n$ journalctl -u glean-agent GLEAN_SLOT=slot1_1   # here the agent logs to stderr:\n'
+grep 'GLEAN_SLOT=slot1_1 ' "$pool/agent.log" | sed -e 's/ GLEAN_.*//' | cut -c 26-
+show "glean agent shutdown" agent shutdown
+wait "$agent_pid" 2>/dev/null || true
+agent_pid=
+
+section "The policy state machine without a kernel: glean policy-replay"
+cat >"$pool/desktop.tl" <<'TL'
+use POLICY : DESKTOP
+---
+0      expect Unclaimed/Idle      # nobody at the keyboard for a day
+10     claim c1
+20     activate c1
+200    key                        # the owner types: the job is suspended
+205    expect Claimed/Suspended
+500    key                        # still typing...
+700    key                        # ... so the job stays suspended
+815    expect Preempting/Vacating # suspended for over 10 minutes: vacated
+1010   job-exit
+1010   expect Owner
+TL
+printf '\n$ cat desktop.tl\n'; cat "$pool/desktop.tl"
+show "glean policy-replay desktop.tl" policy-replay "$pool/desktop.tl"
+
 cat <<'EOF'
 
 === Not shown yet
-This demo stops at the policy language. glean-agent (cgroup slots, owner
-sensing with eBPF, running jobs) and glean-negotiator (fair-share matching)
-are not written yet; when they are, `make demo` will run a one-machine pool.
+Jobs run in plain process groups (slots in cgroups v2 come next), the owner
+is sensed from terminal access times (eBPF probes come next), and there is
+no central manager yet: `glean agent run` claims a slot of this machine.
 EOF

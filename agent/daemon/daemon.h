@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * daemon.h — what the files of glean-agent share: the agent, its slots and
+ * its client connections. The decisions live in the agent library (slots,
+ * policy, load); these files are the shell around them: the event loop,
+ * the unix socket, the executor, the sensors and the logs.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <systemd/sd-event.h>
+
+#include "classad.h"
+#include "config.h"
+#include "exec.h"
+#include "log.h"
+#include "policy.h"
+#include "proto.h"
+#include "slots.h"
+
+typedef struct Agent Agent;
+typedef struct Conn Conn;
+typedef struct Slot Slot;
+
+struct Slot {
+        Agent *agent;
+        Slot *next;
+        char name[32];          /* "slot1", "slot1_2" */
+        AgentSlotDef def;       /* a d-slot: its parent's def */
+        bool partitionable, dynamic;
+        Slot *parent;           /* a d-slot's p-slot */
+        unsigned next_sub;      /* p-slot: the number of its next d-slot */
+        AgentRes res;           /* what the slot has now (a p-slot: what is left) */
+        ClassAd *ad;
+        AgentSlotSM *sm;
+
+        AgentJob *job;          /* the running job */
+        AgentJobSpec *spec;     /* the job being started / running */
+        char start_error[256];  /* why the last start failed ("" when it did not) */
+        const char *exit_reason;/* why the job is being ended: "vacated", "lease expired", ... */
+        Conn *claimant;         /* the connection that holds the claim */
+        uid_t claimant_uid;
+        char claim_id[80];
+
+        AgentJob *backfill;     /* the backfill command */
+        double condor_load;     /* CondorLoadAvg */
+        double last_cpu;        /* job CPU seconds at the last sample */
+        int64_t last_sample;
+        int64_t last_account;   /* draining statistics */
+        bool release;           /* a d-slot to free */
+};
+
+struct Conn {
+        Agent *agent;
+        Conn *next;
+        int fd;
+        sd_event_source *src;
+        GleanFrameReader *reader;
+        GleanPeer peer;
+        bool hello;             /* the handshake is done */
+        bool manager;           /* the peer is the central manager: it gets SlotUpdate */
+        bool dead;              /* sending failed: dropped by the deferred work */
+};
+
+struct Agent {
+        sd_event *event;
+        Config *cfg;
+        AgentMachine machine;
+        AgentIdleKnobs idle;
+        AgentExecutor *exec;
+        AgentRunAs runas;
+        char *slot_user;
+        char **admins;
+        char *execute;
+        char *socket_path;
+        int listen_fd;
+        sd_event_source *listen_src, *eval_timer, *update_timer, *defer;
+        Slot *slots;
+        Conn *conns;
+        int64_t start_time;
+        int64_t polling_interval, update_interval;
+        bool shutting_down;
+        AgentShutdownHow shutdown_how;
+        bool draining;
+        double drain_badput, drain_unclaimed;
+        int64_t drain_last;
+        int exit_code;
+};
+
+/* ---- slots.c ---- */
+int agent_slots_create(Agent *a, ConfigError *err);
+void agent_slots_free(Agent *a);
+Slot *agent_slot_find(Agent *a, const char *name);       /* "slot1" or "slot1@host" */
+Slot *agent_slot_by_claim(Agent *a, const char *claim_id);
+/* A new d-slot of p with res, in Owner (not yet claimed). */
+int agent_slot_new_dynamic(Slot *p, const AgentRes *res, Slot **ret);
+void agent_slot_destroy(Slot *s); /* a d-slot: resources back to its p-slot */
+/* Sensors, load and the per-slot attributes, then the policy of every slot. */
+void agent_evaluate(Agent *a);
+void agent_refresh_ads(Agent *a);
+void agent_schedule(Agent *a);       /* re-arm the evaluation timer */
+void agent_publish(Agent *a, Slot *s); /* SlotUpdate to the manager connections */
+bool agent_idle_for_exit(const Agent *a); /* shutting down and no job left */
+void agent_request_defer(Agent *a);  /* run the deferred work (free released d-slots, exit) soon */
+int64_t agent_now(void);
+
+/* ---- server.c ---- */
+int agent_server_start(Agent *a);
+void agent_server_stop(Agent *a);
+void agent_conn_drop(Conn *c);
+void agent_server_reap(Agent *a); /* drop the dead connections */
+int agent_conn_send(Conn *c, const ClassAd *msg);
+/* Tell the claimant of s (if connected) about an event of its claim. */
+void agent_notify_claimant(Slot *s, GleanCommand cmd, ClassAd *msg);
+
+/* ---- sensors.c ---- */
+/* Seconds since the owner last used a terminal (utmp ttys) and the console
+ * devices (CONSOLE_DEVICES); INT32_MAX when nothing tells. */
+void agent_sense_idle(const Agent *a, int64_t now, int64_t *ret_kbd, int64_t *ret_console);
+double agent_sense_loadavg(void);

@@ -1,0 +1,297 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * main.c — glean-agent: the execute daemon.
+ *
+ *   glean-agent [--config FILE] [--socket PATH] [--set NAME=VALUE]...
+ *
+ * Reads the configuration ($GLEAN_CONFIG or /etc/glean/glean.conf, then
+ * LOCAL_CONFIG_DIR), detects the machine, carves it into slots
+ * (SLOT_TYPE_*), listens on AGENT_SOCKET (default /run/glean/agent.sock)
+ * and runs each slot's policy: every POLLING_INTERVAL while a slot is
+ * claimed, every UPDATE_INTERVAL otherwise, and at the deadlines of the
+ * state machines. SIGTERM: graceful shutdown (claims retire, jobs vacate);
+ * a second SIGTERM or SIGINT: fast shutdown (jobs killed).
+ *
+ * Exit: 0 after a shutdown; 1 when it cannot start (the reason logged).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include <systemd/sd-daemon.h>
+
+#include "daemon.h"
+
+static void usage(FILE *f) {
+        fprintf(f, "usage: glean-agent [--config FILE] [--socket PATH] [--set NAME=VALUE]...\n");
+}
+
+void agent_request_defer(Agent *a) {
+        if (a->defer)
+                sd_event_source_set_enabled(a->defer, SD_EVENT_ONESHOT);
+}
+
+/* Deferred work: free released d-slots, drop dead connections, exit when
+ * shutdown has finished. */
+static int on_defer(sd_event_source *src, void *userdata) {
+        (void) src;
+        Agent *a = userdata;
+        agent_server_reap(a);
+        for (Slot *s = a->slots, *next; s; s = next) {
+                next = s->next;
+                if (s->release && !s->job)
+                        agent_slot_destroy(s);
+        }
+        if (agent_idle_for_exit(a)) {
+                glean_log(LOG_NOTICE, NULL, NULL, 0, "every job is gone; exiting");
+                sd_event_exit(a->event, 0);
+        }
+        return 0;
+}
+
+static void begin_shutdown(Agent *a, AgentShutdownHow how) {
+        static const char *const names[] = { "graceful", "peaceful", "fast" };
+        glean_log(LOG_NOTICE, NULL, NULL, 0, "%s shutdown", names[how]);
+        sd_notify(0, "STOPPING=1");
+        a->shutting_down = true;
+        a->shutdown_how = how;
+        AgentEvent ev = { .type = AGENT_EV_SHUTDOWN, .shutdown = how };
+        for (Slot *s = a->slots; s; s = s->next) {
+                if (s->job && !s->exit_reason)
+                        s->exit_reason = "agent shutting down";
+                agent_sm_handle(s->sm, agent_now(), &ev, NULL, 0);
+        }
+        agent_schedule(a);
+        agent_request_defer(a);
+}
+
+static int on_signal(sd_event_source *src, const struct signalfd_siginfo *si, void *userdata) {
+        (void) src;
+        Agent *a = userdata;
+        if (si->ssi_signo == SIGHUP) {
+                glean_log(LOG_NOTICE, NULL, NULL, 0, "SIGHUP: a new configuration takes effect at the next start");
+                return 0;
+        }
+        if (si->ssi_signo == SIGTERM && !a->shutting_down)
+                begin_shutdown(a, AGENT_SHUTDOWN_GRACEFUL);
+        else
+                begin_shutdown(a, AGENT_SHUTDOWN_FAST);
+        return 0;
+}
+
+static int knob_string(const Config *cfg, const char *name, const char *def, char **ret) {
+        ConfigError err;
+        char *v = NULL;
+        int r = config_get(cfg, name, &v, &err);
+        if (r == -ENOENT || (r >= 0 && !*v)) {
+                free(v);
+                v = strdup(def);
+        } else if (r < 0) {
+                char *m = config_error_format(&err);
+                glean_log(LOG_ERR, NULL, NULL, 0, "%s", m ? m : name);
+                free(m);
+                return r;
+        }
+        if (!v)
+                return -ENOMEM;
+        *ret = v;
+        return 0;
+}
+
+static int log_config_error(const ConfigError *err, int r, const char *what) {
+        char *m = config_error_format(err);
+        glean_log(LOG_ERR, NULL, NULL, 0, "%s: %s", what, m && *m ? m : strerror(-r));
+        free(m);
+        return r;
+}
+
+static int agent_setup(Agent *a, const char *config_path, const char *socket_path, char **sets, size_t n_sets) {
+        ConfigError err = { 0 };
+        int r = config_load_path(config_path, &a->cfg, &err);
+        if (r < 0)
+                return log_config_error(&err, r, "configuration");
+        for (size_t i = 0; i < n_sets; i++) {
+                char *eq = strchr(sets[i], '=');
+                *eq = 0;
+                r = config_set(a->cfg, sets[i], eq + 1);
+                *eq = '=';
+                if (r < 0)
+                        return glean_log_errno(LOG_ERR, r, "--set %s", sets[i]);
+        }
+        char *level = NULL;
+        if (config_get(a->cfg, "AGENT_LOG_LEVEL", &level, &err) >= 0 && *level) {
+                int l = glean_log_level_from_string(level);
+                if (l >= 0)
+                        glean_log_set_level(l);
+        }
+        free(level);
+
+        if ((r = knob_string(a->cfg, "EXECUTE", "/var/lib/glean/execute", &a->execute)) < 0)
+                return r;
+        if (socket_path)
+                a->socket_path = strdup(socket_path);
+        else if ((r = knob_string(a->cfg, "AGENT_SOCKET", "/run/glean/agent.sock", &a->socket_path)) < 0)
+                return r;
+        if (!a->socket_path)
+                return -ENOMEM;
+        if (mkdir(a->execute, 0755) < 0 && errno != EEXIST)
+                return glean_log_errno(LOG_ERR, errno, "cannot create EXECUTE directory %s", a->execute);
+
+        int64_t v;
+        a->polling_interval = config_get_int(a->cfg, "POLLING_INTERVAL", &v, &err) >= 0 && v > 0 ? v : 5;
+        a->update_interval = config_get_int(a->cfg, "UPDATE_INTERVAL", &v, &err) >= 0 && v > 0 ? v : 300;
+        r = config_get_list(a->cfg, "ADMINISTRATORS", &a->admins, &err);
+        if (r < 0 && r != -ENOENT)
+                return log_config_error(&err, r, "ADMINISTRATORS");
+
+        if ((r = knob_string(a->cfg, "SLOT_USER", "nobody", &a->slot_user)) < 0)
+                return r;
+        bool b;
+        a->runas.slot_user = a->slot_user;
+        a->runas.allow_runas_owner = config_get_bool(a->cfg, "STARTER_ALLOW_RUNAS_OWNER", &b, &err) >= 0 ? b : true;
+        a->runas.refuse_unknown_owner =
+                config_get_bool(a->cfg, "REFUSE_UNKNOWN_OWNER", &b, &err) >= 0 ? b : false;
+
+        r = agent_idle_knobs(a->cfg, &a->idle, &err);
+        if (r < 0)
+                return log_config_error(&err, r, "keyboard knobs");
+        r = agent_machine_detect(a->cfg, &a->machine, &err);
+        if (r < 0)
+                return log_config_error(&err, r, "machine resources");
+        r = agent_executor_fork_new(a->event, &a->exec);
+        if (r < 0)
+                return glean_log_errno(LOG_ERR, r, "cannot set up the executor");
+        a->start_time = agent_now();
+        r = agent_slots_create(a, &err);
+        if (r < 0)
+                return log_config_error(&err, r, "slots");
+        unsigned n = 0;
+        for (Slot *s = a->slots; s; s = s->next)
+                n++;
+        glean_log(LOG_NOTICE, NULL, NULL, 0,
+                  "%s: %lld CPUs, %lld MB memory, %lld KB disk in %s; %u slots; executor %s; running as uid %d",
+                  a->machine.hostname, (long long) a->machine.total.cpus, (long long) a->machine.total.memory,
+                  (long long) a->machine.total.disk, a->execute, n, agent_executor_name(a->exec), (int) getuid());
+        r = sd_event_add_defer(a->event, &a->defer, on_defer, a);
+        if (r < 0)
+                return r;
+        sd_event_source_set_enabled(a->defer, SD_EVENT_OFF);
+        return agent_server_start(a);
+}
+
+static void agent_teardown(Agent *a) {
+        agent_server_stop(a);
+        agent_slots_free(a);
+        agent_executor_free(a->exec);
+        sd_event_source_unref(a->eval_timer);
+        sd_event_source_unref(a->update_timer);
+        sd_event_source_unref(a->defer);
+        config_strv_free(a->admins);
+        config_free(a->cfg);
+        free(a->execute);
+        free(a->socket_path);
+        free(a->slot_user);
+        sd_event_unref(a->event);
+}
+
+static int on_update_timer(sd_event_source *src, uint64_t usec, void *userdata) {
+        Agent *a = userdata;
+        agent_refresh_ads(a);
+        for (Slot *s = a->slots; s; s = s->next)
+                agent_publish(a, s);
+        sd_event_source_set_time(src, usec + (uint64_t) a->update_interval * 1000000ULL);
+        return 0;
+}
+
+int main(int argc, char **argv) {
+        static const struct option opts[] = {
+                { "config", required_argument, NULL, 'c' },
+                { "socket", required_argument, NULL, 's' },
+                { "set", required_argument, NULL, 'S' },
+                { "help", no_argument, NULL, 'h' },
+                {},
+        };
+        const char *config_path = NULL, *socket_path = NULL;
+        char **sets = calloc((size_t) argc + 1, sizeof *sets);
+        size_t n_sets = 0;
+        int c;
+        if (!sets)
+                return 1;
+        while ((c = getopt_long(argc, argv, "c:s:S:h", opts, NULL)) >= 0) {
+                switch (c) {
+                case 'c':
+                        config_path = optarg;
+                        break;
+                case 's':
+                        socket_path = optarg;
+                        break;
+                case 'S':
+                        if (!strchr(optarg, '=')) {
+                                fprintf(stderr, "glean-agent: --set needs NAME=VALUE\n");
+                                free(sets);
+                                return 2;
+                        }
+                        sets[n_sets++] = optarg;
+                        break;
+                case 'h':
+                        usage(stdout);
+                        free(sets);
+                        return 0;
+                default:
+                        usage(stderr);
+                        free(sets);
+                        return 2;
+                }
+        }
+        if (optind < argc) {
+                usage(stderr);
+                free(sets);
+                return 2;
+        }
+
+        glean_log_open("glean-agent");
+        signal(SIGPIPE, SIG_IGN);
+        sigset_t mask;
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGINT);
+        sigaddset(&mask, SIGHUP);
+        sigprocmask(SIG_BLOCK, &mask, NULL);
+
+        Agent a = { .listen_fd = -1 };
+        int r = sd_event_default(&a.event);
+        if (r >= 0) {
+                sd_event_add_signal(a.event, NULL, SIGTERM, on_signal, &a);
+                sd_event_add_signal(a.event, NULL, SIGINT, on_signal, &a);
+                sd_event_add_signal(a.event, NULL, SIGHUP, on_signal, &a);
+                r = agent_setup(&a, config_path, socket_path, sets, n_sets);
+        }
+        free(sets);
+        if (r >= 0) {
+                uint64_t now_usec;
+                sd_event_now(a.event, CLOCK_REALTIME, &now_usec);
+                r = sd_event_add_time(a.event, &a.update_timer, CLOCK_REALTIME,
+                                      now_usec + (uint64_t) a.update_interval * 1000000ULL, 1000000, on_update_timer,
+                                      &a);
+                if (r >= 0)
+                        sd_event_source_set_enabled(a.update_timer, SD_EVENT_ON);
+        }
+        if (r < 0) {
+                glean_log(LOG_ERR, NULL, NULL, 0, "cannot start: %s", strerror(-r));
+                agent_teardown(&a);
+                return 1;
+        }
+        agent_evaluate(&a);
+        sd_notify(0, "READY=1\nSTATUS=running");
+        glean_log(LOG_NOTICE, NULL, NULL, 0, "listening on %s", a.socket_path);
+        r = sd_event_loop(a.event);
+        agent_teardown(&a);
+        return r < 0 ? 1 : 0;
+}

@@ -1,0 +1,627 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * server.c — glean-agent's unix socket: connections, the Hello handshake,
+ * and the message set of common/proto.h turned into events of the slots'
+ * state machines.
+ *
+ * Who may do what (SO_PEERCRED): root and ADMINISTRATORS everything; any
+ * user may ask for the status, and claim, activate, keep alive, deactivate
+ * and release claims on their own behalf (the job's Owner must be the
+ * caller, and a claim is used only by the user who made it). Every refusal
+ * is a Reply with Ok = false and a Reason, and a log record; nothing
+ * changes.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdarg.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "daemon.h"
+
+#define SEND_TIMEOUT_MS 2000
+#define MAX_CONNS 256
+
+static void forget_conn(Agent *a, Conn *c) {
+        for (Slot *s = a->slots; s; s = s->next)
+                if (s->claimant == c)
+                        s->claimant = NULL; /* the claim lives on until its lease ends */
+}
+
+/* A connection that fails is marked dead and freed later, from the
+ * deferred work (agent_server_reap), never under a caller's feet. */
+int agent_conn_send(Conn *c, const ClassAd *msg) {
+        if (c->dead)
+                return -EPIPE;
+        int r = glean_msg_send(c->fd, msg, SEND_TIMEOUT_MS);
+        if (r < 0) {
+                glean_log(LOG_WARNING, NULL, NULL, 0, "cannot send to pid %d (%s): %s; closing", (int) c->peer.pid,
+                          c->peer.user, strerror(-r));
+                c->dead = true;
+                forget_conn(c->agent, c);
+                agent_request_defer(c->agent);
+        }
+        return r;
+}
+
+void agent_server_reap(Agent *a) {
+        for (Conn *c = a->conns, *next; c; c = next) {
+                next = c->next;
+                if (c->dead)
+                        agent_conn_drop(c);
+        }
+}
+
+void agent_conn_drop(Conn *c) {
+        Agent *a = c->agent;
+        for (Conn **pp = &a->conns; *pp; pp = &(*pp)->next)
+                if (*pp == c) {
+                        *pp = c->next;
+                        break;
+                }
+        forget_conn(a, c);
+        sd_event_source_unref(c->src);
+        glean_frame_reader_free(c->reader);
+        close(c->fd);
+        free(c);
+}
+
+void agent_notify_claimant(Slot *s, GleanCommand cmd, ClassAd *msg) {
+        (void) cmd;
+        if (s->claimant)
+                agent_conn_send(s->claimant, msg);
+        classad_free(msg);
+}
+
+void agent_publish(Agent *a, Slot *s) {
+        for (Conn *c = a->conns; c; c = c->next) {
+                if (!c->manager || c->dead)
+                        continue;
+                ClassAd *msg = NULL;
+                if (glean_msg_new(GLEAN_CMD_SLOT_UPDATE, &msg) < 0)
+                        return;
+                glean_msg_set_ad(msg, "SlotAd", s->ad);
+                agent_conn_send(c, msg);
+                classad_free(msg);
+        }
+}
+
+/* ---- replies ---- */
+
+static int reply(Conn *c, const ClassAd *req, bool ok, const char *reason, ClassAd *extra) {
+        ClassAd *msg = NULL;
+        int r = glean_msg_reply(req, ok, reason, &msg);
+        if (r >= 0 && extra)
+                classad_update(msg, extra);
+        if (r >= 0)
+                r = agent_conn_send(c, msg);
+        classad_free(msg);
+        return r;
+}
+
+static int refuse(Conn *c, const ClassAd *req, const char *what, const char *fmt, ...)
+        __attribute__((format(printf, 4, 5)));
+
+static int refuse(Conn *c, const ClassAd *req, const char *what, const char *fmt, ...) {
+        char reason[512];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(reason, sizeof reason, fmt, ap);
+        va_end(ap);
+        GleanLogField f[] = { { "GLEAN_PEER_USER", c->peer.user }, { "GLEAN_COMMAND", what } };
+        glean_log(LOG_NOTICE, NULL, f, 2, "refused %s from %s (pid %d): %s", what, c->peer.user, (int) c->peer.pid,
+                  reason);
+        return reply(c, req, false, reason, NULL);
+}
+
+static bool is_admin(const Conn *c) {
+        return glean_peer_is_admin(&c->peer, c->agent->admins);
+}
+
+static char *get_string(const ClassAd *ad, const char *name) {
+        char *v = NULL;
+        if (classad_eval_string(ad, name, CA_MODE_OLD, &v) < 0)
+                return NULL;
+        return v;
+}
+
+static bool get_bool(const ClassAd *ad, const char *name, bool def) {
+        bool b;
+        return classad_eval_bool(ad, name, CA_MODE_OLD, &b) >= 0 ? b : def;
+}
+
+/* The job must be the caller's own, unless the caller is an administrator. */
+static int check_owner(Conn *c, const ClassAd *job, char *why, size_t whylen) {
+        if (is_admin(c))
+                return 0;
+        char *owner = get_string(job, "Owner");
+        bool ok = owner && strcmp(owner, c->peer.user) == 0;
+        if (!ok)
+                snprintf(why, whylen, "the job's Owner (%s) is not you (%s)", owner ? owner : "undefined",
+                         c->peer.user);
+        free(owner);
+        return ok ? 0 : -EPERM;
+}
+
+static Slot *claimed_slot(Conn *c, const ClassAd *req, const char *what, char **ret_id) {
+        char *id = get_string(req, "ClaimId");
+        Slot *s = id ? agent_slot_by_claim(c->agent, id) : NULL;
+        if (!s) {
+                refuse(c, req, what, "no such claim");
+                free(id);
+                return NULL;
+        }
+        if (!is_admin(c) && s->claimant_uid != c->peer.uid) {
+                refuse(c, req, what, "the claim is not yours");
+                free(id);
+                return NULL;
+        }
+        *ret_id = id;
+        return s;
+}
+
+/* ---- commands ---- */
+
+static int on_status(Conn *c, const ClassAd *req) {
+        Agent *a = c->agent;
+        agent_refresh_ads(a);
+        char *only = get_string(req, "Slot");
+        size_t n = 0;
+        for (Slot *s = a->slots; s; s = s->next)
+                n++;
+        ClassAd **ads = calloc(n ? n : 1, sizeof *ads);
+        if (!ads) {
+                free(only);
+                return -ENOMEM;
+        }
+        size_t k = 0;
+        for (Slot *s = a->slots; s; s = s->next)
+                if (!s->release && (!only || agent_slot_find(a, only) == s))
+                        ads[k++] = s->ad;
+        ClassAd *extra = NULL;
+        int r = classad_new(&extra);
+        if (r >= 0)
+                r = glean_msg_set_ad_list(extra, "Slots", ads, k);
+        if (r >= 0)
+                r = reply(c, req, true, NULL, extra);
+        classad_free(extra);
+        free(ads);
+        free(only);
+        return r;
+}
+
+static int on_request_claim(Conn *c, const ClassAd *req) {
+        Agent *a = c->agent;
+        const char *what = "RequestClaim";
+        char *slot_name = get_string(req, "Slot");
+        char *id = get_string(req, "ClaimId");
+        ClassAd *job = NULL;
+        char why[512] = "";
+        Slot *target = NULL;
+        int r = 0;
+
+        Slot *s = slot_name ? agent_slot_find(a, slot_name) : NULL;
+        if (!s || s->dynamic) {
+                r = refuse(c, req, what, "no slot %s here (claim a static or partitionable slot)",
+                           slot_name ? slot_name : "");
+                goto out;
+        }
+        if (!id || strlen(id) < 16 || strlen(id) >= sizeof s->claim_id) {
+                r = refuse(c, req, what, "a claim id of 16 to %zu characters is needed", sizeof s->claim_id - 1);
+                goto out;
+        }
+        if (agent_slot_by_claim(a, id)) {
+                r = refuse(c, req, what, "claim id already in use");
+                goto out;
+        }
+        if (glean_msg_get_ad(req, "JobAd", &job) < 0) {
+                r = refuse(c, req, what, "JobAd is not a ClassAd");
+                goto out;
+        }
+        if (check_owner(c, job, why, sizeof why) < 0) {
+                r = refuse(c, req, what, "%s", why);
+                goto out;
+        }
+        agent_refresh_ads(a);
+        if (!classad_match(s->ad, job, CA_MODE_OLD)) {
+                r = refuse(c, req, what, "%s and the job do not match (Requirements of one or the other)", s->name);
+                goto out;
+        }
+        target = s;
+        if (s->partitionable) {
+                AgentRes want;
+                if (agent_pslot_carve(a->cfg, &a->machine, s->ad, job, &s->res, &want, why, sizeof why) < 0) {
+                        r = refuse(c, req, what, "%s: %s", s->name, why);
+                        goto out;
+                }
+                r = agent_slot_new_dynamic(s, &want, &target);
+                if (r < 0) {
+                        r = refuse(c, req, what, "%s: cannot create a dynamic slot", s->name);
+                        goto out;
+                }
+                agent_refresh_ads(a);
+        }
+        AgentEvent ev = { .type = AGENT_EV_CLAIM, .claim_id = id, .job = job };
+        r = agent_sm_handle(target->sm, agent_now(), &ev, why, sizeof why);
+        if (r < 0) {
+                if (target != s)
+                        agent_slot_destroy(target);
+                r = refuse(c, req, what, "%s", why);
+                goto out;
+        }
+        target->claimant = c;
+        target->claimant_uid = c->peer.uid;
+        snprintf(target->claim_id, sizeof target->claim_id, "%s", id);
+        GleanLogField f[] = { { "GLEAN_SLOT", target->name }, { "GLEAN_PEER_USER", c->peer.user } };
+        glean_log(LOG_INFO, NULL, f, 2, "%s: claimed by %s", target->name, c->peer.user);
+
+        ClassAd *extra = NULL;
+        r = classad_new(&extra);
+        if (r >= 0) {
+                int64_t lease = 0;
+                if (classad_eval_int(job, "JobLeaseDuration", CA_MODE_OLD, &lease) < 0 || lease <= 0) {
+                        int64_t alive = 300, missed = 6;
+                        ConfigError err;
+                        config_get_int(a->cfg, "ALIVE_INTERVAL", &alive, &err);
+                        config_get_int(a->cfg, "MAX_CLAIM_ALIVES_MISSED", &missed, &err);
+                        lease = alive * missed;
+                }
+                classad_set_string(extra, "Slot", target->name);
+                classad_set_string(extra, "ClaimId", id);
+                classad_set_int(extra, "LeaseDuration", lease);
+                r = reply(c, req, true, NULL, extra);
+        }
+        classad_free(extra);
+        agent_schedule(a);
+out:
+        classad_free(job);
+        free(slot_name);
+        free(id);
+        return r;
+}
+
+static int on_activate(Conn *c, const ClassAd *req) {
+        Agent *a = c->agent;
+        const char *what = "ActivateClaim";
+        char *id = NULL;
+        Slot *s = claimed_slot(c, req, what, &id);
+        if (!s)
+                return 0;
+        ClassAd *job = NULL;
+        char why[512] = "";
+        int r;
+        if (glean_msg_get_ad(req, "JobAd", &job) < 0) {
+                r = refuse(c, req, what, "JobAd is not a ClassAd");
+                goto out;
+        }
+        if (check_owner(c, job, why, sizeof why) < 0) {
+                r = refuse(c, req, what, "%s", why);
+                goto out;
+        }
+        if (s->spec || s->job) {
+                r = refuse(c, req, what, "%s already runs a job", s->name);
+                goto out;
+        }
+        r = agent_jobspec_from_ad(job, &a->runas, a->execute, s->name, &s->spec, why, sizeof why);
+        if (r < 0) {
+                s->spec = NULL;
+                r = refuse(c, req, what, "the job cannot run: %s", why);
+                goto out;
+        }
+        s->claimant = c; /* the activating connection hears of the job's end */
+        AgentEvent ev = { .type = AGENT_EV_ACTIVATE, .claim_id = id, .job = job };
+        r = agent_sm_handle(s->sm, agent_now(), &ev, why, sizeof why);
+        if (r < 0) {
+                agent_jobspec_free(s->spec);
+                s->spec = NULL;
+                r = refuse(c, req, what, "%s", why);
+                goto out;
+        }
+        if (!s->job) {
+                /* The state machine started it, the executor could not. */
+                char err[300];
+                snprintf(err, sizeof err, "%s", s->start_error);
+                AgentEvent exit_ev = { .type = AGENT_EV_JOB_EXIT };
+                agent_jobspec_free(s->spec);
+                s->spec = NULL;
+                agent_sm_handle(s->sm, agent_now(), &exit_ev, NULL, 0);
+                r = refuse(c, req, what, "cannot start the job: %s", err);
+                goto out;
+        }
+        ClassAd *extra = NULL;
+        r = classad_new(&extra);
+        if (r >= 0) {
+                classad_set_string(extra, "Slot", s->name);
+                classad_set_int(extra, "JobPid", agent_job_pid(s->job));
+                classad_set_string(extra, "RunAs", s->spec->user);
+                r = reply(c, req, true, NULL, extra);
+        }
+        classad_free(extra);
+        agent_schedule(a);
+out:
+        classad_free(job);
+        free(id);
+        return r;
+}
+
+static int on_claim_event(Conn *c, const ClassAd *req, AgentEventType type, const char *what) {
+        char *id = NULL;
+        Slot *s = claimed_slot(c, req, what, &id);
+        if (!s)
+                return 0;
+        AgentEvent ev = { .type = type, .claim_id = id, .fast = !get_bool(req, "Graceful", true) };
+        char why[512] = "";
+        if (type == AGENT_EV_DEACTIVATE)
+                s->exit_reason = "deactivated";
+        int r = agent_sm_handle(s->sm, agent_now(), &ev, why, sizeof why);
+        if (r < 0)
+                r = refuse(c, req, what, "%s", why);
+        else
+                r = reply(c, req, true, NULL, NULL);
+        free(id);
+        agent_schedule(c->agent);
+        return r;
+}
+
+static int on_admin(Conn *c, const ClassAd *req, GleanCommand cmd) {
+        Agent *a = c->agent;
+        const char *what = glean_command_name(cmd);
+        if (!is_admin(c))
+                return refuse(c, req, what, "only root and ADMINISTRATORS may %s", what);
+        char *only = get_string(req, "Slot");
+        AgentEvent ev = { 0 };
+        const char *reason = "vacated";
+        switch (cmd) {
+        case GLEAN_CMD_VACATE:
+                ev.type = AGENT_EV_VACATE;
+                ev.fast = get_bool(req, "Fast", false);
+                break;
+        case GLEAN_CMD_DRAIN: {
+                ev.type = AGENT_EV_DRAIN;
+                char *how = get_string(req, "How");
+                if (!how || strcmp(how, "graceful") == 0)
+                        ev.drain = AGENT_DRAIN_GRACEFUL;
+                else if (strcmp(how, "quick") == 0)
+                        ev.drain = AGENT_DRAIN_QUICK;
+                else if (strcmp(how, "fast") == 0)
+                        ev.drain = AGENT_DRAIN_FAST;
+                else {
+                        free(how);
+                        free(only);
+                        return refuse(c, req, what, "How must be graceful, quick or fast");
+                }
+                free(how);
+                if (a->draining) {
+                        free(only);
+                        return refuse(c, req, what, "the machine is already draining");
+                }
+                a->draining = true;
+                a->drain_last = agent_now();
+                reason = "draining";
+                break;
+        }
+        case GLEAN_CMD_CANCEL_DRAIN:
+                if (!a->draining) {
+                        free(only);
+                        return refuse(c, req, what, "the machine is not draining");
+                }
+                ev.type = AGENT_EV_CANCEL_DRAIN;
+                a->draining = false;
+                break;
+        case GLEAN_CMD_SHUTDOWN:
+                ev.type = AGENT_EV_SHUTDOWN;
+                ev.shutdown = get_bool(req, "Fast", false)       ? AGENT_SHUTDOWN_FAST
+                              : get_bool(req, "Peaceful", false) ? AGENT_SHUTDOWN_PEACEFUL
+                                                                 : AGENT_SHUTDOWN_GRACEFUL;
+                a->shutting_down = true;
+                reason = "agent shutting down";
+                break;
+        default:
+                free(only);
+                return refuse(c, req, what, "not an administrative command");
+        }
+        unsigned count = 0;
+        for (Slot *s = a->slots; s; s = s->next) {
+                if (s->release || (only && cmd == GLEAN_CMD_VACATE && agent_slot_find(a, only) != s))
+                        continue;
+                if (s->job && !s->exit_reason)
+                        s->exit_reason = reason;
+                agent_sm_handle(s->sm, agent_now(), &ev, NULL, 0);
+                count++;
+        }
+        free(only);
+        GleanLogField f[] = { { "GLEAN_PEER_USER", c->peer.user }, { "GLEAN_COMMAND", what } };
+        glean_log(LOG_NOTICE, NULL, f, 2, "%s by %s: %u slots", what, c->peer.user, count);
+        agent_schedule(a);
+        agent_request_defer(a);
+        return reply(c, req, true, NULL, NULL);
+}
+
+static int dispatch(Conn *c, const ClassAd *req, GleanCommand cmd) {
+        switch (cmd) {
+        case GLEAN_CMD_STATUS:
+                return on_status(c, req);
+        case GLEAN_CMD_REQUEST_CLAIM:
+                return on_request_claim(c, req);
+        case GLEAN_CMD_ACTIVATE_CLAIM:
+                return on_activate(c, req);
+        case GLEAN_CMD_KEEP_ALIVE:
+                return on_claim_event(c, req, AGENT_EV_KEEP_ALIVE, "KeepAlive");
+        case GLEAN_CMD_DEACTIVATE:
+                return on_claim_event(c, req, AGENT_EV_DEACTIVATE, "Deactivate");
+        case GLEAN_CMD_RELEASE:
+                return on_claim_event(c, req, AGENT_EV_RELEASE, "Release");
+        case GLEAN_CMD_MATCH: {
+                if (!is_admin(c))
+                        return refuse(c, req, "Match", "only the central manager (root) may announce matches");
+                char *name = get_string(req, "Slot"), *id = get_string(req, "ClaimId");
+                Slot *s = name ? agent_slot_find(c->agent, name) : NULL;
+                char why[256] = "";
+                int r;
+                AgentEvent ev = { .type = AGENT_EV_MATCH, .claim_id = id };
+                if (!s)
+                        r = refuse(c, req, "Match", "no slot %s", name ? name : "");
+                else if (agent_sm_handle(s->sm, agent_now(), &ev, why, sizeof why) < 0)
+                        r = refuse(c, req, "Match", "%s", why);
+                else
+                        r = reply(c, req, true, NULL, NULL);
+                free(name);
+                free(id);
+                agent_schedule(c->agent);
+                return r;
+        }
+        case GLEAN_CMD_VACATE:
+        case GLEAN_CMD_DRAIN:
+        case GLEAN_CMD_CANCEL_DRAIN:
+        case GLEAN_CMD_SHUTDOWN:
+                return on_admin(c, req, cmd);
+        default:
+                return refuse(c, req, glean_command_name(cmd), "the agent does not take %s",
+                              glean_command_name(cmd));
+        }
+}
+
+/* One frame from a connection. Returns < 0 to drop the connection. */
+static int on_frame(Conn *c, const char *payload, size_t len) {
+        ClassAd *req = NULL;
+        GleanCommand cmd;
+        char why[512];
+        int r = glean_msg_parse(payload, len, &req, &cmd, why, sizeof why);
+        if (r < 0) {
+                GleanLogField f[] = { { "GLEAN_PEER_USER", c->peer.user } };
+                glean_log(LOG_NOTICE, NULL, f, 1, "bad message from %s (pid %d): %s", c->peer.user, (int) c->peer.pid,
+                          why);
+                ClassAd *msg = NULL;
+                if (glean_msg_reply_invalid(payload, len, why, &msg) >= 0)
+                        agent_conn_send(c, msg);
+                classad_free(msg);
+                return c->hello ? 0 : -EBADMSG;
+        }
+        if (!c->hello) {
+                if (cmd != GLEAN_CMD_HELLO || glean_hello_check(req, why, sizeof why) < 0) {
+                        if (cmd != GLEAN_CMD_HELLO)
+                                snprintf(why, sizeof why, "Hello first, please");
+                        reply(c, req, false, why, NULL);
+                        classad_free(req);
+                        return -EPROTO;
+                }
+                char *peer = get_string(req, "Peer");
+                c->manager = peer && strcmp(peer, "glean-negotiator") == 0 && is_admin(c);
+                free(peer);
+                ClassAd *hello = NULL;
+                r = glean_hello_new("glean-agent", &hello);
+                if (r >= 0)
+                        r = agent_conn_send(c, hello);
+                classad_free(hello);
+                classad_free(req);
+                c->hello = true;
+                if (r >= 0 && c->manager)
+                        for (Slot *s = c->agent->slots; s; s = s->next)
+                                agent_publish(c->agent, s);
+                return r;
+        }
+        r = dispatch(c, req, cmd);
+        classad_free(req);
+        return r == -EPIPE || r == -ECONNRESET || r == -ETIMEDOUT ? r : 0;
+}
+
+static int on_conn_io(sd_event_source *src, int fd, uint32_t revents, void *userdata) {
+        (void) src;
+        (void) fd;
+        (void) revents;
+        Conn *c = userdata;
+        Agent *a = c->agent;
+        for (;;) {
+                char *payload = NULL;
+                size_t len = 0;
+                int r = glean_frame_read(c->reader, c->fd, &payload, &len);
+                if (r == 0)
+                        break;
+                if (r < 0) {
+                        if (r != -EPIPE) {
+                                GleanLogField f[] = { { "GLEAN_PEER_USER", c->peer.user } };
+                                glean_log(LOG_NOTICE, NULL, f, 1, "dropping the connection of %s (pid %d): %s",
+                                          c->peer.user, (int) c->peer.pid, strerror(-r));
+                        }
+                        agent_conn_drop(c);
+                        return 0;
+                }
+                r = on_frame(c, payload, len);
+                free(payload);
+                if (r < 0 || c->dead) {
+                        agent_conn_drop(c);
+                        return 0;
+                }
+        }
+        (void) a;
+        return 0;
+}
+
+static int on_accept(sd_event_source *src, int fd, uint32_t revents, void *userdata) {
+        (void) src;
+        (void) revents;
+        Agent *a = userdata;
+        for (;;) {
+                int cfd = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+                if (cfd < 0)
+                        return 0;
+                size_t n = 0;
+                for (Conn *c = a->conns; c; c = c->next)
+                        n++;
+                Conn *c = calloc(1, sizeof *c);
+                if (!c || n >= MAX_CONNS || glean_sock_peer(cfd, &c->peer) < 0 ||
+                    glean_frame_reader_new(GLEAN_FRAME_MAX, &c->reader) < 0 ||
+                    sd_event_add_io(a->event, &c->src, cfd, EPOLLIN, on_conn_io, c) < 0) {
+                        if (c)
+                                glean_frame_reader_free(c->reader);
+                        free(c);
+                        close(cfd);
+                        glean_log(LOG_WARNING, NULL, NULL, 0, "refusing a connection (%zu open)", n);
+                        continue;
+                }
+                c->agent = a;
+                c->fd = cfd;
+                c->next = a->conns;
+                a->conns = c;
+        }
+}
+
+int agent_server_start(Agent *a) {
+        char *dir = strdup(a->socket_path);
+        if (!dir)
+                return -ENOMEM;
+        char *slash = strrchr(dir, '/');
+        if (slash && slash != dir) {
+                *slash = 0;
+                if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
+                        int r = glean_log_errno(LOG_ERR, errno, "cannot create %s", dir);
+                        free(dir);
+                        return r;
+                }
+        }
+        free(dir);
+        int r = glean_sock_listen_unix(a->socket_path, 0666, &a->listen_fd);
+        if (r < 0)
+                return glean_log_errno(LOG_ERR, r, "cannot listen on %s", a->socket_path);
+        r = sd_event_add_io(a->event, &a->listen_src, a->listen_fd, EPOLLIN, on_accept, a);
+        if (r < 0)
+                return glean_log_errno(LOG_ERR, r, "cannot watch %s", a->socket_path);
+        return 0;
+}
+
+void agent_server_stop(Agent *a) {
+        while (a->conns)
+                agent_conn_drop(a->conns);
+        a->listen_src = sd_event_source_unref(a->listen_src);
+        if (a->listen_fd >= 0) {
+                close(a->listen_fd);
+                unlink(a->socket_path);
+                a->listen_fd = -1;
+        }
+}

@@ -1,0 +1,591 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * slots.c — glean-agent's slots: their ads, their state machines, the
+ * actions the machines ask for (carried out through the executor), the
+ * periodic evaluation and the log record of every transition.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <syslog.h>
+#include <time.h>
+
+#include "daemon.h"
+
+/* journalctl MESSAGE_ID=... finds every slot state transition. */
+#define MESSAGE_ID_TRANSITION "5e3c0b7a4d2f4e61a8c9f0d1b2e3a4c5"
+
+int64_t agent_now(void) {
+        return (int64_t) time(NULL);
+}
+
+static void slot_free(Slot *s) {
+        if (!s)
+                return;
+        if (s->job) {
+                agent_job_kill(s->job);
+                agent_job_free(s->job);
+        }
+        if (s->backfill) {
+                agent_job_kill(s->backfill);
+                agent_job_free(s->backfill);
+        }
+        agent_jobspec_free(s->spec);
+        agent_sm_free(s->sm);
+        classad_free(s->ad);
+        free(s);
+}
+
+Slot *agent_slot_find(Agent *a, const char *name) {
+        size_t n = strcspn(name, "@");
+        for (Slot *s = a->slots; s; s = s->next)
+                if (strlen(s->name) == n && strncasecmp(s->name, name, n) == 0)
+                        return s;
+        return NULL;
+}
+
+Slot *agent_slot_by_claim(Agent *a, const char *claim_id) {
+        for (Slot *s = a->slots; s; s = s->next)
+                if (s->sm && agent_sm_has_claim(s->sm, claim_id))
+                        return s;
+        return NULL;
+}
+
+/* ---- the actions of the state machine ---- */
+
+static void job_exited(AgentJob *job, const AgentJobExit *ex, void *userdata);
+
+static void send_job_exit(Slot *s, const AgentJobExit *ex, const char *reason) {
+        ClassAd *msg = NULL;
+        if (glean_msg_new(GLEAN_CMD_JOB_EXIT, &msg) < 0)
+                return;
+        classad_set_string(msg, "ClaimId", s->claim_id);
+        classad_set_string(msg, "Slot", s->name);
+        classad_set_bool(msg, "ExitBySignal", ex->by_signal);
+        if (ex->by_signal)
+                classad_set_int(msg, "ExitSignal", ex->signal);
+        else
+                classad_set_int(msg, "ExitCode", ex->exit_code);
+        classad_set_bool(msg, "CoreDumped", ex->core_dumped);
+        classad_set_real(msg, "RemoteUserCpu", ex->user_cpu);
+        classad_set_real(msg, "RemoteSysCpu", ex->sys_cpu);
+        classad_set_real(msg, "RemoteWallClockTime", ex->wall_time);
+        classad_set_int(msg, "ResidentSetSize", ex->max_rss_kb);
+        if (reason)
+                classad_set_string(msg, "Reason", reason);
+        agent_notify_claimant(s, GLEAN_CMD_JOB_EXIT, msg);
+}
+
+static void start_job(Slot *s) {
+        Agent *a = s->agent;
+        s->start_error[0] = 0;
+        s->exit_reason = NULL;
+        if (!s->spec) {
+                snprintf(s->start_error, sizeof s->start_error, "no job to start");
+                return;
+        }
+        int r = agent_exec_start(a->exec, s->spec, job_exited, s, &s->job);
+        if (r < 0) {
+                const char *why = agent_executor_last_error(a->exec);
+                snprintf(s->start_error, sizeof s->start_error, "%s", why && *why ? why : strerror(-r));
+                s->job = NULL;
+                return;
+        }
+        s->last_cpu = 0;
+        s->last_sample = agent_now();
+        GleanLogField f[] = { { "GLEAN_SLOT", s->name }, { "GLEAN_USER", s->spec->user } };
+        glean_log(LOG_INFO, NULL, f, 2, "%s: job started as %s, pid %d", s->name, s->spec->user,
+                  (int) agent_job_pid(s->job));
+}
+
+static void start_backfill(Slot *s) {
+        Agent *a = s->agent;
+        if (s->backfill)
+                return;
+        char *cmd = NULL;
+        ConfigError err;
+        if (config_get(a->cfg, "BACKFILL_COMMAND", &cmd, &err) < 0 || !*cmd) {
+                free(cmd);
+                return;
+        }
+        /* The command line as a job of the slot user. */
+        ClassAd *job = NULL;
+        char *sp = strchr(cmd, ' ');
+        if (sp)
+                *sp++ = 0;
+        AgentJobSpec *spec = NULL;
+        char why[256] = "";
+        if (classad_new(&job) >= 0) {
+                classad_set_string(job, "Cmd", cmd);
+                if (sp)
+                        classad_set_string(job, "Args", sp);
+                classad_set_string(job, "Owner", a->runas.slot_user ? a->runas.slot_user : "nobody");
+                char slot[48];
+                snprintf(slot, sizeof slot, "%s_backfill", s->name);
+                if (agent_jobspec_from_ad(job, &a->runas, a->execute, slot, &spec, why, sizeof why) >= 0 &&
+                    agent_exec_start(a->exec, spec, job_exited, s, &s->backfill) >= 0) {
+                        AgentEvent ev = { .type = AGENT_EV_BACKFILL_STARTED };
+                        agent_jobspec_free(spec);
+                        spec = NULL;
+                        classad_free(job);
+                        free(cmd);
+                        agent_sm_handle(s->sm, agent_now(), &ev, NULL, 0);
+                        return;
+                }
+        }
+        agent_jobspec_free(spec);
+        classad_free(job);
+        GleanLogField f[] = { { "GLEAN_SLOT", s->name } };
+        glean_log(LOG_WARNING, NULL, f, 1, "%s: cannot start the backfill command %s: %s", s->name, cmd,
+                  *why ? why : agent_executor_last_error(a->exec));
+        free(cmd);
+}
+
+static void on_action(void *userdata, const AgentAction *act) {
+        Slot *s = userdata;
+        switch (act->type) {
+        case AGENT_DO_START_JOB:
+                start_job(s);
+                break;
+        case AGENT_DO_SUSPEND_JOB:
+                if (s->job)
+                        agent_job_suspend(s->job);
+                break;
+        case AGENT_DO_CONTINUE_JOB:
+                if (s->job)
+                        agent_job_resume(s->job);
+                break;
+        case AGENT_DO_SOFT_KILL:
+                if (s->job) {
+                        if (!s->exit_reason)
+                                s->exit_reason = act->reason;
+                        agent_job_signal(s->job, s->spec ? s->spec->kill_sig : SIGTERM);
+                }
+                break;
+        case AGENT_DO_HARD_KILL:
+                if (s->job) {
+                        if (!s->exit_reason)
+                                s->exit_reason = act->reason;
+                        agent_job_kill(s->job);
+                }
+                break;
+        case AGENT_DO_KILLING_TIMEOUT: {
+                GleanLogField f[] = { { "GLEAN_SLOT", s->name } };
+                glean_log(LOG_ERR, NULL, f, 1, "%s: the job did not die within KILLING_TIMEOUT; killing again",
+                          s->name);
+                if (s->job)
+                        agent_job_kill(s->job);
+                break;
+        }
+        case AGENT_DO_CLAIM_ENDED: {
+                ClassAd *msg = NULL;
+                if (glean_msg_new(GLEAN_CMD_EVENT, &msg) >= 0) {
+                        classad_set_string(msg, "Slot", s->name);
+                        classad_set_string(msg, "State", agent_state_name(agent_sm_state(s->sm)));
+                        classad_set_string(msg, "Activity", agent_activity_name(agent_sm_activity(s->sm)));
+                        classad_set_string(msg, "ClaimId", act->claim_id ? act->claim_id : "");
+                        classad_set_bool(msg, "ClaimEnded", true);
+                        classad_set_string(msg, "Reason", act->reason ? act->reason : "");
+                        agent_notify_claimant(s, GLEAN_CMD_EVENT, msg);
+                }
+                s->claimant = NULL;
+                s->claim_id[0] = 0;
+                break;
+        }
+        case AGENT_DO_START_BACKFILL:
+                start_backfill(s);
+                break;
+        case AGENT_DO_KILL_BACKFILL:
+                if (s->backfill)
+                        agent_job_kill(s->backfill);
+                break;
+        case AGENT_DO_RELEASE_SLOT:
+                if (s->dynamic && !s->release) {
+                        s->release = true;
+                        agent_request_defer(s->agent);
+                }
+                break;
+        default:
+                break;
+        }
+}
+
+static void on_transition(void *userdata, const AgentTransition *t) {
+        Slot *s = userdata;
+        Agent *a = s->agent;
+        char num[16];
+        snprintf(num, sizeof num, "%d", t->number);
+        GleanLogField f[] = {
+                { "GLEAN_SLOT", s->name },
+                { "GLEAN_STATE", agent_state_name(t->to_state) },
+                { "GLEAN_ACTIVITY", agent_activity_name(t->to_act) },
+                { "GLEAN_FROM_STATE", agent_state_name(t->from_state) },
+                { "GLEAN_FROM_ACTIVITY", agent_activity_name(t->from_act) },
+                { "GLEAN_TRANSITION", num },
+                { "GLEAN_REASON", t->reason ? t->reason : "" },
+                { "GLEAN_JOB", t->job_id ? t->job_id : "" },
+        };
+        size_t n = sizeof f / sizeof *f - (t->job_id ? 0 : 1);
+        /* Why a running job is about to be evicted, for its JobExit. */
+        if (t->to_state == AGENT_STATE_PREEMPTING && s->job && !s->exit_reason)
+                s->exit_reason = t->reason;
+        glean_log(LOG_INFO, MESSAGE_ID_TRANSITION, f, n, "%s: %s/%s -> %s/%s (transition %s: %s)", s->name,
+                  agent_state_name(t->from_state), agent_activity_name(t->from_act), agent_state_name(t->to_state),
+                  agent_activity_name(t->to_act), t->number ? num : "-", t->reason ? t->reason : "");
+        /* The claimant learns of the change too (glean agent run prints it). */
+        ClassAd *msg = NULL;
+        if (s->claimant && glean_msg_new(GLEAN_CMD_EVENT, &msg) >= 0) {
+                classad_set_string(msg, "Slot", s->name);
+                classad_set_string(msg, "State", agent_state_name(t->to_state));
+                classad_set_string(msg, "Activity", agent_activity_name(t->to_act));
+                classad_set_int(msg, "Transition", t->number);
+                classad_set_string(msg, "Reason", t->reason ? t->reason : "");
+                agent_notify_claimant(s, GLEAN_CMD_EVENT, msg);
+        }
+        agent_publish(a, s);
+        agent_request_defer(a);
+}
+
+static bool all_drained(void *userdata) {
+        Slot *s = userdata;
+        for (Slot *o = s->agent->slots; o; o = o->next)
+                if (!o->partitionable && !o->release && agent_sm_state(o->sm) != AGENT_STATE_DRAINED)
+                        return false;
+        return true;
+}
+
+static void job_exited(AgentJob *job, const AgentJobExit *ex, void *userdata) {
+        Slot *s = userdata;
+        int64_t now = agent_now();
+        if (job == s->backfill) {
+                agent_job_free(job);
+                s->backfill = NULL;
+                AgentEvent ev = { .type = AGENT_EV_BACKFILL_EXIT };
+                agent_sm_handle(s->sm, now, &ev, NULL, 0);
+                agent_schedule(s->agent);
+                return;
+        }
+        if (job != s->job)
+                return;
+        char what[64];
+        if (ex->by_signal)
+                snprintf(what, sizeof what, "killed by signal %d%s", ex->signal, ex->core_dumped ? " (core dumped)" : "");
+        else
+                snprintf(what, sizeof what, "exited with status %d", ex->exit_code);
+        GleanLogField f[] = { { "GLEAN_SLOT", s->name } };
+        glean_log(LOG_INFO, NULL, f, 1, "%s: job %s after %.1f s (user %.2f s, system %.2f s)", s->name, what,
+                  ex->wall_time, ex->user_cpu, ex->sys_cpu);
+        if (s->agent->draining && s->exit_reason)
+                s->agent->drain_badput += ex->wall_time * (double) s->res.cpus;
+        send_job_exit(s, ex, s->exit_reason);
+        agent_job_free(job);
+        s->job = NULL;
+        agent_jobspec_free(s->spec);
+        s->spec = NULL;
+        s->exit_reason = NULL;
+        s->condor_load = 0;
+        AgentEvent ev = { .type = AGENT_EV_JOB_EXIT };
+        agent_sm_handle(s->sm, now, &ev, NULL, 0);
+        agent_schedule(s->agent);
+}
+
+/* ---- slot ads ---- */
+
+static int slot_fill_ad(Slot *s, ConfigError *err) {
+        Agent *a = s->agent;
+        int r = agent_slot_ad_resources(s->ad, &a->machine, &s->def, s->name, s->dynamic, &s->res);
+        if (r < 0)
+                return r;
+        classad_set_string(s->ad, "MyType", "Machine");
+        classad_set_string(s->ad, "TargetType", "Job");
+        classad_set_string(s->ad, "GleanVersion", "0.1.0");
+        classad_set_string(s->ad, "ExecutorName", agent_executor_name(a->exec));
+        r = agent_policy_fill_ad(a->cfg, s->def.id, s->ad, err);
+        if (r < 0)
+                return r;
+        char **names = NULL;
+        r = config_startd_attrs(a->cfg, s->def.id, &names, err);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; names[i]; i++) {
+                char *v = NULL;
+                CaError cerr;
+                if (config_get_slot(a->cfg, s->def.id, names[i], &v, err) >= 0 && *v &&
+                    classad_set_expr_text(s->ad, names[i], v, CA_MODE_OLD, &cerr) < 0) {
+                        snprintf(err->msg, sizeof err->msg, "STARTD_ATTRS: %s = %s is not a ClassAd expression",
+                                 names[i], v);
+                        free(v);
+                        config_strv_free(names);
+                        return -EINVAL;
+                }
+                free(v);
+        }
+        config_strv_free(names);
+        return 0;
+}
+
+static int slot_new(Agent *a, const AgentSlotDef *def, const char *name, bool dynamic, Slot *parent,
+                    const AgentRes *res, Slot **ret, ConfigError *err) {
+        Slot *s = calloc(1, sizeof *s);
+        if (!s)
+                return -ENOMEM;
+        s->agent = a;
+        s->def = *def;
+        snprintf(s->name, sizeof s->name, "%s", name);
+        s->dynamic = dynamic;
+        s->partitionable = def->partitionable && !dynamic;
+        s->parent = parent;
+        s->res = *res;
+        s->next_sub = 1;
+        s->last_account = agent_now();
+        int r = classad_new(&s->ad);
+        if (r >= 0)
+                r = slot_fill_ad(s, err);
+        AgentPolicyKnobs knobs;
+        if (r >= 0)
+                r = agent_policy_knobs(a->cfg, def->id, &knobs, err);
+        if (r >= 0) {
+                knobs.dynamic = dynamic;
+                if (s->partitionable)
+                        knobs.backfill = false;
+                AgentPolicyHooks hooks = { .transition = on_transition, .action = on_action, .all_drained = all_drained };
+                r = agent_sm_new(s->name, s->ad, &knobs, &hooks, s, agent_now(), &s->sm);
+        }
+        if (r < 0) {
+                slot_free(s);
+                return r;
+        }
+        *ret = s;
+        return 0;
+}
+
+int agent_slots_create(Agent *a, ConfigError *err) {
+        AgentSlotDef *defs = NULL;
+        size_t n = 0;
+        int r = agent_slots_layout(a->cfg, &a->machine, &defs, &n, err);
+        if (r < 0)
+                return r;
+        Slot **tail = &a->slots;
+        for (size_t i = 0; i < n; i++) {
+                char name[32];
+                snprintf(name, sizeof name, "slot%u", defs[i].id);
+                Slot *s;
+                r = slot_new(a, &defs[i], name, false, NULL, &defs[i].res, &s, err);
+                if (r < 0)
+                        break;
+                *tail = s;
+                tail = &s->next;
+        }
+        free(defs);
+        return r < 0 ? r : 0;
+}
+
+void agent_slots_free(Agent *a) {
+        while (a->slots) {
+                Slot *s = a->slots;
+                a->slots = s->next;
+                slot_free(s);
+        }
+}
+
+int agent_slot_new_dynamic(Slot *p, const AgentRes *res, Slot **ret) {
+        char name[48];
+        snprintf(name, sizeof name, "%s_%u", p->name, p->next_sub);
+        ConfigError err = { 0 };
+        Slot *d;
+        int r = slot_new(p->agent, &p->def, name, true, p, res, &d, &err);
+        if (r < 0) {
+                GleanLogField f[] = { { "GLEAN_SLOT", name } };
+                glean_log(LOG_ERR, NULL, f, 1, "%s: cannot create the dynamic slot: %s", name,
+                          err.msg[0] ? err.msg : strerror(-r));
+                return r;
+        }
+        p->next_sub++;
+        agent_res_sub(&p->res, res, p->agent->machine.n_custom);
+        agent_slot_ad_resources(p->ad, &p->agent->machine, &p->def, p->name, false, &p->res);
+        /* After its parent and the parent's other d-slots. */
+        Slot **pp = &p->next;
+        while (*pp && (*pp)->parent == p)
+                pp = &(*pp)->next;
+        d->next = *pp;
+        *pp = d;
+        *ret = d;
+        return 0;
+}
+
+void agent_slot_destroy(Slot *s) {
+        Agent *a = s->agent;
+        for (Slot **pp = &a->slots; *pp; pp = &(*pp)->next)
+                if (*pp == s) {
+                        *pp = s->next;
+                        break;
+                }
+        if (s->parent) {
+                agent_res_add(&s->parent->res, &s->res, a->machine.n_custom);
+                agent_slot_ad_resources(s->parent->ad, &a->machine, &s->parent->def, s->parent->name, false,
+                                        &s->parent->res);
+                GleanLogField f[] = { { "GLEAN_SLOT", s->name } };
+                glean_log(LOG_INFO, NULL, f, 1, "%s: dynamic slot released, its resources return to %s", s->name,
+                          s->parent->name);
+                agent_publish(a, s->parent);
+        }
+        slot_free(s);
+}
+
+/* ---- sensors, load, per-slot attributes ---- */
+
+static void sample_condor_load(Slot *s, int64_t now) {
+        if (!s->job) {
+                s->condor_load = 0;
+                return;
+        }
+        AgentJobExit u;
+        if (agent_job_usage(s->job, &u) < 0)
+                return;
+        double cpu = u.user_cpu + u.sys_cpu;
+        int64_t dt = now - s->last_sample;
+        if (dt <= 0)
+                return;
+        double rate = (cpu - s->last_cpu) / (double) dt;
+        if (rate < 0)
+                rate = 0;
+        /* A one-minute exponential average, like the kernel's load average. */
+        double alpha = dt >= 60 ? 1.0 : (double) dt / 60.0;
+        s->condor_load = s->condor_load * (1 - alpha) + rate * alpha;
+        s->last_cpu = cpu;
+        s->last_sample = now;
+}
+
+void agent_refresh_ads(Agent *a) {
+        int64_t now = agent_now();
+        size_t n = 0;
+        for (Slot *s = a->slots; s; s = s->next)
+                n++;
+        AgentLoadSlot *ls = calloc(n ? n : 1, sizeof *ls);
+        Slot **idx = calloc(n ? n : 1, sizeof *idx);
+        if (!ls || !idx) {
+                free(ls);
+                free(idx);
+                return;
+        }
+        size_t i = 0;
+        double total_condor = 0;
+        for (Slot *s = a->slots; s; s = s->next, i++) {
+                sample_condor_load(s, now);
+                idx[i] = s;
+                ls[i].state = agent_sm_state(s->sm);
+                ls[i].cpus = (double) s->res.cpus;
+                ls[i].condor_load = s->condor_load;
+                ls[i].partitionable = s->partitionable;
+                ls[i].parent = -1;
+                for (size_t j = 0; j < i && s->parent; j++)
+                        if (idx[j] == s->parent)
+                                ls[i].parent = (int) j;
+                total_condor += s->condor_load;
+        }
+        double total = agent_sense_loadavg();
+        agent_load_distribute(total, ls, n);
+        int64_t kbd, console;
+        agent_sense_idle(a, now, &kbd, &console);
+        for (i = 0; i < n; i++) {
+                Slot *s = idx[i];
+                classad_set_real(s->ad, "LoadAvg", ls[i].load);
+                classad_set_real(s->ad, "CondorLoadAvg", s->condor_load);
+                classad_set_real(s->ad, "TotalLoadAvg", total);
+                classad_set_real(s->ad, "TotalCondorLoadAvg", total_condor);
+                int64_t sk, sc;
+                agent_slot_idle(&a->idle, s->def.id, kbd, console, now - a->start_time, &sk, &sc);
+                classad_set_int(s->ad, "KeyboardIdle", sk);
+                if (sc >= 0)
+                        classad_set_int(s->ad, "ConsoleIdle", sc);
+                classad_set_int(s->ad, "MyCurrentTime", now);
+                classad_set_real(s->ad, "TotalMachineDrainingBadput", a->drain_badput);
+                classad_set_real(s->ad, "TotalMachineDrainingUnclaimedTime", a->drain_unclaimed);
+        }
+        free(ls);
+        free(idx);
+
+        /* STARTD_SLOT_ATTRS: slotN_ATTR of every slot in every slot's ad (3.5.10.5). */
+        char **attrs = NULL;
+        ConfigError err;
+        if (config_get_list(a->cfg, "STARTD_SLOT_ATTRS", &attrs, &err) >= 0) {
+                for (size_t k = 0; attrs[k]; k++)
+                        for (Slot *src = a->slots; src; src = src->next) {
+                                CaValue v = ca_undefined();
+                                if (classad_eval_attr(src->ad, attrs[k], CA_MODE_OLD, &v) < 0)
+                                        continue;
+                                char name[160];
+                                snprintf(name, sizeof name, "%s_%s", src->name, attrs[k]);
+                                for (Slot *dst = a->slots; dst; dst = dst->next)
+                                        classad_set_value(dst->ad, name, &v);
+                                ca_value_clear(&v);
+                        }
+                config_strv_free(attrs);
+        }
+}
+
+static void account_draining(Agent *a, int64_t now) {
+        for (Slot *s = a->slots; s; s = s->next) {
+                if (a->draining && !s->partitionable && agent_sm_state(s->sm) != AGENT_STATE_CLAIMED &&
+                    agent_sm_state(s->sm) != AGENT_STATE_PREEMPTING)
+                        a->drain_unclaimed += (double) (now - s->last_account) * (double) s->res.cpus;
+                s->last_account = now;
+        }
+}
+
+void agent_evaluate(Agent *a) {
+        int64_t now = agent_now();
+        account_draining(a, now);
+        agent_refresh_ads(a);
+        for (Slot *s = a->slots; s; s = s->next)
+                if (!s->release)
+                        agent_sm_eval(s->sm, now);
+        agent_schedule(a);
+}
+
+static int on_eval_timer(sd_event_source *src, uint64_t usec, void *userdata) {
+        (void) src;
+        (void) usec;
+        agent_evaluate(userdata);
+        return 0;
+}
+
+void agent_schedule(Agent *a) {
+        int64_t now = agent_now();
+        bool busy = false;
+        int64_t next = INT64_MAX;
+        for (Slot *s = a->slots; s; s = s->next) {
+                AgentState st = agent_sm_state(s->sm);
+                if (st == AGENT_STATE_CLAIMED || st == AGENT_STATE_MATCHED || st == AGENT_STATE_PREEMPTING ||
+                    st == AGENT_STATE_BACKFILL || st == AGENT_STATE_DRAINED)
+                        busy = true;
+                int64_t d = agent_sm_next_deadline(s->sm);
+                if (d < next)
+                        next = d;
+        }
+        int64_t iv = busy ? a->polling_interval : a->update_interval;
+        if (now + iv < next)
+                next = now + iv;
+        if (next <= now)
+                next = now + 1;
+        uint64_t usec = (uint64_t) next * 1000000ULL;
+        if (!a->eval_timer) {
+                if (sd_event_add_time(a->event, &a->eval_timer, CLOCK_REALTIME, usec, 100000, on_eval_timer, a) < 0)
+                        return;
+        } else
+                sd_event_source_set_time(a->eval_timer, usec);
+        sd_event_source_set_enabled(a->eval_timer, SD_EVENT_ONESHOT);
+}
+
+bool agent_idle_for_exit(const Agent *a) {
+        if (!a->shutting_down)
+                return false;
+        for (const Slot *s = a->slots; s; s = s->next)
+                if (s->job || s->backfill)
+                        return false;
+        return true;
+}

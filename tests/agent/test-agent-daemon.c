@@ -1,0 +1,625 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * test-agent-daemon.c — the real glean-agent on a temporary configuration,
+ * driven through `glean agent` and through the protocol itself: jobs run
+ * and report their exit, a graceful vacate, a claim lease that expires,
+ * refusals that change nothing, draining, a partitionable slot carved and
+ * given back, and what a user who is not an administrator may not do.
+ *
+ * The binaries: $GLEAN and $GLEAN_AGENT (set by make check to the flavour
+ * being tested), else build/bin/.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/proto.h"
+#include "test-util.h"
+
+typedef struct Pool {
+        char dir[64];
+        char sock[128];
+        char conf[128];
+        char log[128];
+        char jobs[128];
+        pid_t pid;
+} Pool;
+
+static const char *bin(const char *env, const char *def) {
+        const char *p = getenv(env);
+        return p && *p ? p : def;
+}
+
+static void write_file(const char *path, const char *text) {
+        FILE *f = fopen(path, "we");
+        CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+        fputs(text, f);
+        fclose(f);
+}
+
+static const char base_config[] = "NUM_CPUS = 2\n"
+                                  "START = True\n"
+                                  "SUSPEND = False\n"
+                                  "PREEMPT = False\n"
+                                  "KILL = False\n"
+                                  "WANT_SUSPEND = False\n"
+                                  "POLLING_INTERVAL = 1\n"
+                                  "UPDATE_INTERVAL = 5\n"
+                                  "MachineMaxVacateTime = 5\n";
+
+static bool pool_start(Pool *p, const char *extra) {
+        snprintf(p->dir, sizeof p->dir, "/tmp/glean-agent-test-XXXXXX");
+        if (!mkdtemp(p->dir))
+                return false;
+        chmod(p->dir, 0755);
+        snprintf(p->sock, sizeof p->sock, "%s/agent.sock", p->dir);
+        snprintf(p->conf, sizeof p->conf, "%s/glean.conf", p->dir);
+        snprintf(p->log, sizeof p->log, "%s/agent.log", p->dir);
+        snprintf(p->jobs, sizeof p->jobs, "%s/jobs", p->dir);
+        mkdir(p->jobs, 0777);
+        chmod(p->jobs, 0777); /* jobs of root run as nobody and write here */
+        char *text = NULL;
+        if (asprintf(&text, "EXECUTE = %s/execute\nAGENT_SOCKET = %s\n%s%s", p->dir, p->sock, base_config,
+                     extra ? extra : "") < 0)
+                return false;
+        write_file(p->conf, text);
+        free(text);
+        p->pid = fork();
+        if (p->pid == 0) {
+                int fd = open(p->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+                if (fd >= 0) {
+                        dup2(fd, 2);
+                        dup2(fd, 1);
+                }
+                setenv("GLEAN_LOG", "stderr", 1);
+                const char *agent = bin("GLEAN_AGENT", "build/bin/glean-agent");
+                execl(agent, agent, "--config", p->conf, (char *) NULL);
+                _exit(127);
+        }
+        for (int i = 0; i < 200; i++) {
+                struct stat st;
+                if (stat(p->sock, &st) == 0)
+                        return true;
+                int status;
+                if (waitpid(p->pid, &status, WNOHANG) == p->pid) {
+                        p->pid = 0;
+                        return false;
+                }
+                usleep(25000);
+        }
+        return false;
+}
+
+/* SIGTERM, then the agent's exit status (-1 if it had to be killed). */
+static int pool_stop(Pool *p) {
+        int status = -1;
+        if (p->pid > 0) {
+                kill(p->pid, SIGTERM);
+                for (int i = 0; i < 400; i++) {
+                        if (waitpid(p->pid, &status, WNOHANG) == p->pid)
+                                break;
+                        usleep(25000);
+                        status = -1;
+                }
+                if (status == -1) {
+                        kill(p->pid, SIGKILL);
+                        waitpid(p->pid, NULL, 0);
+                }
+        }
+        char *log = NULL;
+        if (glean_test_read_file(p->log, &log, NULL) >= 0 && (status != 0 || getenv("GLEAN_TEST_VERBOSE")))
+                fprintf(stderr, "--- agent log ---\n%s--- end ---\n", log);
+        free(log);
+        char cmd[200];
+        snprintf(cmd, sizeof cmd, "rm -rf -- '%s'", p->dir);
+        if (system(cmd) != 0)
+                fprintf(stderr, "cannot remove %s\n", p->dir);
+        return status;
+}
+
+static int glean_cli(Pool *p, GleanTestRun *r, const char *a1, const char *a2, const char *a3, const char *a4) {
+        const char *g = bin("GLEAN", "build/bin/glean");
+        char *argv[] = { (char *) g, "agent", "--socket", p->sock, (char *) a1, (char *) a2, (char *) a3, (char *) a4,
+                         NULL };
+        return glean_test_run(argv, r);
+}
+
+static const char *me(void) {
+        struct passwd *pw = getpwuid(getuid());
+        return pw ? pw->pw_name : "root";
+}
+
+/* ---- the protocol, for what the CLI does not do ---- */
+
+static int connect_agent(Pool *p) {
+        int fd = -1;
+        char why[256];
+        int r = glean_client_connect(p->sock, "glean", 5000, &fd, why, sizeof why);
+        GLEAN_TEST_CHECK(r >= 0, "connect: %s", why);
+        return fd;
+}
+
+/* Sends msg and returns the Reply (Events and JobExits before it are
+ * dropped). */
+static ClassAd *call(int fd, ClassAd *msg) {
+        static int64_t id = 100;
+        classad_set_int(msg, "RequestId", ++id);
+        if (glean_msg_send(fd, msg, 5000) < 0)
+                return NULL;
+        for (;;) {
+                ClassAd *ad = NULL;
+                GleanCommand cmd;
+                char why[256];
+                if (glean_msg_recv(fd, 10000, &ad, &cmd, why, sizeof why) < 0)
+                        return NULL;
+                int64_t rid = 0;
+                if (cmd == GLEAN_CMD_REPLY && classad_eval_int(ad, "RequestId", CA_MODE_OLD, &rid) >= 0 && rid == id)
+                        return ad;
+                classad_free(ad);
+        }
+}
+
+static bool reply_ok(const ClassAd *reply, char **ret_reason) {
+        bool ok = false;
+        if (reply)
+                classad_eval_bool(reply, "Ok", CA_MODE_OLD, &ok);
+        if (ret_reason) {
+                *ret_reason = NULL;
+                if (reply)
+                        classad_eval_string(reply, "Reason", CA_MODE_OLD, ret_reason);
+        }
+        return ok;
+}
+
+static ClassAd *job_ad(const Pool *p, const char *cmd, const char *args, const char *extra) {
+        char *text = NULL;
+        ClassAd *ad = NULL;
+        CaError err;
+        if (asprintf(&text,
+                     "[ Owner = \"%s\"; Cmd = \"%s\"; Arguments = \"%s\"; Iwd = \"%s\"; Out = \"out.txt\"; "
+                     "Err = \"err.txt\"; ClusterId = 7; ProcId = 0; JobUniverse = 5; RequestCpus = 1; "
+                     "RequestMemory = 64; RequestDisk = 1024; Requirements = true; %s ]",
+                     me(), cmd, args, p->jobs, extra ? extra : "") < 0)
+                return NULL;
+        if (classad_parse(text, strlen(text), CA_MODE_OLD, &ad, &err) < 0)
+                ad = NULL;
+        free(text);
+        return ad;
+}
+
+static ClassAd *claim(int fd, const char *slot, const char *id, const ClassAd *job) {
+        ClassAd *m = NULL;
+        glean_msg_new(GLEAN_CMD_REQUEST_CLAIM, &m);
+        classad_set_string(m, "Slot", slot);
+        classad_set_string(m, "ClaimId", id);
+        glean_msg_set_ad(m, "JobAd", job);
+        ClassAd *r = call(fd, m);
+        classad_free(m);
+        return r;
+}
+
+static ClassAd *claim_cmd(int fd, GleanCommand c, const char *id, const ClassAd *job) {
+        ClassAd *m = NULL;
+        glean_msg_new(c, &m);
+        classad_set_string(m, "ClaimId", id);
+        if (job)
+                glean_msg_set_ad(m, "JobAd", job);
+        ClassAd *r = call(fd, m);
+        classad_free(m);
+        return r;
+}
+
+/* State/Activity of slot (e.g. "Claimed/Busy"), or "" when it does not exist. */
+static void slot_state(Pool *p, const char *slot, char *buf, size_t len) {
+        buf[0] = 0;
+        int fd = connect_agent(p);
+        if (fd < 0)
+                return;
+        ClassAd *m = NULL;
+        glean_msg_new(GLEAN_CMD_STATUS, &m);
+        classad_set_string(m, "Slot", slot);
+        ClassAd *r = call(fd, m);
+        ClassAd **ads = NULL;
+        size_t n = 0;
+        if (r && glean_msg_get_ad_list(r, "Slots", &ads, &n) >= 0 && n == 1) {
+                char *s = NULL, *a = NULL;
+                classad_eval_string(ads[0], "State", CA_MODE_OLD, &s);
+                classad_eval_string(ads[0], "Activity", CA_MODE_OLD, &a);
+                snprintf(buf, len, "%s/%s", s ? s : "?", a ? a : "?");
+                free(s);
+                free(a);
+        }
+        glean_ad_list_free(ads, n);
+        classad_free(r);
+        classad_free(m);
+        close(fd);
+}
+
+static bool wait_state(Pool *p, const char *slot, const char *want, int seconds) {
+        char buf[64];
+        for (int i = 0; i < seconds * 10; i++) {
+                slot_state(p, slot, buf, sizeof buf);
+                if (strcmp(buf, want) == 0)
+                        return true;
+                usleep(100000);
+        }
+        GLEAN_TEST_CHECK(false, "%s: want %s, still %s after %d s", slot, want, buf, seconds);
+        return false;
+}
+
+static int64_t slot_int(Pool *p, const char *slot, const char *attr) {
+        int fd = connect_agent(p);
+        ClassAd *m = NULL;
+        glean_msg_new(GLEAN_CMD_STATUS, &m);
+        classad_set_string(m, "Slot", slot);
+        ClassAd *r = call(fd, m);
+        ClassAd **ads = NULL;
+        size_t n = 0;
+        int64_t v = -1;
+        if (r && glean_msg_get_ad_list(r, "Slots", &ads, &n) >= 0 && n == 1)
+                classad_eval_int(ads[0], attr, CA_MODE_OLD, &v);
+        glean_ad_list_free(ads, n);
+        classad_free(r);
+        classad_free(m);
+        close(fd);
+        return v;
+}
+
+/* ---- tests ---- */
+
+static void test_run_job(void) {
+        Pool p;
+        CU_ASSERT_FATAL(pool_start(&p, NULL));
+        char sub[256], text[512];
+        snprintf(sub, sizeof sub, "%s/job.sub", p.jobs);
+        snprintf(text, sizeof text,
+                 "executable = /bin/sh\narguments = \"-c 'echo hello; id -u; exit 3'\"\noutput = out.txt\n"
+                 "error = err.txt\ninitialdir = %s\nqueue\n",
+                 p.jobs);
+        write_file(sub, text);
+        GleanTestRun r;
+        CU_ASSERT_FATAL(glean_cli(&p, &r, "run", sub, NULL, NULL) >= 0);
+        GLEAN_TEST_CHECK(r.status == 3, "glean agent run: status %d, stderr: %s", r.status, r.err);
+        GLEAN_TEST_CHECK(strstr(r.out, "job 1.0 exited with status 3"), "stdout: %s", r.out);
+        GLEAN_TEST_CHECK(strstr(r.err, "transition 11"), "stderr: %s", r.err);
+        glean_test_run_done(&r);
+        char path[256], *out = NULL;
+        snprintf(path, sizeof path, "%s/out.txt", p.jobs);
+        CU_ASSERT_FATAL(glean_test_read_file(path, &out, NULL) >= 0);
+        CU_ASSERT(strncmp(out, "hello\n", 6) == 0);
+        if (getuid() == 0) {
+                struct passwd *nobody = getpwnam("nobody");
+                char want[32];
+                snprintf(want, sizeof want, "\n%d\n", nobody ? (int) nobody->pw_uid : 65534);
+                GLEAN_TEST_CHECK(strstr(out, want), "a job of root runs as nobody: %s", out);
+        }
+        free(out);
+        wait_state(&p, "slot1", "Unclaimed/Idle", 5);
+        /* The log has one record per transition, with its fields. */
+        char *log = NULL;
+        glean_test_read_file(p.log, &log, NULL);
+        GLEAN_TEST_CHECK(log && strstr(log, "GLEAN_SLOT=slot1 GLEAN_STATE=Claimed GLEAN_ACTIVITY=Busy"), "log: %s",
+                         log ? log : "");
+        GLEAN_TEST_CHECK(log && strstr(log, "GLEAN_TRANSITION=12"), "log lacks transition 12");
+        free(log);
+        GLEAN_TEST_CHECK(pool_stop(&p) == 0, "the agent exits 0 after SIGTERM");
+}
+
+static void test_status(void) {
+        Pool p;
+        CU_ASSERT_FATAL(pool_start(&p, "STARTD_ATTRS = Colour\nColour = \"blue\"\n"));
+        GleanTestRun r;
+        CU_ASSERT_FATAL(glean_cli(&p, &r, "status", NULL, NULL, NULL) >= 0);
+        CU_ASSERT(r.status == 0);
+        GLEAN_TEST_CHECK(strstr(r.out, "slot1@") && strstr(r.out, "slot2@") && strstr(r.out, "Unclaimed"),
+                         "status: %s", r.out);
+        glean_test_run_done(&r);
+        CU_ASSERT_FATAL(glean_cli(&p, &r, "status", "--json", NULL, NULL) >= 0);
+        GLEAN_TEST_CHECK(r.status == 0 && strstr(r.out, "\"Name\": \"slot1@") && strstr(r.out, "\"Cpus\": 1") &&
+                                 strstr(r.out, "\"Colour\": \"blue\""),
+                         "json: %s", r.out);
+        glean_test_run_done(&r);
+        CU_ASSERT_FATAL(glean_cli(&p, &r, "status", "-l", "slot2", NULL) >= 0);
+        GLEAN_TEST_CHECK(r.status == 0 && strstr(r.out, "SlotID = 2") && strstr(r.out, "OpSys = \"LINUX\"") &&
+                                 strstr(r.out, "Requirements = START") && !strstr(r.out, "SlotID = 1"),
+                         "-l slot2: %s", r.out);
+        glean_test_run_done(&r);
+        CU_ASSERT_FATAL(glean_cli(&p, &r, "status", "slot9", NULL, NULL) >= 0);
+        CU_ASSERT(r.status == 1);
+        glean_test_run_done(&r);
+        GLEAN_TEST_CHECK(pool_stop(&p) == 0, "the agent exits 0 after SIGTERM");
+}
+
+static void test_vacate(void) {
+        Pool p;
+        CU_ASSERT_FATAL(pool_start(&p, NULL));
+        char sub[256], text[512], outp[256];
+        snprintf(sub, sizeof sub, "%s/trap.sub", p.jobs);
+        snprintf(text, sizeof text,
+                 "executable = /bin/sh\narguments = \"-c 'trap \"\"echo got TERM; exit 7\"\" TERM; "
+                 "while :; do sleep 0.1; done'\"\noutput = out.txt\ninitialdir = %s\nqueue\n",
+                 p.jobs);
+        write_file(sub, text);
+        snprintf(outp, sizeof outp, "%s/run.out", p.dir);
+        pid_t run = fork();
+        if (run == 0) {
+                int fd = open(outp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+                dup2(fd, 1);
+                dup2(fd, 2);
+                const char *g = bin("GLEAN", "build/bin/glean");
+                execl(g, g, "agent", "--socket", p.sock, "run", sub, (char *) NULL);
+                _exit(127);
+        }
+        bool busy = wait_state(&p, "slot1", "Claimed/Busy", 10);
+        usleep(300000); /* the shell sets its trap */
+        GleanTestRun r;
+        CU_ASSERT_FATAL(glean_cli(&p, &r, "vacate", NULL, NULL, NULL) >= 0);
+        GLEAN_TEST_CHECK(r.status == 0, "vacate: %s", r.err);
+        glean_test_run_done(&r);
+        int status = -1;
+        for (int i = 0; i < 100 && waitpid(run, &status, WNOHANG) != run; i++)
+                usleep(100000), status = -1;
+        if (status == -1) {
+                kill(run, SIGKILL);
+                waitpid(run, &status, 0);
+        }
+        char *out = NULL;
+        glean_test_read_file(outp, &out, NULL);
+        GLEAN_TEST_CHECK(busy && WIFEXITED(status) && WEXITSTATUS(status) == 7,
+                         "the vacated job exits 7 from its TERM trap: status %d, run: %s", status, out ? out : "");
+        GLEAN_TEST_CHECK(out && strstr(out, "exited with status 7") && strstr(out, "(vacated)"), "run: %s",
+                         out ? out : "");
+        free(out);
+        char path[256];
+        snprintf(path, sizeof path, "%s/out.txt", p.jobs);
+        CU_ASSERT(glean_test_read_file(path, &out, NULL) >= 0 && strstr(out, "got TERM"));
+        free(out);
+        wait_state(&p, "slot1", "Unclaimed/Idle", 5);
+        GLEAN_TEST_CHECK(pool_stop(&p) == 0, "the agent exits 0 after SIGTERM");
+}
+
+static void test_lease_expiry(void) {
+        Pool p;
+        CU_ASSERT_FATAL(pool_start(&p, NULL));
+        int fd = connect_agent(&p);
+        ClassAd *job = job_ad(&p, "/bin/sleep", "60", "JobLeaseDuration = 2;");
+        ClassAd *r = claim(fd, "slot1", "lease-test-claim-0001", job);
+        char *why = NULL;
+        GLEAN_TEST_CHECK(reply_ok(r, &why), "claim: %s", why ? why : "");
+        int64_t lease = 0;
+        classad_eval_int(r, "LeaseDuration", CA_MODE_OLD, &lease);
+        CU_ASSERT(lease == 2);
+        free(why);
+        classad_free(r);
+        r = claim_cmd(fd, GLEAN_CMD_ACTIVATE_CLAIM, "lease-test-claim-0001", job);
+        GLEAN_TEST_CHECK(reply_ok(r, &why), "activate: %s", why ? why : "");
+        free(why);
+        classad_free(r);
+        /* No keep-alive: the lease ends, the job is killed and we hear of it. */
+        ClassAd *ex = NULL;
+        time_t start = time(NULL);
+        while (!ex && time(NULL) - start < 20) {
+                ClassAd *ad = NULL;
+                GleanCommand cmd;
+                char w[256];
+                if (glean_msg_recv(fd, 20000, &ad, &cmd, w, sizeof w) < 0)
+                        break;
+                if (cmd == GLEAN_CMD_JOB_EXIT)
+                        ex = ad;
+                else
+                        classad_free(ad);
+        }
+        CU_ASSERT_FATAL(ex != NULL);
+        char *reason = NULL;
+        bool sig = false;
+        int64_t signo = 0;
+        classad_eval_string(ex, "Reason", CA_MODE_OLD, &reason);
+        classad_eval_bool(ex, "ExitBySignal", CA_MODE_OLD, &sig);
+        classad_eval_int(ex, "ExitSignal", CA_MODE_OLD, &signo);
+        GLEAN_TEST_CHECK(reason && strstr(reason, "lease"), "JobExit reason: %s", reason ? reason : "(none)");
+        CU_ASSERT(sig && signo == SIGKILL);
+        GLEAN_TEST_CHECK(time(NULL) - start <= 8, "evicted %ld s after the claim", (long) (time(NULL) - start));
+        free(reason);
+        classad_free(ex);
+        classad_free(job);
+        close(fd);
+        wait_state(&p, "slot1", "Unclaimed/Idle", 5);
+        GLEAN_TEST_CHECK(pool_stop(&p) == 0, "the agent exits 0 after SIGTERM");
+}
+
+static void test_refusals(void) {
+        Pool p;
+        CU_ASSERT_FATAL(pool_start(&p, NULL));
+        int fd = connect_agent(&p);
+        /* A frame that is no ClassAd: refused, the connection and the agent go on. */
+        const char junk[] = "[ Command = ";
+        CU_ASSERT(glean_frame_write(fd, junk, sizeof junk - 1, 5000) >= 0);
+        ClassAd *ad = NULL;
+        GleanCommand cmd;
+        char w[256];
+        CU_ASSERT_FATAL(glean_msg_recv(fd, 5000, &ad, &cmd, w, sizeof w) >= 0);
+        char *why = NULL;
+        CU_ASSERT(cmd == GLEAN_CMD_REPLY && !reply_ok(ad, &why) && why && *why);
+        free(why);
+        classad_free(ad);
+        /* Keep-alive of an unknown claim. */
+        ClassAd *r = claim_cmd(fd, GLEAN_CMD_KEEP_ALIVE, "no-such-claim-000001", NULL);
+        CU_ASSERT(r && !reply_ok(r, &why) && why && strstr(why, "no such claim"));
+        free(why);
+        classad_free(r);
+        /* A claim on a claimed slot with no better rank. */
+        ClassAd *job = job_ad(&p, "/bin/true", "", NULL);
+        r = claim(fd, "slot1", "first-claim-0000001", job);
+        CU_ASSERT(reply_ok(r, NULL));
+        classad_free(r);
+        r = claim(fd, "slot1", "second-claim-000001", job);
+        CU_ASSERT(r && !reply_ok(r, &why) && why && strstr(why, "claimed"));
+        free(why);
+        classad_free(r);
+        /* Short claim ids are refused; a job that does not fit the slot too. */
+        r = claim(fd, "slot2", "short", job);
+        CU_ASSERT(r && !reply_ok(r, NULL));
+        classad_free(r);
+        ClassAd *big = job_ad(&p, "/bin/true", "", "Requirements = TARGET.Memory > 100000000;");
+        r = claim(fd, "slot2", "too-big-claim-00001", big);
+        CU_ASSERT(r && !reply_ok(r, &why) && why && strstr(why, "match"));
+        free(why);
+        classad_free(r);
+        classad_free(big);
+        /* Activation of a job that cannot run: refused, the claim stays idle. */
+        ClassAd *bad = job_ad(&p, "/nonexistent/program", "", NULL);
+        r = claim_cmd(fd, GLEAN_CMD_ACTIVATE_CLAIM, "first-claim-0000001", bad);
+        CU_ASSERT(r && !reply_ok(r, &why) && why);
+        free(why);
+        classad_free(r);
+        classad_free(bad);
+        char st[64];
+        slot_state(&p, "slot1", st, sizeof st);
+        GLEAN_TEST_CHECK(strcmp(st, "Claimed/Idle") == 0, "slot1 after refusals: %s", st);
+        slot_state(&p, "slot2", st, sizeof st);
+        GLEAN_TEST_CHECK(strcmp(st, "Unclaimed/Idle") == 0, "slot2 after refusals: %s", st);
+        r = claim_cmd(fd, GLEAN_CMD_RELEASE, "first-claim-0000001", NULL);
+        CU_ASSERT(reply_ok(r, NULL));
+        classad_free(r);
+        classad_free(job);
+        close(fd);
+        wait_state(&p, "slot1", "Unclaimed/Idle", 5);
+        GLEAN_TEST_CHECK(pool_stop(&p) == 0, "the agent exits 0 after SIGTERM");
+}
+
+static void test_drain(void) {
+        Pool p;
+        CU_ASSERT_FATAL(pool_start(&p, NULL));
+        GleanTestRun r;
+        CU_ASSERT_FATAL(glean_cli(&p, &r, "drain", NULL, NULL, NULL) >= 0);
+        GLEAN_TEST_CHECK(r.status == 0, "drain: %s", r.err);
+        glean_test_run_done(&r);
+        wait_state(&p, "slot1", "Drained/Idle", 5);
+        wait_state(&p, "slot2", "Drained/Idle", 5);
+        CU_ASSERT_FATAL(glean_cli(&p, &r, "drain", NULL, NULL, NULL) >= 0);
+        CU_ASSERT(r.status == 1 && strstr(r.err, "already draining"));
+        glean_test_run_done(&r);
+        CU_ASSERT_FATAL(glean_cli(&p, &r, "drain", "--cancel", NULL, NULL) >= 0);
+        GLEAN_TEST_CHECK(r.status == 0, "drain --cancel: %s", r.err);
+        glean_test_run_done(&r);
+        wait_state(&p, "slot1", "Unclaimed/Idle", 5);
+        GLEAN_TEST_CHECK(pool_stop(&p) == 0, "the agent exits 0 after SIGTERM");
+}
+
+static void test_partitionable(void) {
+        Pool p;
+        CU_ASSERT_FATAL(pool_start(&p, "NUM_SLOTS = 1\nNUM_SLOTS_TYPE_1 = 1\nSLOT_TYPE_1 = 100%\n"
+                                       "SLOT_TYPE_1_PARTITIONABLE = True\n"));
+        int64_t cpus = slot_int(&p, "slot1", "Cpus"), mem = slot_int(&p, "slot1", "Memory");
+        CU_ASSERT(cpus == 2);
+        int fd = connect_agent(&p);
+        ClassAd *job = job_ad(&p, "/bin/true", "", NULL);
+        ClassAd *r = claim(fd, "slot1", "pslot-claim-0000001", job);
+        char *why = NULL, *slot = NULL;
+        GLEAN_TEST_CHECK(reply_ok(r, &why), "claim: %s", why ? why : "");
+        classad_eval_string(r, "Slot", CA_MODE_OLD, &slot);
+        GLEAN_TEST_CHECK(slot && strcmp(slot, "slot1_1") == 0, "claimed %s", slot ? slot : "(none)");
+        free(why);
+        free(slot);
+        classad_free(r);
+        CU_ASSERT(slot_int(&p, "slot1", "Cpus") == cpus - 1);
+        CU_ASSERT(slot_int(&p, "slot1_1", "Cpus") == 1);
+        /* 64 MB asked, rounded up by MODIFY_REQUEST_EXPR_REQUESTMEMORY; what the d-slot has the p-slot lost. */
+        int64_t dmem = slot_int(&p, "slot1_1", "Memory");
+        GLEAN_TEST_CHECK(dmem >= 64 && slot_int(&p, "slot1", "Memory") == mem - dmem, "d-slot memory %lld",
+                         (long long) dmem);
+        r = claim_cmd(fd, GLEAN_CMD_RELEASE, "pslot-claim-0000001", NULL);
+        CU_ASSERT(reply_ok(r, NULL));
+        classad_free(r);
+        char st[64] = "x";
+        for (int i = 0; i < 50 && st[0]; i++) {
+                slot_state(&p, "slot1_1", st, sizeof st);
+                usleep(100000);
+        }
+        GLEAN_TEST_CHECK(st[0] == 0, "slot1_1 is gone after the release (%s)", st);
+        CU_ASSERT(slot_int(&p, "slot1", "Cpus") == cpus);
+        CU_ASSERT(slot_int(&p, "slot1", "Memory") == mem);
+        classad_free(job);
+        close(fd);
+        GLEAN_TEST_CHECK(pool_stop(&p) == 0, "the agent exits 0 after SIGTERM");
+}
+
+static void test_not_admin(void) {
+        if (getuid() != 0) {
+                printf("(not root: the administrator checks need another user; skipped)\n");
+                return;
+        }
+        Pool p;
+        CU_ASSERT_FATAL(pool_start(&p, NULL));
+        struct passwd *nobody = getpwnam("nobody");
+        CU_ASSERT_FATAL(nobody != NULL);
+        pid_t child = fork();
+        if (child == 0) {
+                if (setgid(nobody->pw_gid) < 0 || setuid(nobody->pw_uid) < 0)
+                        _exit(10);
+                int fd = -1;
+                char why[256];
+                if (glean_client_connect(p.sock, "glean", 5000, &fd, why, sizeof why) < 0)
+                        _exit(11);
+                ClassAd *m = NULL;
+                glean_msg_new(GLEAN_CMD_VACATE, &m);
+                ClassAd *r = call(fd, m);
+                if (!r || reply_ok(r, NULL))
+                        _exit(12); /* a user may not vacate */
+                classad_free(r);
+                classad_free(m);
+                ClassAd *job = job_ad(&p, "/bin/true", "", NULL);
+                classad_set_string(job, "Owner", "root"); /* not nobody's */
+                r = claim(fd, "slot1", "stolen-claim-000001", job);
+                if (!r || reply_ok(r, NULL))
+                        _exit(13);
+                classad_free(r);
+                classad_set_string(job, "Owner", "nobody");
+                r = claim(fd, "slot1", "own-claim-000000001", job);
+                if (!r || !reply_ok(r, NULL))
+                        _exit(14); /* on their own behalf: fine */
+                classad_free(r);
+                r = claim_cmd(fd, GLEAN_CMD_RELEASE, "own-claim-000000001", NULL);
+                if (!r || !reply_ok(r, NULL))
+                        _exit(15);
+                classad_free(r);
+                classad_free(job);
+                _exit(0);
+        }
+        int status;
+        waitpid(child, &status, 0);
+        GLEAN_TEST_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the non-administrator's checks: exit %d",
+                         WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+        GLEAN_TEST_CHECK(pool_stop(&p) == 0, "the agent exits 0 after SIGTERM");
+}
+
+static CU_TestInfo tests[] = {
+        { "run a job", test_run_job },
+        { "status", test_status },
+        { "graceful vacate", test_vacate },
+        { "claim lease expiry", test_lease_expiry },
+        { "refusals change nothing", test_refusals },
+        { "drain and cancel", test_drain },
+        { "partitionable slot", test_partitionable },
+        { "not an administrator", test_not_admin },
+        CU_TEST_INFO_NULL,
+};
+
+static CU_SuiteInfo suites[] = {
+        { "agent daemon", NULL, NULL, NULL, NULL, tests },
+        CU_SUITE_INFO_NULL,
+};
+
+int main(int argc, char **argv) {
+        signal(SIGPIPE, SIG_IGN);
+        return glean_test_main(argc, argv, suites);
+}
