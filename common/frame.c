@@ -1,0 +1,294 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * frame.c — length-prefixed frames: a 4-byte big-endian payload length,
+ * then the payload. An incremental reader (pure: bytes in, frames out), a
+ * read from a non-blocking fd on top of it, a complete write and a
+ * receive-exactly-one-frame with a deadline.
+ */
+#define _GNU_SOURCE
+
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "common-internal.h"
+#include "proto.h"
+
+#define READ_CHUNK (64u * 1024u)
+
+struct GleanFrameReader {
+        size_t max;   /* largest payload accepted */
+        char *buf;
+        size_t start; /* first unconsumed byte */
+        size_t end;   /* one past the last buffered byte */
+        size_t cap;
+        int error;    /* sticky: a bad header was seen */
+};
+
+static size_t clamp_max(size_t max) {
+        return max == 0 || max > GLEAN_FRAME_MAX ? GLEAN_FRAME_MAX : max;
+}
+
+static uint32_t get_be32(const unsigned char *p) {
+        return (uint32_t) p[0] << 24 | (uint32_t) p[1] << 16 | (uint32_t) p[2] << 8 | (uint32_t) p[3];
+}
+
+static void put_be32(unsigned char *p, uint32_t v) {
+        p[0] = (unsigned char) (v >> 24);
+        p[1] = (unsigned char) (v >> 16);
+        p[2] = (unsigned char) (v >> 8);
+        p[3] = (unsigned char) v;
+}
+
+/* 0 when the declared length n is acceptable, else the error. */
+static int check_length(uint32_t n, size_t max) {
+        if (n == 0)
+                return -EBADMSG;
+        if (n > max)
+                return -EMSGSIZE;
+        return 0;
+}
+
+int glean_frame_reader_new(size_t max, GleanFrameReader **ret) {
+        GleanFrameReader *r = calloc(1, sizeof(*r));
+
+        if (!r)
+                return -ENOMEM;
+        r->max = clamp_max(max);
+        *ret = r;
+        return 0;
+}
+
+void glean_frame_reader_free(GleanFrameReader *r) {
+        if (!r)
+                return;
+        free(r->buf);
+        free(r);
+}
+
+size_t glean_frame_reader_buffered(const GleanFrameReader *r) {
+        return r->end - r->start;
+}
+
+/* Room for n more bytes at the end of the buffer. */
+static int reserve(GleanFrameReader *r, size_t n) {
+        if (r->cap - r->end >= n)
+                return 0;
+        /* Move the unconsumed bytes to the front first. */
+        if (r->start > 0) {
+                memmove(r->buf, r->buf + r->start, r->end - r->start);
+                r->end -= r->start;
+                r->start = 0;
+                if (r->cap - r->end >= n)
+                        return 0;
+        }
+        if (n > SIZE_MAX / 2 - r->end)
+                return -ENOMEM;
+        size_t want = r->end + n, cap = r->cap ? r->cap : 256;
+        while (cap < want)
+                cap *= 2;
+        char *b = realloc(r->buf, cap);
+        if (!b)
+                return -ENOMEM;
+        r->buf = b;
+        r->cap = cap;
+        return 0;
+}
+
+int glean_frame_reader_feed(GleanFrameReader *r, const void *buf, size_t n) {
+        int e;
+
+        if (r->error)
+                return r->error; /* the stream is dead: buffer nothing more */
+        if (n == 0)
+                return 0;
+        e = reserve(r, n);
+        if (e < 0)
+                return e;
+        memcpy(r->buf + r->end, buf, n);
+        r->end += n;
+        return 0;
+}
+
+int glean_frame_reader_next(GleanFrameReader *r, char **ret, size_t *ret_len) {
+        size_t have = r->end - r->start;
+        uint32_t n;
+        char *p;
+
+        if (r->error)
+                return r->error;
+        if (have < GLEAN_FRAME_HEADER)
+                return 0;
+        n = get_be32((const unsigned char *) r->buf + r->start);
+        r->error = check_length(n, r->max);
+        if (r->error)
+                return r->error;
+        if (have - GLEAN_FRAME_HEADER < n)
+                return 0;
+        p = malloc((size_t) n + 1);
+        if (!p)
+                return -ENOMEM;
+        memcpy(p, r->buf + r->start + GLEAN_FRAME_HEADER, n);
+        p[n] = '\0';
+        r->start += GLEAN_FRAME_HEADER + (size_t) n;
+        if (r->start == r->end)
+                r->start = r->end = 0;
+        *ret = p;
+        if (ret_len)
+                *ret_len = n;
+        return 1;
+}
+
+int glean_frame_read(GleanFrameReader *r, int fd, char **ret, size_t *ret_len) {
+        for (;;) {
+                int e = glean_frame_reader_next(r, ret, ret_len);
+                if (e != 0)
+                        return e;
+
+                /* Read what the current frame still needs, at least a chunk,
+                 * so that small frames arrive with few reads but a big one
+                 * never makes the buffer grow beyond it plus a chunk. */
+                e = reserve(r, READ_CHUNK);
+                if (e < 0)
+                        return e;
+                ssize_t k = read(fd, r->buf + r->end, r->cap - r->end);
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        if (errno == EAGAIN || errno == EWOULDBLOCK)
+                                return 0;
+                        return -errno;
+                }
+                if (k == 0)
+                        return -EPIPE;
+                r->end += (size_t) k;
+        }
+}
+
+int glean_wait_fd(int fd, short events, int64_t deadline) {
+        for (;;) {
+                struct pollfd p = { .fd = fd, .events = events };
+                int k = poll(&p, 1, glean_remaining_ms(deadline));
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (k == 0)
+                        return -ETIMEDOUT;
+                if (p.revents & POLLNVAL)
+                        return -EBADF;
+                return 0; /* ready, or POLLHUP/POLLERR: the next call says what */
+        }
+}
+
+/* One write attempt of the iovecs: send() on a socket (MSG_NOSIGNAL),
+ * writev() on anything else. */
+static ssize_t write_some(int fd, struct iovec *iov, int iovcnt, bool *is_socket) {
+        if (*is_socket) {
+                struct msghdr mh = { .msg_iov = iov, .msg_iovlen = (size_t) iovcnt };
+                ssize_t k = sendmsg(fd, &mh, MSG_NOSIGNAL);
+                if (k >= 0 || errno != ENOTSOCK)
+                        return k;
+                *is_socket = false;
+        }
+        return writev(fd, iov, iovcnt);
+}
+
+int glean_frame_write(int fd, const void *payload, size_t len, int timeout_ms) {
+        unsigned char header[GLEAN_FRAME_HEADER];
+        int64_t deadline = glean_deadline(timeout_ms);
+        bool is_socket = true;
+
+        if (len == 0 || !payload)
+                return -EINVAL;
+        if (len > GLEAN_FRAME_MAX)
+                return -EMSGSIZE;
+        put_be32(header, (uint32_t) len);
+
+        struct iovec iov[2] = {
+                { .iov_base = header, .iov_len = sizeof(header) },
+                { .iov_base = (void *) payload, .iov_len = len },
+        };
+        struct iovec *v = iov;
+        int cnt = 2;
+
+        while (cnt > 0) {
+                ssize_t k = write_some(fd, v, cnt, &is_socket);
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        if (errno == EAGAIN || errno == EWOULDBLOCK) {
+                                int e = glean_wait_fd(fd, POLLOUT, deadline);
+                                if (e < 0)
+                                        return e;
+                                continue;
+                        }
+                        return -errno;
+                }
+                size_t done = (size_t) k;
+                while (cnt > 0 && done >= v->iov_len) {
+                        done -= v->iov_len;
+                        v++;
+                        cnt--;
+                }
+                if (cnt > 0) {
+                        v->iov_base = (char *) v->iov_base + done;
+                        v->iov_len -= done;
+                }
+        }
+        return 0;
+}
+
+/* Reads exactly n bytes into buf before the deadline. -EPIPE at EOF. */
+static int read_exactly(int fd, void *buf, size_t n, int64_t deadline) {
+        size_t got = 0;
+
+        while (got < n) {
+                /* Poll first so that a blocking fd honours the deadline too. */
+                int e = glean_wait_fd(fd, POLLIN, deadline);
+                if (e < 0)
+                        return e;
+                ssize_t k = read(fd, (char *) buf + got, n - got);
+                if (k < 0) {
+                        if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)
+                                continue;
+                        return -errno;
+                }
+                if (k == 0)
+                        return -EPIPE;
+                got += (size_t) k;
+        }
+        return 0;
+}
+
+int glean_frame_recv(int fd, size_t max, int timeout_ms, char **ret, size_t *ret_len) {
+        unsigned char header[GLEAN_FRAME_HEADER];
+        int64_t deadline = glean_deadline(timeout_ms);
+        _cleanup_free_ char *p = NULL;
+        uint32_t n;
+        int e;
+
+        e = read_exactly(fd, header, sizeof(header), deadline);
+        if (e < 0)
+                return e;
+        n = get_be32(header);
+        e = check_length(n, clamp_max(max));
+        if (e < 0)
+                return e;
+        p = malloc((size_t) n + 1);
+        if (!p)
+                return -ENOMEM;
+        e = read_exactly(fd, p, n, deadline);
+        if (e < 0)
+                return e;
+        p[n] = '\0';
+        *ret = TAKE_PTR(p);
+        if (ret_len)
+                *ret_len = n;
+        return 0;
+}
