@@ -304,6 +304,8 @@ static int slot_fill_ad(Slot *s, ConfigError *err) {
         classad_set_string(s->ad, "TargetType", "Job");
         classad_set_string(s->ad, "GleanVersion", "0.1.0");
         classad_set_string(s->ad, "ExecutorName", agent_executor_name(a->exec));
+        CaError cerr;
+        classad_set_expr_text(s->ad, "CurrentTime", "time()", CA_MODE_OLD, &cerr);
         r = agent_policy_fill_ad(a->cfg, s->def.id, s->ad, err);
         if (r < 0)
                 return r;
@@ -313,7 +315,6 @@ static int slot_fill_ad(Slot *s, ConfigError *err) {
                 return r;
         for (size_t i = 0; names[i]; i++) {
                 char *v = NULL;
-                CaError cerr;
                 if (config_get_slot(a->cfg, s->def.id, names[i], &v, err) >= 0 && *v &&
                     classad_set_expr_text(s->ad, names[i], v, CA_MODE_OLD, &cerr) < 0) {
                         snprintf(err->msg, sizeof err->msg, "STARTD_ATTRS: %s = %s is not a ClassAd expression",

@@ -32,6 +32,7 @@ typedef struct Pool {
         char log[128];
         char jobs[128];
         pid_t pid;
+        int exit_status; /* when it exited by itself */
 } Pool;
 
 static const char *bin(const char *env, const char *def) {
@@ -57,6 +58,7 @@ static const char base_config[] = "NUM_CPUS = 2\n"
                                   "MachineMaxVacateTime = 5\n";
 
 static bool pool_start(Pool *p, const char *extra) {
+        p->exit_status = -1;
         snprintf(p->dir, sizeof p->dir, "/tmp/glean-agent-test-XXXXXX");
         if (!mkdtemp(p->dir))
                 return false;
@@ -92,6 +94,7 @@ static bool pool_start(Pool *p, const char *extra) {
                 int status;
                 if (waitpid(p->pid, &status, WNOHANG) == p->pid) {
                         p->pid = 0;
+                        p->exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
                         return false;
                 }
                 usleep(25000);
@@ -332,6 +335,19 @@ static void test_status(void) {
         GLEAN_TEST_CHECK(r.status == 0 && strstr(r.out, "SlotID = 2") && strstr(r.out, "OpSys = \"LINUX\"") &&
                                  strstr(r.out, "Requirements = START") && !strstr(r.out, "SlotID = 1"),
                          "-l slot2: %s", r.out);
+        glean_test_run_done(&r);
+        /* The attributes a policy needs, in every slot ad. */
+        static const char *const attrs[] = { "Name = \"slot2@", "Machine = ", "State = \"Unclaimed\"",
+                                             "Activity = \"Idle\"", "EnteredCurrentState = ",
+                                             "EnteredCurrentActivity = ", "Cpus = 1", "TotalCpus = 2", "Memory = ",
+                                             "Disk = ", "TotalMemory = ", "KeyboardIdle = ", "LoadAvg = ",
+                                             "CondorLoadAvg = ", "TotalLoadAvg = ", "TotalCondorLoadAvg = ",
+                                             "CpuBusyTime = ", "CpuIsBusy = ", "ClockMin = ", "ClockDay = ",
+                                             "CurrentTime = time()", "START = true", "Rank = ", "Arch = ",
+                                             "TotalMachineDrainingBadput = ", "TotalMachineDrainingUnclaimedTime = " };
+        CU_ASSERT_FATAL(glean_cli(&p, &r, "status", "-l", "slot2", NULL) >= 0);
+        for (size_t i = 0; i < sizeof attrs / sizeof *attrs; i++)
+                GLEAN_TEST_CHECK(strcasestr(r.out, attrs[i]), "slot2's ad lacks '%s'", attrs[i]);
         glean_test_run_done(&r);
         CU_ASSERT_FATAL(glean_cli(&p, &r, "status", "slot9", NULL, NULL) >= 0);
         CU_ASSERT(r.status == 1);
@@ -602,6 +618,18 @@ static void test_not_admin(void) {
         GLEAN_TEST_CHECK(pool_stop(&p) == 0, "the agent exits 0 after SIGTERM");
 }
 
+static void test_impossible_layout(void) {
+        Pool p;
+        /* Four slots of two CPUs on a machine of two: the agent stops and says why. */
+        CU_ASSERT(!pool_start(&p, "SLOT_TYPE_1 = cpus=2, memory=10%\nNUM_SLOTS_TYPE_1 = 4\n"));
+        char *log = NULL;
+        glean_test_read_file(p.log, &log, NULL);
+        GLEAN_TEST_CHECK(log && strstr(log, "SLOT_TYPE_1") && strstr(log, "CPU"), "log: %s", log ? log : "");
+        free(log);
+        GLEAN_TEST_CHECK(p.exit_status == 1, "the agent exits 1, not %d", p.exit_status);
+        pool_stop(&p);
+}
+
 static CU_TestInfo tests[] = {
         { "run a job", test_run_job },
         { "status", test_status },
@@ -611,6 +639,7 @@ static CU_TestInfo tests[] = {
         { "drain and cancel", test_drain },
         { "partitionable slot", test_partitionable },
         { "not an administrator", test_not_admin },
+        { "an impossible slot layout stops the agent", test_impossible_layout },
         CU_TEST_INFO_NULL,
 };
 
