@@ -104,7 +104,8 @@ static const Default defaults[] = {
         { "ALLOW_PSLOT_PREEMPTION", "False" },
         { "MUST_MODIFY_REQUEST_EXPRS", "False" },
         { "MODIFY_REQUEST_EXPR_REQUESTCPUS", "quantize(RequestCpus, {1})" },                      /* 3.5.10.7 */
-        { "MODIFY_REQUEST_EXPR_REQUESTMEMORY", "quantize(RequestMemory, {TotalSlotMem / TotalSlotCpus / 4})" },
+        /* The manual writes TotalSlotMem, an attribute no slot has: TotalSlotMemory is meant. */
+        { "MODIFY_REQUEST_EXPR_REQUESTMEMORY", "quantize(RequestMemory, {TotalSlotMemory / TotalSlotCpus / 4})" },
         { "MODIFY_REQUEST_EXPR_REQUESTDISK", "quantize(RequestDisk, {1024})" },
         { "CONSUMPTION_POLICY", "False" },
         { "CONSUMPTION_CPUS", "quantize(target.RequestCpus, {1})" },   /* seed 003 */
