@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * exec.h — running a job: what to execute (the job ad turned into an
+ * AgentJobSpec) and the executors that run it.
+ *
+ * An executor is a small table of operations (crun's habit): the plain
+ * fork/exec executor here, a cgroup-v2 one later, behind the same calls.
+ * Jobs never run as root. Exits are reported from the sd-event loop.
+ *
+ * Conventions: >= 0 on success, -errno on failure; outputs last, named
+ * ret_*, set only on success.
+ */
+#pragma once
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <systemd/sd-event.h>
+
+#include "classad.h"
+
+/* ---- what to execute ---- */
+
+typedef struct AgentJobSpec {
+        char **argv;           /* argv[0] = Cmd (absolute path; relative Cmd is relative to Iwd) */
+        char **envp;           /* the job's environment: Environment/Env plus _CONDOR_SCRATCH_DIR,
+                                * GLEAN_SCRATCH_DIR, _CONDOR_SLOT=slotN (always set), TMPDIR=scratch,
+                                * HOME, USER, PATH (when the job sets none of its own) */
+        char *iwd;             /* Iwd, or the scratch directory when the job has none */
+        char *in, *out, *err;  /* In/Out/Err (absolute, relative ones taken from iwd), NULL = /dev/null */
+        char *user;            /* the account the job runs as */
+        uid_t uid;
+        gid_t gid;
+        gid_t *groups;         /* supplementary groups from the group database (gid 0 left out) */
+        size_t n_groups;
+        char *scratch;         /* per-job scratch directory (created by agent_exec_start, removed after exit) */
+        int kill_sig;          /* KillSig (default SIGTERM) */
+} AgentJobSpec;
+
+typedef struct AgentRunAs {
+        const char *slot_user;     /* SLOT<N>_USER (NULL: "nobody"): used when the owner cannot be used */
+        bool allow_runas_owner;    /* STARTER_ALLOW_RUNAS_OWNER (default true) */
+        bool refuse_unknown_owner; /* refuse instead of slot_user when Owner is unknown */
+} AgentRunAs;
+
+/* Builds the spec from the job ad. Jobs NEVER run as root: when the agent
+ * runs as root, the job runs as its Owner if that account exists, is not
+ * uid 0 (nor primary gid 0) and allow_runas_owner; otherwise as slot_user
+ * (which must exist and not be root) unless refuse_unknown_owner and the
+ * Owner is unknown (runas NULL: the defaults). When the agent is not root it can only run jobs as its
+ * own account: Owner must then be that account (or absent), else -EPERM.
+ * Arguments (new syntax) wins over Args (old), Environment (new) over Env
+ * (old; EnvDelim or a leading ';'/'|' names the delimiter).
+ * -EINVAL/-EPERM/-ENOENT with why (a sentence naming the attribute; why
+ * may be NULL) on a job that cannot run: no Cmd, unparseable
+ * Arguments/Environment, bad KillSig, relative Iwd, root owner with no
+ * fallback... scratch_parent is the EXECUTE directory (absolute); slot_name
+ * e.g. "slot1_2". The scratch directory is named
+ * <scratch_parent>/dir_<slot_name>_<random>; it is not created here. */
+int agent_jobspec_from_ad(const ClassAd *job, const AgentRunAs *runas, const char *scratch_parent,
+                          const char *slot_name, AgentJobSpec **ret, char *why, size_t whylen);
+void agent_jobspec_free(AgentJobSpec *spec); /* accepts NULL */
+
+/* HTCondor's argument and environment syntaxes, as the job ad holds them
+ * (no outer double quotes). Results are NULL-terminated malloc'd arrays of
+ * malloc'd strings (free with agent_strv_free); -EINVAL with why.
+ *   new: white space separates, '...' groups, '' inside quotes is a quote
+ *   old: white space separates, nothing else is special
+ *   env new: NAME=value words in the new argument syntax
+ *   env old: NAME=value entries separated by delim (and newlines)
+ * A later NAME replaces an earlier one. */
+int agent_args_parse_v2(const char *text, char ***ret, char *why, size_t whylen);
+int agent_args_parse_v1(const char *text, char ***ret);
+int agent_env_parse_v2(const char *text, char ***ret, char *why, size_t whylen);
+int agent_env_parse_v1(const char *text, char delim, char ***ret, char *why, size_t whylen);
+void agent_strv_free(char **v); /* accepts NULL */
+
+/* "SIGTERM", "TERM", "term", "15" -> 15; -EINVAL otherwise. */
+int agent_signal_from_name(const char *name, int *ret);
+/* 15 -> "SIGTERM"; NULL for an unknown number. */
+const char *agent_signal_name(int sig);
+
+/* ---- running it ---- */
+
+typedef struct AgentJobExit {
+        bool by_signal;
+        int exit_code;
+        int signal;
+        bool core_dumped;
+        double user_cpu, sys_cpu;  /* seconds */
+        int64_t max_rss_kb;
+        double wall_time;          /* seconds from start to exit */
+} AgentJobExit;
+
+typedef struct AgentJob AgentJob;
+/* Called from the event loop once the job's main process has exited (the
+ * rest of its process group is killed then). The scratch directory still
+ * exists during the call and is removed when it returns. The callback may
+ * free the job. */
+typedef void (*AgentJobExitFn)(AgentJob *job, const AgentJobExit *ex, void *userdata);
+
+typedef struct AgentExecutor AgentExecutor;
+typedef struct AgentExecutorOps {
+        const char *name; /* "fork" */
+        int (*start)(AgentExecutor *ex, const AgentJobSpec *spec, AgentJobExitFn on_exit, void *userdata,
+                     AgentJob **ret);
+        int (*suspend)(AgentJob *job);           /* stop every process of the job */
+        int (*resume)(AgentJob *job);
+        int (*signal)(AgentJob *job, int sig);    /* every process of the job */
+        int (*kill)(AgentJob *job);               /* SIGKILL to every process */
+        int (*usage)(AgentJob *job, AgentJobExit *ret); /* live cpu usage so far (exit fields unset) */
+        void (*free_job)(AgentJob *job);          /* after on_exit, or to abandon (then kill first) */
+        void (*free)(AgentExecutor *ex);
+} AgentExecutorOps;
+
+/* The plain executor: each job in its own session and process group,
+ * started with clone3(CLONE_PIDFD) (fork + pidfd_open where clone3 is
+ * refused), its exit noticed through sd-event on the pidfd and reaped with
+ * waitid(P_PIDFD) for its rusage. suspend/resume = SIGSTOP/SIGCONT to the
+ * process group. The child resets its signals, closes every fd but 0-2,
+ * drops privileges (setgroups, setresgid, setresuid, PR_SET_NO_NEW_PRIVS),
+ * sets umask 022, chdir(iwd), opens in/out/err as the job user, execve; a
+ * failure before exec makes start() fail with its errno (the step is in
+ * agent_executor_last_error()). The executor keeps a reference on ev. */
+int agent_executor_fork_new(sd_event *ev, AgentExecutor **ret);
+
+/* Dispatch helpers so callers never touch ops directly.
+ * agent_exec_start checks the spec (absolute paths, never uid/gid 0:
+ * -EPERM), creates the scratch directory (0700, owned by the job user;
+ * -EEXIST if it is there already) and starts the job; on failure nothing
+ * is left behind and agent_executor_last_error() says why. */
+int agent_exec_start(AgentExecutor *ex, const AgentJobSpec *spec, AgentJobExitFn on_exit, void *userdata,
+                     AgentJob **ret);
+int agent_job_suspend(AgentJob *job);
+int agent_job_resume(AgentJob *job);
+/* After the exit: -ESRCH. */
+int agent_job_signal(AgentJob *job, int sig);
+int agent_job_kill(AgentJob *job);
+/* While running: cpu of every process of the job so far, max_rss_kb the
+ * largest resident size seen so far, wall_time so far. After the exit: the
+ * exit itself. */
+int agent_job_usage(AgentJob *job, AgentJobExit *ret);
+pid_t agent_job_pid(const AgentJob *job);
+bool agent_job_exited(const AgentJob *job);
+/* A running job is killed and reaped later by the executor (its callback
+ * is not called); accepts NULL. */
+void agent_job_free(AgentJob *job);
+/* Kills and frees whatever jobs are left (free your jobs first); accepts NULL. */
+void agent_executor_free(AgentExecutor *ex);
+const char *agent_executor_name(const AgentExecutor *ex);
+/* Why the last agent_exec_start() failed, one sentence; "" if it did not. */
+const char *agent_executor_last_error(const AgentExecutor *ex);
+
+/* Removes path and everything under it without following symbolic links
+ * (openat/unlinkat, O_NOFOLLOW | O_DIRECTORY; any depth). -ENOENT if path
+ * does not exist. */
+int agent_remove_tree(const char *path);
+
+/* ---- for executors only ---- */
+
+/* The head of every executor and every job of an executor. */
+struct AgentExecutor {
+        const AgentExecutorOps *ops;
+        char last_error[512];
+};
+
+struct AgentJob {
+        AgentExecutor *executor;
+        pid_t pid;
+        bool exited;
+};
+
+/* Formats ex->last_error; returns r (a -errno) for `return agent_exec_error(ex, r, ...)`. */
+int agent_exec_error(AgentExecutor *ex, int r, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Creates spec->scratch (0700, owned by spec->uid/gid, never through a symlink). */
+int agent_scratch_create(AgentExecutor *ex, const AgentJobSpec *spec);

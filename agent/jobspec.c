@@ -1,0 +1,798 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * jobspec.c — a job ad turned into what to execute: program, arguments,
+ * environment, directories, standard files, the account to run as, the
+ * kill signal.
+ *
+ * Argument and environment strings are read back exactly as HTCondor's
+ * starter reads them (condor_arglist.cpp split_args, AppendArgsV1Raw_unix;
+ * env.cpp MergeFromV2Raw, MergeFromV1AutoDelim), and as config/submit-*.c
+ * writes them.
+ */
+#define _GNU_SOURCE
+
+#include <ctype.h>
+#include <errno.h>
+#include <grp.h>
+#include <pwd.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "exec.h"
+
+#define DEFAULT_PATH "/usr/local/bin:/usr/bin:/bin"
+#define DEFAULT_SLOT_USER "nobody"
+
+__attribute__((format(printf, 3, 4)))
+static int why_set(char *why, size_t whylen, const char *fmt, ...) {
+        va_list ap;
+
+        if (why && whylen > 0) {
+                va_start(ap, fmt);
+                vsnprintf(why, whylen, fmt, ap);
+                va_end(ap);
+        }
+        return 0;
+}
+
+/* ---- string vectors ---- */
+
+void agent_strv_free(char **v) {
+        if (!v)
+                return;
+        for (char **p = v; *p; p++)
+                free(*p);
+        free(v);
+}
+
+typedef struct Strv {
+        char **v;
+        size_t n;
+} Strv;
+
+static void strv_done(Strv *l) {
+        agent_strv_free(l->v);
+        *l = (Strv) {};
+}
+
+/* Appends s (taken), keeping the array NULL-terminated. */
+static int strv_push(Strv *l, char *s) {
+        char **v;
+
+        if (!s)
+                return -ENOMEM;
+        v = realloc(l->v, (l->n + 2) * sizeof(char *));
+        if (!v) {
+                free(s);
+                return -ENOMEM;
+        }
+        l->v = v;
+        l->v[l->n++] = s;
+        l->v[l->n] = NULL;
+        return 0;
+}
+
+/* An empty, NULL-terminated array. */
+static int strv_finish(Strv *l, char ***ret) {
+        if (!l->v) {
+                l->v = calloc(1, sizeof(char *));
+                if (!l->v)
+                        return -ENOMEM;
+        }
+        *ret = l->v;
+        *l = (Strv) {};
+        return 0;
+}
+
+static ssize_t strv_find_var(const Strv *l, const char *entry, size_t name_len) {
+        for (size_t i = 0; i < l->n; i++)
+                if (strncmp(l->v[i], entry, name_len) == 0 && l->v[i][name_len] == '=')
+                        return (ssize_t) i;
+        return -1;
+}
+
+/* NAME=value (entry taken): replaces NAME in place, or appends. */
+static int env_set(Strv *env, char *entry, char *why, size_t whylen) {
+        const char *eq;
+        ssize_t i;
+
+        if (!entry)
+                return -ENOMEM;
+        eq = strchr(entry, '=');
+        if (!eq || eq == entry) {
+                why_set(why, whylen, eq ? "missing variable name in '%s'" : "missing '=' after environment variable '%s'",
+                        entry);
+                free(entry);
+                return -EINVAL;
+        }
+        i = strv_find_var(env, entry, (size_t) (eq - entry));
+        if (i >= 0) {
+                free(env->v[i]);
+                env->v[i] = entry;
+                return 0;
+        }
+        return strv_push(env, entry);
+}
+
+static int env_set_printf(Strv *env, bool replace, const char *name, const char *value) {
+        char *e;
+
+        if (!replace && strv_find_var(env, name, strlen(name)) >= 0)
+                return 0;
+        if (asprintf(&e, "%s=%s", name, value) < 0)
+                return -ENOMEM;
+        return env_set(env, e, NULL, 0);
+}
+
+/* ---- arguments and environment syntaxes ---- */
+
+static bool is_arg_space(char c) {
+        return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+typedef struct Buf {
+        char *s;
+        size_t len, cap;
+} Buf;
+
+static int buf_putc(Buf *b, char c) {
+        if (b->len + 2 > b->cap) {
+                size_t cap = b->cap ? b->cap * 2 : 32;
+                char *s = realloc(b->s, cap);
+
+                if (!s)
+                        return -ENOMEM;
+                b->s = s;
+                b->cap = cap;
+        }
+        b->s[b->len++] = c;
+        b->s[b->len] = '\0';
+        return 0;
+}
+
+/* The buffer's string (an empty one if nothing was added); b is reset. */
+static char *buf_steal(Buf *b) {
+        char *s = b->s ? b->s : strdup("");
+
+        *b = (Buf) {};
+        return s;
+}
+
+static int split_v2(const char *p, Strv *out, char *why, size_t whylen) {
+        Buf b = {};
+        bool token = false;
+        int r = 0;
+
+        while (*p && r >= 0) {
+                if (*p == '\'') {
+                        const char *quote = p++;
+
+                        token = true;
+                        for (;;) {
+                                if (!*p) {
+                                        free(b.s);
+                                        why_set(why, whylen, "unbalanced single quote starting here: %s", quote);
+                                        return -EINVAL;
+                                }
+                                if (*p == '\'') {
+                                        if (p[1] != '\'')
+                                                break;
+                                        p++; /* '' is a literal quote */
+                                }
+                                r = buf_putc(&b, *p++);
+                                if (r < 0)
+                                        break;
+                        }
+                        p++; /* the closing quote */
+                } else if (is_arg_space(*p)) {
+                        p++;
+                        if (token) {
+                                r = strv_push(out, buf_steal(&b));
+                                token = false;
+                        }
+                } else {
+                        token = true;
+                        r = buf_putc(&b, *p++);
+                }
+        }
+        if (r >= 0 && token)
+                return strv_push(out, buf_steal(&b));
+        free(b.s);
+        return r;
+}
+
+int agent_args_parse_v2(const char *text, char ***ret, char *why, size_t whylen) {
+        Strv l = {};
+        int r;
+
+        r = split_v2(text, &l, why, whylen);
+        if (r >= 0)
+                r = strv_finish(&l, ret);
+        strv_done(&l);
+        return r;
+}
+
+int agent_args_parse_v1(const char *text, char ***ret) {
+        Strv l = {};
+        int r = 0;
+
+        for (const char *p = text; *p && r >= 0;) {
+                size_t n;
+
+                while (is_arg_space(*p))
+                        p++;
+                for (n = 0; p[n] && !is_arg_space(p[n]); n++)
+                        ;
+                if (n > 0)
+                        r = strv_push(&l, strndup(p, n));
+                p += n;
+        }
+        if (r >= 0)
+                r = strv_finish(&l, ret);
+        strv_done(&l);
+        return r;
+}
+
+int agent_env_parse_v2(const char *text, char ***ret, char *why, size_t whylen) {
+        Strv words = {}, env = {};
+        int r;
+
+        r = split_v2(text, &words, why, whylen);
+        for (size_t i = 0; i < words.n; i++) {
+                if (r >= 0)
+                        r = env_set(&env, words.v[i], why, whylen); /* takes it */
+                else
+                        free(words.v[i]);
+        }
+        free(words.v);
+        if (r >= 0)
+                r = strv_finish(&env, ret);
+        strv_done(&env);
+        return r;
+}
+
+int agent_env_parse_v1(const char *text, char delim, char ***ret, char *why, size_t whylen) {
+        Strv env = {};
+        int r = 0;
+
+        if (!delim)
+                delim = ';';
+        /* MergeFromV1AutoDelim: a leading delimiter character names it. */
+        if (*text == delim)
+                text++;
+        else if (*text == ';' || *text == '|') {
+                delim = *text;
+                text++;
+        }
+        for (const char *p = text; *p && r >= 0;) {
+                size_t n;
+
+                while (is_arg_space(*p))
+                        p++;
+                for (n = 0; p[n] && p[n] != delim && p[n] != '\n'; n++)
+                        ;
+                if (n > 0)
+                        r = env_set(&env, strndup(p, n), why, whylen);
+                p += n;
+                if (*p)
+                        p++;
+        }
+        if (r >= 0)
+                r = strv_finish(&env, ret);
+        strv_done(&env);
+        return r;
+}
+
+/* ---- signals ---- */
+
+static const struct {
+        const char *name;
+        int number;
+} signals[] = {
+        { "SIGHUP", SIGHUP },       { "SIGINT", SIGINT },       { "SIGQUIT", SIGQUIT },     { "SIGILL", SIGILL },
+        { "SIGTRAP", SIGTRAP },     { "SIGABRT", SIGABRT },     { "SIGIOT", SIGIOT },       { "SIGBUS", SIGBUS },
+        { "SIGFPE", SIGFPE },       { "SIGKILL", SIGKILL },     { "SIGUSR1", SIGUSR1 },     { "SIGSEGV", SIGSEGV },
+        { "SIGUSR2", SIGUSR2 },     { "SIGPIPE", SIGPIPE },     { "SIGALRM", SIGALRM },     { "SIGTERM", SIGTERM },
+        { "SIGSTKFLT", SIGSTKFLT }, { "SIGCHLD", SIGCHLD },     { "SIGCLD", SIGCHLD },      { "SIGCONT", SIGCONT },
+        { "SIGSTOP", SIGSTOP },     { "SIGTSTP", SIGTSTP },     { "SIGTTIN", SIGTTIN },     { "SIGTTOU", SIGTTOU },
+        { "SIGURG", SIGURG },       { "SIGXCPU", SIGXCPU },     { "SIGXFSZ", SIGXFSZ },     { "SIGVTALRM", SIGVTALRM },
+        { "SIGPROF", SIGPROF },     { "SIGWINCH", SIGWINCH },   { "SIGIO", SIGIO },         { "SIGPOLL", SIGPOLL },
+        { "SIGPWR", SIGPWR },       { "SIGSYS", SIGSYS },
+};
+
+int agent_signal_from_name(const char *name, int *ret) {
+        if (!name || !*name)
+                return -EINVAL;
+        if (isdigit((unsigned char) *name)) {
+                char *end;
+                long v;
+
+                errno = 0;
+                v = strtol(name, &end, 10);
+                if (errno != 0 || *end || v < 1 || v >= NSIG)
+                        return -EINVAL;
+                *ret = (int) v;
+                return 0;
+        }
+        for (size_t i = 0; i < sizeof(signals) / sizeof(signals[0]); i++)
+                if (strcasecmp(name, signals[i].name) == 0 || strcasecmp(name, signals[i].name + 3) == 0) {
+                        *ret = signals[i].number;
+                        return 0;
+                }
+        return -EINVAL;
+}
+
+const char *agent_signal_name(int sig) {
+        for (size_t i = 0; i < sizeof(signals) / sizeof(signals[0]); i++)
+                if (signals[i].number == sig)
+                        return signals[i].name;
+        return NULL;
+}
+
+/* ---- accounts ---- */
+
+typedef struct Account {
+        char *name;
+        char *home;
+        uid_t uid;
+        gid_t gid;
+        gid_t *groups;
+        size_t n_groups;
+} Account;
+
+static void account_done(Account *a) {
+        free(a->name);
+        free(a->home);
+        free(a->groups);
+        *a = (Account) {};
+}
+
+/* Copies what we need out of pw (getpw* storage is static). */
+static int account_from_passwd(const struct passwd *pw, Account *ret) {
+        Account a = { .uid = pw->pw_uid, .gid = pw->pw_gid };
+        int n = 16;
+
+        a.name = strdup(pw->pw_name);
+        a.home = strdup(pw->pw_dir && *pw->pw_dir ? pw->pw_dir : "/");
+        if (!a.name || !a.home)
+                goto nomem;
+        for (;;) {
+                gid_t *g = realloc(a.groups, (size_t) n * sizeof(gid_t));
+                int got = n;
+
+                if (!g)
+                        goto nomem;
+                a.groups = g;
+                if (getgrouplist(a.name, a.gid, a.groups, &got) >= 0) {
+                        n = got;
+                        break;
+                }
+                if (got <= n)
+                        n *= 2;
+                else
+                        n = got;
+                if (n > 65536) {
+                        account_done(&a);
+                        return -E2BIG;
+                }
+        }
+        /* Never gid 0, even as a supplementary group. */
+        a.n_groups = 0;
+        for (int i = 0; i < n; i++)
+                if (a.groups[i] != 0)
+                        a.groups[a.n_groups++] = a.groups[i];
+        *ret = a;
+        return 0;
+nomem:
+        account_done(&a);
+        return -ENOMEM;
+}
+
+/* -ENOENT: no such account. */
+static int account_by_name(const char *name, Account *ret) {
+        struct passwd *pw;
+
+        errno = 0;
+        pw = getpwnam(name);
+        if (!pw)
+                return errno == ENOMEM ? -ENOMEM : -ENOENT;
+        return account_from_passwd(pw, ret);
+}
+
+static bool account_is_root(const Account *a) {
+        return a->uid == 0 || a->gid == 0;
+}
+
+/* The account the job runs as (see exec.h). */
+static int resolve_account(const ClassAd *job, const AgentRunAs *runas, Account *ret, char *why, size_t whylen) {
+        static const AgentRunAs defaults = { .allow_runas_owner = true };
+        char *owner = NULL;
+        const char *slot_user;
+        Account a = {};
+        int r;
+
+        if (!runas)
+                runas = &defaults;
+        slot_user = runas->slot_user && *runas->slot_user ? runas->slot_user : DEFAULT_SLOT_USER;
+        r = classad_eval_string(job, "Owner", CA_MODE_OLD, &owner);
+        if (r == -ENOMEM)
+                return r;
+        if (r == -EINVAL) {
+                why_set(why, whylen, "Owner is not a string");
+                return -EINVAL;
+        }
+        if (r < 0)
+                owner = NULL;
+
+        if (geteuid() != 0) {
+                struct passwd *pw;
+
+                errno = 0;
+                pw = getpwuid(geteuid());
+                if (!pw) {
+                        r = errno == ENOMEM ? -ENOMEM : -ENOENT;
+                        why_set(why, whylen, "the agent's own account (uid %u) is not in the passwd database",
+                                (unsigned) geteuid());
+                        goto out;
+                }
+                if (owner && strcmp(owner, pw->pw_name) != 0) {
+                        why_set(why, whylen,
+                                "Owner '%s' is not '%s', the account the agent runs as; an agent that is not root "
+                                "runs jobs only as itself", owner, pw->pw_name);
+                        r = -EPERM;
+                        goto out;
+                }
+                r = account_from_passwd(pw, &a);
+                goto out;
+        }
+
+        if (owner && *owner && runas->allow_runas_owner) {
+                r = account_by_name(owner, &a);
+                if (r == -ENOMEM)
+                        goto out;
+                if (r >= 0 && !account_is_root(&a))
+                        goto out; /* the owner it is */
+                if (r == -ENOENT && runas->refuse_unknown_owner) {
+                        why_set(why, whylen, "Owner '%s' is not an account on this machine", owner);
+                        goto out;
+                }
+                account_done(&a);
+        } else if (runas->refuse_unknown_owner && (!owner || !*owner) && runas->allow_runas_owner) {
+                why_set(why, whylen, "Owner is missing: the job ad names no account to run as");
+                r = -ENOENT;
+                goto out;
+        }
+
+        r = account_by_name(slot_user, &a);
+        if (r == -ENOENT) {
+                why_set(why, whylen, "Owner '%s' cannot be used and the slot user '%s' is not an account on this machine",
+                        owner ? owner : "", slot_user);
+                goto out;
+        }
+        if (r >= 0 && account_is_root(&a)) {
+                account_done(&a);
+                why_set(why, whylen, "Owner '%s' cannot be used and the slot user '%s' is root: jobs never run as root",
+                        owner ? owner : "", slot_user);
+                r = -EPERM;
+        }
+out:
+        free(owner);
+        if (r >= 0)
+                *ret = a;
+        return r;
+}
+
+/* ---- the spec ---- */
+
+void agent_jobspec_free(AgentJobSpec *spec) {
+        if (!spec)
+                return;
+        agent_strv_free(spec->argv);
+        agent_strv_free(spec->envp);
+        free(spec->iwd);
+        free(spec->in);
+        free(spec->out);
+        free(spec->err);
+        free(spec->user);
+        free(spec->groups);
+        free(spec->scratch);
+        free(spec);
+}
+
+static void spec_freep(AgentJobSpec **p) {
+        agent_jobspec_free(*p);
+}
+
+/* path made absolute against dir. */
+static int join_path(const char *dir, const char *path, char **ret) {
+        char *s;
+
+        while (path[0] == '.' && path[1] == '/')
+                for (path += 2; *path == '/'; path++)
+                        ;
+        if (path[0] == '/')
+                s = strdup(path);
+        else if (!*path || strcmp(path, ".") == 0)
+                s = strdup(dir);
+        else if (asprintf(&s, "%s%s%s", dir, dir[0] && dir[strlen(dir) - 1] == '/' ? "" : "/", path) < 0)
+                s = NULL;
+        if (!s)
+                return -ENOMEM;
+        *ret = s;
+        return 0;
+}
+
+/* A string attribute: 0 and *ret (NULL when absent or undefined), or
+ * -EINVAL with why when it is something else. */
+static int get_string(const ClassAd *job, const char *attr, char **ret, char *why, size_t whylen) {
+        char *s = NULL;
+        int r;
+
+        r = classad_eval_string(job, attr, CA_MODE_OLD, &s);
+        if (r == -ENOENT) {
+                *ret = NULL;
+                return 0;
+        }
+        if (r == -EINVAL)
+                why_set(why, whylen, "%s is not a string", attr);
+        if (r < 0)
+                return r;
+        *ret = s;
+        return 0;
+}
+
+/* In/Out/Err: NULL for absent, empty or /dev/null; else absolute. */
+static int get_std_file(const ClassAd *job, const char *attr, const char *iwd, char **ret, char *why, size_t whylen) {
+        char *s = NULL;
+        int r;
+
+        r = get_string(job, attr, &s, why, whylen);
+        if (r < 0)
+                return r;
+        if (!s || !*s || strcmp(s, "/dev/null") == 0) {
+                free(s);
+                *ret = NULL;
+                return 0;
+        }
+        r = join_path(iwd, s, ret);
+        free(s);
+        return r;
+}
+
+static int random_suffix(char *buf, size_t size) {
+        uint64_t v;
+
+        if (getrandom(&v, sizeof(v), GRND_NONBLOCK) != (ssize_t) sizeof(v)) {
+                struct timespec ts;
+
+                clock_gettime(CLOCK_REALTIME, &ts);
+                v = ((uint64_t) ts.tv_nsec << 20) ^ (uint64_t) ts.tv_sec ^ ((uint64_t) getpid() << 40);
+        }
+        return snprintf(buf, size, "%08x", (unsigned) (v ^ (v >> 32)));
+}
+
+static int set_arguments(const ClassAd *job, AgentJobSpec *spec, const char *cmd, char *why, size_t whylen) {
+        char *text = NULL, **args = NULL, msg[256] = "";
+        const char *attr = "Arguments";
+        Strv argv = {};
+        int r;
+
+        r = get_string(job, attr, &text, why, whylen);
+        if (r >= 0 && !text) {
+                attr = "Args";
+                r = get_string(job, attr, &text, why, whylen);
+        }
+        if (r < 0)
+                return r;
+        if (!text)
+                r = agent_args_parse_v1("", &args);
+        else if (strcmp(attr, "Arguments") == 0)
+                r = agent_args_parse_v2(text, &args, msg, sizeof(msg));
+        else
+                r = agent_args_parse_v1(text, &args);
+        if (r == -EINVAL)
+                why_set(why, whylen, "Arguments cannot be parsed: %s", msg);
+        free(text);
+        if (r < 0)
+                return r;
+
+        r = strv_push(&argv, strdup(cmd));
+        for (size_t i = 0; args[i]; i++) {
+                if (r >= 0)
+                        r = strv_push(&argv, args[i]); /* takes it */
+                else
+                        free(args[i]);
+        }
+        free(args);
+        if (r < 0) {
+                strv_done(&argv);
+                return r;
+        }
+        spec->argv = argv.v;
+        return 0;
+}
+
+static int set_environment(const ClassAd *job, AgentJobSpec *spec, const char *slot_name, const char *home,
+                           char *why, size_t whylen) {
+        char *text = NULL, *delim = NULL, **parsed = NULL, msg[256] = "";
+        const char *attr = "Environment";
+        Strv env = {};
+        int r;
+
+        r = get_string(job, attr, &text, why, whylen);
+        if (r >= 0 && !text) {
+                attr = "Env";
+                r = get_string(job, attr, &text, why, whylen);
+                if (r >= 0)
+                        r = get_string(job, "EnvDelim", &delim, why, whylen);
+        }
+        if (r < 0)
+                return r;
+        if (!text)
+                r = 0;
+        else if (strcmp(attr, "Environment") == 0)
+                r = agent_env_parse_v2(text, &parsed, msg, sizeof(msg));
+        else
+                r = agent_env_parse_v1(text, delim ? delim[0] : ';', &parsed, msg, sizeof(msg));
+        if (r == -EINVAL)
+                why_set(why, whylen, "%s cannot be parsed: %s", attr, msg);
+        free(text);
+        free(delim);
+        if (r < 0)
+                return r;
+
+        for (size_t i = 0; parsed && parsed[i]; i++) {
+                if (r >= 0)
+                        r = strv_push(&env, parsed[i]); /* takes it */
+                else
+                        free(parsed[i]);
+        }
+        free(parsed);
+        if (r >= 0)
+                r = env_set_printf(&env, true, "_CONDOR_SCRATCH_DIR", spec->scratch);
+        if (r >= 0)
+                r = env_set_printf(&env, true, "GLEAN_SCRATCH_DIR", spec->scratch);
+        if (r >= 0)
+                r = env_set_printf(&env, true, "_CONDOR_SLOT", slot_name);
+        if (r >= 0)
+                r = env_set_printf(&env, false, "TMPDIR", spec->scratch);
+        if (r >= 0)
+                r = env_set_printf(&env, false, "TMP", spec->scratch);
+        if (r >= 0)
+                r = env_set_printf(&env, false, "TEMP", spec->scratch);
+        if (r >= 0)
+                r = env_set_printf(&env, false, "HOME", home);
+        if (r >= 0)
+                r = env_set_printf(&env, false, "USER", spec->user);
+        if (r >= 0)
+                r = env_set_printf(&env, false, "LOGNAME", spec->user);
+        if (r >= 0)
+                r = env_set_printf(&env, false, "PATH", DEFAULT_PATH);
+        if (r < 0) {
+                strv_done(&env);
+                return r;
+        }
+        spec->envp = env.v;
+        return 0;
+}
+
+static int set_kill_sig(const ClassAd *job, AgentJobSpec *spec, char *why, size_t whylen) {
+        CaValue v = ca_undefined();
+        int r;
+
+        spec->kill_sig = SIGTERM;
+        r = classad_eval_attr(job, "KillSig", CA_MODE_OLD, &v);
+        if (r < 0)
+                return r;
+        if (v.type == CA_STRING) {
+                r = agent_signal_from_name(v.u.s->s, &spec->kill_sig);
+                if (r < 0)
+                        why_set(why, whylen, "KillSig '%s' is not a signal name or number", v.u.s->s);
+        } else if (v.type == CA_INT) {
+                if (v.u.i < 1 || v.u.i >= NSIG) {
+                        why_set(why, whylen, "KillSig %lld is not a signal number", (long long) v.u.i);
+                        r = -EINVAL;
+                } else
+                        spec->kill_sig = (int) v.u.i;
+        } else if (v.type != CA_UNDEFINED) {
+                why_set(why, whylen, "KillSig is not a signal name (it is %s)", ca_type_name(v.type));
+                r = -EINVAL;
+        }
+        ca_value_clear(&v);
+        return r;
+}
+
+static bool is_name(const char *s) {
+        return *s && !strchr(s, '/') && strcmp(s, ".") != 0 && strcmp(s, "..") != 0;
+}
+
+int agent_jobspec_from_ad(const ClassAd *job, const AgentRunAs *runas, const char *scratch_parent,
+                          const char *slot_name, AgentJobSpec **ret, char *why, size_t whylen) {
+        __attribute__((cleanup(spec_freep))) AgentJobSpec *spec = NULL;
+        char *cmd = NULL, *iwd = NULL, *path = NULL, suffix[32];
+        Account acct = {};
+        int r;
+
+        why_set(why, whylen, "%s", "");
+        if (!job || !ret || !scratch_parent || scratch_parent[0] != '/' || !slot_name || !is_name(slot_name)) {
+                why_set(why, whylen, "bad call: absolute scratch parent and slot name needed");
+                return -EINVAL;
+        }
+        spec = calloc(1, sizeof(*spec));
+        if (!spec)
+                return -ENOMEM;
+
+        r = get_string(job, "Cmd", &cmd, why, whylen);
+        if (r < 0)
+                goto out;
+        if (!cmd || !*cmd) {
+                why_set(why, whylen, "Cmd is missing: the job ad names no program to run");
+                r = -EINVAL;
+                goto out;
+        }
+
+        r = resolve_account(job, runas, &acct, why, whylen);
+        if (r < 0)
+                goto out;
+        spec->user = acct.name;
+        spec->uid = acct.uid;
+        spec->gid = acct.gid;
+        spec->groups = acct.groups;
+        spec->n_groups = acct.n_groups;
+        acct.name = NULL;
+        acct.groups = NULL;
+
+        random_suffix(suffix, sizeof(suffix));
+        if (asprintf(&spec->scratch, "%s/dir_%s_%s", strcmp(scratch_parent, "/") == 0 ? "" : scratch_parent,
+                     slot_name, suffix) < 0) {
+                spec->scratch = NULL;
+                r = -ENOMEM;
+                goto out;
+        }
+
+        r = get_string(job, "Iwd", &iwd, why, whylen);
+        if (r < 0)
+                goto out;
+        if (iwd && *iwd && iwd[0] != '/') {
+                why_set(why, whylen, "Iwd '%s' is not an absolute path", iwd);
+                r = -EINVAL;
+                goto out;
+        }
+        spec->iwd = strdup(iwd && *iwd ? iwd : spec->scratch);
+        if (!spec->iwd) {
+                r = -ENOMEM;
+                goto out;
+        }
+
+        r = join_path(spec->iwd, cmd, &path);
+        if (r >= 0)
+                r = set_arguments(job, spec, path, why, whylen);
+        if (r >= 0)
+                r = set_environment(job, spec, slot_name, acct.home, why, whylen);
+        if (r >= 0)
+                r = get_std_file(job, "In", spec->iwd, &spec->in, why, whylen);
+        if (r >= 0)
+                r = get_std_file(job, "Out", spec->iwd, &spec->out, why, whylen);
+        if (r >= 0)
+                r = get_std_file(job, "Err", spec->iwd, &spec->err, why, whylen);
+        if (r >= 0)
+                r = set_kill_sig(job, spec, why, whylen);
+        if (r >= 0) {
+                *ret = spec;
+                spec = NULL;
+        }
+out:
+        if (r == -ENOMEM)
+                why_set(why, whylen, "out of memory");
+        account_done(&acct);
+        free(cmd);
+        free(iwd);
+        free(path);
+        return r;
+}
