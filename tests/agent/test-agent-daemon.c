@@ -618,6 +618,54 @@ static void test_not_admin(void) {
         GLEAN_TEST_CHECK(pool_stop(&p) == 0, "the agent exits 0 after SIGTERM");
 }
 
+/* The central manager's connection gets every slot ad at once, and again on
+ * every state change. */
+static void test_manager_updates(void) {
+        if (getuid() != 0) {
+                printf("(not root: only root may speak for the central manager; skipped)\n");
+                return;
+        }
+        Pool p;
+        CU_ASSERT_FATAL(pool_start(&p, NULL));
+        int mfd = -1;
+        char why[256];
+        CU_ASSERT_FATAL(glean_client_connect(p.sock, "glean-negotiator", 5000, &mfd, why, sizeof why) >= 0);
+        unsigned updates = 0;
+        bool seen1 = false, seen2 = false, claimed = false;
+        int fd = connect_agent(&p);
+        ClassAd *job = job_ad(&p, "/bin/true", "", NULL);
+        for (int round = 0; round < 40 && !claimed; round++) {
+                ClassAd *ad = NULL, *slot = NULL;
+                GleanCommand cmd;
+                if (glean_msg_recv(mfd, 5000, &ad, &cmd, why, sizeof why) < 0)
+                        break;
+                if (cmd == GLEAN_CMD_SLOT_UPDATE && glean_msg_get_ad(ad, "SlotAd", &slot) >= 0) {
+                        updates++;
+                        char *name = NULL, *state = NULL;
+                        classad_eval_string(slot, "Name", CA_MODE_OLD, &name);
+                        classad_eval_string(slot, "State", CA_MODE_OLD, &state);
+                        seen1 |= name && strncmp(name, "slot1@", 6) == 0;
+                        seen2 |= name && strncmp(name, "slot2@", 6) == 0;
+                        claimed = name && state && strncmp(name, "slot2@", 6) == 0 && strcmp(state, "Claimed") == 0;
+                        free(name);
+                        free(state);
+                        classad_free(slot);
+                }
+                classad_free(ad);
+                if (seen1 && seen2 && updates == 2) {
+                        ClassAd *r = claim(fd, "slot2", "manager-test-claim-01", job);
+                        CU_ASSERT(reply_ok(r, NULL));
+                        classad_free(r);
+                }
+        }
+        GLEAN_TEST_CHECK(seen1 && seen2 && claimed, "updates: %u, slot1 %d, slot2 %d, slot2 claimed %d", updates,
+                         seen1, seen2, claimed);
+        classad_free(job);
+        close(fd);
+        close(mfd);
+        GLEAN_TEST_CHECK(pool_stop(&p) == 0, "the agent exits 0 after SIGTERM");
+}
+
 static void test_impossible_layout(void) {
         Pool p;
         /* Four slots of two CPUs on a machine of two: the agent stops and says why. */
@@ -640,6 +688,7 @@ static CU_TestInfo tests[] = {
         { "partitionable slot", test_partitionable },
         { "not an administrator", test_not_admin },
         { "an impossible slot layout stops the agent", test_impossible_layout },
+        { "the central manager hears of every state change", test_manager_updates },
         CU_TEST_INFO_NULL,
 };
 
