@@ -53,7 +53,8 @@ typedef struct AgentRunAs {
  * Owner is unknown (runas NULL: the defaults). When the agent is not root it can only run jobs as its
  * own account: Owner must then be that account (or absent), else -EPERM.
  * Arguments (new syntax) wins over Args (old), Environment (new) over Env
- * (old; EnvDelim or a leading ';'/'|' names the delimiter).
+ * (old; EnvDelim or a leading ';'/'|' names the delimiter); the syntaxes
+ * are config/argsyntax.h's.
  * -EINVAL/-EPERM/-ENOENT with why (a sentence naming the attribute; why
  * may be NULL) on a job that cannot run: no Cmd, unparseable
  * Arguments/Environment, bad KillSig, relative Iwd, root owner with no
@@ -63,20 +64,6 @@ typedef struct AgentRunAs {
 int agent_jobspec_from_ad(const ClassAd *job, const AgentRunAs *runas, const char *scratch_parent,
                           const char *slot_name, AgentJobSpec **ret, char *why, size_t whylen);
 void agent_jobspec_free(AgentJobSpec *spec); /* accepts NULL */
-
-/* HTCondor's argument and environment syntaxes, as the job ad holds them
- * (no outer double quotes). Results are NULL-terminated malloc'd arrays of
- * malloc'd strings (free with agent_strv_free); -EINVAL with why.
- *   new: white space separates, '...' groups, '' inside quotes is a quote
- *   old: white space separates, nothing else is special
- *   env new: NAME=value words in the new argument syntax
- *   env old: NAME=value entries separated by delim (and newlines)
- * A later NAME replaces an earlier one. */
-int agent_args_parse_v2(const char *text, char ***ret, char *why, size_t whylen);
-int agent_args_parse_v1(const char *text, char ***ret);
-int agent_env_parse_v2(const char *text, char ***ret, char *why, size_t whylen);
-int agent_env_parse_v1(const char *text, char delim, char ***ret, char *why, size_t whylen);
-void agent_strv_free(char **v); /* accepts NULL */
 
 /* "SIGTERM", "TERM", "term", "15" -> 15; -EINVAL otherwise. */
 int agent_signal_from_name(const char *name, int *ret);

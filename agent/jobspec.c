@@ -5,9 +5,8 @@
  * kill signal.
  *
  * Argument and environment strings are read back exactly as HTCondor's
- * starter reads them (condor_arglist.cpp split_args, AppendArgsV1Raw_unix;
- * env.cpp MergeFromV2Raw, MergeFromV1AutoDelim), and as config/submit-*.c
- * writes them.
+ * starter reads them, by config/argsyntax.c, which also writes them for
+ * config/submit-*.c.
  */
 #define _GNU_SOURCE
 
@@ -24,7 +23,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "argsyntax.h"
+#include "config.h"
 #include "exec.h"
+#include "users.h"
 
 #define DEFAULT_PATH "/usr/local/bin:/usr/bin:/bin"
 #define DEFAULT_SLOT_USER "nobody"
@@ -41,252 +43,17 @@ static int why_set(char *why, size_t whylen, const char *fmt, ...) {
         return 0;
 }
 
-/* ---- string vectors ---- */
+/* ---- environment ---- */
 
-void agent_strv_free(char **v) {
-        if (!v)
-                return;
-        for (char **p = v; *p; p++)
-                free(*p);
-        free(v);
-}
-
-typedef struct Strv {
-        char **v;
-        size_t n;
-} Strv;
-
-static void strv_done(Strv *l) {
-        agent_strv_free(l->v);
-        *l = (Strv) {};
-}
-
-/* Appends s (taken), keeping the array NULL-terminated. */
-static int strv_push(Strv *l, char *s) {
-        char **v;
-
-        if (!s)
-                return -ENOMEM;
-        v = realloc(l->v, (l->n + 2) * sizeof(char *));
-        if (!v) {
-                free(s);
-                return -ENOMEM;
-        }
-        l->v = v;
-        l->v[l->n++] = s;
-        l->v[l->n] = NULL;
-        return 0;
-}
-
-/* An empty, NULL-terminated array. */
-static int strv_finish(Strv *l, char ***ret) {
-        if (!l->v) {
-                l->v = calloc(1, sizeof(char *));
-                if (!l->v)
-                        return -ENOMEM;
-        }
-        *ret = l->v;
-        *l = (Strv) {};
-        return 0;
-}
-
-static ssize_t strv_find_var(const Strv *l, const char *entry, size_t name_len) {
-        for (size_t i = 0; i < l->n; i++)
-                if (strncmp(l->v[i], entry, name_len) == 0 && l->v[i][name_len] == '=')
-                        return (ssize_t) i;
-        return -1;
-}
-
-/* NAME=value (entry taken): replaces NAME in place, or appends. */
-static int env_set(Strv *env, char *entry, char *why, size_t whylen) {
-        const char *eq;
-        ssize_t i;
-
-        if (!entry)
-                return -ENOMEM;
-        eq = strchr(entry, '=');
-        if (!eq || eq == entry) {
-                why_set(why, whylen, eq ? "missing variable name in '%s'" : "missing '=' after environment variable '%s'",
-                        entry);
-                free(entry);
-                return -EINVAL;
-        }
-        i = strv_find_var(env, entry, (size_t) (eq - entry));
-        if (i >= 0) {
-                free(env->v[i]);
-                env->v[i] = entry;
-                return 0;
-        }
-        return strv_push(env, entry);
-}
-
-static int env_set_printf(Strv *env, bool replace, const char *name, const char *value) {
+/* NAME=value; unless replace, only when NAME is not there yet. */
+static int env_set_var(ConfigStrv *env, bool replace, const char *name, const char *value) {
         char *e;
 
-        if (!replace && strv_find_var(env, name, strlen(name)) >= 0)
+        if (!replace && config_env_find(env, name, strlen(name)) >= 0)
                 return 0;
         if (asprintf(&e, "%s=%s", name, value) < 0)
                 return -ENOMEM;
-        return env_set(env, e, NULL, 0);
-}
-
-/* ---- arguments and environment syntaxes ---- */
-
-static bool is_arg_space(char c) {
-        return c == ' ' || c == '\t' || c == '\n' || c == '\r';
-}
-
-typedef struct Buf {
-        char *s;
-        size_t len, cap;
-} Buf;
-
-static int buf_putc(Buf *b, char c) {
-        if (b->len + 2 > b->cap) {
-                size_t cap = b->cap ? b->cap * 2 : 32;
-                char *s = realloc(b->s, cap);
-
-                if (!s)
-                        return -ENOMEM;
-                b->s = s;
-                b->cap = cap;
-        }
-        b->s[b->len++] = c;
-        b->s[b->len] = '\0';
-        return 0;
-}
-
-/* The buffer's string (an empty one if nothing was added); b is reset. */
-static char *buf_steal(Buf *b) {
-        char *s = b->s ? b->s : strdup("");
-
-        *b = (Buf) {};
-        return s;
-}
-
-static int split_v2(const char *p, Strv *out, char *why, size_t whylen) {
-        Buf b = {};
-        bool token = false;
-        int r = 0;
-
-        while (*p && r >= 0) {
-                if (*p == '\'') {
-                        const char *quote = p++;
-
-                        token = true;
-                        for (;;) {
-                                if (!*p) {
-                                        free(b.s);
-                                        why_set(why, whylen, "unbalanced single quote starting here: %s", quote);
-                                        return -EINVAL;
-                                }
-                                if (*p == '\'') {
-                                        if (p[1] != '\'')
-                                                break;
-                                        p++; /* '' is a literal quote */
-                                }
-                                r = buf_putc(&b, *p++);
-                                if (r < 0)
-                                        break;
-                        }
-                        p++; /* the closing quote */
-                } else if (is_arg_space(*p)) {
-                        p++;
-                        if (token) {
-                                r = strv_push(out, buf_steal(&b));
-                                token = false;
-                        }
-                } else {
-                        token = true;
-                        r = buf_putc(&b, *p++);
-                }
-        }
-        if (r >= 0 && token)
-                return strv_push(out, buf_steal(&b));
-        free(b.s);
-        return r;
-}
-
-int agent_args_parse_v2(const char *text, char ***ret, char *why, size_t whylen) {
-        Strv l = {};
-        int r;
-
-        r = split_v2(text, &l, why, whylen);
-        if (r >= 0)
-                r = strv_finish(&l, ret);
-        strv_done(&l);
-        return r;
-}
-
-int agent_args_parse_v1(const char *text, char ***ret) {
-        Strv l = {};
-        int r = 0;
-
-        for (const char *p = text; *p && r >= 0;) {
-                size_t n;
-
-                while (is_arg_space(*p))
-                        p++;
-                for (n = 0; p[n] && !is_arg_space(p[n]); n++)
-                        ;
-                if (n > 0)
-                        r = strv_push(&l, strndup(p, n));
-                p += n;
-        }
-        if (r >= 0)
-                r = strv_finish(&l, ret);
-        strv_done(&l);
-        return r;
-}
-
-int agent_env_parse_v2(const char *text, char ***ret, char *why, size_t whylen) {
-        Strv words = {}, env = {};
-        int r;
-
-        r = split_v2(text, &words, why, whylen);
-        for (size_t i = 0; i < words.n; i++) {
-                if (r >= 0)
-                        r = env_set(&env, words.v[i], why, whylen); /* takes it */
-                else
-                        free(words.v[i]);
-        }
-        free(words.v);
-        if (r >= 0)
-                r = strv_finish(&env, ret);
-        strv_done(&env);
-        return r;
-}
-
-int agent_env_parse_v1(const char *text, char delim, char ***ret, char *why, size_t whylen) {
-        Strv env = {};
-        int r = 0;
-
-        if (!delim)
-                delim = ';';
-        /* MergeFromV1AutoDelim: a leading delimiter character names it. */
-        if (*text == delim)
-                text++;
-        else if (*text == ';' || *text == '|') {
-                delim = *text;
-                text++;
-        }
-        for (const char *p = text; *p && r >= 0;) {
-                size_t n;
-
-                while (is_arg_space(*p))
-                        p++;
-                for (n = 0; p[n] && p[n] != delim && p[n] != '\n'; n++)
-                        ;
-                if (n > 0)
-                        r = env_set(&env, strndup(p, n), why, whylen);
-                p += n;
-                if (*p)
-                        p++;
-        }
-        if (r >= 0)
-                r = strv_finish(&env, ret);
-        strv_done(&env);
-        return r;
+        return config_env_set(env, e, NULL, 0);
 }
 
 /* ---- signals ---- */
@@ -353,56 +120,66 @@ static void account_done(Account *a) {
         *a = (Account) {};
 }
 
-/* Copies what we need out of pw (getpw* storage is static). */
+/* Copies what we need out of pw (its strings live in the caller's buffer). */
 static int account_from_passwd(const struct passwd *pw, Account *ret) {
         Account a = { .uid = pw->pw_uid, .gid = pw->pw_gid };
-        int n = 16;
+        size_t n;
+        int r;
 
         a.name = strdup(pw->pw_name);
         a.home = strdup(pw->pw_dir && *pw->pw_dir ? pw->pw_dir : "/");
-        if (!a.name || !a.home)
-                goto nomem;
-        for (;;) {
-                gid_t *g = realloc(a.groups, (size_t) n * sizeof(gid_t));
-                int got = n;
-
-                if (!g)
-                        goto nomem;
-                a.groups = g;
-                if (getgrouplist(a.name, a.gid, a.groups, &got) >= 0) {
-                        n = got;
-                        break;
-                }
-                if (got <= n)
-                        n *= 2;
-                else
-                        n = got;
-                if (n > 65536) {
-                        account_done(&a);
-                        return -E2BIG;
-                }
+        if (!a.name || !a.home) {
+                account_done(&a);
+                return -ENOMEM;
+        }
+        r = glean_getgrouplist(a.name, a.gid, &a.groups, &n);
+        if (r < 0) {
+                account_done(&a);
+                return r;
         }
         /* Never gid 0, even as a supplementary group. */
-        a.n_groups = 0;
-        for (int i = 0; i < n; i++)
+        for (size_t i = 0; i < n; i++)
                 if (a.groups[i] != 0)
                         a.groups[a.n_groups++] = a.groups[i];
         *ret = a;
         return 0;
-nomem:
-        account_done(&a);
-        return -ENOMEM;
 }
 
 /* -ENOENT: no such account. */
 static int account_by_name(const char *name, Account *ret) {
-        struct passwd *pw;
+        struct passwd pw;
+        char *buf = NULL;
+        int r;
 
-        errno = 0;
-        pw = getpwnam(name);
-        if (!pw)
-                return errno == ENOMEM ? -ENOMEM : -ENOENT;
-        return account_from_passwd(pw, ret);
+        r = glean_getpwnam(name, &pw, &buf);
+        if (r > 0)
+                r = account_from_passwd(&pw, ret);
+        else if (r == 0)
+                r = -ENOENT;
+        free(buf);
+        return r;
+}
+
+/* The account of an agent that is not root, which Owner (if any) must name. */
+static int account_of_agent(const char *owner, Account *ret, char *why, size_t whylen) {
+        struct passwd pw;
+        char *buf = NULL;
+        int r;
+
+        r = glean_getpwuid(geteuid(), &pw, &buf);
+        if (r <= 0) {
+                r = r < 0 ? r : -ENOENT;
+                why_set(why, whylen, "the agent's own account (uid %u) is not in the passwd database",
+                        (unsigned) geteuid());
+        } else if (owner && strcmp(owner, pw.pw_name) != 0) {
+                why_set(why, whylen,
+                        "Owner '%s' is not '%s', the account the agent runs as; an agent that is not root "
+                        "runs jobs only as itself", owner, pw.pw_name);
+                r = -EPERM;
+        } else
+                r = account_from_passwd(&pw, ret);
+        free(buf);
+        return r;
 }
 
 static bool account_is_root(const Account *a) {
@@ -431,24 +208,7 @@ static int resolve_account(const ClassAd *job, const AgentRunAs *runas, Account 
                 owner = NULL;
 
         if (geteuid() != 0) {
-                struct passwd *pw;
-
-                errno = 0;
-                pw = getpwuid(geteuid());
-                if (!pw) {
-                        r = errno == ENOMEM ? -ENOMEM : -ENOENT;
-                        why_set(why, whylen, "the agent's own account (uid %u) is not in the passwd database",
-                                (unsigned) geteuid());
-                        goto out;
-                }
-                if (owner && strcmp(owner, pw->pw_name) != 0) {
-                        why_set(why, whylen,
-                                "Owner '%s' is not '%s', the account the agent runs as; an agent that is not root "
-                                "runs jobs only as itself", owner, pw->pw_name);
-                        r = -EPERM;
-                        goto out;
-                }
-                r = account_from_passwd(pw, &a);
+                r = account_of_agent(owner, &a, why, whylen);
                 goto out;
         }
 
@@ -493,8 +253,8 @@ out:
 void agent_jobspec_free(AgentJobSpec *spec) {
         if (!spec)
                 return;
-        agent_strv_free(spec->argv);
-        agent_strv_free(spec->envp);
+        config_strv_free(spec->argv);
+        config_strv_free(spec->envp);
         free(spec->iwd);
         free(spec->in);
         free(spec->out);
@@ -578,9 +338,9 @@ static int random_suffix(char *buf, size_t size) {
 }
 
 static int set_arguments(const ClassAd *job, AgentJobSpec *spec, const char *cmd, char *why, size_t whylen) {
-        char *text = NULL, **args = NULL, msg[256] = "";
+        char *text = NULL, msg[256] = "";
         const char *attr = "Arguments";
-        Strv argv = {};
+        ConfigStrv argv = {};
         int r;
 
         r = get_string(job, attr, &text, why, whylen);
@@ -590,28 +350,15 @@ static int set_arguments(const ClassAd *job, AgentJobSpec *spec, const char *cmd
         }
         if (r < 0)
                 return r;
-        if (!text)
-                r = agent_args_parse_v1("", &args);
-        else if (strcmp(attr, "Arguments") == 0)
-                r = agent_args_parse_v2(text, &args, msg, sizeof(msg));
-        else
-                r = agent_args_parse_v1(text, &args);
+        r = config_strv_push(&argv, strdup(cmd));
+        if (r >= 0 && text)
+                r = strcmp(attr, "Arguments") == 0 ? config_args_split_v2(text, &argv, msg, sizeof(msg))
+                                                   : config_args_split_v1(text, &argv);
         if (r == -EINVAL)
                 why_set(why, whylen, "Arguments cannot be parsed: %s", msg);
         free(text);
-        if (r < 0)
-                return r;
-
-        r = strv_push(&argv, strdup(cmd));
-        for (size_t i = 0; args[i]; i++) {
-                if (r >= 0)
-                        r = strv_push(&argv, args[i]); /* takes it */
-                else
-                        free(args[i]);
-        }
-        free(args);
         if (r < 0) {
-                strv_done(&argv);
+                config_strv_done(&argv);
                 return r;
         }
         spec->argv = argv.v;
@@ -620,9 +367,25 @@ static int set_arguments(const ClassAd *job, AgentJobSpec *spec, const char *cmd
 
 static int set_environment(const ClassAd *job, AgentJobSpec *spec, const char *slot_name, const char *home,
                            char *why, size_t whylen) {
-        char *text = NULL, *delim = NULL, **parsed = NULL, msg[256] = "";
+        /* What the job always gets (replace), or gets unless it sets it. */
+        const struct {
+                const char *name, *value;
+                bool replace;
+        } vars[] = {
+                { "_CONDOR_SCRATCH_DIR", spec->scratch, true },
+                { "GLEAN_SCRATCH_DIR", spec->scratch, true },
+                { "_CONDOR_SLOT", slot_name, true },
+                { "TMPDIR", spec->scratch, false },
+                { "TMP", spec->scratch, false },
+                { "TEMP", spec->scratch, false },
+                { "HOME", home, false },
+                { "USER", spec->user, false },
+                { "LOGNAME", spec->user, false },
+                { "PATH", DEFAULT_PATH, false },
+        };
+        char *text = NULL, *delim = NULL, msg[256] = "";
         const char *attr = "Environment";
-        Strv env = {};
+        ConfigStrv env = {};
         int r;
 
         r = get_string(job, attr, &text, why, whylen);
@@ -632,50 +395,19 @@ static int set_environment(const ClassAd *job, AgentJobSpec *spec, const char *s
                 if (r >= 0)
                         r = get_string(job, "EnvDelim", &delim, why, whylen);
         }
-        if (r < 0)
-                return r;
-        if (!text)
-                r = 0;
-        else if (strcmp(attr, "Environment") == 0)
-                r = agent_env_parse_v2(text, &parsed, msg, sizeof(msg));
-        else
-                r = agent_env_parse_v1(text, delim ? delim[0] : ';', &parsed, msg, sizeof(msg));
-        if (r == -EINVAL)
-                why_set(why, whylen, "%s cannot be parsed: %s", attr, msg);
+        if (r >= 0 && text) {
+                r = strcmp(attr, "Environment") == 0
+                            ? config_env_split_v2(text, &env, msg, sizeof(msg))
+                            : config_env_split_ad_v1(text, delim ? delim[0] : ';', &env, msg, sizeof(msg));
+                if (r == -EINVAL)
+                        why_set(why, whylen, "%s cannot be parsed: %s", attr, msg);
+        }
         free(text);
         free(delim);
-        if (r < 0)
-                return r;
-
-        for (size_t i = 0; parsed && parsed[i]; i++) {
-                if (r >= 0)
-                        r = strv_push(&env, parsed[i]); /* takes it */
-                else
-                        free(parsed[i]);
-        }
-        free(parsed);
-        if (r >= 0)
-                r = env_set_printf(&env, true, "_CONDOR_SCRATCH_DIR", spec->scratch);
-        if (r >= 0)
-                r = env_set_printf(&env, true, "GLEAN_SCRATCH_DIR", spec->scratch);
-        if (r >= 0)
-                r = env_set_printf(&env, true, "_CONDOR_SLOT", slot_name);
-        if (r >= 0)
-                r = env_set_printf(&env, false, "TMPDIR", spec->scratch);
-        if (r >= 0)
-                r = env_set_printf(&env, false, "TMP", spec->scratch);
-        if (r >= 0)
-                r = env_set_printf(&env, false, "TEMP", spec->scratch);
-        if (r >= 0)
-                r = env_set_printf(&env, false, "HOME", home);
-        if (r >= 0)
-                r = env_set_printf(&env, false, "USER", spec->user);
-        if (r >= 0)
-                r = env_set_printf(&env, false, "LOGNAME", spec->user);
-        if (r >= 0)
-                r = env_set_printf(&env, false, "PATH", DEFAULT_PATH);
+        for (size_t i = 0; r >= 0 && i < sizeof(vars) / sizeof(vars[0]); i++)
+                r = env_set_var(&env, vars[i].replace, vars[i].name, vars[i].value);
         if (r < 0) {
-                strv_done(&env);
+                config_strv_done(&env);
                 return r;
         }
         spec->envp = env.v;

@@ -418,15 +418,23 @@ static int standalone_copy(const ClassAd *nested, ClassAd **ret) {
         return r == -ENOMEM ? r : r < 0 ? -EINVAL : 0;
 }
 
+/* The value of attribute name of msg; -ENOENT when it is undefined. */
+static int eval_defined(const ClassAd *msg, const char *name, CaValue *ret) {
+        int r;
+
+        r = classad_eval_attr(msg, name, GLEAN_CA_MODE, ret);
+        if (r < 0)
+                return r;
+        return ret->type == CA_UNDEFINED ? -ENOENT : 0;
+}
+
 int glean_msg_get_ad(const ClassAd *msg, const char *name, ClassAd **ret) {
         CaValue v = ca_undefined();
         int r;
 
-        r = classad_eval_attr(msg, name, GLEAN_CA_MODE, &v);
+        r = eval_defined(msg, name, &v);
         if (r < 0)
                 return r;
-        if (v.type == CA_UNDEFINED)
-                return -ENOENT;
         if (v.type != CA_AD) {
                 ca_value_clear(&v);
                 return -EINVAL;
@@ -451,11 +459,9 @@ int glean_msg_get_ad_list(const ClassAd *msg, const char *name, ClassAd ***ret, 
         size_t k = 0;
         int r;
 
-        r = classad_eval_attr(msg, name, GLEAN_CA_MODE, &v);
+        r = eval_defined(msg, name, &v);
         if (r < 0)
                 return r;
-        if (v.type == CA_UNDEFINED)
-                return -ENOENT;
         n = ca_list_size(&v);
         if (n < 0) {
                 r = -EINVAL;

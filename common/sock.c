@@ -7,9 +7,7 @@
 #define _GNU_SOURCE
 
 #include <errno.h>
-#include <grp.h>
 #include <limits.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,8 +19,7 @@
 
 #include "common-internal.h"
 #include "proto.h"
-
-#define NSS_BUF_MAX (1024 * 1024)
+#include "users.h"
 
 static int make_addr(const char *path, struct sockaddr_un *ret, socklen_t *ret_len) {
         struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -37,6 +34,18 @@ static int make_addr(const char *path, struct sockaddr_un *ret, socklen_t *ret_l
         *ret = sa;
         *ret_len = (socklen_t) (offsetof(struct sockaddr_un, sun_path) + n + 1);
         return 0;
+}
+
+/* A new unix stream socket (non-blocking, close-on-exec) and the address
+ * of path: the fd, or -errno. */
+static int unix_socket(const char *path, struct sockaddr_un *ret_sa, socklen_t *ret_len) {
+        int fd, r;
+
+        r = make_addr(path, ret_sa, ret_len);
+        if (r < 0)
+                return r;
+        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        return fd < 0 ? -errno : fd;
 }
 
 /* Whether something accepts connections on the socket file at sa:
@@ -61,12 +70,9 @@ int glean_sock_listen_unix(const char *path, mode_t mode, int *ret_fd) {
         socklen_t len;
         int r;
 
-        r = make_addr(path, &sa, &len);
-        if (r < 0)
-                return r;
-        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        fd = unix_socket(path, &sa, &len);
         if (fd < 0)
-                return -errno;
+                return fd;
 
         if (bind(fd, (struct sockaddr *) &sa, len) < 0) {
                 struct stat st;
@@ -102,14 +108,10 @@ int glean_sock_connect_unix(const char *path, int timeout_ms, int *ret_fd) {
         int64_t deadline = glean_deadline(timeout_ms);
         struct sockaddr_un sa;
         socklen_t len;
-        int r;
 
-        r = make_addr(path, &sa, &len);
-        if (r < 0)
-                return r;
-        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        fd = unix_socket(path, &sa, &len);
         if (fd < 0)
-                return -errno;
+                return fd;
         for (;;) {
                 if (connect(fd, (struct sockaddr *) &sa, len) == 0 || errno == EISCONN)
                         break;
@@ -132,53 +134,6 @@ int glean_sock_connect_unix(const char *path, int timeout_ms, int *ret_fd) {
 
 /* ---- peers ---- */
 
-/* Calls getpwuid_r / getpwnam_r / getgrnam_r with a growing buffer: 1 and
- * *buf holding the record's strings, 0 when there is no such entry. */
-static int nss_pwuid(uid_t uid, struct passwd *pw, char **buf) {
-        for (size_t n = 1024; n <= NSS_BUF_MAX; n *= 2) {
-                struct passwd *res = NULL;
-                char *b = realloc(*buf, n);
-                if (!b)
-                        return -ENOMEM;
-                *buf = b;
-                int e = getpwuid_r(uid, pw, b, n, &res);
-                if (e == ERANGE)
-                        continue;
-                return res ? 1 : 0;
-        }
-        return 0;
-}
-
-static int nss_pwnam(const char *name, struct passwd *pw, char **buf) {
-        for (size_t n = 1024; n <= NSS_BUF_MAX; n *= 2) {
-                struct passwd *res = NULL;
-                char *b = realloc(*buf, n);
-                if (!b)
-                        return -ENOMEM;
-                *buf = b;
-                int e = getpwnam_r(name, pw, b, n, &res);
-                if (e == ERANGE)
-                        continue;
-                return res ? 1 : 0;
-        }
-        return 0;
-}
-
-static int nss_grnam(const char *name, struct group *gr, char **buf) {
-        for (size_t n = 1024; n <= NSS_BUF_MAX; n *= 2) {
-                struct group *res = NULL;
-                char *b = realloc(*buf, n);
-                if (!b)
-                        return -ENOMEM;
-                *buf = b;
-                int e = getgrnam_r(name, gr, b, n, &res);
-                if (e == ERANGE)
-                        continue;
-                return res ? 1 : 0;
-        }
-        return 0;
-}
-
 int glean_sock_peer(int fd, GleanPeer *ret) {
         _cleanup_free_ char *buf = NULL;
         struct ucred cred;
@@ -195,7 +150,7 @@ int glean_sock_peer(int fd, GleanPeer *ret) {
         p.uid = cred.uid;
         p.gid = cred.gid;
 
-        r = nss_pwuid(p.uid, &pw, &buf);
+        r = glean_getpwuid(p.uid, &pw, &buf);
         if (r < 0)
                 return r;
         if (r > 0 && pw.pw_name && *pw.pw_name && strlen(pw.pw_name) < sizeof(p.user))
@@ -211,26 +166,15 @@ static bool in_group(uid_t uid, gid_t gid, gid_t g) {
         _cleanup_free_ char *buf = NULL;
         _cleanup_free_ gid_t *groups = NULL;
         struct passwd pw;
-        int n = 32;
+        size_t n;
 
         if (gid == g)
                 return true;
-        if (nss_pwuid(uid, &pw, &buf) <= 0)
+        if (glean_getpwuid(uid, &pw, &buf) <= 0 || glean_getgrouplist(pw.pw_name, gid, &groups, &n) < 0)
                 return false;
-        for (int tries = 0; tries < 8; tries++) {
-                gid_t *t = realloc(groups, sizeof(gid_t) * (size_t) n);
-                if (!t)
-                        return false;
-                groups = t;
-                int k = n;
-                if (getgrouplist(pw.pw_name, gid, groups, &k) >= 0) {
-                        for (int i = 0; i < k; i++)
-                                if (groups[i] == g)
-                                        return true;
-                        return false;
-                }
-                n = k > n ? k : n * 2; /* k: the number needed */
-        }
+        for (size_t i = 0; i < n; i++)
+                if (groups[i] == g)
+                        return true;
         return false;
 }
 
@@ -240,7 +184,7 @@ static bool group_gid(const char *name, gid_t *ret) {
         struct group gr;
         char *end;
 
-        if (nss_grnam(name, &gr, &buf) > 0) {
+        if (glean_getgrnam(name, &gr, &buf) > 0) {
                 *ret = gr.gr_gid;
                 return true;
         }
@@ -265,7 +209,7 @@ static bool is_user(const GleanPeer *p, const char *entry) {
         if (strcmp(entry, uid_text) == 0)
                 return true;
         /* another name of the same uid */
-        return nss_pwnam(entry, &pw, &buf) > 0 && pw.pw_uid == p->uid;
+        return glean_getpwnam(entry, &pw, &buf) > 0 && pw.pw_uid == p->uid;
 }
 
 bool glean_peer_is_admin(const GleanPeer *p, char *const *administrators) {

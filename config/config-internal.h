@@ -5,6 +5,7 @@
  *
  *   config.c     the Config table: definitions, sources, copies, errors
  *   util.c       growable strings, the case-insensitive name index, lists
+ *   argsyntax.c  HTCondor's argument and environment syntaxes (argsyntax.h)
  *   expand.c     $(NAME) references: scanning, self-references, expansion
  *   parse.c      lines and statements of a configuration text
  *   cond.c       if / elif / else / endif
@@ -61,6 +62,9 @@ static inline void config_freep_config(Config **p) {
  * reason; returns r, which must be < 0. */
 int config_error(ConfigError *err, const char *file, int line, int r, const char *fmt, ...)
         __attribute__((format(printf, 5, 6)));
+/* Fill msg (msg_size bytes; may be NULL when 0) with the formatted reason;
+ * returns -EINVAL. */
+int config_msg_error(char *msg, size_t msg_size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* ---- growable strings ---- */
 
@@ -73,6 +77,7 @@ typedef struct ConfigBuf {
 /* -ENOMEM, or -E2BIG past CONFIG_MAX_VALUE bytes. */
 int config_buf_add(ConfigBuf *b, const char *s, size_t n);
 int config_buf_adds(ConfigBuf *b, const char *s);
+int config_buf_addc(ConfigBuf *b, char c);
 /* The text (never NULL: "" when empty), malloc'd; b is left empty. */
 char *config_buf_steal(ConfigBuf *b);
 void config_buf_done(ConfigBuf *b);
@@ -120,6 +125,9 @@ int config_split_list(const char *s, char ***ret);
 /* Append a copy of item to *strv (of *n items) unless an equal item
  * (case-insensitively) is there already. */
 int config_strv_add_unique(char ***strv, size_t *n, const char *item);
+/* The white space that separates arguments (argsyntax.c): space, tab,
+ * newline, carriage return. */
+bool config_is_arg_space(char c);
 
 /* ---- the table ---- */
 

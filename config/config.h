@@ -11,7 +11,8 @@
  * (SLOT<N>_NAME, NAME_VANILLA, STARTD_ATTRS merging, typed getters).
  *
  * Submit description files: the HTCondor submit language for vanilla
- * jobs, producing job ClassAds with HTCondor's attribute names.
+ * jobs, producing job ClassAds with HTCondor's attribute names. The
+ * argument and environment syntaxes those ads hold: argsyntax.h.
  *
  * Conventions: >= 0 on success, -errno on failure; outputs last, named
  * ret_*, set only on success. Errors that come from outside input fill a

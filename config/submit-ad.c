@@ -173,7 +173,7 @@ static int set_executable(Submit *s, ClassAd *ad) {
 static int set_arguments(Submit *s, ClassAd *ad) {
         _cleanup_(cmd_done) Cmd c = {};
         _cleanup_config_free_ char *joined = NULL;
-        SubmitStrv args = {};
+        ConfigStrv args = {};
         char msg[256];
         bool v2 = true;
         int r;
@@ -188,8 +188,8 @@ static int set_arguments(Submit *s, ClassAd *ad) {
                 if (r < 0)
                         return r;
         }
-        r = v2 ? submit_args_join_v2(&args, &joined) : submit_args_join_v1(&args, &joined);
-        submit_strv_done(&args);
+        r = v2 ? config_args_join_v2(&args, &joined) : config_args_join_v1(&args, &joined);
+        config_strv_done(&args);
         if (r < 0)
                 return r;
         return classad_set_string(ad, v2 ? "Arguments" : "Args", joined);
@@ -198,7 +198,7 @@ static int set_arguments(Submit *s, ClassAd *ad) {
 static int set_environment(Submit *s, ClassAd *ad) {
         _cleanup_(cmd_done) Cmd c = {}, g = {};
         _cleanup_config_free_ char *joined = NULL;
-        SubmitStrv env = {};
+        ConfigStrv env = {};
         char msg[256];
         bool import = false;
         int r;
@@ -219,8 +219,8 @@ static int set_environment(Submit *s, ClassAd *ad) {
         }
         r = import ? submit_env_import(&env) : 0;
         if (r >= 0)
-                r = submit_args_join_v2(&env, &joined);
-        submit_strv_done(&env);
+                r = config_args_join_v2(&env, &joined);
+        config_strv_done(&env);
         if (r < 0)
                 return r;
         return classad_set_string(ad, "Environment", joined);

@@ -20,6 +20,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "argsyntax.h"
 #include "config-internal.h"
 
 static inline void submit_classad_freep(ClassAd **p) {
@@ -138,31 +139,20 @@ int submit_next_physical_line(Submit *s, char **ret, int *ret_line);
 
 /* ---- submit-value.c ---- */
 
-/* A list of strings (arguments, NAME=value pairs). */
-typedef struct SubmitStrv {
-        char **v;
-        size_t n;
-} SubmitStrv;
-void submit_strv_done(SubmitStrv *l);
-
 /* `arguments`: new syntax ("..." with '' and "" escapes) when the value
  * starts with a double quote, else the old one (white space separates,
  * \" is a quote, a bare " is an error). *ret_new_syntax tells which.
- * Errors fill msg. */
-int submit_args_parse(const char *value, SubmitStrv *ret, bool *ret_new_syntax, char *msg, size_t msg_size);
-/* The arguments as HTCondor's Arguments attribute holds them (new syntax,
- * without the outer double quotes); malloc'd. */
-int submit_args_join_v2(const SubmitStrv *args, char **ret);
-/* The arguments as the Args attribute holds them (old syntax). */
-int submit_args_join_v1(const SubmitStrv *args, char **ret);
+ * Errors fill msg. The job ad holds them as config_args_join_v2 or _v1
+ * (argsyntax.h) writes them. */
+int submit_args_parse(const char *value, ConfigStrv *ret, bool *ret_new_syntax, char *msg, size_t msg_size);
 
 /* `environment`: new syntax ("NAME=value NAME='a b'") when the value starts
  * with a double quote, else the old one (NAME=value;NAME=value). A later
  * NAME replaces an earlier one in place. */
-int submit_env_parse(const char *value, SubmitStrv *ret, char *msg, size_t msg_size);
+int submit_env_parse(const char *value, ConfigStrv *ret, char *msg, size_t msg_size);
 /* Add NAME=value from the environment of this process for every name not
  * in env already (getenv = true). */
-int submit_env_import(SubmitStrv *env);
+int submit_env_import(ConfigStrv *env);
 
 /* HTCondor's parse_int64_bytes: a number (maybe with a fraction) and an
  * optional unit K, M, G, T (optionally followed by B, any case), rounded

@@ -9,7 +9,8 @@
  * which "" is a literal double quote, white space separates arguments and
  * single quotes group them ('' inside single quotes is a literal single
  * quote); old-syntax arguments are separated by white space and may hold
- * \" for a double quote, never a bare one.
+ * \" for a double quote, never a bare one. The syntaxes inside the outer
+ * double quotes, and the form the job ad holds, are argsyntax.c's.
  */
 #define _GNU_SOURCE
 
@@ -17,7 +18,6 @@
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,105 +37,7 @@ bool submit_is_attr_name(const char *n) {
 
 extern char **environ;
 
-__attribute__((format(printf, 3, 4)))
-static int value_error(char *msg, size_t size, const char *fmt, ...) {
-        va_list ap;
-
-        if (msg && size > 0) {
-                va_start(ap, fmt);
-                vsnprintf(msg, size, fmt, ap);
-                va_end(ap);
-        }
-        return -EINVAL;
-}
-
-/* ---- growing buffers and string lists ---- */
-
-static int buf_putc(ConfigBuf *b, char c) {
-        return config_buf_add(b, &c, 1);
-}
-
-void submit_strv_done(SubmitStrv *l) {
-        for (size_t i = 0; i < l->n; i++)
-                free(l->v[i]);
-        free(l->v);
-        *l = (SubmitStrv) {};
-}
-
-/* Append s (taken) to l, keeping it NULL-terminated. */
-static int strv_push(SubmitStrv *l, char *s) {
-        char **v;
-
-        if (!s)
-                return -ENOMEM;
-        v = realloc(l->v, (l->n + 2) * sizeof(char *));
-        if (!v) {
-                free(s);
-                return -ENOMEM;
-        }
-        l->v = v;
-        l->v[l->n++] = s;
-        l->v[l->n] = NULL;
-        return 0;
-}
-
-static bool is_arg_space(char c) {
-        return c == ' ' || c == '\t' || c == '\n' || c == '\r';
-}
-
 /* ---- arguments ---- */
-
-/* Split new-syntax raw text (outer double quotes already removed): white
- * space separates, '...' groups, '' inside quotes is a quote. */
-static int split_args_v2(const char *p, SubmitStrv *out, char *msg, size_t msg_size) {
-        ConfigBuf b = {};
-        bool token = false;
-        int r;
-
-        while (*p) {
-                if (*p == '\'') {
-                        const char *quote = p++;
-
-                        token = true;
-                        for (;;) {
-                                if (!*p) {
-                                        config_buf_done(&b);
-                                        return value_error(msg, msg_size,
-                                                           "unbalanced single quote starting here: %s", quote);
-                                }
-                                if (*p == '\'') {
-                                        if (p[1] != '\'')
-                                                break;
-                                        p++; /* '' is a literal quote */
-                                }
-                                r = buf_putc(&b, *p++);
-                                if (r < 0)
-                                        goto fail;
-                        }
-                        p++; /* the closing quote */
-                } else if (is_arg_space(*p)) {
-                        p++;
-                        if (token) {
-                                r = strv_push(out, config_buf_steal(&b));
-                                if (r < 0)
-                                        return r;
-                                token = false;
-                        }
-                } else {
-                        token = true;
-                        r = buf_putc(&b, *p++);
-                        if (r < 0)
-                                goto fail;
-                }
-        }
-        if (token)
-                return strv_push(out, config_buf_steal(&b));
-        config_buf_done(&b);
-        return 0;
-fail:
-        config_buf_done(&b);
-        return r;
-}
 
 /* A new-syntax value "..." without its quotes, "" unescaped. */
 static int v2_unquote(const char *p, char **ret, char *msg, size_t msg_size) {
@@ -154,7 +56,7 @@ static int v2_unquote(const char *p, char **ret, char *msg, size_t msg_size) {
                         }
                         p++; /* "" is a literal double quote */
                 }
-                r = buf_putc(&b, *p++);
+                r = config_buf_addc(&b, *p++);
                 if (r < 0) {
                         config_buf_done(&b);
                         return r;
@@ -162,15 +64,15 @@ static int v2_unquote(const char *p, char **ret, char *msg, size_t msg_size) {
         }
         if (!end) {
                 config_buf_done(&b);
-                return value_error(msg, msg_size, "unterminated double quote");
+                return config_msg_error(msg, msg_size, "unterminated double quote");
         }
         while (isspace((unsigned char) *p))
                 p++;
         if (*p) {
                 config_buf_done(&b);
-                return value_error(msg, msg_size,
-                                   "unexpected characters after the closing double quote: %s "
-                                   "(write a double quote inside the value as \"\")", end);
+                return config_msg_error(msg, msg_size,
+                                        "unexpected characters after the closing double quote: %s "
+                                        "(write a double quote inside the value as \"\")", end);
         }
         *ret = config_buf_steal(&b);
         return *ret ? 0 : -ENOMEM;
@@ -182,39 +84,50 @@ static bool is_new_syntax(const char *value) {
         return *value == '"';
 }
 
-int submit_args_parse(const char *value, SubmitStrv *ret, bool *ret_new_syntax, char *msg, size_t msg_size) {
-        SubmitStrv args = {};
+/* A new-syntax value: the text inside its double quotes, split into *ret
+ * by split (config_args_split_v2 or config_env_split_v2). */
+static int parse_v2(const char *value, int (*split)(const char *, ConfigStrv *, char *, size_t), ConfigStrv *ret,
+                    char *msg, size_t msg_size) {
+        _cleanup_config_free_ char *raw = NULL;
+        ConfigStrv l = {};
+        int r;
+
+        r = v2_unquote(value, &raw, msg, msg_size);
+        if (r >= 0)
+                r = split(raw, &l, msg, msg_size);
+        if (r < 0) {
+                config_strv_done(&l);
+                return r;
+        }
+        *ret = l;
+        return 0;
+}
+
+int submit_args_parse(const char *value, ConfigStrv *ret, bool *ret_new_syntax, char *msg, size_t msg_size) {
+        ConfigStrv args = {};
         ConfigBuf b = {};
         bool token = false;
         int r;
 
         if (is_new_syntax(value)) {
-                _cleanup_config_free_ char *raw = NULL;
-
-                r = v2_unquote(value, &raw, msg, msg_size);
-                if (r < 0)
-                        return r;
-                r = split_args_v2(raw, &args, msg, msg_size);
-                if (r < 0) {
-                        submit_strv_done(&args);
-                        return r;
-                }
-                *ret = args;
-                *ret_new_syntax = true;
-                return 0;
+                r = parse_v2(value, config_args_split_v2, ret, msg, msg_size);
+                if (r >= 0)
+                        *ret_new_syntax = true;
+                return r;
         }
 
         /* Old syntax: \" is a double quote, a bare one an error. */
         for (const char *p = value; *p; p++) {
                 if (*p == '"') {
-                        r = value_error(msg, msg_size,
-                                        "double quote in old-syntax arguments: %s (write \\\" for a "
-                                        "double quote, or put the arguments in double quotes for the new syntax)", p);
+                        r = config_msg_error(msg, msg_size,
+                                             "double quote in old-syntax arguments: %s (write \\\" for a "
+                                             "double quote, or put the arguments in double quotes for the new syntax)",
+                                             p);
                         goto fail;
                 }
-                if (is_arg_space(*p)) {
+                if (config_is_arg_space(*p)) {
                         if (token) {
-                                r = strv_push(&args, config_buf_steal(&b));
+                                r = config_strv_push(&args, config_buf_steal(&b));
                                 if (r < 0)
                                         goto fail;
                                 token = false;
@@ -224,12 +137,12 @@ int submit_args_parse(const char *value, SubmitStrv *ret, bool *ret_new_syntax, 
                 if (p[0] == '\\' && p[1] == '"')
                         p++;
                 token = true;
-                r = buf_putc(&b, *p);
+                r = config_buf_addc(&b, *p);
                 if (r < 0)
                         goto fail;
         }
         if (token) {
-                r = strv_push(&args, config_buf_steal(&b));
+                r = config_strv_push(&args, config_buf_steal(&b));
                 if (r < 0)
                         goto fail;
         }
@@ -238,154 +151,35 @@ int submit_args_parse(const char *value, SubmitStrv *ret, bool *ret_new_syntax, 
         return 0;
 fail:
         config_buf_done(&b);
-        submit_strv_done(&args);
+        config_strv_done(&args);
         return r;
-}
-
-/* One argument in new syntax, as HTCondor's append_arg() writes it: white
- * space and single quotes go inside single quotes, and a quoted section
- * that directly follows another is merged with it. */
-static int append_arg_v2(ConfigBuf *b, const char *arg) {
-        int r = 0;
-
-        if (b->len > 0)
-                r = buf_putc(b, ' ');
-        if (r < 0 || !*arg)
-                return r < 0 ? r : config_buf_adds(b, "''");
-        for (; *arg && r >= 0; arg++) {
-                if (!is_arg_space(*arg) && *arg != '\'') {
-                        r = buf_putc(b, *arg);
-                        continue;
-                }
-                if (b->len > 0 && b->s[b->len - 1] == '\'')
-                        b->s[--b->len] = '\0'; /* reopen the previous section */
-                else
-                        r = buf_putc(b, '\'');
-                if (r >= 0 && *arg == '\'')
-                        r = buf_putc(b, '\''); /* '' inside quotes */
-                if (r >= 0)
-                        r = buf_putc(b, *arg);
-                if (r >= 0)
-                        r = buf_putc(b, '\'');
-        }
-        return r;
-}
-
-/* The words of args joined by spaces (new syntax: quoted as needed). */
-static int join(const SubmitStrv *args, bool v2, char **ret) {
-        ConfigBuf b = {};
-        char *s;
-        int r = 0;
-
-        for (size_t i = 0; i < args->n && r >= 0; i++) {
-                if (v2)
-                        r = append_arg_v2(&b, args->v[i]);
-                else {
-                        if (i > 0)
-                                r = buf_putc(&b, ' ');
-                        if (r >= 0)
-                                r = config_buf_adds(&b, args->v[i]);
-                }
-        }
-        if (r < 0) {
-                config_buf_done(&b);
-                return r;
-        }
-        s = config_buf_steal(&b);
-        if (!s)
-                return -ENOMEM;
-        *ret = s;
-        return 0;
-}
-
-int submit_args_join_v2(const SubmitStrv *args, char **ret) {
-        return join(args, true, ret);
-}
-
-int submit_args_join_v1(const SubmitStrv *args, char **ret) {
-        return join(args, false, ret);
 }
 
 /* ---- environment ---- */
 
-/* Set NAME=value in env (entry taken), replacing NAME in place. */
-static int env_set(SubmitStrv *env, char *entry, char *msg, size_t msg_size) {
-        const char *eq;
-        size_t name_len;
-
-        if (!entry)
-                return -ENOMEM;
-        eq = strchr(entry, '=');
-        if (!eq || eq == entry) {
-                int r = value_error(msg, msg_size, eq ? "missing variable name in '%s'"
-                                                      : "missing '=' after environment variable '%s'", entry);
-                free(entry);
-                return r;
-        }
-        name_len = (size_t) (eq - entry);
-        for (size_t i = 0; i < env->n; i++)
-                if (strncmp(env->v[i], entry, name_len + 1) == 0) {
-                        free(env->v[i]);
-                        env->v[i] = entry;
-                        return 0;
-                }
-        return strv_push(env, entry);
-}
-
-int submit_env_parse(const char *value, SubmitStrv *ret, char *msg, size_t msg_size) {
-        SubmitStrv env = {};
+int submit_env_parse(const char *value, ConfigStrv *ret, char *msg, size_t msg_size) {
+        ConfigStrv env = {};
         int r;
 
-        if (is_new_syntax(value)) {
-                _cleanup_config_free_ char *raw = NULL;
-                SubmitStrv words = {};
-
-                r = v2_unquote(value, &raw, msg, msg_size);
-                if (r < 0)
-                        return r;
-                r = split_args_v2(raw, &words, msg, msg_size);
-                for (size_t i = 0; r >= 0 && i < words.n; i++) {
-                        r = env_set(&env, words.v[i], msg, msg_size);
-                        words.v[i] = NULL;
-                }
-                submit_strv_done(&words);
-        } else {
-                /* Old syntax: NAME=value entries separated by ';'. */
-                const char *p = value;
-
-                r = 0;
-                while (r >= 0 && *p) {
-                        size_t n;
-
-                        while (is_arg_space(*p))
-                                p++;
-                        n = strcspn(p, ";");
-                        if (n > 0)
-                                r = env_set(&env, strndup(p, n), msg, msg_size);
-                        p += n;
-                        if (*p == ';')
-                                p++;
-                }
-        }
+        if (is_new_syntax(value))
+                return parse_v2(value, config_env_split_v2, ret, msg, msg_size);
+        r = config_env_split_v1(value, ";", &env, msg, msg_size); /* NAME=value;NAME=value */
         if (r < 0) {
-                submit_strv_done(&env);
+                config_strv_done(&env);
                 return r;
         }
         *ret = env;
         return 0;
 }
 
-int submit_env_import(SubmitStrv *env) {
+int submit_env_import(ConfigStrv *env) {
         for (char **e = environ; e && *e; e++) {
                 const char *eq = strchr(*e, '=');
-                bool present = false;
 
                 /* Like condor_submit: skip what the new syntax cannot carry. */
                 if (!eq || eq == *e || strpbrk(*e, "\n\r"))
                         continue;
-                for (size_t i = 0; i < env->n && !present; i++)
-                        present = strncmp(env->v[i], *e, (size_t) (eq - *e) + 1) == 0;
-                if (!present && strv_push(env, strdup(*e)) < 0)
+                if (config_env_find(env, *e, (size_t) (eq - *e)) < 0 && config_strv_push(env, strdup(*e)) < 0)
                         return -ENOMEM;
         }
         return 0;

@@ -27,6 +27,17 @@ int config_error(ConfigError *err, const char *file, int line, int r, const char
         return r;
 }
 
+int config_msg_error(char *msg, size_t msg_size, const char *fmt, ...) {
+        va_list ap;
+
+        if (msg && msg_size > 0) {
+                va_start(ap, fmt);
+                vsnprintf(msg, msg_size, fmt, ap);
+                va_end(ap);
+        }
+        return -EINVAL;
+}
+
 char *config_error_format(const ConfigError *err) {
         char *s = NULL;
         int n;
@@ -71,6 +82,10 @@ int config_buf_add(ConfigBuf *b, const char *s, size_t n) {
 
 int config_buf_adds(ConfigBuf *b, const char *s) {
         return config_buf_add(b, s, strlen(s));
+}
+
+int config_buf_addc(ConfigBuf *b, char c) {
+        return config_buf_add(b, &c, 1);
 }
 
 char *config_buf_steal(ConfigBuf *b) {

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "agent/exec.h"
+#include "config/argsyntax.h"
 #include "config/config.h"
 #include "test-util.h"
 
@@ -123,21 +124,29 @@ static void test_args_v2(void) {
         char what[128], why[256];
 
         for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-                char **v = NULL;
-                int r = agent_args_parse_v2(cases[i].in, &v, why, sizeof(why));
+                ConfigStrv v = {};
+                int r = config_args_split_v2(cases[i].in, &v, why, sizeof(why));
 
                 snprintf(what, sizeof(what), "row %zu \"%s\"", i, cases[i].in);
                 GLEAN_TEST_CHECK(r == 0, "%s: %d", what, r);
                 if (r == 0)
-                        strv_is(v, cases[i].want, what);
-                agent_strv_free(v);
+                        strv_is(v.v, cases[i].want, what);
+                config_strv_done(&v);
         }
 
-        char **v = NULL;
-        CU_ASSERT_EQUAL(agent_args_parse_v2("ok 'not closed", &v, why, sizeof(why)), -EINVAL);
-        CU_ASSERT_PTR_NULL(v);
+        /* added to what the list holds */
+        static const char *const want_added[] = { "cmd", "a b", "c", NONE };
+        ConfigStrv v = {};
+        CU_ASSERT_FATAL(config_strv_push(&v, strdup("cmd")) == 0);
+        CU_ASSERT_EQUAL(config_args_split_v2("'a b' c", &v, why, sizeof(why)), 0);
+        strv_is(v.v, want_added, "added");
+        config_strv_done(&v);
+
+        CU_ASSERT_EQUAL(config_args_split_v2("ok 'not closed", &v, why, sizeof(why)), -EINVAL);
         GLEAN_TEST_CHECK(strstr(why, "unbalanced single quote") && strstr(why, "'not closed"), "why: %s", why);
-        CU_ASSERT_EQUAL(agent_args_parse_v2("'''", &v, NULL, 0), -EINVAL);
+        config_strv_done(&v);
+        CU_ASSERT_EQUAL(config_args_split_v2("'''", &v, NULL, 0), -EINVAL);
+        config_strv_done(&v);
 }
 
 static void test_args_v1(void) {
@@ -150,12 +159,12 @@ static void test_args_v1(void) {
         char what[128];
 
         for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-                char **v = NULL;
+                ConfigStrv v = {};
 
                 snprintf(what, sizeof(what), "row %zu \"%s\"", i, cases[i].in);
-                CU_ASSERT_FATAL(agent_args_parse_v1(cases[i].in, &v) == 0);
-                strv_is(v, cases[i].want, what);
-                agent_strv_free(v);
+                CU_ASSERT_FATAL(config_args_split_v1(cases[i].in, &v) == 0);
+                strv_is(v.v, cases[i].want, what);
+                config_strv_done(&v);
         }
 }
 
@@ -179,24 +188,28 @@ static void test_env_syntaxes(void) {
         char what[128], why[256];
 
         for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-                char **v = NULL;
-                int r = cases[i].v2 ? agent_env_parse_v2(cases[i].in, &v, why, sizeof(why))
-                                    : agent_env_parse_v1(cases[i].in, cases[i].delim, &v, why, sizeof(why));
+                ConfigStrv v = {};
+                int r = cases[i].v2 ? config_env_split_v2(cases[i].in, &v, why, sizeof(why))
+                                    : config_env_split_ad_v1(cases[i].in, cases[i].delim, &v, why, sizeof(why));
 
                 snprintf(what, sizeof(what), "row %zu \"%s\"", i, cases[i].in);
                 GLEAN_TEST_CHECK(r == 0, "%s: %d (%s)", what, r, why);
                 if (r == 0)
-                        strv_is(v, cases[i].want, what);
-                agent_strv_free(v);
+                        strv_is(v.v, cases[i].want, what);
+                config_strv_done(&v);
         }
 
-        char **v = NULL;
-        CU_ASSERT_EQUAL(agent_env_parse_v2("FOO=1 BAR", &v, why, sizeof(why)), -EINVAL);
+        ConfigStrv v = {};
+        CU_ASSERT_EQUAL(config_env_split_v2("FOO=1 BAR", &v, why, sizeof(why)), -EINVAL);
         GLEAN_TEST_CHECK(strstr(why, "BAR") != NULL, "why: %s", why);
-        CU_ASSERT_EQUAL(agent_env_parse_v2("=1", &v, why, sizeof(why)), -EINVAL);
-        CU_ASSERT_EQUAL(agent_env_parse_v1("A=1;NOEQUALS", ';', &v, why, sizeof(why)), -EINVAL);
-        CU_ASSERT_EQUAL(agent_env_parse_v2("A='x", &v, why, sizeof(why)), -EINVAL);
-        CU_ASSERT_PTR_NULL(v);
+        config_strv_done(&v);
+        CU_ASSERT_EQUAL(config_env_split_v2("=1", &v, why, sizeof(why)), -EINVAL);
+        config_strv_done(&v);
+        CU_ASSERT_EQUAL(config_env_split_ad_v1("A=1;NOEQUALS", ';', &v, why, sizeof(why)), -EINVAL);
+        config_strv_done(&v);
+        CU_ASSERT_EQUAL(config_env_split_v2("A='x", &v, why, sizeof(why)), -EINVAL);
+        CU_ASSERT_EQUAL(v.n, 0); /* nothing set when the words do not split */
+        config_strv_done(&v);
 }
 
 static void test_signal_names(void) {

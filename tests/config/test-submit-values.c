@@ -51,7 +51,7 @@ static void test_args(void) {
 
         for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
                 const ArgsCase *c = &cases[i];
-                SubmitStrv args = {};
+                ConfigStrv args = {};
                 char msg[256] = "", *joined = NULL;
                 bool v2 = !c->v2;
                 size_t n = 0;
@@ -70,12 +70,12 @@ static void test_args(void) {
                 for (size_t k = 0; k < n && k < args.n; k++)
                         GLEAN_TEST_CHECK(strcmp(args.v[k], c->words[k]) == 0, "args row %zu word %zu: '%s', want '%s'",
                                          i, k, args.v[k], c->words[k]);
-                r = v2 ? submit_args_join_v2(&args, &joined) : submit_args_join_v1(&args, &joined);
+                r = v2 ? config_args_join_v2(&args, &joined) : config_args_join_v1(&args, &joined);
                 GLEAN_TEST_CHECK(r == 0 && strcmp(joined, c->joined) == 0, "args row %zu: joined '%s', want '%s'", i,
                                  joined, c->joined);
                 /* the new syntax reads back what it wrote */
                 if (v2) {
-                        SubmitStrv again = {};
+                        ConfigStrv again = {};
                         char *quoted;
                         bool v2b;
 
@@ -96,11 +96,11 @@ static void test_args(void) {
                         GLEAN_TEST_CHECK(r == 0 && again.n == args.n, "args row %zu: '%s' does not read back", i, quoted);
                         for (size_t k = 0; r == 0 && k < args.n && k < again.n; k++)
                                 GLEAN_TEST_CHECK(strcmp(args.v[k], again.v[k]) == 0, "args row %zu: round trip", i);
-                        submit_strv_done(&again);
+                        config_strv_done(&again);
                         free(quoted);
                 }
                 free(joined);
-                submit_strv_done(&args);
+                config_strv_done(&args);
         }
 }
 
@@ -140,7 +140,7 @@ static void test_env(void) {
 
         for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
                 const EnvCase *c = &cases[i];
-                SubmitStrv env = {};
+                ConfigStrv env = {};
                 char msg[256] = "", *joined = NULL;
                 int r;
 
@@ -148,16 +148,16 @@ static void test_env(void) {
                 GLEAN_TEST_CHECK(r == c->r, "env row %zu '%s': %d, want %d (%s)", i, c->in, r, c->r, msg);
                 if (r < 0)
                         continue;
-                r = submit_args_join_v2(&env, &joined);
+                r = config_args_join_v2(&env, &joined);
                 GLEAN_TEST_CHECK(r == 0 && strcmp(joined, c->joined) == 0, "env row %zu '%s': '%s', want '%s'", i,
                                  c->in, joined, c->joined);
                 free(joined);
-                submit_strv_done(&env);
+                config_strv_done(&env);
         }
 }
 
 static void test_env_import(void) {
-        SubmitStrv env = {};
+        ConfigStrv env = {};
         char msg[64];
         bool mine = false, theirs = false;
 
@@ -171,7 +171,7 @@ static void test_env_import(void) {
                 theirs |= strcmp(env.v[i], "GLEAN_IMPORT_B=b") == 0;
         }
         CU_ASSERT(mine && theirs);
-        submit_strv_done(&env);
+        config_strv_done(&env);
 }
 
 /* ---- sizes ---- */
