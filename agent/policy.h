@@ -15,9 +15,15 @@
  * The slot ad belongs to the caller; the state machine keeps its state
  * attributes current (State, Activity, EnteredCurrentState,
  * EnteredCurrentActivity, Requirements, JobStart, RemoteUser, RemoteOwner,
- * JobId, ClientMachine?, CurrentRank, RetirementTimeRemaining?) and
+ * RemoteAccountingGroup, GlobalJobId, JobId, CurrentRank, LastBenchmark,
+ * and at every evaluation ClockMin, ClockDay, CpuIsBusy, CpuBusyTime) and
  * evaluates the policy expressions as attributes of that ad with the job
  * ad as TARGET, as HTCondor's startd does (so PREEMPT may refer to SUSPEND).
+ *
+ * The code is in policy.c (evaluation, state changes, the periodic
+ * evaluation), policy-claim.c (claims, retirement), policy-events.c
+ * (agent_sm_handle) and policy-config.c (names, knobs, the expressions of
+ * the slot ad).
  */
 #pragma once
 
@@ -43,6 +49,7 @@ typedef enum AgentEventType {
         AGENT_EV_SHUTDOWN,     /* the agent is stopping (shutdown) */
         AGENT_EV_BACKFILL_STARTED, /* the backfill command runs */
         AGENT_EV_BACKFILL_EXIT,    /* the backfill command ended */
+        AGENT_EV_BENCHMARKS_DONE,  /* the benchmarks asked for by AGENT_DO_RUN_BENCHMARKS ended */
         AGENT_EV__MAX,
 } AgentEventType;
 
@@ -84,11 +91,18 @@ typedef enum AgentActionType {
         AGENT_DO_START_BACKFILL,
         AGENT_DO_KILL_BACKFILL,
         AGENT_DO_RELEASE_SLOT,   /* a dynamic slot is done: give its resources back */
+        AGENT_DO_RUN_BENCHMARKS, /* run the benchmarks, then send AGENT_EV_BENCHMARKS_DONE
+                                  * (only with knobs.benchmarks) */
         AGENT_DO__MAX,
 } AgentActionType;
 
 const char *agent_action_name(AgentActionType t);
+int agent_action_from_name(const char *name, AgentActionType *ret);
 
+/* AGENT_DO_CLAIM_ENDED names the claim that ended: usually the current
+ * one, but also a preempting claim that will never get the slot (the slot
+ * is vacated, drained or shut down, or START refuses its job when the
+ * slot is free). */
 typedef struct AgentAction {
         AgentActionType type;
         const char *claim_id; /* the claim concerned, when there is one */
@@ -123,6 +137,10 @@ typedef struct AgentPolicyKnobs {
         int64_t max_claim_alives_missed;/* MAX_CLAIM_ALIVES_MISSED, 6 */
         bool backfill;                  /* ENABLE_BACKFILL and BACKFILL_COMMAND set */
         bool dynamic;                   /* a dynamic slot: released when unclaimed */
+        /* Set by the caller, never by agent_policy_knobs(): */
+        bool benchmarks;                /* the caller answers AGENT_DO_RUN_BENCHMARKS (else
+                                         * RunBenchmarks is not evaluated) */
+        bool clock_utc;                 /* ClockMin and ClockDay in UTC rather than local time */
 } AgentPolicyKnobs;
 
 int agent_policy_knobs(const Config *cfg, unsigned slot_id, AgentPolicyKnobs *ret, ConfigError *err);
@@ -130,14 +148,17 @@ int agent_policy_knobs(const Config *cfg, unsigned slot_id, AgentPolicyKnobs *re
 /* Puts the policy expressions of slot slot_id into ad (START, IS_OWNER,
  * WANT_SUSPEND, SUSPEND, CONTINUE, PREEMPT, WANT_VACATE, KILL, RANK,
  * MaxJobRetirementTime, MachineMaxVacateTime, START_BACKFILL,
- * EVICT_BACKFILL, PERIODIC_CHECKPOINT, and each NAME_VANILLA that the
- * configuration defines). A malformed expression: -EINVAL with err. */
+ * EVICT_BACKFILL, PERIODIC_CHECKPOINT, RunBenchmarks, CpuBusy, and each
+ * NAME_VANILLA that the configuration defines). A malformed expression:
+ * -EINVAL with err. */
 int agent_policy_fill_ad(const Config *cfg, unsigned slot_id, ClassAd *ad, ConfigError *err);
 
 typedef struct AgentSlotSM AgentSlotSM;
 
-/* A slot in Owner/Idle at time now, evaluated at once (it may move on to
- * Unclaimed). ad is borrowed and must outlive the machine. */
+/* A slot in Owner/Idle at time now; the first agent_sm_eval() may move it
+ * on to Unclaimed. ad is borrowed and must outlive the machine. The hooks
+ * may call agent_sm_handle() or agent_sm_eval() on the same machine (an
+ * action answered at once, as a backfill command that has started). */
 int agent_sm_new(const char *slot_name, ClassAd *ad, const AgentPolicyKnobs *knobs, const AgentPolicyHooks *hooks,
                  void *userdata, int64_t now, AgentSlotSM **ret);
 void agent_sm_free(AgentSlotSM *sm);
@@ -145,15 +166,31 @@ void agent_sm_free(AgentSlotSM *sm);
 /* Evaluate the policy at now (the periodic evaluation). */
 void agent_sm_eval(AgentSlotSM *sm, int64_t now);
 
-/* An event at now. A refusal (claim on a busy slot, unknown claim id,
- * activation of an idle slot, ...) returns a negative errno with why
- * filled and changes nothing: -EBUSY, -ENOENT (claim id), -EPERM (START
- * or draining refuses), -EINVAL (event not valid in this state). */
+/* An event at now. A refusal returns a negative errno with why filled and
+ * changes nothing:
+ *   -ENOENT    no such claim on the slot (activate, keep-alive, release,
+ *              deactivate, job-exit with another claim id; a claim whose id
+ *              is not the one the match announced);
+ *   -EBUSY     the slot is taken: a claim on a claimed slot without a
+ *              better RANK (nor by_priority), on a slot that already has a
+ *              preempting claim, or in a state that takes none; an
+ *              activation of a claim that is not Claimed/Idle; a match of a
+ *              slot that is not Owner, Unclaimed or Backfill;
+ *   -EPERM     START is not TRUE for the job, the slot is draining or
+ *              shutting down, the claim is being preempted or its
+ *              CLAIM_WORKLIFE has expired;
+ *   -EEXIST    a claim with an id the slot already holds;
+ *   -EALREADY  drain of a draining slot, cancel-drain of one that is not;
+ *   -EINVAL    an event that needs what it lacks (a claim id, a job ad) or
+ *              makes no sense now (job-exit or deactivate with no job, an
+ *              activation in a state other than Claimed). */
 int agent_sm_handle(AgentSlotSM *sm, int64_t now, const AgentEvent *ev, char *why, size_t whylen);
 
 /* The earliest time at which a timer could move the slot (match timeout,
- * vacate time, killing timeout, lease expiry, retirement end); INT64_MAX
- * when none. */
+ * vacate time, killing timeout, lease expiry, CLAIM_WORKLIFE of an idle
+ * claim, retirement end); INT64_MAX when none. Expressions that change
+ * with the clock (START, SUSPEND, ...) are not timers: evaluate
+ * periodically as well. */
 int64_t agent_sm_next_deadline(const AgentSlotSM *sm);
 
 AgentState agent_sm_state(const AgentSlotSM *sm);

@@ -1,0 +1,297 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * replay-lines.c — the timed lines of a timeline that do something: set a
+ * sensor or an attribute, touch the keyboard, send an event to the slot,
+ * or check an expectation (the format: replay.c, docs/policy-replay.md).
+ */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "replay-internal.h"
+
+static const struct {
+        const char *name;
+        int code;
+} errnos[] = {
+        { "EBUSY", EBUSY }, { "ENOENT", ENOENT }, { "EPERM", EPERM },
+        { "EEXIST", EEXIST }, { "EALREADY", EALREADY }, { "EINVAL", EINVAL },
+};
+
+const char *rp_errno_name(int code) {
+        for (size_t i = 0; i < sizeof errnos / sizeof *errnos; i++)
+                if (errnos[i].code == code)
+                        return errnos[i].name;
+        return "error";
+}
+
+/* ---- expectations ---- */
+
+static void expectation(Replay *rp, bool ok, int line, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static void expectation(Replay *rp, bool ok, int line, const char *fmt, ...) {
+        rp->res.expectations++;
+        if (ok)
+                return;
+        rp->res.failed++;
+        rp_print_time(rp, rp->now);
+        fprintf(rp->out, "EXPECTATION FAILED (line %d): ", line);
+        va_list ap;
+        va_start(ap, fmt);
+        vfprintf(rp->out, fmt, ap);
+        va_end(ap);
+        fputc('\n', rp->out);
+}
+
+int rp_expect_state(Replay *rp, char *p, int line, ConfigError *err) {
+        char *what = rp_next_token(&p);
+        if (!what || *rp_rest(p))
+                return rp_fail(err, rp->source, line, "expect: expected STATE or STATE/ACTIVITY");
+        char *slash = strchr(what, '/');
+        if (slash)
+                *slash = 0;
+        AgentState s;
+        AgentActivity a = AGENT_ACT_IDLE;
+        if (agent_state_from_name(what, &s) < 0 || (slash && agent_activity_from_name(slash + 1, &a) < 0))
+                return rp_fail(err, rp->source, line, "expect: unknown state or activity '%s%s%s'", what, slash ? "/" : "",
+                            slash ? slash + 1 : "");
+        AgentState hs = agent_sm_state(rp->sm);
+        AgentActivity ha = agent_sm_activity(rp->sm);
+        expectation(rp, hs == s && (!slash || ha == a), line, "want %s%s%s, have %s/%s", agent_state_name(s),
+                    slash ? "/" : "", slash ? agent_activity_name(a) : "", agent_state_name(hs),
+                    agent_activity_name(ha));
+        return 0;
+}
+
+int rp_expect_transitions(Replay *rp, char *p, int line, ConfigError *err) {
+        int want[HISTORY];
+        unsigned n = 0;
+        char *tok, *end;
+        while ((tok = rp_next_token(&p))) {
+                long v = strtol(tok, &end, 10);
+                if (*end || end == tok || v < 0 || v > 99 || n == HISTORY)
+                        return rp_fail(err, rp->source, line, "expect-transition: expected numbers, not '%s'", tok);
+                want[n++] = (int) v;
+        }
+        if (!n || *rp_rest(p))
+                return rp_fail(err, rp->source, line, "expect-transition: expected one number or more");
+        bool ok = rp->n_history >= n;
+        for (unsigned i = 0; ok && i < n; i++)
+                ok = rp->history[(rp->n_history - n + i) % HISTORY] == want[i];
+        char have[HISTORY * 4] = "";
+        size_t len = 0;
+        unsigned k = rp->n_history < n ? rp->n_history : n;
+        for (unsigned i = 0; i < k && len < sizeof have - 8; i++)
+                len += (size_t) snprintf(have + len, sizeof have - len, "%s%d", i ? " " : "",
+                                         rp->history[(rp->n_history - k + i) % HISTORY]);
+        expectation(rp, ok, line, "want the last transitions to be numbered as the line says, they were: %s",
+                    k ? have : "(none)");
+        return 0;
+}
+
+int rp_expect_actions(Replay *rp, char *p, bool want, int line, ConfigError *err) {
+        char *tok;
+        unsigned n = 0;
+        while ((tok = rp_next_token(&p))) {
+                AgentActionType t;
+                if (agent_action_from_name(tok, &t) < 0)
+                        return rp_fail(err, rp->source, line, "unknown action '%s'", tok);
+                bool seen = rp->actions_seen & (1u << t);
+                expectation(rp, seen == want, line, "want action %s %s", tok,
+                            want ? "since the last expect-action" : "not to have happened since the last expect-action");
+                n++;
+        }
+        if (!n || *rp_rest(p))
+                return rp_fail(err, rp->source, line, "expected the name of an action");
+        rp->actions_seen = 0;
+        return 0;
+}
+
+int rp_expect_refused(Replay *rp, char *p, int line, ConfigError *err) {
+        char *tok = rp_next_token(&p);
+        int code = 0;
+        if (tok) {
+                for (size_t i = 0; i < sizeof errnos / sizeof *errnos; i++)
+                        if (strcmp(tok, errnos[i].name) == 0)
+                                code = errnos[i].code;
+                if (!code)
+                        return rp_fail(err, rp->source, line, "expect-refused: unknown error '%s'", tok);
+        }
+        if (*rp_rest(p))
+                return rp_fail(err, rp->source, line, "expect-refused: unexpected '%s'", rp_rest(p));
+        if (!rp->had_event)
+                return rp_fail(err, rp->source, line, "expect-refused: no event before");
+        if (code)
+                expectation(rp, rp->last_refusal == -code, line, "want the previous event refused with %s, %s%s",
+                            tok, rp->last_refusal ? "it was refused with " : "it was accepted",
+                            rp->last_refusal ? rp_errno_name(-rp->last_refusal) : "");
+        else
+                expectation(rp, rp->last_refusal < 0, line, "want the previous event refused, it was accepted");
+        return 0;
+}
+
+int rp_expect_eval(Replay *rp, char *p, int line, ConfigError *err) {
+        const char *text = rp_rest(p);
+        ClassAdExpr *e = NULL;
+        CaError cerr;
+        if (!*text || classad_expr_parse(text, strlen(text), CA_MODE_OLD, &e, &cerr) < 0)
+                return rp_fail(err, rp->source, line, "expect-eval: not a ClassAd expression");
+        CaValue v = ca_undefined();
+        classad_set_now(rp->now);
+        int r = classad_expr_eval(e, rp->ad, agent_sm_job(rp->sm), CA_MODE_OLD, &v);
+        classad_set_now(0);
+        classad_expr_free(e);
+        char *shown = r >= 0 ? ca_value_unparse(&v) : NULL;
+        expectation(rp, r >= 0 && v.type == CA_BOOL && v.u.b, line, "want %s to be true, it is %s", text,
+                    shown ? shown : "an error");
+        free(shown);
+        ca_value_clear(&v);
+        return 0;
+}
+
+/* ---- lines ---- */
+
+int rp_set_attr(Replay *rp, char *p, int line, ConfigError *err) {
+        char *eq = strchr(p, '=');
+        if (!eq)
+                return rp_fail(err, rp->source, line, "set: expected ATTR = EXPR");
+        *eq = 0;
+        char *name = rp_rest(p);
+        char *e = name + strlen(name);
+        while (e > name && isspace((unsigned char) e[-1]))
+                *--e = 0;
+        char *expr = rp_rest(eq + 1);
+        if (!rp_is_attr_name(name) || strlen(name) > 64 || !*expr)
+                return rp_fail(err, rp->source, line, "set: expected ATTR = EXPR");
+        if (strcasecmp(name, "KeyboardIdle") == 0 || strcasecmp(name, "ConsoleIdle") == 0) {
+                char *end;
+                errno = 0;
+                long long v = strtoll(expr, &end, 10);
+                if (errno || end == expr || *rp_rest(end) || v < 0 || v > MAX_TIME)
+                        return rp_fail(err, rp->source, line, "%s: expected a number of seconds", name);
+                if (strcasecmp(name, "KeyboardIdle") == 0)
+                        rp->kbd_until = rp->now - v;
+                else
+                        rp->console_until = rp->now - v;
+                rp_update_sensors(rp);
+                return 0;
+        }
+        CaError cerr;
+        if (classad_set_expr_text(rp->ad, name, expr, CA_MODE_OLD, &cerr) < 0)
+                return rp_fail(err, rp->source, line, "set %s: not a ClassAd expression (column %d): %s", name,
+                            cerr.column, cerr.msg);
+        return 0;
+}
+
+int rp_key(Replay *rp, char *p, int line, ConfigError *err) {
+        int64_t d = 0;
+        char *tok = rp_next_token(&p);
+        if (tok) {
+                char *dur = rp_next_token(&p);
+                if (strcmp(tok, "for") != 0 || !dur || rp_parse_time(dur, false, 0, &d) < 0 || *rp_rest(p))
+                        return rp_fail(err, rp->source, line, "key: expected nothing or 'for DURATION'");
+        }
+        rp->kbd_until = rp->console_until = rp->now + d;
+        rp_update_sensors(rp);
+        return 0;
+}
+
+static int word(Replay *rp, char **p, int line, const char *const *words, int n, int *ret, ConfigError *err) {
+        char *tok = rp_next_token(p);
+        if (!tok)
+                return 0;
+        for (int i = 0; i < n; i++)
+                if (strcmp(tok, words[i]) == 0) {
+                        *ret = i;
+                        return 0;
+                }
+        return rp_fail(err, rp->source, line, "unexpected '%s'", tok);
+}
+
+int rp_do_event(Replay *rp, AgentEventType type, char *p, int line, ConfigError *err) {
+        AgentEvent ev = { .type = type };
+        ClassAd *ad = NULL;
+        int r = 0, w = -1;
+        static const char *const fast[] = { "fast" }, *const by_prio[] = { "by-priority" };
+        static const char *const drains[] = { "graceful", "quick", "fast" };
+        static const char *const shutdowns[] = { "graceful", "peaceful", "fast" };
+
+        switch (type) {
+        case AGENT_EV_CLAIM:
+        case AGENT_EV_ACTIVATE:
+                ev.claim_id = rp_next_token(&p);
+                if (!ev.claim_id)
+                        return rp_fail(err, rp->source, line, "%s: a claim id is needed", agent_event_name(type));
+                if (type == AGENT_EV_CLAIM && (r = word(rp, &p, line, by_prio, 1, &w, err)) < 0)
+                        return r;
+                ev.by_priority = w == 0;
+                if (*rp_rest(p) && *rp_rest(p) != '[')
+                        return rp_fail(err, rp->source, line, "%s: unexpected '%s'", agent_event_name(type), rp_rest(p));
+                if (*rp_rest(p)) {
+                        if ((r = rp_parse_ad(rp, rp_rest(p), line, &ad, err)) < 0)
+                                return r;
+                        ev.job = ad;
+                        p += strlen(p);
+                } else if (type == AGENT_EV_ACTIVATE && agent_sm_job(rp->sm) &&
+                           agent_sm_has_claim(rp->sm, ev.claim_id) &&
+                           strcmp(agent_sm_claim_id(rp->sm), ev.claim_id) == 0)
+                        ev.job = agent_sm_job(rp->sm);
+                else
+                        ev.job = rp->job;
+                break;
+        case AGENT_EV_MATCH:
+        case AGENT_EV_JOB_EXIT:
+                ev.claim_id = rp_next_token(&p);
+                break;
+        case AGENT_EV_KEEP_ALIVE:
+        case AGENT_EV_RELEASE:
+        case AGENT_EV_DEACTIVATE:
+                ev.claim_id = rp_next_token(&p);
+                if (!ev.claim_id)
+                        return rp_fail(err, rp->source, line, "%s: a claim id is needed", agent_event_name(type));
+                if (type == AGENT_EV_DEACTIVATE && (r = word(rp, &p, line, fast, 1, &w, err)) < 0)
+                        return r;
+                ev.fast = w == 0;
+                break;
+        case AGENT_EV_VACATE:
+                if ((r = word(rp, &p, line, fast, 1, &w, err)) < 0)
+                        return r;
+                ev.fast = w == 0;
+                break;
+        case AGENT_EV_DRAIN:
+                if ((r = word(rp, &p, line, drains, 3, &w, err)) < 0)
+                        return r;
+                ev.drain = w < 0 ? AGENT_DRAIN_GRACEFUL : (AgentDrainHow) w;
+                break;
+        case AGENT_EV_SHUTDOWN:
+                if ((r = word(rp, &p, line, shutdowns, 3, &w, err)) < 0)
+                        return r;
+                ev.shutdown = w < 0 ? AGENT_SHUTDOWN_GRACEFUL : (AgentShutdownHow) w;
+                break;
+        default:
+                break;
+        }
+        if (*rp_rest(p)) {
+                classad_free(ad);
+                return rp_fail(err, rp->source, line, "%s: unexpected '%s'", agent_event_name(type), rp_rest(p));
+        }
+        char why[256];
+        r = agent_sm_handle(rp->sm, rp->now, &ev, why, sizeof why);
+        rp->had_event = true;
+        rp->last_refusal = r < 0 ? r : 0;
+        if (type == AGENT_EV_CLAIM && r == 0)
+                rp_hold(rp, ev.claim_id, true);
+        else if (type == AGENT_EV_RELEASE && r == 0)
+                rp_hold(rp, ev.claim_id, false);
+        if (r < 0) {
+                rp_print_time(rp, rp->now);
+                fprintf(rp->out, "%s refused %s%s%s (%s): %s\n", rp->slot_name, agent_event_name(type),
+                        ev.claim_id ? " " : "", ev.claim_id ? ev.claim_id : "", rp_errno_name(-r), why);
+        }
+        classad_free(ad);
+        return r == -ENOMEM ? r : 0;
+}
