@@ -44,6 +44,11 @@ struct Slot {
         Conn *claimant;         /* the connection that holds the claim */
         uid_t claimant_uid;
         char claim_id[80];
+        /* A preempting claim (a better RANK) waiting for the current job to
+         * go: its claimant hears of its own claim only ("" when none). */
+        Conn *pre_claimant;
+        uid_t pre_claimant_uid;
+        char pre_claim_id[80];
 
         AgentJob *backfill;     /* the backfill command */
         double condor_load;     /* CondorLoadAvg */
@@ -95,6 +100,9 @@ int agent_slots_create(Agent *a, ConfigError *err);
 void agent_slots_free(Agent *a);
 Slot *agent_slot_find(Agent *a, const char *name);       /* "slot1" or "slot1@host" */
 Slot *agent_slot_by_claim(Agent *a, const char *claim_id);
+/* After the state machine of s moved: the preempting claim that became the
+ * current one takes the claimant's place; one that is gone is forgotten. */
+void agent_slot_sync_claims(Slot *s);
 /* A new d-slot of p with res, in Owner (not yet claimed). */
 int agent_slot_new_dynamic(Slot *p, const AgentRes *res, Slot **ret);
 void agent_slot_destroy(Slot *s); /* a d-slot: resources back to its p-slot */

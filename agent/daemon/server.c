@@ -29,9 +29,12 @@
 #define MAX_CONNS 256
 
 static void forget_conn(Agent *a, Conn *c) {
-        for (Slot *s = a->slots; s; s = s->next)
+        for (Slot *s = a->slots; s; s = s->next) {
                 if (s->claimant == c)
                         s->claimant = NULL; /* the claim lives on until its lease ends */
+                if (s->pre_claimant == c)
+                        s->pre_claimant = NULL;
+        }
 }
 
 /* A connection that fails is marked dead and freed later, from the
@@ -157,7 +160,8 @@ static Slot *claimed_slot(Conn *c, const ClassAd *req, const char *what, char **
                 free(id);
                 return NULL;
         }
-        if (!is_admin(c) && s->claimant_uid != c->peer.uid) {
+        bool pre = s->pre_claim_id[0] && strcmp(s->pre_claim_id, id) == 0;
+        if (!is_admin(c) && (pre ? s->pre_claimant_uid : s->claimant_uid) != c->peer.uid) {
                 refuse(c, req, what, "the claim is not yours");
                 free(id);
                 return NULL;
@@ -196,6 +200,22 @@ static int on_status(Conn *c, const ClassAd *req) {
         return r;
 }
 
+/* Does the job match the slot? A Matched slot advertises Requirements =
+ * FALSE to keep other matches away (3.5.7.3), yet the claim of its match
+ * must get it (9): for that claim the slot's Requirements are START, as
+ * they would be unmatched (the state machine checks the claim id). */
+static bool slot_matches(Slot *s, const ClassAd *job) {
+        if (agent_sm_state(s->sm) != AGENT_STATE_MATCHED)
+                return classad_match(s->ad, job, CA_MODE_OLD);
+        ClassAd *copy = NULL;
+        CaError cerr;
+        bool ok = classad_copy(s->ad, &copy) >= 0 &&
+                  classad_set_expr_text(copy, "Requirements", "START", CA_MODE_OLD, &cerr) >= 0 &&
+                  classad_match(copy, job, CA_MODE_OLD);
+        classad_free(copy);
+        return ok;
+}
+
 static int on_request_claim(Conn *c, const ClassAd *req) {
         Agent *a = c->agent;
         const char *what = "RequestClaim";
@@ -229,7 +249,7 @@ static int on_request_claim(Conn *c, const ClassAd *req) {
                 goto out;
         }
         agent_refresh_ads(a);
-        if (!classad_match(s->ad, job, CA_MODE_OLD)) {
+        if (!slot_matches(s, job)) {
                 r = refuse(c, req, what, "%s and the job do not match (Requirements of one or the other)", s->name);
                 goto out;
         }
@@ -247,19 +267,40 @@ static int on_request_claim(Conn *c, const ClassAd *req) {
                 }
                 agent_refresh_ads(a);
         }
+        /* A claim on a claimed slot is a preempting one (a better RANK): the
+         * current claimant keeps the slot, and hears of its job's eviction,
+         * until the preempting claim takes over (23, 24: perhaps at once). */
+        bool preempting = agent_sm_claim_id(target->sm) != NULL;
+        Conn *old_pre = target->pre_claimant;
+        uid_t old_pre_uid = target->pre_claimant_uid;
+        char old_pre_id[sizeof target->pre_claim_id];
+        memcpy(old_pre_id, target->pre_claim_id, sizeof old_pre_id);
+        if (preempting) {
+                target->pre_claimant = c;
+                target->pre_claimant_uid = c->peer.uid;
+                snprintf(target->pre_claim_id, sizeof target->pre_claim_id, "%s", id);
+        }
         AgentEvent ev = { .type = AGENT_EV_CLAIM, .claim_id = id, .job = job };
         r = agent_sm_handle(target->sm, agent_now(), &ev, why, sizeof why);
         if (r < 0) {
+                target->pre_claimant = old_pre; /* refused: nothing changes */
+                target->pre_claimant_uid = old_pre_uid;
+                memcpy(target->pre_claim_id, old_pre_id, sizeof old_pre_id);
                 if (target != s)
                         agent_slot_destroy(target);
                 r = refuse(c, req, what, "%s", why);
                 goto out;
         }
-        target->claimant = c;
-        target->claimant_uid = c->peer.uid;
-        snprintf(target->claim_id, sizeof target->claim_id, "%s", id);
+        if (preempting)
+                agent_slot_sync_claims(target);
+        else {
+                target->claimant = c;
+                target->claimant_uid = c->peer.uid;
+                snprintf(target->claim_id, sizeof target->claim_id, "%s", id);
+        }
         GleanLogField f[] = { { "GLEAN_SLOT", target->name }, { "GLEAN_PEER_USER", c->peer.user } };
-        glean_log(LOG_INFO, NULL, f, 2, "%s: claimed by %s", target->name, c->peer.user);
+        glean_log(LOG_INFO, NULL, f, 2, "%s: %s by %s", target->name, preempting ? "preempting claim" : "claimed",
+                  c->peer.user);
 
         ClassAd *extra = NULL;
         r = classad_new(&extra);
@@ -314,10 +355,12 @@ static int on_activate(Conn *c, const ClassAd *req) {
                 r = refuse(c, req, what, "the job cannot run: %s", why);
                 goto out;
         }
+        Conn *before = s->claimant;
         s->claimant = c; /* the activating connection hears of the job's end */
         AgentEvent ev = { .type = AGENT_EV_ACTIVATE, .claim_id = id, .job = job };
         r = agent_sm_handle(s->sm, agent_now(), &ev, why, sizeof why);
         if (r < 0) {
+                s->claimant = before; /* refused: nothing changes */
                 agent_jobspec_free(s->spec);
                 s->spec = NULL;
                 r = refuse(c, req, what, "%s", why);
@@ -357,12 +400,15 @@ static int on_claim_event(Conn *c, const ClassAd *req, AgentEventType type, cons
                 return 0;
         AgentEvent ev = { .type = type, .claim_id = id, .fast = !get_bool(req, "Graceful", true) };
         char why[512] = "";
-        if (type == AGENT_EV_DEACTIVATE)
+        const char *exit_reason = s->exit_reason;
+        if (type == AGENT_EV_DEACTIVATE && s->job && !s->exit_reason)
                 s->exit_reason = "deactivated";
         int r = agent_sm_handle(s->sm, agent_now(), &ev, why, sizeof why);
-        if (r < 0)
+        agent_slot_sync_claims(s); /* a released preempting claim is gone */
+        if (r < 0) {
+                s->exit_reason = exit_reason; /* refused: nothing changes */
                 r = refuse(c, req, what, "%s", why);
-        else
+        } else
                 r = reply(c, req, true, NULL, NULL);
         free(id);
         agent_schedule(c->agent);
@@ -420,6 +466,7 @@ static int on_admin(Conn *c, const ClassAd *req, GleanCommand cmd) {
                               : get_bool(req, "Peaceful", false) ? AGENT_SHUTDOWN_PEACEFUL
                                                                  : AGENT_SHUTDOWN_GRACEFUL;
                 a->shutting_down = true;
+                a->shutdown_how = ev.shutdown;
                 reason = "agent shutting down";
                 break;
         default:

@@ -55,6 +55,21 @@ Slot *agent_slot_by_claim(Agent *a, const char *claim_id) {
         return NULL;
 }
 
+void agent_slot_sync_claims(Slot *s) {
+        if (!s->pre_claim_id[0])
+                return;
+        const char *cur = agent_sm_claim_id(s->sm);
+        if (cur && strcmp(cur, s->pre_claim_id) == 0) {
+                /* 23, 24: the preempting claim has the slot now. */
+                s->claimant = s->pre_claimant;
+                s->claimant_uid = s->pre_claimant_uid;
+                snprintf(s->claim_id, sizeof s->claim_id, "%s", s->pre_claim_id);
+        } else if (agent_sm_has_claim(s->sm, s->pre_claim_id))
+                return;
+        s->pre_claimant = NULL;
+        s->pre_claim_id[0] = 0;
+}
+
 /* ---- the actions of the state machine ---- */
 
 static void job_exited(AgentJob *job, const AgentJobExit *ex, void *userdata);
@@ -182,18 +197,28 @@ static void on_action(void *userdata, const AgentAction *act) {
                 break;
         }
         case AGENT_DO_CLAIM_ENDED: {
+                /* The preempting claim ends without ever having the slot: only
+                 * its own claimant hears of it, the current claim goes on. */
+                bool pre = act->claim_id && s->pre_claim_id[0] && strcmp(act->claim_id, s->pre_claim_id) == 0;
+                Conn *to = pre ? s->pre_claimant : s->claimant;
                 ClassAd *msg = NULL;
-                if (glean_msg_new(GLEAN_CMD_EVENT, &msg) >= 0) {
+                if (to && glean_msg_new(GLEAN_CMD_EVENT, &msg) >= 0) {
                         classad_set_string(msg, "Slot", s->name);
                         classad_set_string(msg, "State", agent_state_name(agent_sm_state(s->sm)));
                         classad_set_string(msg, "Activity", agent_activity_name(agent_sm_activity(s->sm)));
                         classad_set_string(msg, "ClaimId", act->claim_id ? act->claim_id : "");
                         classad_set_bool(msg, "ClaimEnded", true);
                         classad_set_string(msg, "Reason", act->reason ? act->reason : "");
-                        agent_notify_claimant(s, GLEAN_CMD_EVENT, msg);
+                        agent_conn_send(to, msg);
+                        classad_free(msg);
                 }
-                s->claimant = NULL;
-                s->claim_id[0] = 0;
+                if (pre) {
+                        s->pre_claimant = NULL;
+                        s->pre_claim_id[0] = 0;
+                } else {
+                        s->claimant = NULL;
+                        s->claim_id[0] = 0;
+                }
                 break;
         }
         case AGENT_DO_START_BACKFILL:
@@ -230,9 +255,15 @@ static void on_transition(void *userdata, const AgentTransition *t) {
                 { "GLEAN_JOB", t->job_id ? t->job_id : "" },
         };
         size_t n = sizeof f / sizeof *f - (t->job_id ? 0 : 1);
-        /* Why a running job is about to be evicted, for its JobExit. */
-        if (t->to_state == AGENT_STATE_PREEMPTING && s->job && !s->exit_reason)
-                s->exit_reason = t->reason;
+        agent_slot_sync_claims(s);
+        /* Why a running job is about to be evicted, for its JobExit ("retirement
+         * ended" says little when a better claim takes the slot). A job that
+         * unretires (19: a drain cancelled, the preempting claim gone) is no
+         * longer being evicted. */
+        if (t->to_state == AGENT_STATE_CLAIMED && t->to_act == AGENT_ACT_BUSY && t->from_act == AGENT_ACT_RETIRING)
+                s->exit_reason = NULL;
+        else if (t->to_state == AGENT_STATE_PREEMPTING && s->job && !s->exit_reason)
+                s->exit_reason = s->pre_claim_id[0] ? "preempted by a better claim" : t->reason;
         glean_log(LOG_INFO, MESSAGE_ID_TRANSITION, f, n, "%s: %s/%s -> %s/%s (transition %s: %s)", s->name,
                   agent_state_name(t->from_state), agent_activity_name(t->from_act), agent_state_name(t->to_state),
                   agent_activity_name(t->to_act), t->number ? num : "-", t->reason ? t->reason : "");

@@ -1,0 +1,1176 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * test-agent-policy.c — the policy a running pool shows, on the real
+ * glean-agent (seed 002, 3.5.5 to 3.5.9): preemption for a better RANK, a
+ * match and its MATCH_TIMEOUT, suspension of a real job by SUSPEND and
+ * CONTINUE, keep-alives that keep a short lease, the three ways of
+ * shutting down, backfill, garbage on the socket and a flood of
+ * connections, and STARTD_SLOT_ATTRS.
+ *
+ * Each test starts its own agent on a temporary configuration with
+ * POLLING_INTERVAL = 1. The binaries: $GLEAN and $GLEAN_AGENT (set by make
+ * check to the flavour being tested), else build/bin/.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/proto.h"
+#include "test-util.h"
+
+/* ---- an agent on a temporary configuration ---- */
+
+typedef struct Pool {
+        char dir[64];
+        char sock[128];
+        char conf[128];
+        char log[128];
+        char jobs[128];
+        pid_t pid;
+        int status; /* the exit status, once pool_wait_exit() saw the agent go */
+} Pool;
+
+static const char *bin(const char *env, const char *def) {
+        const char *p = getenv(env);
+        return p && *p ? p : def;
+}
+
+static void write_file(const char *path, const char *text) {
+        FILE *f = fopen(path, "we");
+        CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+        fputs(text, f);
+        fclose(f);
+}
+
+static const char *me(void) {
+        struct passwd *pw = getpwuid(getuid());
+        return pw ? pw->pw_name : "root";
+}
+
+static uid_t nobody_uid(void) {
+        struct passwd *pw = getpwnam("nobody");
+        return pw ? pw->pw_uid : 65534;
+}
+
+static const char base_config[] = "NUM_CPUS = 2\n"
+                                  "START = True\n"
+                                  "SUSPEND = False\n"
+                                  "PREEMPT = False\n"
+                                  "KILL = False\n"
+                                  "WANT_SUSPEND = False\n"
+                                  "POLLING_INTERVAL = 1\n"
+                                  "UPDATE_INTERVAL = 5\n"
+                                  "MachineMaxVacateTime = 5\n";
+
+static void remove_dir(const char *dir) {
+        char cmd[200];
+        snprintf(cmd, sizeof cmd, "rm -rf -- '%s'", dir);
+        if (system(cmd) != 0)
+                fprintf(stderr, "cannot remove %s\n", dir);
+}
+
+/* An agent that did not start: why, and nothing left behind. */
+static bool pool_failed(Pool *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static bool pool_failed(Pool *p, const char *fmt, ...) {
+        char *log = NULL;
+        glean_test_read_file(p->log, &log, NULL);
+        fprintf(stderr, "the agent did not start: ");
+        va_list ap;
+        va_start(ap, fmt);
+        vfprintf(stderr, fmt, ap);
+        va_end(ap);
+        fprintf(stderr, "\n%s", log ? log : "");
+        free(log);
+        if (p->pid > 0) {
+                kill(p->pid, SIGKILL);
+                waitpid(p->pid, NULL, 0);
+                p->pid = 0;
+        }
+        remove_dir(p->dir);
+        return false;
+}
+
+/* extra comes last, so it overrides the base configuration. */
+static bool pool_start(Pool *p, const char *extra) {
+        memset(p, 0, sizeof *p);
+        snprintf(p->dir, sizeof p->dir, "/tmp/glean-policy-test-XXXXXX");
+        if (!mkdtemp(p->dir))
+                return false;
+        chmod(p->dir, 0755);
+        snprintf(p->sock, sizeof p->sock, "%s/agent.sock", p->dir);
+        snprintf(p->conf, sizeof p->conf, "%s/glean.conf", p->dir);
+        snprintf(p->log, sizeof p->log, "%s/agent.log", p->dir);
+        snprintf(p->jobs, sizeof p->jobs, "%s/jobs", p->dir);
+        mkdir(p->jobs, 0777);
+        chmod(p->jobs, 0777); /* jobs of root run as nobody and write here */
+        char *text = NULL;
+        /* ADMINISTRATORS: Match and Shutdown work when the tests do not run as root too. */
+        if (asprintf(&text, "EXECUTE = %s/execute\nAGENT_SOCKET = %s\nADMINISTRATORS = %s\n%s%s", p->dir, p->sock,
+                     me(), base_config, extra ? extra : "") < 0)
+                return pool_failed(p, "out of memory");
+        write_file(p->conf, text);
+        free(text);
+        p->pid = fork();
+        if (p->pid == 0) {
+                int fd = open(p->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+                if (fd >= 0) {
+                        dup2(fd, 2);
+                        dup2(fd, 1);
+                }
+                setenv("GLEAN_LOG", "stderr", 1);
+                const char *agent = bin("GLEAN_AGENT", "build/bin/glean-agent");
+                execl(agent, agent, "--config", p->conf, (char *) NULL);
+                _exit(127);
+        }
+        for (int i = 0; i < 400; i++) {
+                struct stat st;
+                if (stat(p->sock, &st) == 0)
+                        return true;
+                int status;
+                if (waitpid(p->pid, &status, WNOHANG) == p->pid) {
+                        p->pid = 0;
+                        return pool_failed(p, "it exited, wait status %d", status);
+                }
+                usleep(25000);
+        }
+        return pool_failed(p, "no socket after %d s", 10);
+}
+
+/* Waits up to seconds for the agent to exit by itself: its wait status,
+ * or -1 when it is still running. */
+static int pool_wait_exit(Pool *p, int seconds) {
+        if (p->pid <= 0)
+                return p->status;
+        for (int i = 0; i < seconds * 20; i++) {
+                int status;
+                if (waitpid(p->pid, &status, WNOHANG) == p->pid) {
+                        p->pid = 0;
+                        p->status = status;
+                        return status;
+                }
+                usleep(50000);
+        }
+        return -1;
+}
+
+/* SIGTERM (unless the agent has exited already), then its exit status (-1
+ * if it had to be killed); the log is printed when that is not 0. */
+static int pool_stop(Pool *p) {
+        int status = -1;
+        if (p->pid > 0) {
+                kill(p->pid, SIGTERM);
+                for (int i = 0; i < 400; i++) {
+                        if (waitpid(p->pid, &status, WNOHANG) == p->pid)
+                                break;
+                        usleep(25000);
+                        status = -1;
+                }
+                if (status == -1) {
+                        kill(p->pid, SIGKILL);
+                        waitpid(p->pid, NULL, 0);
+                }
+                p->pid = 0;
+        } else
+                status = p->status;
+        char *log = NULL;
+        if (glean_test_read_file(p->log, &log, NULL) >= 0 && (status != 0 || getenv("GLEAN_TEST_VERBOSE")))
+                fprintf(stderr, "--- agent log ---\n%s--- end ---\n", log);
+        free(log);
+        remove_dir(p->dir);
+        return status;
+}
+
+static int glean_cli(Pool *p, GleanTestRun *r, const char *a1, const char *a2, const char *a3) {
+        const char *g = bin("GLEAN", "build/bin/glean");
+        char *argv[] = { (char *) g, "agent", "--socket", p->sock, (char *) a1, (char *) a2, (char *) a3, NULL };
+        return glean_test_run(argv, r);
+}
+
+/* ---- the agent's log ---- */
+
+static char *read_log(const Pool *p) {
+        char *log = NULL;
+        if (glean_test_read_file(p->log, &log, NULL) < 0)
+                return strdup("");
+        return log;
+}
+
+static size_t count(const char *hay, const char *needle) {
+        size_t n = 0;
+        for (const char *s = hay; (s = strstr(s, needle)); s += strlen(needle))
+                n++;
+        return n;
+}
+
+/* Is there a line of the log with every one of the strings (NULL-terminated)? */
+static bool log_line(const Pool *p, const char *first, ...) {
+        char *log = read_log(p);
+        bool found = false;
+        for (char *line = log, *next; line && *line && !found; line = next) {
+                next = strchr(line, '\n');
+                if (next)
+                        *next++ = 0;
+                found = true;
+                va_list ap;
+                va_start(ap, first);
+                for (const char *s = first; s && found; s = va_arg(ap, const char *))
+                        found = strstr(line, s) != NULL;
+                va_end(ap);
+        }
+        free(log);
+        return found;
+}
+
+/* A transition of slot in the log: "slot1: Matched/Idle -> Owner/Idle (transition 8". */
+static bool log_transition(const Pool *p, const char *slot, const char *from, const char *to, int number) {
+        char a[96], b[64];
+        snprintf(a, sizeof a, "%s: %s -> %s ", slot, from, to);
+        snprintf(b, sizeof b, "(transition %d:", number);
+        return log_line(p, a, b, NULL);
+}
+
+static bool wait_log(const Pool *p, int seconds, const char *first, const char *second) {
+        for (int i = 0; i < seconds * 10; i++) {
+                if (log_line(p, first, second, NULL))
+                        return true;
+                usleep(100000);
+        }
+        return false;
+}
+
+/* ---- the protocol ---- */
+
+static int connect_agent(Pool *p) {
+        int fd = -1;
+        char why[256];
+        int r = glean_client_connect(p->sock, "glean", 5000, &fd, why, sizeof why);
+        GLEAN_TEST_CHECK(r >= 0, "connect: %s", why);
+        return fd;
+}
+
+/* Sends msg and returns the Reply (Events and JobExits before it are dropped). */
+static ClassAd *call(int fd, ClassAd *msg) {
+        static int64_t id = 100;
+        classad_set_int(msg, "RequestId", ++id);
+        if (glean_msg_send(fd, msg, 5000) < 0)
+                return NULL;
+        for (;;) {
+                ClassAd *ad = NULL;
+                GleanCommand cmd;
+                char why[256];
+                if (glean_msg_recv(fd, 10000, &ad, &cmd, why, sizeof why) < 0)
+                        return NULL;
+                int64_t rid = 0;
+                if (cmd == GLEAN_CMD_REPLY && classad_eval_int(ad, "RequestId", CA_MODE_OLD, &rid) >= 0 && rid == id)
+                        return ad;
+                classad_free(ad);
+        }
+}
+
+static bool reply_ok(const ClassAd *reply, char **ret_reason) {
+        bool ok = false;
+        if (reply)
+                classad_eval_bool(reply, "Ok", CA_MODE_OLD, &ok);
+        if (ret_reason) {
+                *ret_reason = NULL;
+                if (reply)
+                        classad_eval_string(reply, "Reason", CA_MODE_OLD, ret_reason);
+        }
+        return ok;
+}
+
+/* The reply's Ok, its Reason written to why (for the failure messages); the reply is freed. */
+static bool ok_why(ClassAd *reply, char *why, size_t len) {
+        char *reason = NULL;
+        bool ok = reply_ok(reply, &reason);
+        snprintf(why, len, "%s", reply ? reason ? reason : "(no reason)" : "(no reply)");
+        free(reason);
+        classad_free(reply);
+        return ok;
+}
+
+static ClassAd *job_ad(const Pool *p, const char *cmd, const char *args, const char *extra) {
+        char *text = NULL;
+        ClassAd *ad = NULL;
+        CaError err;
+        if (asprintf(&text,
+                     "[ Owner = \"%s\"; Cmd = \"%s\"; Arguments = \"%s\"; Iwd = \"%s\"; Out = \"out.txt\"; "
+                     "Err = \"err.txt\"; ClusterId = 7; ProcId = 0; JobUniverse = 5; RequestCpus = 1; "
+                     "RequestMemory = 64; RequestDisk = 1024; Requirements = true; %s ]",
+                     me(), cmd, args, p->jobs, extra ? extra : "") < 0)
+                return NULL;
+        if (classad_parse(text, strlen(text), CA_MODE_OLD, &ad, &err) < 0)
+                ad = NULL;
+        free(text);
+        return ad;
+}
+
+static ClassAd *claim(int fd, const char *slot, const char *id, const ClassAd *job) {
+        ClassAd *m = NULL;
+        glean_msg_new(GLEAN_CMD_REQUEST_CLAIM, &m);
+        classad_set_string(m, "Slot", slot);
+        classad_set_string(m, "ClaimId", id);
+        glean_msg_set_ad(m, "JobAd", job);
+        ClassAd *r = call(fd, m);
+        classad_free(m);
+        return r;
+}
+
+static ClassAd *claim_cmd(int fd, GleanCommand c, const char *id, const ClassAd *job) {
+        ClassAd *m = NULL;
+        glean_msg_new(c, &m);
+        classad_set_string(m, "ClaimId", id);
+        if (job)
+                glean_msg_set_ad(m, "JobAd", job);
+        ClassAd *r = call(fd, m);
+        classad_free(m);
+        return r;
+}
+
+static ClassAd *match(int fd, const char *slot, const char *id) {
+        ClassAd *m = NULL;
+        glean_msg_new(GLEAN_CMD_MATCH, &m);
+        classad_set_string(m, "Slot", slot);
+        classad_set_string(m, "ClaimId", id);
+        ClassAd *r = call(fd, m);
+        classad_free(m);
+        return r;
+}
+
+/* Claims slot with job and activates the claim: the job's pid, or 0. */
+static pid_t claim_and_run(int fd, const char *slot, const char *id, const ClassAd *job) {
+        char why[512];
+        if (!GLEAN_TEST_CHECK(ok_why(claim(fd, slot, id, job), why, sizeof why), "claim %s: %s", id, why))
+                return 0;
+        ClassAd *r = claim_cmd(fd, GLEAN_CMD_ACTIVATE_CLAIM, id, job);
+        int64_t pid = 0;
+        if (r)
+                classad_eval_int(r, "JobPid", CA_MODE_OLD, &pid);
+        GLEAN_TEST_CHECK(ok_why(r, why, sizeof why) && pid > 0, "activate %s: %s", id, why);
+        return (pid_t) pid;
+}
+
+/* The next message cmd on fd (others dropped) within seconds, or NULL.
+ * With attr, only a message where attr is true (a bool) or is one of the
+ * integers want1/want2. */
+static ClassAd *wait_msg(int fd, GleanCommand want, int seconds, const char *attr, int64_t want1, int64_t want2) {
+        time_t end = time(NULL) + seconds;
+        while (time(NULL) <= end) {
+                ClassAd *ad = NULL;
+                GleanCommand cmd;
+                char why[256];
+                int ms = (int) (end - time(NULL)) * 1000 + 500;
+                if (glean_msg_recv(fd, ms, &ad, &cmd, why, sizeof why) < 0)
+                        return NULL;
+                if (cmd == want) {
+                        bool b = false;
+                        int64_t v = 0;
+                        if (!attr || (classad_eval_bool(ad, attr, CA_MODE_OLD, &b) >= 0 && b) ||
+                            (classad_eval_int(ad, attr, CA_MODE_OLD, &v) >= 0 && (v == want1 || v == want2)))
+                                return ad;
+                }
+                classad_free(ad);
+        }
+        return NULL;
+}
+
+static char *ad_string(const ClassAd *ad, const char *attr) {
+        char *s = NULL;
+        if (!ad || classad_eval_string(ad, attr, CA_MODE_OLD, &s) < 0)
+                return strdup("");
+        return s;
+}
+
+/* The status ad of one slot (NULL when there is no such slot). */
+static ClassAd *slot_ad(Pool *p, const char *slot) {
+        int fd = connect_agent(p);
+        if (fd < 0)
+                return NULL;
+        ClassAd *m = NULL;
+        glean_msg_new(GLEAN_CMD_STATUS, &m);
+        classad_set_string(m, "Slot", slot);
+        ClassAd *r = call(fd, m);
+        ClassAd **ads = NULL, *ad = NULL;
+        size_t n = 0;
+        if (r && glean_msg_get_ad_list(r, "Slots", &ads, &n) >= 0 && n == 1) {
+                ad = ads[0];
+                ads[0] = NULL;
+        }
+        glean_ad_list_free(ads, n);
+        classad_free(r);
+        classad_free(m);
+        close(fd);
+        return ad;
+}
+
+/* State/Activity of slot (e.g. "Claimed/Busy"), or "" when it does not exist. */
+static void slot_state(Pool *p, const char *slot, char *buf, size_t len) {
+        ClassAd *ad = slot_ad(p, slot);
+        buf[0] = 0;
+        if (ad) {
+                char *s = ad_string(ad, "State"), *a = ad_string(ad, "Activity");
+                snprintf(buf, len, "%s/%s", s, a);
+                free(s);
+                free(a);
+        }
+        classad_free(ad);
+}
+
+static bool wait_state(Pool *p, const char *slot, const char *want, int seconds) {
+        char buf[64];
+        for (int i = 0; i < seconds * 20; i++) {
+                slot_state(p, slot, buf, sizeof buf);
+                if (strcmp(buf, want) == 0)
+                        return true;
+                usleep(50000);
+        }
+        GLEAN_TEST_CHECK(false, "%s: want %s, still %s after %d s", slot, want, buf, seconds);
+        return false;
+}
+
+static char *slot_string(Pool *p, const char *slot, const char *attr) {
+        ClassAd *ad = slot_ad(p, slot);
+        char *s = ad_string(ad, attr);
+        classad_free(ad);
+        return s;
+}
+
+/* ---- processes ---- */
+
+/* The state letter of /proc/PID/stat ('R', 'S', 'T', ...), 0 when it is gone. */
+static char proc_state(pid_t pid) {
+        char path[64], buf[512];
+        snprintf(path, sizeof path, "/proc/%d/stat", (int) pid);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return 0;
+        ssize_t n = read(fd, buf, sizeof buf - 1);
+        close(fd);
+        if (n <= 0)
+                return 0;
+        buf[n] = 0;
+        char *paren = strrchr(buf, ')');
+        return paren && paren[1] == ' ' ? paren[2] : 0;
+}
+
+/* Waits up to ms for the process to be (want_stopped) or not be stopped. */
+static char wait_proc_state(pid_t pid, bool want_stopped, int ms) {
+        char st = proc_state(pid);
+        for (int i = 0; i < ms / 20 && st && (st == 'T') != want_stopped; i++) {
+                usleep(20000);
+                st = proc_state(pid);
+        }
+        return st;
+}
+
+/* The children of ppid whose command is comm: up to max pids (and their
+ * real uids); their number. */
+static size_t children(pid_t ppid, const char *comm, pid_t *pids, uid_t *uids, size_t max) {
+        DIR *d = opendir("/proc");
+        size_t n = 0;
+        if (!d)
+                return 0;
+        struct dirent *e;
+        while ((e = readdir(d))) {
+                char *end;
+                long pid = strtol(e->d_name, &end, 10);
+                if (*end || pid <= 0)
+                        continue;
+                char path[64], buf[2048];
+                snprintf(path, sizeof path, "/proc/%ld/status", pid);
+                FILE *f = fopen(path, "re");
+                if (!f)
+                        continue;
+                char name[64] = "";
+                long pp = -1, uid = -1;
+                bool zombie = false;
+                while (fgets(buf, sizeof buf, f)) {
+                        if (strncmp(buf, "Name:", 5) == 0)
+                                sscanf(buf + 5, "%63s", name);
+                        else if (strncmp(buf, "PPid:", 5) == 0)
+                                pp = strtol(buf + 5, NULL, 10);
+                        else if (strncmp(buf, "Uid:", 4) == 0)
+                                uid = strtol(buf + 4, NULL, 10);
+                        else if (strncmp(buf, "State:", 6) == 0)
+                                zombie = strchr(buf, 'Z') != NULL;
+                }
+                fclose(f);
+                if (pp == ppid && strcmp(name, comm) == 0 && !zombie) {
+                        if (n < max) {
+                                pids[n] = (pid_t) pid;
+                                uids[n] = (uid_t) uid;
+                        }
+                        n++;
+                }
+        }
+        closedir(d);
+        return n;
+}
+
+static size_t wait_children(pid_t ppid, const char *comm, size_t want, int seconds, pid_t *pids, uid_t *uids,
+                            size_t max) {
+        size_t n = 0;
+        for (int i = 0; i < seconds * 20; i++) {
+                n = children(ppid, comm, pids, uids, max);
+                if (n == want)
+                        break;
+                usleep(50000);
+        }
+        return n;
+}
+
+static off_t file_size(const char *path) {
+        struct stat st;
+        return stat(path, &st) == 0 ? st.st_size : -1;
+}
+
+/* ---- tests ---- */
+
+/* 3.5.8 RANK: a request the slot ranks higher preempts the current one
+ * (Claimed/Busy -> Retiring (13) -> Preempting/Vacating (18) -> Claimed/Idle
+ * (23) with the new claim); a lower one is refused. */
+static void test_rank_preemption(void) {
+        Pool p;
+        CU_ASSERT_FATAL(pool_start(&p, "RANK = TARGET.Prio\n"));
+        char why[512];
+        int fda = connect_agent(&p), fdb = connect_agent(&p), fdc = connect_agent(&p);
+        ClassAd *low = job_ad(&p, "/bin/sleep", "60", "Prio = 1;");
+        ClassAd *high = job_ad(&p, "/bin/sh", "-c 'exit 4'", "Prio = 5;");
+        ClassAd *mid = job_ad(&p, "/bin/true", "", "Prio = 3;");
+        const char *ida = "rank-claim-low-000001", *idb = "rank-claim-high-00001";
+        pid_t pid = claim_and_run(fda, "slot1", ida, low);
+        CU_ASSERT_FATAL(pid > 0);
+        wait_state(&p, "slot1", "Claimed/Busy", 5);
+        ClassAd *ad = slot_ad(&p, "slot1");
+        double cur = -1;
+        classad_eval_real(ad, "CurrentRank", CA_MODE_OLD, &cur);
+        classad_free(ad);
+        GLEAN_TEST_CHECK(cur == 1, "CurrentRank %g with the Prio 1 job", cur);
+
+        /* The better request: accepted as a preempting claim. */
+        ClassAd *r = claim(fdb, "slot1", idb, high);
+        char *slot = ad_string(r, "Slot");
+        GLEAN_TEST_CHECK(ok_why(r, why, sizeof why), "the preempting claim: %s", why);
+        CU_ASSERT(strcmp(slot, "slot1") == 0);
+        free(slot);
+
+        /* The first job is vacated; its own connection hears of it. */
+        ClassAd *ex = wait_msg(fda, GLEAN_CMD_JOB_EXIT, 10, NULL, 0, 0);
+        GLEAN_TEST_CHECK(ex != NULL, "no JobExit for the preempted job");
+        char *reason = ad_string(ex, "Reason"), *id = ad_string(ex, "ClaimId");
+        bool sig = false;
+        int64_t signo = 0;
+        classad_eval_bool(ex, "ExitBySignal", CA_MODE_OLD, &sig);
+        classad_eval_int(ex, "ExitSignal", CA_MODE_OLD, &signo);
+        GLEAN_TEST_CHECK(ex && strcasestr(reason, "preempt"), "JobExit Reason: '%s'", reason);
+        GLEAN_TEST_CHECK(ex && strcmp(id, ida) == 0, "JobExit ClaimId: '%s'", id);
+        GLEAN_TEST_CHECK(ex && sig && signo == SIGTERM, "vacated with the soft kill signal: signal %lld",
+                         (long long) signo);
+        free(reason);
+        free(id);
+        classad_free(ex);
+        /* ... and that its claim is over. */
+        ex = wait_msg(fda, GLEAN_CMD_EVENT, 5, "ClaimEnded", 0, 0);
+        id = ad_string(ex, "ClaimId");
+        GLEAN_TEST_CHECK(ex && strcmp(id, ida) == 0, "no ClaimEnded event for the preempted claim (%s)", id);
+        free(id);
+        classad_free(ex);
+        /* The preempting claim has the slot (23 from Vacating, 24 from Killing), and its
+         * claimant hears of it. */
+        wait_state(&p, "slot1", "Claimed/Idle", 5);
+        GLEAN_TEST_CHECK(log_transition(&p, "slot1", "Claimed/Busy", "Claimed/Retiring", 13),
+                         "no transition 13 for the preempting claim");
+        GLEAN_TEST_CHECK(log_transition(&p, "slot1", "Preempting/Vacating", "Claimed/Idle", 23) ||
+                                 log_transition(&p, "slot1", "Preempting/Killing", "Claimed/Idle", 24),
+                         "no transition 23 or 24 in the log");
+        ex = wait_msg(fdb, GLEAN_CMD_EVENT, 5, "Transition", 23, 24);
+        GLEAN_TEST_CHECK(ex != NULL, "the preempting claimant was not told of transition 23/24");
+        classad_free(ex);
+        ad = slot_ad(&p, "slot1");
+        cur = -1;
+        classad_eval_real(ad, "CurrentRank", CA_MODE_OLD, &cur);
+        classad_free(ad);
+        GLEAN_TEST_CHECK(cur == 5, "CurrentRank %g with the Prio 5 claim", cur);
+
+        /* The old claim is gone, the new one can be activated and hears of its job. */
+        GLEAN_TEST_CHECK(!ok_why(claim_cmd(fda, GLEAN_CMD_KEEP_ALIVE, ida, NULL), why, sizeof why),
+                         "a keep-alive of the preempted claim is accepted");
+        r = claim_cmd(fdb, GLEAN_CMD_ACTIVATE_CLAIM, idb, high);
+        GLEAN_TEST_CHECK(ok_why(r, why, sizeof why), "activating the preempting claim: %s", why);
+        ex = wait_msg(fdb, GLEAN_CMD_JOB_EXIT, 10, NULL, 0, 0);
+        int64_t code = -1;
+        id = ad_string(ex, "ClaimId");
+        classad_eval_int(ex, "ExitCode", CA_MODE_OLD, &code);
+        GLEAN_TEST_CHECK(ex && code == 4 && strcmp(id, idb) == 0, "the second job's JobExit: code %lld, claim '%s'",
+                         (long long) code, id);
+        free(id);
+        classad_free(ex);
+        wait_state(&p, "slot1", "Claimed/Idle", 5);
+
+        /* A request of a lower RANK is refused, and changes nothing. */
+        GLEAN_TEST_CHECK(!ok_why(claim(fdc, "slot1", "rank-claim-mid-000001", mid), why, sizeof why) &&
+                                 strstr(why, "RANK"),
+                         "a claim of lower RANK: %s", why);
+        char st[64];
+        slot_state(&p, "slot1", st, sizeof st);
+        GLEAN_TEST_CHECK(strcmp(st, "Claimed/Idle") == 0, "slot1 after the refusal: %s", st);
+
+        /* A better one while the claim is idle takes the slot at once (10, 23). */
+        ClassAd *best = job_ad(&p, "/bin/true", "", "Prio = 9;");
+        const char *idc = "rank-claim-best-00001";
+        GLEAN_TEST_CHECK(ok_why(claim(fdc, "slot1", idc, best), why, sizeof why), "a claim of RANK 9: %s", why);
+        slot_state(&p, "slot1", st, sizeof st);
+        GLEAN_TEST_CHECK(strcmp(st, "Claimed/Idle") == 0, "slot1 after the idle claim was preempted: %s", st);
+        ex = wait_msg(fdb, GLEAN_CMD_EVENT, 5, "ClaimEnded", 0, 0);
+        id = ad_string(ex, "ClaimId");
+        GLEAN_TEST_CHECK(ex && strcmp(id, idb) == 0, "no ClaimEnded event for the idle preempted claim (%s)", id);
+        free(id);
+        classad_free(ex);
+        GLEAN_TEST_CHECK(!ok_why(claim_cmd(fdb, GLEAN_CMD_KEEP_ALIVE, idb, NULL), why, sizeof why),
+                         "a keep-alive of the preempted idle claim is accepted");
+        GLEAN_TEST_CHECK(ok_why(claim_cmd(fdc, GLEAN_CMD_KEEP_ALIVE, idc, NULL), why, sizeof why),
+                         "a keep-alive of the new claim: %s", why);
+        GLEAN_TEST_CHECK(ok_why(claim_cmd(fdc, GLEAN_CMD_RELEASE, idc, NULL), why, sizeof why), "release: %s", why);
+        wait_state(&p, "slot1", "Unclaimed/Idle", 5);
+        classad_free(low);
+        classad_free(high);
+        classad_free(mid);
+        classad_free(best);
+        close(fda);
+        close(fdb);
+        close(fdc);
+        GLEAN_TEST_CHECK(pool_stop(&p) == 0, "the agent exits 0 after SIGTERM");
+}
+
+/* 3.5.7.3: Matched/Idle (6), MATCH_TIMEOUT back to Owner (8) and Unclaimed
+ * (1); the matched claim id claims the slot (9), another one does not. */
+static void test_match(void) {
+        Pool p;
+        CU_ASSERT_FATAL(pool_start(&p, "MATCH_TIMEOUT = 2\n"));
+        char why[512], st[64];
+        int fd = connect_agent(&p);
+        time_t t0 = time(NULL);
+        GLEAN_TEST_CHECK(ok_why(match(fd, "slot2", "match-claim-id-000001"), why, sizeof why), "match: %s", why);
+        slot_state(&p, "slot2", st, sizeof st);
+        GLEAN_TEST_CHECK(strcmp(st, "Matched/Idle") == 0, "slot2 after the match: %s", st);
+        CU_ASSERT(log_transition(&p, "slot2", "Unclaimed/Idle", "Matched/Idle", 6));
+        /* A matched slot says its Requirements are FALSE. */
+        ClassAd *ad = slot_ad(&p, "slot2");
+        bool req = true;
+        GLEAN_TEST_CHECK(ad && classad_eval_bool(ad, "Requirements", CA_MODE_OLD, &req) >= 0 && !req,
+                         "Requirements of a matched slot");
+        classad_free(ad);
+        /* A second match of a matched slot is refused. */
+        GLEAN_TEST_CHECK(!ok_why(match(fd, "slot2", "match-claim-id-000002"), why, sizeof why),
+                         "a second match is accepted");
+        wait_state(&p, "slot2", "Unclaimed/Idle", 6);
+        long took = (long) (time(NULL) - t0);
+        GLEAN_TEST_CHECK(took >= 1 && took <= 4, "MATCH_TIMEOUT = 2 ended the match after %ld s", took);
+        GLEAN_TEST_CHECK(log_transition(&p, "slot2", "Matched/Idle", "Owner/Idle", 8) &&
+                                 log_line(&p, "slot2: Matched/Idle -> Owner/Idle", "MATCH_TIMEOUT", NULL),
+                         "no transition 8 for MATCH_TIMEOUT in the log");
+        char *log = read_log(&p);
+        char *t8 = strstr(log, "slot2: Matched/Idle -> Owner/Idle (transition 8");
+        GLEAN_TEST_CHECK(t8 && strstr(t8, "slot2: Owner/Idle -> Unclaimed/Idle (transition 1"),
+                         "no transition 1 after transition 8");
+        free(log);
+
+        /* Matched again: only the announced claim id claims it. */
+        const char *id = "match-claim-id-000003";
+        GLEAN_TEST_CHECK(ok_why(match(fd, "slot2", id), why, sizeof why), "match: %s", why);
+        ClassAd *job = job_ad(&p, "/bin/true", "", NULL);
+        GLEAN_TEST_CHECK(!ok_why(claim(fd, "slot2", "some-other-claim-0001", job), why, sizeof why),
+                         "a claim with another id while Matched is accepted");
+        slot_state(&p, "slot2", st, sizeof st);
+        GLEAN_TEST_CHECK(strcmp(st, "Matched/Idle") == 0, "slot2 after the refusal: %s", st);
+        GLEAN_TEST_CHECK(ok_why(claim(fd, "slot2", id, job), why, sizeof why), "the matched claim: %s", why);
+        slot_state(&p, "slot2", st, sizeof st);
+        GLEAN_TEST_CHECK(strcmp(st, "Claimed/Idle") == 0, "slot2 after the matched claim: %s", st);
+        CU_ASSERT(log_transition(&p, "slot2", "Matched/Idle", "Claimed/Idle", 9));
+        /* A claimed slot is not matched; and the claim outlives MATCH_TIMEOUT. */
+        GLEAN_TEST_CHECK(!ok_why(match(fd, "slot2", "match-claim-id-000004"), why, sizeof why),
+                         "a match of a claimed slot is accepted");
+        sleep(3);
+        slot_state(&p, "slot2", st, sizeof st);
+        GLEAN_TEST_CHECK(strcmp(st, "Claimed/Idle") == 0, "slot2 3 s after the claim: %s", st);
+        GLEAN_TEST_CHECK(ok_why(claim_cmd(fd, GLEAN_CMD_RELEASE, id, NULL), why, sizeof why), "release: %s", why);
+        wait_state(&p, "slot2", "Unclaimed/Idle", 5);
+        classad_free(job);
+        close(fd);
+        GLEAN_TEST_CHECK(pool_stop(&p) == 0, "the agent exits 0 after SIGTERM");
+}
+
+/* 3.5.7.4: WANT_SUSPEND and SUSPEND stop the job (14), CONTINUE resumes it (15). */
+static void test_suspend(void) {
+        Pool p;
+        CU_ASSERT_FATAL(pool_start(&p, "WANT_SUSPEND = True\n"
+                                       "SUSPEND = (CurrentTime - JobStart) > 2\n"
+                                       "CONTINUE = (CurrentTime - EnteredCurrentActivity) > 3\n"
+                                       "PREEMPT = False\n"));
+        int fd = connect_agent(&p);
+        char why[512], ticks[200];
+        snprintf(ticks, sizeof ticks, "%s/ticks", p.jobs);
+        ClassAd *job = job_ad(&p, "/bin/sh", "-c 'while :; do echo . >>ticks; sleep 0.1; done'", NULL);
+        const char *id = "suspend-claim-0000001";
+        pid_t pid = claim_and_run(fd, "slot1", id, job);
+        CU_ASSERT_FATAL(pid > 0);
+        GLEAN_TEST_CHECK(wait_proc_state(pid, false, 500) != 'T', "the job is stopped before SUSPEND");
+
+        /* Suspended: the whole job stops, and stays stopped. */
+        CU_ASSERT_FATAL(wait_state(&p, "slot1", "Claimed/Suspended", 8));
+        char st = wait_proc_state(pid, true, 1000);
+        GLEAN_TEST_CHECK(st == 'T', "the job's state while Claimed/Suspended: '%c'", st ? st : '0');
+        usleep(200000);
+        off_t before = file_size(ticks);
+        usleep(500000);
+        off_t after = file_size(ticks);
+        char s[64];
+        slot_state(&p, "slot1", s, sizeof s);
+        GLEAN_TEST_CHECK(before > 0 && (after == before || strcmp(s, "Claimed/Suspended") != 0),
+                         "the suspended job went on writing: %lld -> %lld bytes", (long long) before,
+                         (long long) after);
+        CU_ASSERT(log_transition(&p, "slot1", "Claimed/Busy", "Claimed/Suspended", 14));
+
+        /* CONTINUE: it runs again. */
+        CU_ASSERT(wait_state(&p, "slot1", "Claimed/Busy", 8));
+        st = wait_proc_state(pid, false, 500);
+        GLEAN_TEST_CHECK(st && st != 'T', "the job's state after CONTINUE: '%c'", st ? st : '0');
+        before = file_size(ticks);
+        after = before;
+        for (int i = 0; i < 30 && after == before; i++) {
+                usleep(50000);
+                after = file_size(ticks);
+        }
+        GLEAN_TEST_CHECK(after > before, "the continued job does not write: %lld bytes", (long long) after);
+        CU_ASSERT(log_transition(&p, "slot1", "Claimed/Suspended", "Claimed/Busy", 15));
+
+        /* A release evicts it, stopped or not. */
+        GLEAN_TEST_CHECK(ok_why(claim_cmd(fd, GLEAN_CMD_RELEASE, id, NULL), why, sizeof why), "release: %s", why);
+        ClassAd *ex = wait_msg(fd, GLEAN_CMD_JOB_EXIT, 10, NULL, 0, 0);
+        GLEAN_TEST_CHECK(ex != NULL, "no JobExit after the release");
+        classad_free(ex);
+        wait_state(&p, "slot1", "Unclaimed/Idle", 5);
+        GLEAN_TEST_CHECK(proc_state(pid) == 0, "the job's process is still there");
+        classad_free(job);
+        close(fd);
+        GLEAN_TEST_CHECK(pool_stop(&p) == 0, "the agent exits 0 after SIGTERM");
+}
+
+/* 3.5.5.1: keep-alives reset the lease; `glean agent run` sends one every lease/3 s. */
+static void test_keepalive(void) {
+        Pool p;
+        CU_ASSERT_FATAL(pool_start(&p, NULL));
+        char sub[256], text[512];
+        snprintf(sub, sizeof sub, "%s/lease.sub", p.jobs);
+        snprintf(text, sizeof text,
+                 "executable = /bin/sleep\narguments = 6\n+JobLeaseDuration = 3\noutput = out.txt\n"
+                 "initialdir = %s\nqueue\n",
+                 p.jobs);
+        write_file(sub, text);
+        GleanTestRun r;
+        time_t t0 = time(NULL);
+        CU_ASSERT_FATAL(glean_cli(&p, &r, "run", sub, NULL) >= 0);
+        long took = (long) (time(NULL) - t0);
+        GLEAN_TEST_CHECK(r.status == 0, "glean agent run: status %d, stdout: %s stderr: %s", r.status, r.out, r.err);
+        GLEAN_TEST_CHECK(strstr(r.err, "lease 3 s, keep-alive every 1 s"), "stderr: %s", r.err);
+        GLEAN_TEST_CHECK(strstr(r.out, "exited with status 0"), "stdout: %s", r.out);
+        GLEAN_TEST_CHECK(took >= 5, "the 6-second job ended after %ld s", took);
+        glean_test_run_done(&r);
+        GLEAN_TEST_CHECK(!log_line(&p, "lease expired", NULL), "a lease expired");
+        GLEAN_TEST_CHECK(log_transition(&p, "slot1", "Claimed/Busy", "Claimed/Idle", 12), "no transition 12");
+        wait_state(&p, "slot1", "Unclaimed/Idle", 5);
+        GLEAN_TEST_CHECK(pool_stop(&p) == 0, "the agent exits 0 after SIGTERM");
+}
+
+typedef enum { SHUT_CLI, SHUT_CLI_FAST, SHUT_SIGTERM } ShutHow;
+
+static void shutdown_case(ShutHow how) {
+        static const char *const names[] = { "glean agent shutdown", "glean agent shutdown --fast", "SIGTERM" };
+        Pool p;
+        CU_ASSERT_FATAL(pool_start(&p, NULL));
+        int fd = connect_agent(&p);
+        ClassAd *job = job_ad(&p, "/bin/sleep", "60", NULL);
+        pid_t pid = claim_and_run(fd, "slot1", "shutdown-claim-000001", job);
+        CU_ASSERT_FATAL(pid > 0);
+        wait_state(&p, "slot1", "Claimed/Busy", 5);
+        if (how == SHUT_SIGTERM)
+                kill(p.pid, SIGTERM);
+        else {
+                GleanTestRun r;
+                CU_ASSERT_FATAL(glean_cli(&p, &r, "shutdown", how == SHUT_CLI_FAST ? "--fast" : NULL, NULL) >= 0);
+                GLEAN_TEST_CHECK(r.status == 0, "%s: status %d: %s", names[how], r.status, r.err);
+                glean_test_run_done(&r);
+        }
+        ClassAd *ex = wait_msg(fd, GLEAN_CMD_JOB_EXIT, 10, NULL, 0, 0);
+        GLEAN_TEST_CHECK(ex != NULL, "%s: no JobExit", names[how]);
+        char *reason = ad_string(ex, "Reason");
+        bool sig = false;
+        int64_t signo = 0;
+        classad_eval_bool(ex, "ExitBySignal", CA_MODE_OLD, &sig);
+        classad_eval_int(ex, "ExitSignal", CA_MODE_OLD, &signo);
+        int want = how == SHUT_CLI_FAST ? SIGKILL : SIGTERM;
+        GLEAN_TEST_CHECK(ex && sig && signo == want, "%s: the job ended by signal %lld, want %d", names[how],
+                         (long long) signo, want);
+        GLEAN_TEST_CHECK(ex && strstr(reason, "shutting down"), "%s: JobExit Reason '%s'", names[how], reason);
+        free(reason);
+        classad_free(ex);
+        int status = pool_wait_exit(&p, 5);
+        GLEAN_TEST_CHECK(status != -1, "%s: the agent is still running 5 s after the job's end", names[how]);
+        GLEAN_TEST_CHECK(status == -1 || (WIFEXITED(status) && WEXITSTATUS(status) == 0),
+                         "%s: the agent's wait status %d", names[how], status);
+        struct stat sst;
+        GLEAN_TEST_CHECK(status == -1 || stat(p.sock, &sst) < 0, "%s: the socket is left behind", names[how]);
+        GLEAN_TEST_CHECK(proc_state(pid) == 0, "%s: the job is still there", names[how]);
+        GLEAN_TEST_CHECK(log_line(&p, how == SHUT_SIGTERM ? "graceful shutdown" : "Shutdown by", NULL),
+                         "%s: the log does not record the shutdown", names[how]);
+        classad_free(job);
+        close(fd);
+        GLEAN_TEST_CHECK(pool_stop(&p) == 0, "%s: the agent's exit status", names[how]);
+}
+
+/* 3.5.7.4: a graceful shutdown vacates (MaxJobRetirementTime 0), a fast one
+ * kills; SIGTERM is a graceful shutdown. The agent exits 0 once the jobs are gone. */
+static void test_shutdown(void) {
+        shutdown_case(SHUT_CLI);
+        shutdown_case(SHUT_CLI_FAST);
+        shutdown_case(SHUT_SIGTERM);
+}
+
+static const char backfill_config[] = "ENABLE_BACKFILL = True\n"
+                                      "BACKFILL_COMMAND = /bin/sleep 120\n"
+                                      "START_BACKFILL = True\n";
+
+/* 3.5.7.6: Unclaimed -> Backfill/Idle (7) -> Backfill/Busy (26); a claim
+ * kills the backfill (28, 29) and takes the slot (31). */
+static void test_backfill(void) {
+        Pool p;
+        char config[512];
+        snprintf(config, sizeof config, "%sEVICT_BACKFILL = False\n", backfill_config);
+        CU_ASSERT_FATAL(pool_start(&p, config));
+        char why[512];
+        wait_state(&p, "slot1", "Backfill/Busy", 5);
+        wait_state(&p, "slot2", "Backfill/Busy", 5);
+        CU_ASSERT(log_transition(&p, "slot1", "Unclaimed/Idle", "Backfill/Idle", 7));
+        CU_ASSERT(log_transition(&p, "slot1", "Backfill/Idle", "Backfill/Busy", 26));
+        pid_t pids[8];
+        uid_t uids[8];
+        size_t n = wait_children(p.pid, "sleep", 2, 3, pids, uids, 8);
+        GLEAN_TEST_CHECK(n == 2, "%zu backfill commands run, want one per slot", n);
+        for (size_t i = 0; i < n && i < 8; i++)
+                GLEAN_TEST_CHECK(getuid() != 0 || uids[i] == nobody_uid(),
+                                 "the backfill command runs as uid %d, not as the slot user", (int) uids[i]);
+
+        /* A claim ends the backfill of its slot only. */
+        int fd = connect_agent(&p);
+        ClassAd *job = job_ad(&p, "/bin/true", "", NULL);
+        const char *id = "backfill-claim-000001";
+        GLEAN_TEST_CHECK(ok_why(claim(fd, "slot1", id, job), why, sizeof why), "claim: %s", why);
+        wait_state(&p, "slot1", "Claimed/Idle", 5);
+        CU_ASSERT(log_transition(&p, "slot1", "Backfill/Busy", "Backfill/Killing", 28));
+        CU_ASSERT(log_transition(&p, "slot1", "Backfill/Killing", "Backfill/Idle", 29));
+        CU_ASSERT(log_transition(&p, "slot1", "Backfill/Idle", "Claimed/Idle", 31));
+        pid_t left[8];
+        n = wait_children(p.pid, "sleep", 1, 3, left, uids, 8);
+        GLEAN_TEST_CHECK(n == 1, "%zu backfill commands run after the claim, want 1", n);
+        char st[64];
+        slot_state(&p, "slot2", st, sizeof st);
+        GLEAN_TEST_CHECK(strcmp(st, "Backfill/Busy") == 0, "slot2 during slot1's claim: %s", st);
+        /* The claim works as any other, and once released the slot goes back to backfill. */
+        GLEAN_TEST_CHECK(ok_why(claim_cmd(fd, GLEAN_CMD_ACTIVATE_CLAIM, id, job), why, sizeof why), "activate: %s",
+                         why);
+        ClassAd *ex = wait_msg(fd, GLEAN_CMD_JOB_EXIT, 10, NULL, 0, 0);
+        GLEAN_TEST_CHECK(ex != NULL, "no JobExit");
+        classad_free(ex);
+        GLEAN_TEST_CHECK(ok_why(claim_cmd(fd, GLEAN_CMD_RELEASE, id, NULL), why, sizeof why), "release: %s", why);
+        wait_state(&p, "slot1", "Backfill/Busy", 5);
+        classad_free(job);
+        close(fd);
+        GLEAN_TEST_CHECK(pool_stop(&p) == 0, "the agent exits 0 after SIGTERM (the backfill is killed)");
+        for (size_t i = 0; i < 2; i++)
+                GLEAN_TEST_CHECK(kill(pids[i], 0) < 0 && errno == ESRCH, "backfill pid %d outlives the agent",
+                                 (int) pids[i]);
+
+        /* EVICT_BACKFILL: the command is killed (28, 29), the slot goes to Owner
+         * (30) and, START_BACKFILL still TRUE, back into backfill (1, 7, 26). */
+        snprintf(config, sizeof config, "%sNUM_CPUS = 1\nEVICT_BACKFILL = (CurrentTime - EnteredCurrentState) > 2\n",
+                 backfill_config);
+        CU_ASSERT_FATAL(pool_start(&p, config));
+        wait_state(&p, "slot1", "Backfill/Busy", 5);
+        n = wait_children(p.pid, "sleep", 1, 3, pids, uids, 8);
+        CU_ASSERT(n == 1);
+        GLEAN_TEST_CHECK(wait_log(&p, 8, "slot1: Backfill/Killing -> Owner/Idle", "(transition 30:") ||
+                                 wait_log(&p, 1, "slot1: Backfill/Idle -> Owner/Idle", "(transition 30:"),
+                         "no transition 30");
+        GLEAN_TEST_CHECK(log_line(&p, "slot1: Backfill/Busy -> Backfill/Killing (transition 28", "EVICT_BACKFILL", NULL),
+                         "no transition 28 for EVICT_BACKFILL");
+        bool again = false;
+        for (int i = 0; i < 50 && !again; i++) {
+                char *log = read_log(&p);
+                again = count(log, "slot1: Backfill/Idle -> Backfill/Busy (transition 26") >= 2;
+                free(log);
+                if (!again)
+                        usleep(100000);
+        }
+        GLEAN_TEST_CHECK(again, "the slot does not go back to backfill after the eviction");
+        GLEAN_TEST_CHECK(n == 1 && (kill(pids[0], 0) < 0 && errno == ESRCH), "the evicted backfill command lives on");
+        GLEAN_TEST_CHECK(pool_stop(&p) == 0, "the agent exits 0 after SIGTERM");
+}
+
+/* What the agent does with garbage: refuses it, drops what cannot be
+ * resynchronised, and goes on answering. */
+static void test_garbage(void) {
+        Pool p;
+        CU_ASSERT_FATAL(pool_start(&p, NULL));
+        srand(20240611);
+        /* 1,000 frames of random bytes over four connections: each refused with a Reply. */
+        size_t refused = 0, other = 0;
+        for (int c = 0; c < 4; c++) {
+                int fd = connect_agent(&p);
+                CU_ASSERT_FATAL(fd >= 0);
+                for (int i = 0; i < 250; i++) {
+                        char buf[600];
+                        size_t len = 1 + (size_t) rand() % sizeof buf;
+                        for (size_t k = 0; k < len; k++)
+                                buf[k] = (char) rand();
+                        if (glean_frame_write(fd, buf, len, 5000) < 0) {
+                                other++;
+                                break;
+                        }
+                        ClassAd *ad = NULL;
+                        GleanCommand cmd;
+                        char why[256];
+                        if (glean_msg_recv(fd, 5000, &ad, &cmd, why, sizeof why) >= 0 && cmd == GLEAN_CMD_REPLY &&
+                            !reply_ok(ad, NULL))
+                                refused++;
+                        else
+                                other++;
+                        classad_free(ad);
+                }
+                /* Fifty bad frames in one write: as many replies, in order. */
+                static const char junk[] = "[ Command = 1";
+                char batch[50 * (4 + sizeof junk)];
+                size_t off = 0;
+                for (int i = 0; i < 50; i++) {
+                        uint32_t n = htonl(sizeof junk - 1);
+                        memcpy(batch + off, &n, 4);
+                        memcpy(batch + off + 4, junk, sizeof junk - 1);
+                        off += 4 + sizeof junk - 1;
+                }
+                CU_ASSERT(send(fd, batch, off, MSG_NOSIGNAL) == (ssize_t) off);
+                size_t replies = 0;
+                for (int i = 0; i < 50; i++) {
+                        ClassAd *ad = NULL;
+                        GleanCommand cmd;
+                        char why[256];
+                        if (glean_msg_recv(fd, 5000, &ad, &cmd, why, sizeof why) >= 0 && cmd == GLEAN_CMD_REPLY &&
+                            !reply_ok(ad, NULL))
+                                replies++;
+                        classad_free(ad);
+                }
+                GLEAN_TEST_CHECK(replies == 50, "%zu replies to 50 frames sent at once", replies);
+                /* A good request after all that is served. */
+                ClassAd *m = NULL;
+                glean_msg_new(GLEAN_CMD_STATUS, &m);
+                ClassAd *r = call(fd, m);
+                CU_ASSERT(reply_ok(r, NULL));
+                classad_free(r);
+                classad_free(m);
+                close(fd);
+        }
+        GLEAN_TEST_CHECK(refused == 1000 && other == 0, "%zu of 1000 random frames refused, %zu other outcomes",
+                         refused, other);
+
+        /* Frames the stream cannot recover from: the connection is closed. */
+        static const struct {
+                const char *what;
+                bool hello;
+                unsigned char bytes[16];
+                size_t len;
+                bool close_early;
+        } cases[] = {
+                { "a 4 GiB declared length", true, { 0xff, 0xff, 0xff, 0xff, 'x' }, 5, false },
+                { "a length above GLEAN_FRAME_MAX", true, { 0x00, 0x10, 0x00, 0x01, '[' }, 5, false },
+                { "a zero length", true, { 0, 0, 0, 0, 0, 0, 0, 1, ']' }, 9, false },
+                { "garbage before Hello", false, { 0, 0, 0, 3, 'a', 'b', 'c' }, 7, false },
+                { "a request before Hello", false, { 0 }, 0, false },
+                { "random bytes before Hello", false, { 0x7f, 0x45, 0x4c, 0x46, 2, 1, 1, 0, 9, 9 }, 10, false },
+                { "a frame cut short", true, { 0, 0, 0, 100, '[', ' ', 'C', 'o' }, 8, true },
+                { "a frame cut short before Hello", false, { 0, 0, 0, 100, '[' }, 5, true },
+        };
+        for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+                int fd = -1;
+                if (cases[i].hello)
+                        fd = connect_agent(&p);
+                else
+                        glean_sock_connect_unix(p.sock, 5000, &fd);
+                if (!GLEAN_TEST_CHECK(fd >= 0, "%s: cannot connect", cases[i].what))
+                        continue;
+                if (cases[i].len) {
+                        CU_ASSERT(send(fd, cases[i].bytes, cases[i].len, MSG_NOSIGNAL) == (ssize_t) cases[i].len);
+                } else {
+                        ClassAd *m = NULL;
+                        glean_msg_new(GLEAN_CMD_STATUS, &m);
+                        CU_ASSERT(glean_msg_send(fd, m, 5000) >= 0);
+                        classad_free(m);
+                }
+                if (cases[i].close_early) {
+                        close(fd);
+                        continue;
+                }
+                /* At most a refusal, then the end of the stream. */
+                char *payload = NULL;
+                int r = glean_frame_recv(fd, 0, 5000, &payload, NULL);
+                if (r >= 0) {
+                        ClassAd *ad = NULL;
+                        GleanCommand cmd;
+                        char why[256];
+                        bool refusal = glean_msg_parse(payload, strlen(payload), &ad, &cmd, why, sizeof why) >= 0 &&
+                                       cmd == GLEAN_CMD_REPLY && !reply_ok(ad, NULL);
+                        GLEAN_TEST_CHECK(refusal, "%s: answered %s", cases[i].what, payload);
+                        classad_free(ad);
+                        free(payload);
+                        r = glean_frame_recv(fd, 0, 5000, &payload, NULL);
+                        if (r >= 0)
+                                free(payload);
+                }
+                GLEAN_TEST_CHECK(r == -EPIPE || r == -ECONNRESET, "%s: the connection is not closed (%s)",
+                                 cases[i].what, strerror(-r));
+                close(fd);
+        }
+
+        /* 300 connections at once: each is served or refused. */
+        enum { N = 300 };
+        int fds[N];
+        size_t served = 0, dropped = 0, opened = 0;
+        for (int i = 0; i < N; i++) {
+                fds[i] = -1;
+                if (glean_sock_connect_unix(p.sock, 5000, &fds[i]) >= 0)
+                        opened++;
+        }
+        for (int i = 0; i < N; i++) {
+                ClassAd *hello = NULL, *m = NULL;
+                glean_hello_new("glean", &hello);
+                glean_msg_new(GLEAN_CMD_STATUS, &m);
+                classad_set_int(m, "RequestId", i);
+                if (fds[i] >= 0 && (glean_msg_send(fds[i], hello, 2000) < 0 || glean_msg_send(fds[i], m, 2000) < 0)) {
+                        close(fds[i]);
+                        fds[i] = -1;
+                        dropped++;
+                }
+                classad_free(hello);
+                classad_free(m);
+        }
+        for (int i = 0; i < N; i++) {
+                if (fds[i] < 0)
+                        continue;
+                ClassAd *ad = NULL, *ad2 = NULL;
+                GleanCommand c1 = GLEAN_CMD__MAX, c2 = GLEAN_CMD__MAX;
+                char why[256];
+                if (glean_msg_recv(fds[i], 5000, &ad, &c1, why, sizeof why) >= 0 && c1 == GLEAN_CMD_HELLO &&
+                    glean_msg_recv(fds[i], 5000, &ad2, &c2, why, sizeof why) >= 0 && c2 == GLEAN_CMD_REPLY &&
+                    reply_ok(ad2, NULL))
+                        served++;
+                else
+                        dropped++;
+                classad_free(ad);
+                classad_free(ad2);
+        }
+        GLEAN_TEST_CHECK(opened == N && served + dropped == N && served > 0,
+                         "%d connections: %zu opened, %zu served, %zu refused", N, opened, served, dropped);
+        GLEAN_TEST_CHECK(dropped == 0 || log_line(&p, "refusing a connection", NULL),
+                         "%zu connections refused, the log does not say so", dropped);
+        for (int i = 0; i < N; i++)
+                if (fds[i] >= 0)
+                        close(fds[i]);
+
+        /* The agent lives, answers, and its log shows the refusals. */
+        int status;
+        CU_ASSERT_FATAL(waitpid(p.pid, &status, WNOHANG) == 0);
+        char st[64] = "";
+        for (int i = 0; i < 20 && strcmp(st, "Unclaimed/Idle") != 0; i++) {
+                slot_state(&p, "slot1", st, sizeof st);
+                if (strcmp(st, "Unclaimed/Idle") != 0)
+                        usleep(100000);
+        }
+        GLEAN_TEST_CHECK(strcmp(st, "Unclaimed/Idle") == 0, "slot1 after the garbage: '%s'", st);
+        char *log = read_log(&p);
+        GLEAN_TEST_CHECK(count(log, "bad message from") >= 1000 + 200, "%zu bad messages logged",
+                         count(log, "bad message from"));
+        GLEAN_TEST_CHECK(strstr(log, "dropping the connection") && strstr(log, "Message too long") &&
+                                 strstr(log, "Bad message"),
+                         "the log lacks the dropped connections");
+        free(log);
+        GLEAN_TEST_CHECK(pool_stop(&p) == 0, "the agent exits 0 after SIGTERM");
+}
+
+/* 3.5.10.5 STARTD_SLOT_ATTRS: slotN_State in every slot's ad, usable by
+ * another slot's policy. */
+static void test_slot_attrs(void) {
+        Pool p;
+        CU_ASSERT_FATAL(pool_start(&p, "STARTD_SLOT_ATTRS = State\nSLOT2_START = slot1_State =!= \"Claimed\"\n"));
+        char why[512], st[64];
+        char *s = slot_string(&p, "slot2", "slot1_State");
+        GLEAN_TEST_CHECK(strcmp(s, "Unclaimed") == 0, "slot2's slot1_State: '%s'", s);
+        free(s);
+        s = slot_string(&p, "slot1", "slot2_State");
+        GLEAN_TEST_CHECK(strcmp(s, "Unclaimed") == 0, "slot1's slot2_State: '%s'", s);
+        free(s);
+        int fd = connect_agent(&p);
+        ClassAd *job = job_ad(&p, "/bin/true", "", NULL);
+        const char *id = "slot-attrs-claim-0001";
+        GLEAN_TEST_CHECK(ok_why(claim(fd, "slot1", id, job), why, sizeof why), "claim: %s", why);
+        s = slot_string(&p, "slot2", "slot1_State");
+        GLEAN_TEST_CHECK(strcmp(s, "Claimed") == 0, "slot2's slot1_State with slot1 claimed: '%s'", s);
+        free(s);
+        /* slot2's START refers to it: slot2 goes to its owner while slot1 is claimed. */
+        wait_state(&p, "slot2", "Owner/Idle", 4);
+        GLEAN_TEST_CHECK(!ok_why(claim(fd, "slot2", "slot-attrs-claim-0002", job), why, sizeof why),
+                         "slot2 takes a claim while slot1 is claimed");
+        GLEAN_TEST_CHECK(ok_why(claim_cmd(fd, GLEAN_CMD_RELEASE, id, NULL), why, sizeof why), "release: %s", why);
+        wait_state(&p, "slot1", "Unclaimed/Idle", 5);
+        s = slot_string(&p, "slot2", "slot1_State");
+        GLEAN_TEST_CHECK(strcmp(s, "Unclaimed") == 0, "slot2's slot1_State after the release: '%s'", s);
+        free(s);
+        wait_state(&p, "slot2", "Unclaimed/Idle", 8);
+        slot_state(&p, "slot1", st, sizeof st);
+        CU_ASSERT(strcmp(st, "Unclaimed/Idle") == 0);
+        classad_free(job);
+        close(fd);
+        GLEAN_TEST_CHECK(pool_stop(&p) == 0, "the agent exits 0 after SIGTERM");
+}
+
+static CU_TestInfo tests[] = {
+        { "preemption for a better RANK", test_rank_preemption },
+        { "match and MATCH_TIMEOUT", test_match },
+        { "suspension of a real job", test_suspend },
+        { "keep-alives keep a short lease", test_keepalive },
+        { "shutdown: graceful, fast, SIGTERM", test_shutdown },
+        { "backfill", test_backfill },
+        { "garbage and a flood of connections", test_garbage },
+        { "STARTD_SLOT_ATTRS", test_slot_attrs },
+        CU_TEST_INFO_NULL,
+};
+
+static CU_SuiteInfo suites[] = {
+        { "agent policy", NULL, NULL, NULL, NULL, tests },
+        CU_SUITE_INFO_NULL,
+};
+
+int main(int argc, char **argv) {
+        signal(SIGPIPE, SIG_IGN);
+        return glean_test_main(argc, argv, suites);
+}
