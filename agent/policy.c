@@ -613,5 +613,6 @@ bool agent_sm_job_active(const AgentSlotSM *sm) {
 bool agent_sm_has_claim(const AgentSlotSM *sm, const char *claim_id) {
         if (!claim_id)
                 return false;
-        return (sm->cur && strcmp(sm->cur->id, claim_id) == 0) || (sm->pre && strcmp(sm->pre->id, claim_id) == 0);
+        return (sm->cur && strcmp(sm->cur->id, claim_id) == 0) || (sm->pre && strcmp(sm->pre->id, claim_id) == 0) ||
+               (sm->pending && strcmp(sm->pending->id, claim_id) == 0);
 }

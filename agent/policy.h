@@ -200,5 +200,6 @@ const char *agent_sm_claim_id(const AgentSlotSM *sm);
 const ClassAd *agent_sm_job(const AgentSlotSM *sm);
 /* Is a job running (activated and not yet exited)? */
 bool agent_sm_job_active(const AgentSlotSM *sm);
-/* Does this claim id belong to the slot (current or preempting claim)? */
+/* Does this claim id belong to the slot (current or preempting claim, or a
+ * claim waiting for the backfill command to end)? */
 bool agent_sm_has_claim(const AgentSlotSM *sm, const char *claim_id);

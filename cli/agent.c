@@ -382,7 +382,7 @@ static int send_claim_msg(Client *c, GleanCommand cmd, const char *claim_id) {
 
 /* Claims a slot for job; *ret_slot and *ret_lease on success. */
 static int claim_slot(Client *c, const char *only, const ClassAd *job, const char *claim_id, char **ret_slot,
-                      int64_t *ret_lease) {
+                      int64_t *ret_lease, bool *ret_ready) {
         ClassAd *req = NULL, *reply = NULL;
         if (glean_msg_new(GLEAN_CMD_STATUS, &req) < 0 || request(c, req, &reply, NULL) < 0 ||
             !reply_ok(reply, "run")) {
@@ -402,7 +402,8 @@ static int claim_slot(Client *c, const char *only, const ClassAd *job, const cha
                 classad_eval_bool(ads[i], "DynamicSlot", CA_MODE_OLD, &dynamic);
                 size_t nl = strcspn(name, "@");
                 bool wanted = only ? strncmp(name, only, nl) == 0 && strlen(only) == nl
-                                   : !dynamic && (strcmp(state, "Unclaimed") == 0 || strcmp(state, "Owner") == 0);
+                                   : !dynamic && (strcmp(state, "Unclaimed") == 0 || strcmp(state, "Owner") == 0 ||
+                                                  strcmp(state, "Backfill") == 0);
                 if (wanted) {
                         req = reply = NULL;
                         glean_msg_new(GLEAN_CMD_REQUEST_CLAIM, &req);
@@ -415,6 +416,9 @@ static int claim_slot(Client *c, const char *only, const ClassAd *job, const cha
                                 classad_eval_bool(reply, "Ok", CA_MODE_OLD, &ok);
                                 if (ok) {
                                         *ret_slot = attr_str(reply, "Slot");
+                                        char *st = attr_str(reply, "State");
+                                        *ret_ready = strcmp(st, "Claimed") == 0 || strcmp(st, "?") == 0;
+                                        free(st);
                                         if (classad_eval_int(reply, "LeaseDuration", CA_MODE_OLD, ret_lease) < 0)
                                                 *ret_lease = 1200;
                                         r = 0;
@@ -458,6 +462,39 @@ static int report_exit(const char *jobid, const ClassAd *ex) {
         fflush(stdout);
         free(reason);
         return by_signal ? 128 + (int) sig : (int) code;
+}
+
+/* A claim on a slot that runs its backfill command is Claimed once the
+ * command is gone (transition 31): wait for that Event. */
+static int wait_claimed(Client *c, const char *slot) {
+        time_t start = time(NULL);
+        while (time(NULL) - start < 60 && !interrupted) {
+                ClassAd *msg = NULL;
+                GleanCommand cmd;
+                char why[512];
+                if (glean_msg_recv(c->fd, 60000, &msg, &cmd, why, sizeof why) < 0) {
+                        fprintf(stderr, "glean agent run: lost the agent: %s\n", why);
+                        return -EIO;
+                }
+                char *state = NULL;
+                bool ended = false;
+                if (cmd == GLEAN_CMD_EVENT) {
+                        print_event(msg);
+                        classad_eval_string(msg, "State", CA_MODE_OLD, &state);
+                        classad_eval_bool(msg, "ClaimEnded", CA_MODE_OLD, &ended);
+                }
+                bool claimed = state && strcmp(state, "Claimed") == 0 && !ended;
+                free(state);
+                classad_free(msg);
+                if (ended) {
+                        fprintf(stderr, "glean agent run: %s: the claim ended before it could be used\n", slot);
+                        return -EIO;
+                }
+                if (claimed)
+                        return 0;
+        }
+        fprintf(stderr, "glean agent run: %s did not become Claimed\n", slot);
+        return -ETIMEDOUT;
 }
 
 /* Activates the claim with job and waits for its end, keeping the claim alive. */
@@ -576,8 +613,14 @@ static int cli_agent_run(Client *c, int argc, char **argv) {
         char *slot = NULL;
         int64_t lease = 1200;
         int status = CLI_EXIT_FAILURE;
-        if (claim_id_new(claim_id, sizeof claim_id) < 0 || claim_slot(c, only, ads[0], claim_id, &slot, &lease) < 0)
+        bool ready = true;
+        if (claim_id_new(claim_id, sizeof claim_id) < 0 ||
+            claim_slot(c, only, ads[0], claim_id, &slot, &lease, &ready) < 0)
                 goto out;
+        if (!ready && wait_claimed(c, slot) < 0) {
+                send_claim_msg(c, GLEAN_CMD_RELEASE, claim_id);
+                goto out;
+        }
         int64_t keepalive = lease / 3 < alive ? lease / 3 : alive;
         if (keepalive < 1)
                 keepalive = 1;
@@ -596,7 +639,7 @@ static int cli_agent_run(Client *c, int argc, char **argv) {
                 last = st;
                 all_ok = all_ok && st == 0;
         }
-        if (r != -EINTR && r != -EIO) {
+        if (r != -EINTR) {
                 ClassAd *req = NULL, *reply = NULL;
                 glean_msg_new(GLEAN_CMD_RELEASE, &req);
                 classad_set_string(req, "ClaimId", claim_id);

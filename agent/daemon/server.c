@@ -315,6 +315,9 @@ static int on_request_claim(Conn *c, const ClassAd *req) {
                 }
                 classad_set_string(extra, "Slot", target->name);
                 classad_set_string(extra, "ClaimId", id);
+                /* Claimed, or still ending a backfill command (Claimed once it is gone). */
+                classad_set_string(extra, "State", agent_state_name(agent_sm_state(target->sm)));
+                classad_set_string(extra, "Activity", agent_activity_name(agent_sm_activity(target->sm)));
                 classad_set_int(extra, "LeaseDuration", lease);
                 r = reply(c, req, true, NULL, extra);
         }

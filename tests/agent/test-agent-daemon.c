@@ -666,6 +666,28 @@ static void test_manager_updates(void) {
         GLEAN_TEST_CHECK(pool_stop(&p) == 0, "the agent exits 0 after SIGTERM");
 }
 
+/* A slot that runs its backfill command takes a job from glean agent run:
+ * the command is killed, the slot is Claimed (31), the job runs, and the
+ * slot goes back to backfill. */
+static void test_backfill_run(void) {
+        Pool p;
+        CU_ASSERT_FATAL(pool_start(&p, "NUM_CPUS = 1\nENABLE_BACKFILL = True\nBACKFILL_COMMAND = /bin/sleep 120\n"
+                                       "START_BACKFILL = True\nEVICT_BACKFILL = False\n"));
+        wait_state(&p, "slot1", "Backfill/Busy", 5);
+        char sub[256], text[512];
+        snprintf(sub, sizeof sub, "%s/job.sub", p.jobs);
+        snprintf(text, sizeof text, "executable = /bin/echo\narguments = hi\noutput = out.txt\ninitialdir = %s\nqueue\n",
+                 p.jobs);
+        write_file(sub, text);
+        GleanTestRun r;
+        CU_ASSERT_FATAL(glean_cli(&p, &r, "run", sub, NULL, NULL) >= 0);
+        GLEAN_TEST_CHECK(r.status == 0 && strstr(r.err, "transition 31"), "run: status %d, stderr: %s", r.status,
+                         r.err);
+        glean_test_run_done(&r);
+        wait_state(&p, "slot1", "Backfill/Busy", 5);
+        GLEAN_TEST_CHECK(pool_stop(&p) == 0, "the agent exits 0 after SIGTERM");
+}
+
 static void test_impossible_layout(void) {
         Pool p;
         /* Four slots of two CPUs on a machine of two: the agent stops and says why. */
@@ -689,6 +711,7 @@ static CU_TestInfo tests[] = {
         { "not an administrator", test_not_admin },
         { "an impossible slot layout stops the agent", test_impossible_layout },
         { "the central manager hears of every state change", test_manager_updates },
+        { "glean agent run on a slot running backfill", test_backfill_run },
         CU_TEST_INFO_NULL,
 };
 
