@@ -68,6 +68,8 @@ struct Conn {
         bool hello;             /* the handshake is done */
         bool manager;           /* the peer is the central manager: it gets SlotUpdate */
         bool dead;              /* sending failed: dropped by the deferred work */
+        char *out;              /* frames not yet taken by the socket */
+        size_t out_len, out_cap;
 };
 
 struct Agent {

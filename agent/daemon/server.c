@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +26,6 @@
 
 #include "daemon.h"
 
-#define SEND_TIMEOUT_MS 2000
 #define MAX_CONNS 256
 
 static void forget_conn(Agent *a, Conn *c) {
@@ -37,20 +37,73 @@ static void forget_conn(Agent *a, Conn *c) {
         }
 }
 
-/* A connection that fails is marked dead and freed later, from the
- * deferred work (agent_server_reap), never under a caller's feet. */
+/* Sending never blocks the agent: a frame goes into the connection's
+ * outgoing buffer, which is written as the socket takes it (EPOLLOUT). A
+ * peer that lets more than OUT_MAX bytes pile up, or whose socket fails, is
+ * marked dead and freed later, from the deferred work (agent_server_reap),
+ * never under a caller's feet. */
+#define OUT_MAX (8u * 1024 * 1024)
+
+static void conn_fail(Conn *c, const char *why) {
+        glean_log(LOG_WARNING, NULL, NULL, 0, "closing the connection of %s (pid %d): %s", c->peer.user,
+                  (int) c->peer.pid, why);
+        c->dead = true;
+        forget_conn(c->agent, c);
+        agent_request_defer(c->agent);
+}
+
+static int conn_flush(Conn *c) {
+        while (c->out_len > 0) {
+                ssize_t n = send(c->fd, c->out, c->out_len, MSG_NOSIGNAL | MSG_DONTWAIT);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        if (errno == EAGAIN)
+                                break;
+                        conn_fail(c, strerror(errno));
+                        return -EPIPE;
+                }
+                memmove(c->out, c->out + n, c->out_len - (size_t) n);
+                c->out_len -= (size_t) n;
+        }
+        sd_event_source_set_io_events(c->src, c->out_len ? EPOLLIN | EPOLLOUT : EPOLLIN);
+        return 0;
+}
+
 int agent_conn_send(Conn *c, const ClassAd *msg) {
         if (c->dead)
                 return -EPIPE;
-        int r = glean_msg_send(c->fd, msg, SEND_TIMEOUT_MS);
-        if (r < 0) {
-                glean_log(LOG_WARNING, NULL, NULL, 0, "cannot send to pid %d (%s): %s; closing", (int) c->peer.pid,
-                          c->peer.user, strerror(-r));
-                c->dead = true;
-                forget_conn(c->agent, c);
-                agent_request_defer(c->agent);
+        char *text = classad_unparse(msg);
+        if (!text)
+                return -ENOMEM;
+        size_t len = strlen(text);
+        if (len > GLEAN_FRAME_MAX || c->out_len + GLEAN_FRAME_HEADER + len > OUT_MAX) {
+                free(text);
+                conn_fail(c, len > GLEAN_FRAME_MAX ? "message larger than a frame" : "it does not read its messages");
+                return -ENOBUFS;
         }
-        return r;
+        size_t need = c->out_len + GLEAN_FRAME_HEADER + len;
+        if (need > c->out_cap) {
+                size_t cap = c->out_cap ? c->out_cap : 4096;
+                while (cap < need)
+                        cap *= 2;
+                char *b = realloc(c->out, cap);
+                if (!b) {
+                        free(text);
+                        return -ENOMEM;
+                }
+                c->out = b;
+                c->out_cap = cap;
+        }
+        unsigned char *h = (unsigned char *) c->out + c->out_len;
+        h[0] = (unsigned char) (len >> 24);
+        h[1] = (unsigned char) (len >> 16);
+        h[2] = (unsigned char) (len >> 8);
+        h[3] = (unsigned char) len;
+        memcpy(c->out + c->out_len + GLEAN_FRAME_HEADER, text, len);
+        c->out_len = need;
+        free(text);
+        return conn_flush(c);
 }
 
 void agent_server_reap(Agent *a) {
@@ -72,6 +125,7 @@ void agent_conn_drop(Conn *c) {
         sd_event_source_unref(c->src);
         glean_frame_reader_free(c->reader);
         close(c->fd);
+        free(c->out);
         free(c);
 }
 
@@ -584,9 +638,17 @@ static int on_frame(Conn *c, const char *payload, size_t len) {
 static int on_conn_io(sd_event_source *src, int fd, uint32_t revents, void *userdata) {
         (void) src;
         (void) fd;
-        (void) revents;
         Conn *c = userdata;
         Agent *a = c->agent;
+        if (revents & EPOLLOUT) {
+                conn_flush(c);
+                if (c->dead) {
+                        agent_conn_drop(c);
+                        return 0;
+                }
+        }
+        if (!(revents & (EPOLLIN | EPOLLHUP | EPOLLERR)))
+                return 0;
         for (;;) {
                 char *payload = NULL;
                 size_t len = 0;
@@ -666,6 +728,13 @@ int agent_server_start(Agent *a) {
 }
 
 void agent_server_stop(Agent *a) {
+        /* What is still queued (the last replies and job exits) gets a moment to go out. */
+        for (Conn *c = a->conns; c; c = c->next)
+                for (int i = 0; i < 50 && c->out_len && !c->dead; i++) {
+                        struct pollfd p = { .fd = c->fd, .events = POLLOUT };
+                        if (poll(&p, 1, 10) > 0)
+                                conn_flush(c);
+                }
         while (a->conns)
                 agent_conn_drop(a->conns);
         a->listen_src = sd_event_source_unref(a->listen_src);

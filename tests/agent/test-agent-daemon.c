@@ -688,6 +688,41 @@ static void test_backfill_run(void) {
         GLEAN_TEST_CHECK(pool_stop(&p) == 0, "the agent exits 0 after SIGTERM");
 }
 
+/* A client that asks and never reads cannot stall the agent: another
+ * client is answered at once, and the reader is dropped once its backlog
+ * passes the limit. */
+static void test_slow_reader(void) {
+        Pool p;
+        CU_ASSERT_FATAL(pool_start(&p, NULL));
+        int slow = connect_agent(&p);
+        ClassAd *m = NULL;
+        glean_msg_new(GLEAN_CMD_STATUS, &m);
+        char *text = classad_unparse(m);
+        int sent = 0;
+        for (int i = 0; i < 20000; i++) {
+                if (glean_frame_write(slow, text, strlen(text), 1000) < 0)
+                        break;
+                sent++;
+        }
+        free(text);
+        classad_free(m);
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        char st[64];
+        slot_state(&p, "slot1", st, sizeof st);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        double ms = (double) (t1.tv_sec - t0.tv_sec) * 1e3 + (double) (t1.tv_nsec - t0.tv_nsec) / 1e6;
+        GLEAN_TEST_CHECK(strcmp(st, "Unclaimed/Idle") == 0, "another client is served (%s)", st);
+        GLEAN_TEST_CHECK(ms < 2000, "and promptly: %.0f ms after %d unread requests", ms, sent);
+        close(slow);
+        char *log = NULL;
+        glean_test_read_file(p.log, &log, NULL);
+        GLEAN_TEST_CHECK(log && strstr(log, "does not read its messages"), "the slow reader is dropped (%d sent)",
+                         sent);
+        free(log);
+        GLEAN_TEST_CHECK(pool_stop(&p) == 0, "the agent exits 0 after SIGTERM");
+}
+
 static void test_impossible_layout(void) {
         Pool p;
         /* Four slots of two CPUs on a machine of two: the agent stops and says why. */
@@ -712,6 +747,7 @@ static CU_TestInfo tests[] = {
         { "an impossible slot layout stops the agent", test_impossible_layout },
         { "the central manager hears of every state change", test_manager_updates },
         { "glean agent run on a slot running backfill", test_backfill_run },
+        { "a client that never reads", test_slow_reader },
         CU_TEST_INFO_NULL,
 };
 
