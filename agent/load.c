@@ -27,15 +27,19 @@ static double cpus_of(const AgentLoadSlot *s) {
 }
 
 /* The owner load a slot that is not a child takes per round: its CPUs,
- * and for a p-slot those of its d-slots too. */
-static double capacity(const AgentLoadSlot *slots, size_t n, size_t i) {
-        double c = cpus_of(&slots[i]);
+ * and for a p-slot those of its d-slots too. Computed once for all slots,
+ * in one pass, into .load (an output set only at the very end), so that a
+ * machine of many p-slots costs O(n), not O(n^2). */
+static void capacities(AgentLoadSlot *slots, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                slots[i].load = cpus_of(&slots[i]);
+        for (size_t j = 0; j < n; j++)
+                if (is_child(slots, n, j))
+                        slots[slots[j].parent].load += cpus_of(&slots[j]);
+}
 
-        if (slots[i].partitionable)
-                for (size_t j = 0; j < n; j++)
-                        if (j != i && slots[j].parent == (int) i && is_child(slots, n, j))
-                                c += cpus_of(&slots[j]);
-        return c;
+static double capacity(const AgentLoadSlot *slots, size_t i) {
+        return slots[i].load;
 }
 
 /* The rank of a slot's state in the hand-out order. */
@@ -43,22 +47,34 @@ static int order_of(AgentState s) {
         return s == AGENT_STATE_OWNER ? 0 : s == AGENT_STATE_UNCLAIMED ? 1 : 2;
 }
 
-/* A p-slot keeps what fits its idle CPUs; the excess goes to its d-slots. */
-static void split_family(AgentLoadSlot *slots, size_t n, size_t p) {
-        double share = slots[p].owner_load, keep = fmin(share, cpus_of(&slots[p])), excess = share - keep;
+/* A p-slot keeps what fits its idle CPUs; the excess goes to its d-slots
+ * in slot order. One pass over all families at once (the excess of each
+ * p-slot kept in its .load meanwhile), O(n) however many p-slots. */
+static void split_families(AgentLoadSlot *slots, size_t n) {
+        for (size_t p = 0; p < n; p++)
+                if (slots[p].partitionable && !is_child(slots, n, p)) {
+                        double share = slots[p].owner_load, keep = fmin(share, cpus_of(&slots[p]));
 
-        for (size_t j = 0; j < n && excess > 0; j++) {
-                double give;
+                        slots[p].owner_load = keep;
+                        slots[p].load = share - keep;
+                } else
+                        slots[p].load = 0;
+        for (size_t j = 0; j < n; j++) {
+                double *excess, give;
 
-                if (slots[j].parent != (int) p || !is_child(slots, n, j))
+                if (!is_child(slots, n, j))
                         continue;
-                give = fmin(excess, cpus_of(&slots[j]));
+                excess = &slots[slots[j].parent].load;
+                if (*excess <= 0)
+                        continue;
+                give = fmin(*excess, cpus_of(&slots[j]));
                 if (give < 0.05) /* HTCondor, jira 2901: no crumbs */
                         continue;
                 slots[j].owner_load = give;
-                excess -= give;
+                *excess -= give;
         }
-        slots[p].owner_load = keep + excess;
+        for (size_t p = 0; p < n; p++)
+                slots[p].owner_load += slots[p].load; /* what the d-slots could not take */
 }
 
 double agent_load_distribute(double total_load, AgentLoadSlot *slots, size_t n) {
@@ -76,9 +92,10 @@ double agent_load_distribute(double total_load, AgentLoadSlot *slots, size_t n) 
         if (n == 0)
                 return 0;
 
+        capacities(slots, n);
         for (size_t i = 0; i < n; i++)
                 if (!is_child(slots, n, i)) {
-                        total_cap += capacity(slots, n, i);
+                        total_cap += capacity(slots, i);
                         if (first < 0 || order_of(slots[i].state) < order_of(slots[first].state))
                                 first = (ssize_t) i;
                 }
@@ -91,7 +108,7 @@ double agent_load_distribute(double total_load, AgentLoadSlot *slots, size_t n) 
         if (rounds > 0)
                 for (size_t i = 0; i < n; i++)
                         if (!is_child(slots, n, i)) {
-                                slots[i].owner_load = rounds * capacity(slots, n, i);
+                                slots[i].owner_load = rounds * capacity(slots, i);
                                 left -= slots[i].owner_load;
                         }
         for (int rank = 0; rank < 3 && left > 0; rank++)
@@ -100,16 +117,14 @@ double agent_load_distribute(double total_load, AgentLoadSlot *slots, size_t n) 
 
                         if (is_child(slots, n, i) || order_of(slots[i].state) != rank)
                                 continue;
-                        give = fmin(left, capacity(slots, n, i));
+                        give = fmin(left, capacity(slots, i));
                         slots[i].owner_load += give;
                         left -= give;
                 }
         if (left > 1e-12 || total_cap <= 0) /* rounding, or no slot with a CPU */
                 slots[first].owner_load += left;
 
-        for (size_t i = 0; i < n; i++)
-                if (slots[i].partitionable && !is_child(slots, n, i))
-                        split_family(slots, n, i);
+        split_families(slots, n);
         for (size_t i = 0; i < n; i++)
                 slots[i].load = slots[i].owner_load + (isfinite(slots[i].condor_load) ? slots[i].condor_load : 0);
         return owner;

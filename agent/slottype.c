@@ -563,9 +563,11 @@ int agent_slots_layout(const Config *cfg, const AgentMachine *m, AgentSlotDef **
                                         d->res.custom[c] = t->amount[R_STD + c];
                                         continue;
                                 }
-                                /* integral shares, rounded up: the first slots get the excess */
+                                /* integral shares, rounded up: the first slots get the
+                                 * excess; never more than is left (a total that is not
+                                 * a whole number: the last slot gets the fraction) */
                                 a = remain_cap[c] < 1 || remain_cnt[c] <= 0 ? 0 :
-                                    ceil(remain_cap[c] / (double) remain_cnt[c] - 1e-9);
+                                    fmin(ceil(remain_cap[c] / (double) remain_cnt[c] - 1e-9), remain_cap[c]);
                                 d->res.custom[c] = a;
                                 remain_cap[c] -= a;
                                 remain_cnt[c]--;
