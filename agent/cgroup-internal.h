@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * cgroup-internal.h — what the files of the cgroup driver share (not
+ * public): the two structures, file access relative to a directory fd,
+ * the controller table and the walk over a subtree.
+ *
+ * cgroup.c       the subtree: mount, base, controllers, root, open, paths
+ * cgroup-file.c  control files relative to a dir fd, keyed files, names
+ * cgroup-tree.c  below a cgroup: children, walk, pids, attach, remove
+ * cgroup-ctl.c   what is done to a cgroup: limits, freeze, kill, signal,
+ *                usage, the event files and their watch
+ */
+#pragma once
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+
+#define _cg_cleanup_(f) __attribute__((cleanup(f)))
+#define _cg_cleanup_free_ _cg_cleanup_(cg_freep)
+#define _cg_cleanup_close_ _cg_cleanup_(cg_closep)
+
+static inline void cg_freep(void *p) {
+        free(*(void **) p);
+}
+
+static inline void cg_closep(int *fd) {
+        if (*fd >= 0)
+                (void) close(*fd);
+}
+
+#define CG_TAKE_PTR(p)                       \
+        ({                                   \
+                __typeof__(p) _tp_ = (p);    \
+                (p) = NULL;                  \
+                _tp_;                        \
+        })
+
+#define CG_TAKE_FD(fd)               \
+        ({                           \
+                int _tf_ = (fd);     \
+                (fd) = -1;           \
+                _tf_;                \
+        })
+
+struct CgRoot {
+        char *mount;          /* the cgroup2 mount, absolute */
+        char *base;           /* absolute */
+        int base_fd;          /* O_PATH|O_DIRECTORY */
+        int slots_fd;         /* <base>/slots, O_PATH|O_DIRECTORY */
+        unsigned controllers; /* enabled in <base>/slots/cgroup.subtree_control */
+        char note[512];       /* what it had to do without; "" when nothing */
+};
+
+struct Cg {
+        char *path;     /* absolute */
+        char *name;     /* the last component */
+        int dirfd;      /* O_PATH|O_DIRECTORY */
+        int parent_fd;  /* the parent, O_PATH|O_DIRECTORY: rmdir */
+        uint64_t id;    /* st_ino */
+
+        /* cg_watch() */
+        sd_event_source *events_source, *memory_source;
+        int events_fd, memory_fd;
+        CgEventFn watch_fn;
+        void *watch_userdata;
+};
+
+/* Writes a sentence into why (when whylen > 0) and returns r. */
+__attribute__((format(printf, 4, 5))) static inline int cg_why(int r, char *why, size_t whylen, const char *fmt,
+                                                               ...) {
+        if (why && whylen > 0) {
+                va_list ap;
+
+                va_start(ap, fmt);
+                vsnprintf(why, whylen, fmt, ap);
+                va_end(ap);
+        }
+        return r;
+}
+
+/* The controllers in the kernel's (alphabetical) order. */
+typedef struct CgController {
+        const char *name;
+        unsigned bit;
+} CgController;
+extern const CgController cg_controller_table[5];
+
+/* "cpu io memory" (any whitespace, unknown names ignored) -> mask. */
+unsigned cg_mask_parse(const char *s);
+
+/* Opens file under dirfd (O_WRONLY|O_CLOEXEC, never O_CREAT) and writes
+ * value in one write(). -ENODEV when the file does not exist (controller
+ * not enabled here); why names dir/file either way. */
+int cg_write_at(int dirfd, const char *dir, const char *file, const char *value, char *why, size_t whylen);
+/* Reads the whole of file under dirfd into *ret (malloc'd, NUL-terminated).
+ * -ENOENT when it does not exist. */
+int cg_read_at(int dirfd, const char *file, char **ret);
+/* The same into buf (truncated to size - 1), for the small keyed files. */
+int cg_read_small_at(int dirfd, const char *file, char *buf, size_t size);
+/* The value of "key N" in a keyed file's text: 0, or -ENOENT. */
+int cg_keyed_get(const char *text, const char *key, uint64_t *ret);
+/* A single-value file ("123" or "max" -> INT64_MAX): 0, or -errno. */
+int cg_read_int64_at(int dirfd, const char *file, int64_t *ret);
+
+/* Calls fn on dirfd and then on every cgroup below it (parents first),
+ * each with an O_PATH|O_DIRECTORY fd; stops at the first fn < 0. */
+typedef int (*CgWalkFn)(int dirfd, void *userdata);
+int cg_walk(int dirfd, CgWalkFn fn, void *userdata);
+/* The pids of cgroup.procs under dirfd (not below). */
+int cg_procs_at(int dirfd, pid_t **ret, size_t *ret_n);
+
+/* SIGKILL to every process of cg and below, frozen first so that nothing
+ * forks meanwhile, repeated until the cgroup is empty (0) or the tries run
+ * out (-EBUSY); thawed again at the end. What cg_kill() does without
+ * cgroup.kill (kernels before 5.14); exposed for the tests. */
+int cg_kill_fallback(Cg *cg);
