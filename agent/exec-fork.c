@@ -4,12 +4,10 @@
  * process group of its own, started with clone3(CLONE_PIDFD), watched and
  * reaped through its pidfd from the sd-event loop.
  *
- * The child only makes system calls between clone and execve (no malloc,
- * no stdio, raw setgroups/setresgid/setresuid so that glibc does not try to
- * synchronise credentials with threads that exist only in the parent). A
- * failure there is written to a close-on-exec pipe as (step, errno); the
- * parent reads it before start() returns, so a job that could not be
- * started is an error, not a job that "exits 127".
+ * The child, from clone to execve, is agent/exec-child.c's (shared with
+ * the cgroup executor): a failure before exec makes start() fail with its
+ * errno, so a job that could not be started is an error, not a job that
+ * "exits 127".
  *
  * "Every process of the job" is the process group: a job that moves a
  * process elsewhere escapes suspend and kill here (the cgroup executor
@@ -22,40 +20,19 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/sched.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/pidfd.h>
-#include <sys/prctl.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "exec.h"
-
-#ifndef P_PIDFD
-#define P_PIDFD 3
-#endif
-
-/* The 32-bit-id versions where the plain ones take 16-bit ids. */
-#ifdef SYS_setgroups32
-#define SYS_SETGROUPS SYS_setgroups32
-#define SYS_SETRESGID SYS_setresgid32
-#define SYS_SETRESUID SYS_setresuid32
-#else
-#define SYS_SETGROUPS SYS_setgroups
-#define SYS_SETRESGID SYS_setresgid
-#define SYS_SETRESUID SYS_setresuid
-#endif
+#include "exec-internal.h"
 
 /* How long agent_executor_free() waits for a killed job to be gone. */
-#define REAP_TIMEOUT_MS 5000
+#define REAP_TIMEOUT_MS AGENT_REAP_TIMEOUT_MS
 
 typedef struct ForkJob ForkJob;
 
@@ -84,238 +61,7 @@ struct ForkJob {
 
 static const AgentExecutorOps fork_ops;
 
-/* ---- the child ---- */
-
-typedef enum ChildStep {
-        STEP_SETSID,
-        STEP_CLOSE_FDS,
-        STEP_SETGROUPS,
-        STEP_SETGID,
-        STEP_SETUID,
-        STEP_NO_NEW_PRIVS,
-        STEP_CHDIR,
-        STEP_IN,
-        STEP_OUT,
-        STEP_ERR,
-        STEP_DUP,
-        STEP_EXEC,
-} ChildStep;
-
-typedef struct ChildError {
-        int step;
-        int error;
-} ChildError;
-
-static _Noreturn void child_fail(int errfd, ChildStep step, int error) {
-        ChildError ce = { .step = step, .error = error };
-
-        (void) !write(errfd, &ce, sizeof(ce));
-        _exit(127);
-}
-
-static int close_fds_from(unsigned from, unsigned to) {
-        if (from > to)
-                return 0;
-        if (syscall(SYS_close_range, from, to, 0) >= 0)
-                return 0;
-        if (errno != ENOSYS)
-                return -1;
-        /* Kernels before 5.9: every possible descriptor up to the limit. */
-        struct rlimit rl;
-        if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
-                return -1;
-        for (unsigned fd = from; fd <= to && (rlim_t) fd < rl.rlim_cur; fd++)
-                (void) close((int) fd);
-        return 0;
-}
-
-/* An fd >= 3 on path, close-on-exec (dup2 clears that on 0-2); O_NONBLOCK
- * while opening so that a FIFO cannot block start(). -1 with errno. */
-static int child_open(const char *path, int flags) {
-        int fd, fl;
-
-        fd = open(path, flags | O_NOCTTY | O_CLOEXEC | O_NONBLOCK, 0644);
-        if (fd < 0)
-                return -1;
-        fl = fcntl(fd, F_GETFL);
-        if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0)
-                return -1;
-        if (fd < 3) {
-                int moved = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-
-                if (moved < 0)
-                        return -1;
-                (void) close(fd);
-                fd = moved;
-        }
-        return fd;
-}
-
-static _Noreturn void child(const AgentJobSpec *spec, int errfd) {
-        /* An all-zero kernel sigaction is SIG_DFL, no flags, empty mask,
-         * whatever the field order of the architecture. The raw call also
-         * resets the signals glibc keeps for itself (32, 33), which an
-         * ignoring parent (make, for one) would otherwise pass on. */
-        unsigned long kernel_sa[16] = {};
-        int in, out, err;
-        sigset_t none;
-
-        for (int sig = 1; sig < NSIG; sig++)
-                if (sig != SIGKILL && sig != SIGSTOP)
-                        (void) syscall(SYS_rt_sigaction, sig, kernel_sa, NULL, (size_t) (NSIG - 1) / 8);
-
-        if (setsid() < 0)
-                child_fail(errfd, STEP_SETSID, errno);
-        if (close_fds_from(3, (unsigned) errfd - 1) < 0 || close_fds_from((unsigned) errfd + 1, ~0U) < 0)
-                child_fail(errfd, STEP_CLOSE_FDS, errno);
-
-        if (geteuid() == 0) {
-                if (syscall(SYS_SETGROUPS, spec->n_groups, spec->groups) < 0)
-                        child_fail(errfd, STEP_SETGROUPS, errno);
-                if (syscall(SYS_SETRESGID, spec->gid, spec->gid, spec->gid) < 0)
-                        child_fail(errfd, STEP_SETGID, errno);
-                if (syscall(SYS_SETRESUID, spec->uid, spec->uid, spec->uid) < 0)
-                        child_fail(errfd, STEP_SETUID, errno);
-        }
-        if (getuid() != spec->uid || geteuid() != spec->uid || geteuid() == 0)
-                child_fail(errfd, STEP_SETUID, EPERM);
-        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-                child_fail(errfd, STEP_NO_NEW_PRIVS, errno);
-        (void) umask(022);
-
-        if (chdir(spec->iwd) < 0)
-                child_fail(errfd, STEP_CHDIR, errno);
-        in = child_open(spec->in ? spec->in : "/dev/null", O_RDONLY);
-        if (in < 0)
-                child_fail(errfd, STEP_IN, errno);
-        out = child_open(spec->out ? spec->out : "/dev/null", O_WRONLY | (spec->out ? O_CREAT | O_TRUNC : 0));
-        if (out < 0)
-                child_fail(errfd, STEP_OUT, errno);
-        if (spec->err && spec->out && strcmp(spec->err, spec->out) == 0)
-                err = out; /* one file, one offset */
-        else
-                err = child_open(spec->err ? spec->err : "/dev/null", O_WRONLY | (spec->err ? O_CREAT | O_TRUNC : 0));
-        if (err < 0)
-                child_fail(errfd, STEP_ERR, errno);
-        if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
-                child_fail(errfd, STEP_DUP, errno);
-
-        sigemptyset(&none);
-        (void) sigprocmask(SIG_SETMASK, &none, NULL);
-        execve(spec->argv[0], spec->argv, spec->envp);
-        child_fail(errfd, STEP_EXEC, errno);
-}
-
-/* clone3(CLONE_PIDFD), or fork + pidfd_open where clone3 is not allowed.
- * Returns 0 in the child, the pid in the parent, -1 with errno. */
-static pid_t spawn(int *ret_pidfd) {
-        struct clone_args args = {
-                .flags = CLONE_PIDFD,
-                .pidfd = (uint64_t) (uintptr_t) ret_pidfd,
-                .exit_signal = SIGCHLD,
-        };
-        pid_t pid;
-        int e;
-
-        pid = (pid_t) syscall(SYS_clone3, &args, sizeof(args));
-        if (pid >= 0 || (errno != ENOSYS && errno != EPERM))
-                return pid;
-        pid = fork();
-        if (pid <= 0)
-                return pid;
-        *ret_pidfd = pidfd_open(pid, 0);
-        if (*ret_pidfd >= 0)
-                return pid;
-        e = errno;
-        (void) kill(pid, SIGKILL);
-        (void) waitpid(pid, NULL, 0);
-        errno = e;
-        return -1;
-}
-
 /* ---- the parent ---- */
-
-static double elapsed_since(const struct timespec *t0) {
-        struct timespec now;
-
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        return (double) (now.tv_sec - t0->tv_sec) + (double) (now.tv_nsec - t0->tv_nsec) / 1e9;
-}
-
-static double tv_seconds(const struct timeval *tv) {
-        return (double) tv->tv_sec + (double) tv->tv_usec / 1e6;
-}
-
-/* fd moved to >= 3 (keeping close-on-exec), so the child can keep it
- * apart from its standard files. */
-static int fd_move_up(int *fd) {
-        int moved;
-
-        if (*fd >= 3)
-                return 0;
-        moved = fcntl(*fd, F_DUPFD_CLOEXEC, 3);
-        if (moved < 0)
-                return -errno;
-        close(*fd);
-        *fd = moved;
-        return 0;
-}
-
-/* waitid(P_PIDFD) with the rusage argument glibc's wrapper lacks.
- * Falls back to P_PID on kernels without P_PIDFD. */
-static int wait_job(int pidfd, pid_t pid, int flags, siginfo_t *si, struct rusage *ru) {
-        long r;
-
-        do
-                r = syscall(SYS_waitid, P_PIDFD, pidfd, si, WEXITED | flags, ru);
-        while (r < 0 && errno == EINTR);
-        if (r < 0 && errno == EINVAL) {
-                do
-                        r = syscall(SYS_waitid, P_PID, pid, si, WEXITED | flags, ru);
-                while (r < 0 && errno == EINTR);
-        }
-        return r < 0 ? -errno : 0;
-}
-
-/* Blocking reap of a child that is exiting or was killed, bounded. */
-static void reap_now(int pidfd, pid_t pid, int timeout_ms) {
-        struct pollfd p = { .fd = pidfd, .events = POLLIN };
-        siginfo_t si = {};
-        struct rusage ru;
-
-        if (poll(&p, 1, timeout_ms) <= 0)
-                return; /* left to init when we exit */
-        (void) wait_job(pidfd, pid, WNOHANG, &si, &ru);
-}
-
-static const char *step_what(ChildStep step) {
-        switch (step) {
-        case STEP_SETSID: return "create its session";
-        case STEP_CLOSE_FDS: return "close inherited descriptors";
-        case STEP_SETGROUPS: return "set its supplementary groups";
-        case STEP_SETGID: return "set its group id";
-        case STEP_SETUID: return "set its user id";
-        case STEP_NO_NEW_PRIVS: return "set no_new_privs";
-        case STEP_CHDIR: return "change to its initial directory";
-        case STEP_IN: return "open its input";
-        case STEP_OUT: return "open its output";
-        case STEP_ERR: return "open its error output";
-        case STEP_DUP: return "set up its standard files";
-        case STEP_EXEC: return "execute";
-        }
-        return "start";
-}
-
-static const char *step_path(const AgentJobSpec *spec, ChildStep step) {
-        switch (step) {
-        case STEP_CHDIR: return spec->iwd;
-        case STEP_IN: return spec->in ? spec->in : "/dev/null";
-        case STEP_OUT: return spec->out ? spec->out : "/dev/null";
-        case STEP_ERR: return spec->err ? spec->err : "/dev/null";
-        case STEP_EXEC: return spec->argv[0];
-        default: return NULL;
-        }
-}
 
 static void job_unlink(ForkJob *j) {
         ForkExecutor *fx = j->fx;
@@ -352,23 +98,11 @@ static void fill_exit(ForkJob *j, const siginfo_t *si, const struct rusage *ru) 
         AgentJobExit *ex = &j->result;
 
         *ex = (AgentJobExit) {};
-        switch (si->si_code) {
-        case CLD_EXITED:
-                ex->exit_code = si->si_status;
-                break;
-        case CLD_KILLED:
-        case CLD_DUMPED:
-                ex->by_signal = true;
-                ex->signal = si->si_status;
-                ex->core_dumped = si->si_code == CLD_DUMPED;
-                break;
-        default:
-                ex->exit_code = -1; /* should not happen with WEXITED */
-        }
-        ex->user_cpu = tv_seconds(&ru->ru_utime);
-        ex->sys_cpu = tv_seconds(&ru->ru_stime);
+        agent_exit_status(ex, si);
+        ex->user_cpu = agent_tv_seconds(&ru->ru_utime);
+        ex->sys_cpu = agent_tv_seconds(&ru->ru_stime);
         ex->max_rss_kb = ru->ru_maxrss > j->max_rss_kb ? ru->ru_maxrss : j->max_rss_kb;
-        ex->wall_time = elapsed_since(&j->started);
+        ex->wall_time = agent_elapsed_since(&j->started);
 }
 
 static int on_pidfd(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
@@ -383,7 +117,7 @@ static int on_pidfd(sd_event_source *s, int fd, uint32_t revents, void *userdata
 
         /* The main process has exited; its zombie still holds the group id. */
         (void) kill(-j->base.pid, SIGKILL);
-        r = wait_job(j->pidfd, j->base.pid, WNOHANG, &si, &ru);
+        r = agent_wait_job(j->pidfd, j->base.pid, WNOHANG, &si, &ru);
         if (r >= 0 && si.si_pid == 0)
                 return 0; /* not yet after all */
         if (r < 0) {
@@ -414,11 +148,8 @@ static int on_pidfd(sd_event_source *s, int fd, uint32_t revents, void *userdata
 static int fork_start(AgentExecutor *ex, const AgentJobSpec *spec, AgentJobExitFn on_exit, void *userdata,
                       AgentJob **ret) {
         ForkExecutor *fx = (ForkExecutor *) ex;
-        int pipefd[2] = { -1, -1 }, pidfd = -1, r;
-        sigset_t all, old;
-        ChildError ce = {};
+        int pidfd = -1, r;
         ForkJob *j;
-        ssize_t n;
         pid_t pid;
 
         j = calloc(1, sizeof(*j));
@@ -430,54 +161,18 @@ static int fork_start(AgentExecutor *ex, const AgentJobSpec *spec, AgentJobExitF
                 free(j);
                 return -ENOMEM;
         }
-        if (pipe2(pipefd, O_CLOEXEC) < 0 || fd_move_up(&pipefd[0]) < 0 || fd_move_up(&pipefd[1]) < 0) {
-                r = -errno;
-                goto fail;
-        }
 
-        /* No handler of ours may run in the child before it resets them. */
-        sigfillset(&all);
-        sigprocmask(SIG_SETMASK, &all, &old);
-        pid = spawn(&pidfd);
-        if (pid == 0)
-                child(spec, pipefd[1]);
-        r = pid < 0 ? -errno : 0;
-        sigprocmask(SIG_SETMASK, &old, NULL);
-        close(pipefd[1]);
-        pipefd[1] = -1;
-        if (r < 0) {
-                agent_exec_error(ex, r, "cannot create the process for '%s': %s", spec->argv[0], strerror(-r));
-                goto fail;
-        }
         clock_gettime(CLOCK_MONOTONIC, &j->started);
-
-        do
-                n = read(pipefd[0], &ce, sizeof(ce));
-        while (n < 0 && errno == EINTR);
-        if (n != 0) {
-                const char *path;
-
-                reap_now(pidfd, pid, -1); /* it is _exit()ing */
-                close(pidfd);
-                if (n != (ssize_t) sizeof(ce)) {
-                        r = agent_exec_error(ex, -EIO, "cannot start '%s': lost track of the new process",
-                                             spec->argv[0]);
-                        goto fail;
-                }
-                r = ce.error > 0 ? -ce.error : -EIO;
-                path = step_path(spec, (ChildStep) ce.step);
-                agent_exec_error(ex, r, "cannot %s%s%s%s as %s (uid %u): %s", step_what((ChildStep) ce.step),
-                                 path ? " '" : "", path ? path : "", path ? "'" : "", spec->user ? spec->user : "?",
-                                 (unsigned) spec->uid, strerror(-r));
+        r = agent_child_start(ex, spec, -1, NULL, &pid, &pidfd);
+        if (r < 0)
                 goto fail;
-        }
 
         j->pidfd = pidfd;
         j->base.pid = pid;
         r = sd_event_add_io(fx->event, &j->source, pidfd, EPOLLIN, on_pidfd, j);
         if (r < 0) {
                 (void) kill(-pid, SIGKILL);
-                reap_now(pidfd, pid, REAP_TIMEOUT_MS);
+                agent_reap_now(pidfd, pid, REAP_TIMEOUT_MS);
                 agent_exec_error(ex, r, "cannot watch the process of '%s': %s", spec->argv[0], strerror(-r));
                 goto fail;
         }
@@ -491,16 +186,10 @@ static int fork_start(AgentExecutor *ex, const AgentJobSpec *spec, AgentJobExitF
         if (fx->jobs)
                 fx->jobs->prev = j;
         fx->jobs = j;
-        if (pipefd[0] >= 0)
-                close(pipefd[0]);
         *ret = &j->base;
         return 0;
 
 fail:
-        if (pipefd[0] >= 0)
-                close(pipefd[0]);
-        if (pipefd[1] >= 0)
-                close(pipefd[1]);
         j->source = sd_event_source_disable_unref(j->source);
         if (j->pidfd >= 0)
                 close(j->pidfd);
@@ -599,7 +288,7 @@ static int fork_usage(AgentJob *job, AgentJobExit *ret) {
                 .user_cpu = user / (double) hz,
                 .sys_cpu = sys / (double) hz,
                 .max_rss_kb = j->max_rss_kb,
-                .wall_time = elapsed_since(&j->started),
+                .wall_time = agent_elapsed_since(&j->started),
         };
         return 0;
 }
@@ -630,7 +319,7 @@ static void fork_free(AgentExecutor *ex) {
                 if (!j->base.exited) {
                         (void) kill(-j->base.pid, SIGKILL);
                         j->source = sd_event_source_disable_unref(j->source);
-                        reap_now(j->pidfd, j->base.pid, REAP_TIMEOUT_MS);
+                        agent_reap_now(j->pidfd, j->base.pid, REAP_TIMEOUT_MS);
                 }
                 job_destroy(j);
         }

@@ -341,6 +341,14 @@ int agent_job_usage(AgentJob *job, AgentJobExit *ret) {
         return job && ret ? job->executor->ops->usage(job, ret) : -EINVAL;
 }
 
+int agent_job_freeze_latency_us(AgentJob *job) {
+        if (!job)
+                return -EINVAL;
+        if (!job->executor->ops->freeze_latency_us)
+                return -EOPNOTSUPP;
+        return job->executor->ops->freeze_latency_us(job);
+}
+
 pid_t agent_job_pid(const AgentJob *job) {
         return job ? job->pid : -1;
 }

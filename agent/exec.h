@@ -4,7 +4,7 @@
  * AgentJobSpec) and the executors that run it.
  *
  * An executor is a small table of operations (crun's habit): the plain
- * fork/exec executor here, a cgroup-v2 one later, behind the same calls.
+ * fork/exec executor and the cgroup v2 one, behind the same calls.
  * Jobs never run as root. Exits are reported from the sd-event loop.
  *
  * Conventions: >= 0 on success, -errno on failure; outputs last, named
@@ -38,6 +38,8 @@ typedef struct AgentJobSpec {
         size_t n_groups;
         char *scratch;         /* per-job scratch directory (created by agent_exec_start, removed after exit) */
         int kill_sig;          /* KillSig (default SIGTERM) */
+        char *cgroup;          /* cgroup executor: the job's cgroup relative to <base>/slots, e.g.
+                                * "slot1/slot1_2/job" (set by the daemon); NULL: "<_CONDOR_SLOT>/job" */
 } AgentJobSpec;
 
 typedef struct AgentRunAs {
@@ -80,6 +82,9 @@ typedef struct AgentJobExit {
         double user_cpu, sys_cpu;  /* seconds */
         int64_t max_rss_kb;
         double wall_time;          /* seconds from start to exit */
+        bool oom_killed;           /* cgroup executor: the kernel's OOM killer ended a process of the job */
+        char reason[256];          /* what the executor has to add ("" when nothing): out of memory, a
+                                    * cgroup that would not empty */
 } AgentJobExit;
 
 typedef struct AgentJob AgentJob;
@@ -99,6 +104,7 @@ typedef struct AgentExecutorOps {
         int (*signal)(AgentJob *job, int sig);    /* every process of the job */
         int (*kill)(AgentJob *job);               /* SIGKILL to every process */
         int (*usage)(AgentJob *job, AgentJobExit *ret); /* live cpu usage so far (exit fields unset) */
+        int (*freeze_latency_us)(AgentJob *job);  /* NULL: not measured by this executor */
         void (*free_job)(AgentJob *job);          /* after on_exit, or to abandon (then kill first) */
         void (*free)(AgentExecutor *ex);
 } AgentExecutorOps;
@@ -113,6 +119,32 @@ typedef struct AgentExecutorOps {
  * failure before exec makes start() fail with its errno (the step is in
  * agent_executor_last_error()). The executor keeps a reference on ev. */
 int agent_executor_fork_new(sd_event *ev, AgentExecutor **ret);
+
+typedef struct CgRoot CgRoot; /* cgroup.h */
+
+/* The cgroup v2 executor: each job in a cgroup of its own,
+ * <base>/slots/<spec->cgroup> (see AgentJobSpec.cgroup; created if absent,
+ * refused with -EBUSY while it still holds processes), started with
+ * clone3(CLONE_INTO_CGROUP | CLONE_PIDFD) so that it is never outside it;
+ * in the child everything else as the fork executor (the same code).
+ * - suspend/resume write cgroup.freeze and return at once; the kernel's
+ *   confirmation (cgroup.events frozen 1/0) comes through the event loop,
+ *   and agent_job_freeze_latency_us() says how long it took; one not
+ *   confirmed within 5 s is logged (a warning) and reported there.
+ * - signal: every process of the cgroup; kill: cgroup.kill.
+ * - when the main process exits, whatever is left in the cgroup is killed
+ *   and the exit is reported once cgroup.events says populated 0 (after 5
+ *   s without, it is reported anyway, with a reason saying so); then the
+ *   job cgroup and the scratch directory are removed (after the callback).
+ * - the exit's user_cpu/sys_cpu come from the cgroup's cpu.stat (every
+ *   process of the job, not only those its main process waited for),
+ *   max_rss_kb from memory.peak when there (else the largest of the main
+ *   process's rusage and what usage() saw); oom_killed when memory.events
+ *   oom_kill grew while the job ran (reason then starts "out of memory").
+ * - usage(): cpu.stat, memory.peak/memory.current (the processes' resident
+ *   sizes without the memory controller).
+ * root must outlive the executor; the executor keeps a reference on ev. */
+int agent_executor_cgroup_new(sd_event *ev, CgRoot *root, AgentExecutor **ret);
 
 /* Dispatch helpers so callers never touch ops directly.
  * agent_exec_start checks the spec (absolute paths, never uid/gid 0:
@@ -130,6 +162,12 @@ int agent_job_kill(AgentJob *job);
  * largest resident size seen so far, wall_time so far. After the exit: the
  * exit itself. */
 int agent_job_usage(AgentJob *job, AgentJobExit *ret);
+/* How long the last suspend/resume took to be confirmed by the kernel,
+ * in µs (write to cgroup.freeze -> cgroup.events frozen 1/0 seen by the
+ * event loop). -EINPROGRESS while the last one is not confirmed yet,
+ * -ETIMEDOUT when it was not within 5 s, -ENODATA before the first,
+ * -EOPNOTSUPP from an executor that does not measure it (fork). */
+int agent_job_freeze_latency_us(AgentJob *job);
 pid_t agent_job_pid(const AgentJob *job);
 bool agent_job_exited(const AgentJob *job);
 /* A running job is killed and reaped later by the executor (its callback

@@ -262,6 +262,7 @@ void agent_jobspec_free(AgentJobSpec *spec) {
         free(spec->user);
         free(spec->groups);
         free(spec->scratch);
+        free(spec->cgroup);
         free(spec);
 }
 

@@ -358,6 +358,9 @@ static void test_exit_code(void) {
                 CU_ASSERT(agent_job_pid(run->job) > 0);
                 CU_ASSERT_EQUAL(agent_job_signal(run->job, SIGTERM), -ESRCH);
                 CU_ASSERT_EQUAL(agent_job_suspend(run->job), -ESRCH);
+                CU_ASSERT_EQUAL(agent_job_freeze_latency_us(run->job), -EOPNOTSUPP); /* not measured here */
+                CU_ASSERT_FALSE(run->ex.oom_killed);
+                CU_ASSERT_STRING_EQUAL(run->ex.reason, "");
                 CU_ASSERT_EQUAL(agent_job_usage(run->job, &u), 0);
                 CU_ASSERT_EQUAL(u.exit_code, 3);
         }

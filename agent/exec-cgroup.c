@@ -1,0 +1,713 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * exec-cgroup.c — the cgroup v2 executor: a job is everything in its own
+ * cgroup (<base>/slots/.../job), which its main process is cloned straight
+ * into (clone3 CLONE_INTO_CGROUP), so no process of the job is ever
+ * outside it and none can leave it (the job never runs as root and the
+ * cgroup's files are root's).
+ *
+ * Suspend and resume write cgroup.freeze and return; the kernel confirms
+ * with cgroup.events (frozen 1/0), which cg_watch() delivers from the
+ * event loop: the time from the write to the confirmation is kept per job,
+ * and a confirmation that does not come within FREEZE_TIMEOUT is logged.
+ *
+ * Exit: the main process's pidfd says it has exited; it is reaped at once
+ * (its status and rusage), whatever is left in the cgroup is killed through
+ * cgroup.kill, and the exit is reported once cgroup.events says
+ * populated 0 (re-checked with a backing-off timer as well, reported anyway
+ * after DRAIN_TIMEOUT, with a reason). The CPU of the report is the
+ * cgroup's cpu.stat, taken when the cgroup is empty: every process of the
+ * job is in it. Then the job cgroup and the scratch directory go.
+ *
+ * Out of memory: memory.events oom_kill of the job cgroup (it counts the
+ * processes of this cgroup that any OOM killer ended, a limit on the slot
+ * above it included) is read when the job starts, on each change and at
+ * the end; more at the end than at the start is an OOM kill.
+ */
+#define _GNU_SOURCE
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "exec-internal.h"
+#include "log.h"
+
+#define USEC_PER_MSEC 1000ULL
+#define USEC_PER_SEC 1000000ULL
+
+/* How long the kernel may take to confirm a freeze or a thaw. */
+#define FREEZE_TIMEOUT_USEC (5 * USEC_PER_SEC)
+/* How long the cgroup may take to empty once the main process has exited
+ * and the rest was killed; the first re-check and the largest interval. */
+#define DRAIN_TIMEOUT_USEC (5 * USEC_PER_SEC)
+#define DRAIN_FIRST_POLL_USEC (10 * USEC_PER_MSEC)
+#define DRAIN_MAX_POLL_USEC (500 * USEC_PER_MSEC)
+/* agent_executor_free(): how long to wait for a killed job's cgroup. */
+#define FREE_DRAIN_TIMEOUT_MS 5000
+
+typedef struct CgJob CgJob;
+
+typedef struct CgExecutor {
+        AgentExecutor base;
+        sd_event *event;
+        CgRoot *root;
+        CgJob *jobs; /* every job not freed yet, abandoned ones included */
+} CgExecutor;
+
+struct CgJob {
+        AgentJob base;
+        CgExecutor *cx;
+        CgJob *prev, *next;
+        Cg *cg;                  /* NULL once removed */
+        char *cg_path;           /* absolute, for messages */
+        int pidfd;
+        sd_event_source *pid_source, *freeze_timer, *drain_timer;
+        AgentJobExitFn on_exit;
+        void *userdata;
+        char *scratch;           /* NULL once removed */
+        struct timespec started; /* CLOCK_MONOTONIC */
+        AgentJobExit result;     /* status once the main process exited, all of it once reported */
+        int64_t max_rss_kb;      /* largest seen (usage(), the main process's rusage) */
+        uint64_t oom_kill_start; /* memory.events oom_kill when the job started */
+        uint64_t oom_kill_seen;
+        bool main_exited;        /* reaped: draining the cgroup */
+        uint64_t drain_deadline; /* CLOCK_MONOTONIC µs */
+        uint64_t drain_poll;     /* the next re-check interval */
+        int freeze_target;       /* -1: nothing pending, else 1 frozen / 0 thawed awaited */
+        uint64_t freeze_t0;      /* CLOCK_MONOTONIC ns of the write */
+        int freeze_result;       /* µs of the last confirmed, or -ENODATA/-ETIMEDOUT */
+        bool abandoned;          /* freed while running: drain, clean up, free */
+        bool in_callback;
+        bool free_requested;     /* freed from its own callback */
+};
+
+static uint64_t now_ns(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000000000ULL + (uint64_t) ts.tv_nsec;
+}
+
+/* ---- the job's cgroup ---- */
+
+/* spec->cgroup, or "<_CONDOR_SLOT>/job". */
+static int job_cgroup_rel(AgentExecutor *ex, const AgentJobSpec *spec, char **ret) {
+        const char *slot = NULL;
+
+        if (spec->cgroup) {
+                *ret = strdup(spec->cgroup);
+                return *ret ? 0 : -ENOMEM;
+        }
+        for (char **e = spec->envp; e && *e; e++)
+                if (strncmp(*e, "_CONDOR_SLOT=", 13) == 0)
+                        slot = *e + 13;
+        if (!slot || !*slot || strchr(slot, '/'))
+                return agent_exec_error(ex, -EINVAL,
+                                        "the job has no cgroup: neither a cgroup path nor a usable _CONDOR_SLOT in its "
+                                        "environment");
+        if (asprintf(ret, "%s/job", slot) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
+static void job_unlink(CgJob *j) {
+        CgExecutor *cx = j->cx;
+
+        if (!cx)
+                return;
+        if (j->prev)
+                j->prev->next = j->next;
+        else if (cx->jobs == j)
+                cx->jobs = j->next;
+        if (j->next)
+                j->next->prev = j->prev;
+        j->prev = j->next = NULL;
+}
+
+static void job_remove_scratch(CgJob *j) {
+        if (!j->scratch)
+                return;
+        (void) agent_remove_tree(j->scratch); /* the daemon cleans EXECUTE at start */
+        free(j->scratch);
+        j->scratch = NULL;
+}
+
+/* rmdir of the job cgroup (it must be empty); the Cg is closed either way. */
+static void job_remove_cgroup(CgJob *j) {
+        int r;
+
+        if (!j->cg)
+                return;
+        r = cg_remove(j->cg);
+        if (r < 0)
+                glean_log_warning("cannot remove the cgroup %s of job %d: %s", j->cg_path, (int) j->base.pid,
+                                  strerror(-r));
+        cg_free(j->cg);
+        j->cg = NULL;
+}
+
+static void job_destroy(CgJob *j) {
+        j->pid_source = sd_event_source_disable_unref(j->pid_source);
+        j->freeze_timer = sd_event_source_disable_unref(j->freeze_timer);
+        j->drain_timer = sd_event_source_disable_unref(j->drain_timer);
+        if (j->pidfd >= 0)
+                close(j->pidfd);
+        j->pidfd = -1;
+        job_remove_scratch(j);
+        cg_free(j->cg); /* removed by now, or left behind (logged) */
+        j->cg = NULL;
+        job_unlink(j);
+        free(j->cg_path);
+        free(j);
+}
+
+/* ---- freezing ---- */
+
+static void freeze_confirmed(CgJob *j) {
+        uint64_t us = (now_ns() - j->freeze_t0) / 1000;
+
+        j->freeze_result = us > INT_MAX ? INT_MAX : (int) us;
+        glean_log_debug("job %d %s in %d us", (int) j->base.pid, j->freeze_target ? "frozen" : "thawed",
+                        j->freeze_result);
+        j->freeze_target = -1;
+        if (j->freeze_timer)
+                (void) sd_event_source_set_enabled(j->freeze_timer, SD_EVENT_OFF);
+}
+
+/* Confirms a pending freeze/thaw if cgroup.events says so. */
+static void freeze_check(CgJob *j) {
+        bool frozen;
+
+        if (j->freeze_target < 0 || !j->cg || cg_events(j->cg, NULL, &frozen) < 0)
+                return;
+        if (frozen == (j->freeze_target == 1))
+                freeze_confirmed(j);
+}
+
+static int on_freeze_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
+        CgJob *j = userdata;
+
+        (void) s;
+        (void) usec;
+        if (j->freeze_target < 0)
+                return 0;
+        freeze_check(j);
+        if (j->freeze_target < 0) {
+                glean_log_warning("job %d: the cgroup %s was %s, but the kernel's notification never came",
+                                  (int) j->base.pid, j->cg_path, j->freeze_target ? "frozen" : "thawed");
+                return 0;
+        }
+        glean_log_warning("job %d: the cgroup %s is not %s %llu s after writing cgroup.freeze", (int) j->base.pid,
+                          j->cg_path, j->freeze_target ? "frozen" : "thawed",
+                          (unsigned long long) (FREEZE_TIMEOUT_USEC / USEC_PER_SEC));
+        j->freeze_result = -ETIMEDOUT;
+        j->freeze_target = -1;
+        return 0;
+}
+
+static int cgx_freeze(AgentJob *job, bool frozen) {
+        CgJob *j = (CgJob *) job;
+        int r;
+
+        if (j->main_exited || !j->cg)
+                return -ESRCH;
+        j->freeze_t0 = now_ns();
+        r = cg_freeze(j->cg, frozen);
+        if (r < 0)
+                return r;
+        j->freeze_target = frozen ? 1 : 0;
+        /* Already there (nothing to wait for, or asked twice: the kernel
+         * then sends no notification). */
+        freeze_check(j);
+        if (j->freeze_target < 0)
+                return 0;
+        if (j->freeze_timer) {
+                r = sd_event_source_set_time_relative(j->freeze_timer, FREEZE_TIMEOUT_USEC);
+                if (r >= 0)
+                        r = sd_event_source_set_enabled(j->freeze_timer, SD_EVENT_ONESHOT);
+        } else {
+                r = sd_event_add_time_relative(j->cx->event, &j->freeze_timer, CLOCK_MONOTONIC, FREEZE_TIMEOUT_USEC,
+                                               10 * USEC_PER_MSEC, on_freeze_timeout, j);
+                if (r >= 0)
+                        (void) sd_event_source_set_description(j->freeze_timer, "agent-job-freeze");
+        }
+        if (r < 0)
+                glean_log_warning("job %d: cannot time the confirmation of cgroup.freeze: %s", (int) job->pid,
+                                  strerror(-r));
+        return 0;
+}
+
+static int cgx_suspend(AgentJob *job) {
+        return cgx_freeze(job, true);
+}
+
+static int cgx_resume(AgentJob *job) {
+        return cgx_freeze(job, false);
+}
+
+static int cgx_freeze_latency_us(AgentJob *job) {
+        CgJob *j = (CgJob *) job;
+
+        return j->freeze_target >= 0 ? -EINPROGRESS : j->freeze_result;
+}
+
+/* ---- the exit ---- */
+
+static void oom_check(CgJob *j) {
+        uint64_t oom_kill = 0;
+
+        if (!j->cg || cg_memory_events(j->cg, NULL, &oom_kill) < 0)
+                return;
+        if (oom_kill > j->oom_kill_seen) {
+                if (!j->base.exited)
+                        glean_log_notice("job %d: the OOM killer ended a process in %s (oom_kill %llu)",
+                                         (int) j->base.pid, j->cg_path, (unsigned long long) oom_kill);
+                j->oom_kill_seen = oom_kill;
+        }
+}
+
+static void reason_add(AgentJobExit *ex, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void reason_add(AgentJobExit *ex, const char *fmt, ...) {
+        size_t n = strlen(ex->reason);
+        va_list ap;
+
+        if (n > 0 && n + 2 < sizeof(ex->reason)) {
+                memcpy(ex->reason + n, "; ", 3);
+                n += 2;
+        }
+        if (n + 1 >= sizeof(ex->reason))
+                return;
+        va_start(ap, fmt);
+        vsnprintf(ex->reason + n, sizeof(ex->reason) - n, fmt, ap);
+        va_end(ap);
+}
+
+/* The cgroup is empty (drained) or would not empty: the report. */
+static void job_report(CgJob *j, bool drained) {
+        AgentJobExit *ex = &j->result;
+        CgUsage u;
+
+        j->drain_timer = sd_event_source_disable_unref(j->drain_timer);
+        j->freeze_timer = sd_event_source_disable_unref(j->freeze_timer);
+        j->freeze_target = -1;
+
+        if (cg_usage(j->cg, &u) >= 0) {
+                if (u.usage_usec > 0) {
+                        ex->user_cpu = (double) u.user_usec / 1e6;
+                        ex->sys_cpu = (double) u.system_usec / 1e6;
+                }
+                if (u.memory_peak >= 0)
+                        ex->max_rss_kb = u.memory_peak / 1024;
+        }
+        oom_check(j);
+        if (j->oom_kill_seen > j->oom_kill_start) {
+                unsigned long long n = (unsigned long long) (j->oom_kill_seen - j->oom_kill_start);
+
+                ex->oom_killed = true;
+                reason_add(ex, "out of memory: the kernel's OOM killer ended %llu process%s of the job", n,
+                           n == 1 ? "" : "es");
+        }
+        if (!drained) {
+                reason_add(ex, "the job's cgroup %s would not empty within %llu s after its main process exited",
+                           j->cg_path, (unsigned long long) (DRAIN_TIMEOUT_USEC / USEC_PER_SEC));
+                glean_log_warning("job %d: the cgroup %s would not empty", (int) j->base.pid, j->cg_path);
+        }
+        j->base.exited = true;
+        cg_unwatch(j->cg);
+
+        if (j->abandoned || !j->on_exit) {
+                job_remove_cgroup(j);
+                job_destroy(j);
+                return;
+        }
+        j->in_callback = true;
+        j->on_exit(&j->base, ex, j->userdata);
+        j->in_callback = false;
+        job_remove_cgroup(j);
+        job_remove_scratch(j);
+        if (j->free_requested)
+                job_destroy(j);
+}
+
+static uint64_t mono_usec(void) {
+        return now_ns() / 1000;
+}
+
+static int on_drain_timer(sd_event_source *s, uint64_t usec, void *userdata);
+
+/* After the main process: reports now if the cgroup is empty, else
+ * (re)arms the re-check timer; reports anyway past the deadline. */
+static void drain_check(CgJob *j) {
+        bool populated = true;
+        int r;
+
+        r = cg_events(j->cg, &populated, NULL);
+        if (r == -ENODEV || (r >= 0 && !populated)) {
+                job_report(j, true);
+                return;
+        }
+        if (mono_usec() >= j->drain_deadline) {
+                job_report(j, false);
+                return;
+        }
+        (void) cg_kill(j->cg); /* a process that was being created at the first one */
+        if (j->drain_timer) {
+                r = sd_event_source_set_time_relative(j->drain_timer, j->drain_poll);
+                if (r >= 0)
+                        r = sd_event_source_set_enabled(j->drain_timer, SD_EVENT_ONESHOT);
+        } else {
+                r = sd_event_add_time_relative(j->cx->event, &j->drain_timer, CLOCK_MONOTONIC, j->drain_poll,
+                                               USEC_PER_MSEC, on_drain_timer, j);
+                if (r >= 0)
+                        (void) sd_event_source_set_description(j->drain_timer, "agent-job-drain");
+        }
+        if (r < 0) {
+                glean_log_warning("job %d: cannot time the wait for its cgroup to empty: %s", (int) j->base.pid,
+                                  strerror(-r));
+                job_report(j, false);
+                return;
+        }
+        j->drain_poll = j->drain_poll * 2 > DRAIN_MAX_POLL_USEC ? DRAIN_MAX_POLL_USEC : j->drain_poll * 2;
+}
+
+static int on_drain_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        (void) s;
+        (void) usec;
+        drain_check(userdata);
+        return 0;
+}
+
+static void on_cg_event(Cg *cg, void *userdata) {
+        CgJob *j = userdata;
+
+        (void) cg;
+        if (j->base.exited)
+                return;
+        oom_check(j);
+        freeze_check(j);
+        if (j->main_exited)
+                drain_check(j); /* may free j */
+}
+
+static int on_pidfd(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        CgJob *j = userdata;
+        siginfo_t si = {};
+        struct rusage ru = {};
+        int r;
+
+        (void) s;
+        (void) fd;
+        (void) revents;
+
+        r = agent_wait_job(j->pidfd, j->base.pid, WNOHANG, &si, &ru);
+        if (r >= 0 && si.si_pid == 0)
+                return 0; /* not yet after all */
+        if (r < 0) {
+                /* Reaped by someone else (SIGCHLD ignored?): the status is lost. */
+                si = (siginfo_t) {};
+                si.si_code = CLD_EXITED;
+                si.si_status = 255;
+        }
+        j->pid_source = sd_event_source_disable_unref(j->pid_source);
+        close(j->pidfd);
+        j->pidfd = -1;
+
+        agent_exit_status(&j->result, &si);
+        /* cpu.stat replaces these when it can be read */
+        j->result.user_cpu = agent_tv_seconds(&ru.ru_utime);
+        j->result.sys_cpu = agent_tv_seconds(&ru.ru_stime);
+        j->result.max_rss_kb = ru.ru_maxrss > j->max_rss_kb ? ru.ru_maxrss : j->max_rss_kb;
+        j->result.wall_time = agent_elapsed_since(&j->started);
+        j->main_exited = true;
+
+        r = cg_kill(j->cg);
+        if (r < 0 && r != -ENODEV)
+                glean_log_warning("job %d: cannot kill what is left in %s: %s", (int) j->base.pid, j->cg_path,
+                                  strerror(-r));
+        j->drain_deadline = mono_usec() + DRAIN_TIMEOUT_USEC;
+        j->drain_poll = DRAIN_FIRST_POLL_USEC;
+        drain_check(j); /* may free j */
+        return 0;
+}
+
+/* ---- start ---- */
+
+static int cgx_start(AgentExecutor *ex, const AgentJobSpec *spec, AgentJobExitFn on_exit, void *userdata,
+                     AgentJob **ret) {
+        CgExecutor *cx = (CgExecutor *) ex;
+        char why[512] = "", *rel = NULL;
+        bool populated = false, frozen = false;
+        int pidfd = -1, r;
+        CgJob *j;
+        pid_t pid;
+
+        j = calloc(1, sizeof(*j));
+        if (!j)
+                return -ENOMEM;
+        j->pidfd = -1;
+        j->freeze_target = -1;
+        j->freeze_result = -ENODATA;
+        j->cx = cx;
+        j->scratch = strdup(spec->scratch);
+        if (!j->scratch) {
+                r = -ENOMEM;
+                goto fail;
+        }
+        r = job_cgroup_rel(ex, spec, &rel);
+        if (r < 0)
+                goto fail;
+        r = cg_open(cx->root, rel, &j->cg, why, sizeof(why));
+        if (r < 0) {
+                agent_exec_error(ex, r, "cannot create the job's cgroup %s: %s", rel, why[0] ? why : strerror(-r));
+                goto fail;
+        }
+        j->cg_path = strdup(cg_path(j->cg));
+        if (!j->cg_path) {
+                r = -ENOMEM;
+                goto fail_cg;
+        }
+        r = cg_events(j->cg, &populated, &frozen);
+        if (r < 0) {
+                agent_exec_error(ex, r, "cannot read %s/cgroup.events: %s", j->cg_path, strerror(-r));
+                goto fail_cg;
+        }
+        if (populated) {
+                /* Not ours to empty: another job (or one we lost track of) runs there. */
+                r = agent_exec_error(ex, -EBUSY, "the job's cgroup %s still has processes", j->cg_path);
+                cg_free(j->cg);
+                j->cg = NULL;
+                goto fail;
+        }
+        if (frozen && (r = cg_freeze(j->cg, false)) < 0) {
+                agent_exec_error(ex, r, "cannot thaw the job's cgroup %s: %s", j->cg_path, strerror(-r));
+                goto fail_cg;
+        }
+        (void) cg_memory_events(j->cg, NULL, &j->oom_kill_start);
+        j->oom_kill_seen = j->oom_kill_start;
+        r = cg_watch(j->cg, cx->event, on_cg_event, j);
+        if (r < 0) {
+                agent_exec_error(ex, r, "cannot watch %s/cgroup.events: %s", j->cg_path, strerror(-r));
+                goto fail_cg;
+        }
+
+        clock_gettime(CLOCK_MONOTONIC, &j->started);
+        r = agent_child_start(ex, spec, cg_dirfd(j->cg), j->cg_path, &pid, &pidfd);
+        if (r < 0)
+                goto fail_cg;
+        j->pidfd = pidfd;
+        j->base.pid = pid;
+        r = sd_event_add_io(cx->event, &j->pid_source, pidfd, EPOLLIN, on_pidfd, j);
+        if (r < 0) {
+                (void) cg_kill(j->cg);
+                agent_reap_now(pidfd, pid, AGENT_REAP_TIMEOUT_MS);
+                agent_exec_error(ex, r, "cannot watch the process of '%s': %s", spec->argv[0], strerror(-r));
+                for (int i = 0; i < FREE_DRAIN_TIMEOUT_MS && cg_events(j->cg, &populated, NULL) >= 0 && populated;
+                     i++)
+                        (void) usleep(1000);
+                goto fail_cg;
+        }
+        (void) sd_event_source_set_description(j->pid_source, "agent-job");
+
+        j->base.executor = ex;
+        j->on_exit = on_exit;
+        j->userdata = userdata;
+        j->next = cx->jobs;
+        if (cx->jobs)
+                cx->jobs->prev = j;
+        cx->jobs = j;
+        free(rel);
+        *ret = &j->base;
+        return 0;
+
+fail_cg:
+        cg_unwatch(j->cg);
+        (void) cg_remove(j->cg);
+        cg_free(j->cg);
+        j->cg = NULL;
+fail:
+        j->pid_source = sd_event_source_disable_unref(j->pid_source);
+        if (j->pidfd >= 0)
+                close(j->pidfd);
+        free(rel);
+        free(j->cg_path);
+        free(j->scratch); /* agent_exec_start removes the directory */
+        free(j);
+        return r;
+}
+
+/* ---- signals, usage ---- */
+
+static int cgx_signal(AgentJob *job, int sig) {
+        CgJob *j = (CgJob *) job;
+        int r;
+
+        if (j->main_exited || !j->cg)
+                return -ESRCH;
+        r = cg_signal(j->cg, sig);
+        return r < 0 ? r : 0;
+}
+
+static int cgx_kill(AgentJob *job) {
+        CgJob *j = (CgJob *) job;
+        int r;
+
+        if (job->exited || !j->cg)
+                return -ESRCH;
+        r = cg_kill(j->cg);
+        return r < 0 ? r : 0;
+}
+
+/* Resident size of every process of the cgroup, for a host without the
+ * memory controller. */
+static int64_t pids_rss_kb(Cg *cg) {
+        long page_kb = sysconf(_SC_PAGESIZE) / 1024;
+        int64_t total = 0;
+        pid_t *pids = NULL;
+        size_t n = 0;
+
+        if (cg_pids(cg, &pids, &n) < 0)
+                return -1;
+        for (size_t i = 0; i < n; i++) {
+                char path[64], buf[128];
+                long long size, rss;
+                ssize_t k;
+                int fd;
+
+                snprintf(path, sizeof(path), "/proc/%d/statm", (int) pids[i]);
+                fd = open(path, O_RDONLY | O_CLOEXEC);
+                if (fd < 0)
+                        continue;
+                k = read(fd, buf, sizeof(buf) - 1);
+                close(fd);
+                if (k <= 0)
+                        continue;
+                buf[k] = '\0';
+                if (sscanf(buf, "%lld %lld", &size, &rss) == 2)
+                        total += rss * page_kb;
+        }
+        free(pids);
+        return total;
+}
+
+static int cgx_usage(AgentJob *job, AgentJobExit *ret) {
+        CgJob *j = (CgJob *) job;
+        int64_t rss_kb;
+        CgUsage u;
+        int r;
+
+        if (job->exited) {
+                *ret = j->result;
+                return 0;
+        }
+        if (!j->cg)
+                return -ESRCH;
+        r = cg_usage(j->cg, &u);
+        if (r < 0)
+                return r;
+        rss_kb = u.memory_peak >= 0 ? u.memory_peak / 1024
+                 : u.memory_current >= 0 ? u.memory_current / 1024
+                                         : pids_rss_kb(j->cg);
+        if (rss_kb > j->max_rss_kb)
+                j->max_rss_kb = rss_kb;
+        *ret = (AgentJobExit) {
+                .user_cpu = (double) u.user_usec / 1e6,
+                .sys_cpu = (double) u.system_usec / 1e6,
+                .max_rss_kb = j->max_rss_kb,
+                .wall_time = agent_elapsed_since(&j->started),
+                .oom_killed = j->oom_kill_seen > j->oom_kill_start,
+        };
+        return 0;
+}
+
+/* ---- freeing ---- */
+
+static void cgx_free_job(AgentJob *job) {
+        CgJob *j = (CgJob *) job;
+
+        if (j->in_callback) {
+                j->free_requested = true;
+                return;
+        }
+        if (!job->exited) {
+                /* Abandoned: killed now, drained, cleaned up and freed by the event loop. */
+                if (j->cg)
+                        (void) cg_kill(j->cg);
+                j->abandoned = true;
+                j->on_exit = NULL;
+                return;
+        }
+        job_destroy(j);
+}
+
+/* Blocking end of a job that was not reported: kill, reap, wait for the
+ * cgroup to empty (bounded), remove it. */
+static void job_end_now(CgJob *j) {
+        bool populated = true;
+
+        j->pid_source = sd_event_source_disable_unref(j->pid_source);
+        if (j->cg) {
+                cg_unwatch(j->cg);
+                (void) cg_kill(j->cg);
+        }
+        if (j->pidfd >= 0)
+                agent_reap_now(j->pidfd, j->base.pid, AGENT_REAP_TIMEOUT_MS);
+        for (int i = 0; j->cg && i < FREE_DRAIN_TIMEOUT_MS; i++) {
+                if (cg_events(j->cg, &populated, NULL) < 0 || !populated)
+                        break;
+                (void) usleep(1000);
+        }
+        job_remove_cgroup(j);
+}
+
+static void cgx_free(AgentExecutor *ex) {
+        CgExecutor *cx = (CgExecutor *) ex;
+
+        while (cx->jobs) {
+                CgJob *j = cx->jobs;
+
+                if (!j->base.exited)
+                        job_end_now(j);
+                job_destroy(j);
+        }
+        sd_event_unref(cx->event);
+        free(cx);
+}
+
+static const AgentExecutorOps cgroup_ops = {
+        .name = "cgroup",
+        .start = cgx_start,
+        .suspend = cgx_suspend,
+        .resume = cgx_resume,
+        .signal = cgx_signal,
+        .kill = cgx_kill,
+        .usage = cgx_usage,
+        .freeze_latency_us = cgx_freeze_latency_us,
+        .free_job = cgx_free_job,
+        .free = cgx_free,
+};
+
+int agent_executor_cgroup_new(sd_event *ev, CgRoot *root, AgentExecutor **ret) {
+        CgExecutor *cx;
+
+        if (!ev || !root || !ret)
+                return -EINVAL;
+        cx = calloc(1, sizeof(*cx));
+        if (!cx)
+                return -ENOMEM;
+        cx->base.ops = &cgroup_ops;
+        cx->event = sd_event_ref(ev);
+        cx->root = root;
+        *ret = &cx->base;
+        return 0;
+}

@@ -1,0 +1,402 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * exec-child.c — starting a job's process, shared by every executor: the
+ * child from clone to execve, the parent's side of the error pipe, and
+ * waiting for the process.
+ *
+ * The child only makes system calls between clone and execve (no malloc,
+ * no stdio, raw setgroups/setresgid/setresuid so that glibc does not try to
+ * synchronise credentials with threads that exist only in the parent). A
+ * failure there is written to a close-on-exec pipe as (step, errno); the
+ * parent reads it before returning, so a job that could not be started is
+ * an error, not a job that "exits 127".
+ */
+#define _GNU_SOURCE
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/sched.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/pidfd.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "exec-internal.h"
+
+#ifndef P_PIDFD
+#define P_PIDFD 3
+#endif
+
+#ifndef CLONE_INTO_CGROUP
+#define CLONE_INTO_CGROUP 0x200000000ULL
+#endif
+
+/* The 32-bit-id versions where the plain ones take 16-bit ids. */
+#ifdef SYS_setgroups32
+#define SYS_SETGROUPS SYS_setgroups32
+#define SYS_SETRESGID SYS_setresgid32
+#define SYS_SETRESUID SYS_setresuid32
+#else
+#define SYS_SETGROUPS SYS_setgroups
+#define SYS_SETRESGID SYS_setresgid
+#define SYS_SETRESUID SYS_setresuid
+#endif
+
+/* ---- the child ---- */
+
+typedef enum ChildStep {
+        STEP_CGROUP,
+        STEP_SETSID,
+        STEP_CLOSE_FDS,
+        STEP_SETGROUPS,
+        STEP_SETGID,
+        STEP_SETUID,
+        STEP_NO_NEW_PRIVS,
+        STEP_CHDIR,
+        STEP_IN,
+        STEP_OUT,
+        STEP_ERR,
+        STEP_DUP,
+        STEP_EXEC,
+} ChildStep;
+
+typedef struct ChildError {
+        int step;
+        int error;
+} ChildError;
+
+static _Noreturn void child_fail(int errfd, ChildStep step, int error) {
+        ChildError ce = { .step = step, .error = error };
+
+        (void) !write(errfd, &ce, sizeof(ce));
+        _exit(127);
+}
+
+static int close_fds_from(unsigned from, unsigned to) {
+        if (from > to)
+                return 0;
+        if (syscall(SYS_close_range, from, to, 0) >= 0)
+                return 0;
+        if (errno != ENOSYS)
+                return -1;
+        /* Kernels before 5.9: every possible descriptor up to the limit. */
+        struct rlimit rl;
+        if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+                return -1;
+        for (unsigned fd = from; fd <= to && (rlim_t) fd < rl.rlim_cur; fd++)
+                (void) close((int) fd);
+        return 0;
+}
+
+/* An fd >= 3 on path, close-on-exec (dup2 clears that on 0-2); O_NONBLOCK
+ * while opening so that a FIFO cannot block start(). -1 with errno. */
+static int child_open(const char *path, int flags) {
+        int fd, fl;
+
+        fd = open(path, flags | O_NOCTTY | O_CLOEXEC | O_NONBLOCK, 0644);
+        if (fd < 0)
+                return -1;
+        fl = fcntl(fd, F_GETFL);
+        if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0)
+                return -1;
+        if (fd < 3) {
+                int moved = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+
+                if (moved < 0)
+                        return -1;
+                (void) close(fd);
+                fd = moved;
+        }
+        return fd;
+}
+
+/* Moves the calling process into the cgroup of cgroup_fd ("0" written to
+ * its cgroup.procs moves the writer). -1 with errno. */
+static int child_join_cgroup(int cgroup_fd) {
+        int fd = openat(cgroup_fd, "cgroup.procs", O_WRONLY | O_CLOEXEC);
+        ssize_t n;
+
+        if (fd < 0)
+                return -1;
+        n = write(fd, "0", 1);
+        if (n < 0) {
+                int e = errno;
+
+                (void) close(fd);
+                errno = e;
+                return -1;
+        }
+        (void) close(fd);
+        return 0;
+}
+
+static _Noreturn void child(const AgentJobSpec *spec, int errfd, int join_cgroup_fd) {
+        /* An all-zero kernel sigaction is SIG_DFL, no flags, empty mask,
+         * whatever the field order of the architecture. The raw call also
+         * resets the signals glibc keeps for itself (32, 33), which an
+         * ignoring parent (make, for one) would otherwise pass on. */
+        unsigned long kernel_sa[16] = {};
+        int in, out, err;
+        sigset_t none;
+
+        for (int sig = 1; sig < NSIG; sig++)
+                if (sig != SIGKILL && sig != SIGSTOP)
+                        (void) syscall(SYS_rt_sigaction, sig, kernel_sa, NULL, (size_t) (NSIG - 1) / 8);
+
+        /* Only after a fork fallback: clone3 put it there already. */
+        if (join_cgroup_fd >= 0 && child_join_cgroup(join_cgroup_fd) < 0)
+                child_fail(errfd, STEP_CGROUP, errno);
+        if (setsid() < 0)
+                child_fail(errfd, STEP_SETSID, errno);
+        if (close_fds_from(3, (unsigned) errfd - 1) < 0 || close_fds_from((unsigned) errfd + 1, ~0U) < 0)
+                child_fail(errfd, STEP_CLOSE_FDS, errno);
+
+        if (geteuid() == 0) {
+                if (syscall(SYS_SETGROUPS, spec->n_groups, spec->groups) < 0)
+                        child_fail(errfd, STEP_SETGROUPS, errno);
+                if (syscall(SYS_SETRESGID, spec->gid, spec->gid, spec->gid) < 0)
+                        child_fail(errfd, STEP_SETGID, errno);
+                if (syscall(SYS_SETRESUID, spec->uid, spec->uid, spec->uid) < 0)
+                        child_fail(errfd, STEP_SETUID, errno);
+        }
+        if (getuid() != spec->uid || geteuid() != spec->uid || geteuid() == 0)
+                child_fail(errfd, STEP_SETUID, EPERM);
+        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+                child_fail(errfd, STEP_NO_NEW_PRIVS, errno);
+        (void) umask(022);
+
+        if (chdir(spec->iwd) < 0)
+                child_fail(errfd, STEP_CHDIR, errno);
+        in = child_open(spec->in ? spec->in : "/dev/null", O_RDONLY);
+        if (in < 0)
+                child_fail(errfd, STEP_IN, errno);
+        out = child_open(spec->out ? spec->out : "/dev/null", O_WRONLY | (spec->out ? O_CREAT | O_TRUNC : 0));
+        if (out < 0)
+                child_fail(errfd, STEP_OUT, errno);
+        if (spec->err && spec->out && strcmp(spec->err, spec->out) == 0)
+                err = out; /* one file, one offset */
+        else
+                err = child_open(spec->err ? spec->err : "/dev/null", O_WRONLY | (spec->err ? O_CREAT | O_TRUNC : 0));
+        if (err < 0)
+                child_fail(errfd, STEP_ERR, errno);
+        if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
+                child_fail(errfd, STEP_DUP, errno);
+
+        sigemptyset(&none);
+        (void) sigprocmask(SIG_SETMASK, &none, NULL);
+        execve(spec->argv[0], spec->argv, spec->envp);
+        child_fail(errfd, STEP_EXEC, errno);
+}
+
+/* clone3(CLONE_PIDFD [| CLONE_INTO_CGROUP]), or fork + pidfd_open where
+ * clone3 is not allowed (*ret_forked then: the child must join its cgroup
+ * itself). Returns 0 in the child, the pid in the parent, -1 with errno. */
+static pid_t spawn(int cgroup_fd, int *ret_pidfd, bool *ret_forked) {
+        struct clone_args args = {
+                .flags = CLONE_PIDFD,
+                .pidfd = (uint64_t) (uintptr_t) ret_pidfd,
+                .exit_signal = SIGCHLD,
+        };
+        pid_t pid;
+        int e;
+
+        *ret_forked = false;
+        if (cgroup_fd >= 0) {
+                args.flags |= CLONE_INTO_CGROUP;
+                args.cgroup = (uint64_t) cgroup_fd;
+        }
+        pid = (pid_t) syscall(SYS_clone3, &args, sizeof(args));
+        /* E2BIG: a clone3 that predates the cgroup field (5.3-5.6). */
+        if (pid >= 0 || (errno != ENOSYS && errno != EPERM && !(cgroup_fd >= 0 && errno == E2BIG)))
+                return pid;
+        *ret_forked = true;
+        pid = fork();
+        if (pid <= 0)
+                return pid;
+        *ret_pidfd = pidfd_open(pid, 0);
+        if (*ret_pidfd >= 0)
+                return pid;
+        e = errno;
+        (void) kill(pid, SIGKILL);
+        (void) waitpid(pid, NULL, 0);
+        errno = e;
+        return -1;
+}
+
+/* ---- the parent ---- */
+
+double agent_elapsed_since(const struct timespec *t0) {
+        struct timespec now;
+
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        return (double) (now.tv_sec - t0->tv_sec) + (double) (now.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+double agent_tv_seconds(const struct timeval *tv) {
+        return (double) tv->tv_sec + (double) tv->tv_usec / 1e6;
+}
+
+/* fd moved to >= 3 (keeping close-on-exec), so the child can keep it
+ * apart from its standard files. */
+static int fd_move_up(int *fd) {
+        int moved;
+
+        if (*fd >= 3)
+                return 0;
+        moved = fcntl(*fd, F_DUPFD_CLOEXEC, 3);
+        if (moved < 0)
+                return -errno;
+        close(*fd);
+        *fd = moved;
+        return 0;
+}
+
+int agent_wait_job(int pidfd, pid_t pid, int flags, siginfo_t *si, struct rusage *ru) {
+        long r;
+
+        do
+                r = syscall(SYS_waitid, P_PIDFD, pidfd, si, WEXITED | flags, ru);
+        while (r < 0 && errno == EINTR);
+        if (r < 0 && errno == EINVAL) {
+                do
+                        r = syscall(SYS_waitid, P_PID, pid, si, WEXITED | flags, ru);
+                while (r < 0 && errno == EINTR);
+        }
+        return r < 0 ? -errno : 0;
+}
+
+void agent_reap_now(int pidfd, pid_t pid, int timeout_ms) {
+        struct pollfd p = { .fd = pidfd, .events = POLLIN };
+        siginfo_t si = {};
+        struct rusage ru;
+
+        if (poll(&p, 1, timeout_ms) <= 0)
+                return; /* left to init when we exit */
+        (void) agent_wait_job(pidfd, pid, WNOHANG, &si, &ru);
+}
+
+void agent_exit_status(AgentJobExit *ex, const siginfo_t *si) {
+        ex->by_signal = false;
+        ex->exit_code = 0;
+        ex->signal = 0;
+        ex->core_dumped = false;
+        switch (si->si_code) {
+        case CLD_EXITED:
+                ex->exit_code = si->si_status;
+                break;
+        case CLD_KILLED:
+        case CLD_DUMPED:
+                ex->by_signal = true;
+                ex->signal = si->si_status;
+                ex->core_dumped = si->si_code == CLD_DUMPED;
+                break;
+        default:
+                ex->exit_code = -1; /* should not happen with WEXITED */
+        }
+}
+
+static const char *step_what(ChildStep step) {
+        switch (step) {
+        case STEP_CGROUP: return "join its cgroup";
+        case STEP_SETSID: return "create its session";
+        case STEP_CLOSE_FDS: return "close inherited descriptors";
+        case STEP_SETGROUPS: return "set its supplementary groups";
+        case STEP_SETGID: return "set its group id";
+        case STEP_SETUID: return "set its user id";
+        case STEP_NO_NEW_PRIVS: return "set no_new_privs";
+        case STEP_CHDIR: return "change to its initial directory";
+        case STEP_IN: return "open its input";
+        case STEP_OUT: return "open its output";
+        case STEP_ERR: return "open its error output";
+        case STEP_DUP: return "set up its standard files";
+        case STEP_EXEC: return "execute";
+        }
+        return "start";
+}
+
+static const char *step_path(const AgentJobSpec *spec, const char *cgroup_path, ChildStep step) {
+        switch (step) {
+        case STEP_CGROUP: return cgroup_path;
+        case STEP_CHDIR: return spec->iwd;
+        case STEP_IN: return spec->in ? spec->in : "/dev/null";
+        case STEP_OUT: return spec->out ? spec->out : "/dev/null";
+        case STEP_ERR: return spec->err ? spec->err : "/dev/null";
+        case STEP_EXEC: return spec->argv[0];
+        default: return NULL;
+        }
+}
+
+int agent_child_start(AgentExecutor *ex, const AgentJobSpec *spec, int cgroup_fd, const char *cgroup_path,
+                      pid_t *ret_pid, int *ret_pidfd) {
+        int pipefd[2] = { -1, -1 }, pidfd = -1, r;
+        sigset_t all, old;
+        ChildError ce = {};
+        bool forked = false;
+        ssize_t n;
+        pid_t pid;
+
+        if (pipe2(pipefd, O_CLOEXEC) < 0 || fd_move_up(&pipefd[0]) < 0 || fd_move_up(&pipefd[1]) < 0) {
+                r = -errno;
+                goto out;
+        }
+
+        /* No handler of ours may run in the child before it resets them. */
+        sigfillset(&all);
+        sigprocmask(SIG_SETMASK, &all, &old);
+        pid = spawn(cgroup_fd, &pidfd, &forked);
+        if (pid == 0)
+                child(spec, pipefd[1], forked ? cgroup_fd : -1);
+        r = pid < 0 ? -errno : 0;
+        sigprocmask(SIG_SETMASK, &old, NULL);
+        close(pipefd[1]);
+        pipefd[1] = -1;
+        if (r < 0) {
+                if (cgroup_fd >= 0)
+                        agent_exec_error(ex, r, "cannot create the process for '%s' in cgroup %s: %s", spec->argv[0],
+                                         cgroup_path ? cgroup_path : "?", strerror(-r));
+                else
+                        agent_exec_error(ex, r, "cannot create the process for '%s': %s", spec->argv[0],
+                                         strerror(-r));
+                goto out;
+        }
+
+        do
+                n = read(pipefd[0], &ce, sizeof(ce));
+        while (n < 0 && errno == EINTR);
+        if (n != 0) {
+                const char *path;
+
+                agent_reap_now(pidfd, pid, -1); /* it is _exit()ing */
+                close(pidfd);
+                if (n != (ssize_t) sizeof(ce)) {
+                        r = agent_exec_error(ex, -EIO, "cannot start '%s': lost track of the new process",
+                                             spec->argv[0]);
+                        goto out;
+                }
+                r = ce.error > 0 ? -ce.error : -EIO;
+                path = step_path(spec, cgroup_path, (ChildStep) ce.step);
+                agent_exec_error(ex, r, "cannot %s%s%s%s as %s (uid %u): %s", step_what((ChildStep) ce.step),
+                                 path ? " '" : "", path ? path : "", path ? "'" : "", spec->user ? spec->user : "?",
+                                 (unsigned) spec->uid, strerror(-r));
+                goto out;
+        }
+        *ret_pid = pid;
+        *ret_pidfd = pidfd;
+        r = 0;
+out:
+        if (pipefd[0] >= 0)
+                close(pipefd[0]);
+        if (pipefd[1] >= 0)
+                close(pipefd[1]);
+        return r;
+}
