@@ -459,6 +459,10 @@ static int report_exit(const char *jobid, const ClassAd *ex) {
                 printf("job %s exited with status %lld", jobid, (long long) code);
         printf(" after %.1f s (user %.2f s, system %.2f s)%s%s%s\n", wall, user, sys, reason ? " (" : "",
                reason ? reason : "", reason ? ")" : "");
+        bool hold = false;
+        classad_eval_bool(ex, "Hold", CA_MODE_OLD, &hold);
+        if (hold)
+                printf("job %s is held: %s\n", jobid, reason ? reason : "");
         fflush(stdout);
         free(reason);
         return by_signal ? 128 + (int) sig : (int) code;

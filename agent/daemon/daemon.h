@@ -13,6 +13,7 @@
 
 #include <systemd/sd-event.h>
 
+#include "cgroup.h"
 #include "classad.h"
 #include "config.h"
 #include "exec.h"
@@ -50,6 +51,7 @@ struct Slot {
         uid_t pre_claimant_uid;
         char pre_claim_id[80];
 
+        Cg *cg;                 /* the slot's cgroup (NULL without cgroups) */
         AgentJob *backfill;     /* the backfill command */
         double condor_load;     /* CondorLoadAvg */
         double last_cpu;        /* job CPU seconds at the last sample */
@@ -78,6 +80,7 @@ struct Agent {
         AgentMachine machine;
         AgentIdleKnobs idle;
         AgentExecutor *exec;
+        CgRoot *cgroot;         /* the agent's cgroup v2 subtree (NULL: the fork executor) */
         AgentRunAs runas;
         char *slot_user;
         char **admins;
@@ -125,6 +128,14 @@ void agent_server_reap(Agent *a); /* drop the dead connections */
 int agent_conn_send(Conn *c, const ClassAd *msg);
 /* Tell the claimant of s (if connected) about an event of its claim. */
 void agent_notify_claimant(Slot *s, GleanCommand cmd, ClassAd *msg);
+
+/* ---- cgroups.c ---- */
+/* Chooses the executor (AGENT_EXECUTOR, BASE_CGROUP) and sets a->exec. */
+int agent_cgroups_setup(Agent *a);
+void agent_slot_cgroup_path(const Slot *s, char *buf, size_t len);
+int agent_slot_cgroup_open(Slot *s);   /* the slot's cgroup and its limits */
+void agent_slot_cgroup_close(Slot *s); /* removes it (it must be empty) */
+void agent_cgroups_ad(const Agent *a, ClassAd *ad); /* CgroupControllers, HasCgroups */
 
 /* ---- sensors.c ---- */
 /* Seconds since the owner last used a terminal (utmp ttys) and the console

@@ -165,7 +165,7 @@ static int agent_setup(Agent *a, const char *config_path, const char *socket_pat
         r = agent_machine_detect(a->cfg, &a->machine, &err);
         if (r < 0)
                 return log_config_error(&err, r, "machine resources");
-        r = agent_executor_fork_new(a->event, &a->exec);
+        r = agent_cgroups_setup(a);
         if (r < 0)
                 return glean_log_errno(LOG_ERR, r, "cannot set up the executor");
         a->start_time = agent_now();
@@ -190,6 +190,7 @@ static void agent_teardown(Agent *a) {
         agent_server_stop(a);
         agent_slots_free(a);
         agent_executor_free(a->exec);
+        cg_root_free(a->cgroot);
         sd_event_source_unref(a->eval_timer);
         sd_event_source_unref(a->update_timer);
         sd_event_source_unref(a->defer);

@@ -412,6 +412,17 @@ static int on_activate(Conn *c, const ClassAd *req) {
                 r = refuse(c, req, what, "the job cannot run: %s", why);
                 goto out;
         }
+        if (a->cgroot) {
+                char path[160];
+                agent_slot_cgroup_path(s, path, sizeof path);
+                if (asprintf(&s->spec->cgroup, "%s/job", path) < 0) {
+                        s->spec->cgroup = NULL;
+                        agent_jobspec_free(s->spec);
+                        s->spec = NULL;
+                        r = refuse(c, req, what, "out of memory");
+                        goto out;
+                }
+        }
         Conn *before = s->claimant;
         s->claimant = c; /* the activating connection hears of the job's end */
         AgentEvent ev = { .type = AGENT_EV_ACTIVATE, .claim_id = id, .job = job };

@@ -37,6 +37,7 @@ static void slot_free(Slot *s) {
         agent_jobspec_free(s->spec);
         agent_sm_free(s->sm);
         classad_free(s->ad);
+        agent_slot_cgroup_close(s);
         free(s);
 }
 
@@ -90,8 +91,18 @@ static void send_job_exit(Slot *s, const AgentJobExit *ex, const char *reason) {
         classad_set_real(msg, "RemoteSysCpu", ex->sys_cpu);
         classad_set_real(msg, "RemoteWallClockTime", ex->wall_time);
         classad_set_int(msg, "ResidentSetSize", ex->max_rss_kb);
-        if (reason)
+        if (ex->oom_killed) {
+                /* Put on hold: running it again in the same slot would end the same way. */
+                char hold[400];
+                snprintf(hold, sizeof hold, "out of memory: the job used more than its slot's %lld MB (%s)",
+                         (long long) s->res.memory, ex->reason);
+                classad_set_bool(msg, "Hold", true);
+                classad_set_string(msg, "HoldReason", hold);
+                classad_set_string(msg, "Reason", hold);
+        } else if (reason)
                 classad_set_string(msg, "Reason", reason);
+        else if (ex->reason[0])
+                classad_set_string(msg, "Reason", ex->reason);
         agent_notify_claimant(s, GLEAN_CMD_JOB_EXIT, msg);
 }
 
@@ -308,8 +319,9 @@ static void job_exited(AgentJob *job, const AgentJobExit *ex, void *userdata) {
         else
                 snprintf(what, sizeof what, "exited with status %d", ex->exit_code);
         GleanLogField f[] = { { "GLEAN_SLOT", s->name } };
-        glean_log(LOG_INFO, NULL, f, 1, "%s: job %s after %.1f s (user %.2f s, system %.2f s)", s->name, what,
-                  ex->wall_time, ex->user_cpu, ex->sys_cpu);
+        glean_log(ex->oom_killed ? LOG_WARNING : LOG_INFO, NULL, f, 1,
+                  "%s: job %s after %.1f s (user %.2f s, system %.2f s)%s%s", s->name, what, ex->wall_time,
+                  ex->user_cpu, ex->sys_cpu, ex->reason[0] ? ": " : "", ex->reason);
         if (s->agent->draining && s->exit_reason)
                 s->agent->drain_badput += ex->wall_time * (double) s->res.cpus;
         send_job_exit(s, ex, s->exit_reason);
@@ -335,6 +347,7 @@ static int slot_fill_ad(Slot *s, ConfigError *err) {
         classad_set_string(s->ad, "TargetType", "Job");
         classad_set_string(s->ad, "GleanVersion", "0.1.0");
         classad_set_string(s->ad, "ExecutorName", agent_executor_name(a->exec));
+        agent_cgroups_ad(a, s->ad);
         CaError cerr;
         classad_set_expr_text(s->ad, "CurrentTime", "time()", CA_MODE_OLD, &cerr);
         r = agent_policy_fill_ad(a->cfg, s->def.id, s->ad, err);
@@ -377,6 +390,8 @@ static int slot_new(Agent *a, const AgentSlotDef *def, const char *name, bool dy
         int r = classad_new(&s->ad);
         if (r >= 0)
                 r = slot_fill_ad(s, err);
+        if (r >= 0)
+                agent_slot_cgroup_open(s); /* without one, jobs of the slot cannot start: logged there */
         AgentPolicyKnobs knobs;
         if (r >= 0)
                 r = agent_policy_knobs(a->cfg, def->id, &knobs, err);

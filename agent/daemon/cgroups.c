@@ -1,0 +1,205 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * cgroups.c — glean-agent's slots in cgroup v2: which executor runs the
+ * jobs, one cgroup per slot with the limits that follow from its
+ * resources, and what the slot ads say about it.
+ *
+ * Knobs:
+ *   AGENT_EXECUTOR                auto (default: cgroup when the agent has a
+ *                                 cgroup v2 subtree of its own), cgroup, fork
+ *   BASE_CGROUP                   the subtree, relative to the cgroup2 mount;
+ *                                 default: the agent's own cgroup (systemd's
+ *                                 Delegate=yes). The root cgroup is never used.
+ *   CGROUP_MEMORY_LIMIT_POLICY    hard (memory.max = Memory, memory.high at
+ *                                 CGROUP_MEMORY_HIGH_PERCENT of it), soft
+ *                                 (memory.high = Memory), none
+ *   CGROUP_MEMORY_HIGH_PERCENT    90
+ *   CGROUP_SWAP_MAX               memory.swap.max in MB (unset: left alone)
+ *   CGROUP_CPU_HARD_LIMIT         False; True: cpu.max = Cpus CPUs' worth
+ *   CGROUP_PIDS_MAX               0 (no limit) or pids.max
+ * cpu.weight and io.weight are 100 per CPU of the slot.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <syslog.h>
+
+#include "cgroup.h"
+#include "daemon.h"
+
+static char *knob(const Config *cfg, const char *name, const char *def) {
+        char *v = NULL;
+        ConfigError err;
+        if (config_get(cfg, name, &v, &err) < 0 || !*v) {
+                free(v);
+                return def ? strdup(def) : NULL;
+        }
+        return v;
+}
+
+/* Own cgroup v2 path from /proc/self/cgroup ("0::/..."). */
+static int own_cgroup(char *buf, size_t len) {
+        FILE *f = fopen("/proc/self/cgroup", "re");
+        if (!f)
+                return -errno;
+        char line[4096];
+        int r = -ENOENT;
+        while (fgets(line, sizeof line, f))
+                if (strncmp(line, "0::", 3) == 0) {
+                        line[strcspn(line, "\n")] = 0;
+                        size_t n = strlen(line + 3);
+                        if (n < len) {
+                                memcpy(buf, line + 3, n + 1);
+                                r = 0;
+                        } else
+                                r = -ENAMETOOLONG;
+                }
+        fclose(f);
+        return r;
+}
+
+int agent_cgroups_setup(Agent *a) {
+        char *mode = knob(a->cfg, "AGENT_EXECUTOR", "auto");
+        if (!mode)
+                return -ENOMEM;
+        bool want = strcasecmp(mode, "fork") != 0;
+        bool must = strcasecmp(mode, "cgroup") == 0;
+        if (want && !must && strcasecmp(mode, "auto") != 0) {
+                glean_log(LOG_ERR, NULL, NULL, 0, "AGENT_EXECUTOR = %s: auto, cgroup or fork", mode);
+                free(mode);
+                return -EINVAL;
+        }
+        free(mode);
+        char why[512] = "";
+        int r = -ENOENT;
+        if (want) {
+                char *base = knob(a->cfg, "BASE_CGROUP", NULL);
+                char own[1024] = "";
+                if (!base && own_cgroup(own, sizeof own) >= 0)
+                        base = strdup(own);
+                if (!base || strcmp(base, "/") == 0 || !*base) {
+                        snprintf(why, sizeof why,
+                                 "the agent runs in the root cgroup: set BASE_CGROUP, or run it under systemd "
+                                 "(Delegate=yes)");
+                        r = -EPERM;
+                } else
+                        r = cg_root_open(NULL, base, true, &a->cgroot, why, sizeof why);
+                free(base);
+        }
+        if (r >= 0) {
+                r = agent_executor_cgroup_new(a->event, a->cgroot, &a->exec);
+                if (r < 0)
+                        snprintf(why, sizeof why, "cannot set up the cgroup executor: %s", strerror(-r));
+        }
+        if (r < 0) {
+                cg_root_free(a->cgroot);
+                a->cgroot = NULL;
+                if (must) {
+                        glean_log(LOG_ERR, NULL, NULL, 0, "AGENT_EXECUTOR = cgroup: %s", why);
+                        return r;
+                }
+                if (want)
+                        glean_log(LOG_WARNING, NULL, NULL, 0, "jobs run without cgroups: %s", why);
+                return agent_executor_fork_new(a->event, &a->exec);
+        }
+        char ctl[128];
+        cg_controllers_string(cg_root_controllers(a->cgroot), ctl, sizeof ctl);
+        GleanLogField f[] = { { "GLEAN_CGROUP", cg_root_path(a->cgroot) }, { "GLEAN_CGROUP_CONTROLLERS", ctl } };
+        if (!(cg_root_controllers(a->cgroot) & CG_MEMORY))
+                glean_log(LOG_WARNING, NULL, f, 2,
+                          "cgroup v2 at %s offers the controllers '%s': no memory, CPU or pids limits here; freezing, "
+                          "killing and CPU usage work",
+                          cg_root_path(a->cgroot), ctl);
+        else
+                glean_log(LOG_NOTICE, NULL, f, 2, "slots in cgroup v2 at %s, controllers '%s'", cg_root_path(a->cgroot),
+                          ctl);
+        return 0;
+}
+
+/* The path of a slot's cgroup under <base>/slots: "slot1", "slot1/slot1_2". */
+void agent_slot_cgroup_path(const Slot *s, char *buf, size_t len) {
+        if (s->parent)
+                snprintf(buf, len, "%s/%s", s->parent->name, s->name);
+        else
+                snprintf(buf, len, "%s", s->name);
+}
+
+static void limits_for(const Agent *a, const Slot *s, CgLimits *l, char **ret_cpuset) {
+        *l = (CgLimits){ 0 };
+        *ret_cpuset = NULL;
+        int64_t cpus = s->res.cpus > 0 ? s->res.cpus : 1;
+        l->cpu_weight = (uint64_t) (cpus * 100 > 10000 ? 10000 : cpus * 100);
+        l->io_weight = l->cpu_weight;
+        ConfigError err;
+        bool hard_cpu = false;
+        if (config_get_bool(a->cfg, "CGROUP_CPU_HARD_LIMIT", &hard_cpu, &err) >= 0 && hard_cpu) {
+                l->cpu_max_period = 100000;
+                l->cpu_max_quota = cpus * 100000;
+        }
+        char *policy = knob(a->cfg, "CGROUP_MEMORY_LIMIT_POLICY", "hard");
+        int64_t mb = s->res.memory, pct = 90;
+        config_get_int(a->cfg, "CGROUP_MEMORY_HIGH_PERCENT", &pct, &err);
+        if (pct <= 0 || pct > 100)
+                pct = 90;
+        if (policy && mb > 0) {
+                if (strcasecmp(policy, "hard") == 0) {
+                        l->memory_max = mb * 1024 * 1024;
+                        l->memory_high = mb * 1024 * 1024 / 100 * pct;
+                } else if (strcasecmp(policy, "soft") == 0) {
+                        l->memory_high = mb * 1024 * 1024;
+                        l->memory_max = CG_MAX;
+                }
+        }
+        free(policy);
+        int64_t v;
+        if (config_get_int(a->cfg, "CGROUP_SWAP_MAX", &v, &err) >= 0 && v >= 0)
+                l->memory_swap_max = v * 1024 * 1024;
+        if (config_get_int(a->cfg, "CGROUP_PIDS_MAX", &v, &err) >= 0 && v > 0)
+                l->pids_max = v;
+}
+
+int agent_slot_cgroup_open(Slot *s) {
+        Agent *a = s->agent;
+        if (!a->cgroot)
+                return 0;
+        char path[128], why[512] = "";
+        agent_slot_cgroup_path(s, path, sizeof path);
+        int r = cg_open(a->cgroot, path, &s->cg, why, sizeof why);
+        if (r < 0) {
+                GleanLogField f[] = { { "GLEAN_SLOT", s->name } };
+                glean_log(LOG_ERR, NULL, f, 1, "%s: no cgroup: %s", s->name, why);
+                return r;
+        }
+        CgLimits l;
+        char *cpuset = NULL;
+        limits_for(a, s, &l, &cpuset);
+        unsigned applied = 0;
+        r = cg_set_limits(s->cg, &l, &applied, why, sizeof why);
+        free(cpuset);
+        if (r < 0) {
+                GleanLogField f[] = { { "GLEAN_SLOT", s->name } };
+                glean_log(LOG_WARNING, NULL, f, 1, "%s: limits not all set: %s", s->name, why);
+        }
+        char ctl[128];
+        cg_controllers_string(applied, ctl, sizeof ctl);
+        classad_set_string(s->ad, "CgroupLimits", ctl);
+        return 0;
+}
+
+void agent_slot_cgroup_close(Slot *s) {
+        if (!s->cg)
+                return;
+        cg_remove(s->cg);
+        cg_free(s->cg);
+        s->cg = NULL;
+}
+
+void agent_cgroups_ad(const Agent *a, ClassAd *ad) {
+        char ctl[128] = "";
+        if (a->cgroot)
+                cg_controllers_string(cg_root_controllers(a->cgroot), ctl, sizeof ctl);
+        classad_set_string(ad, "CgroupControllers", ctl);
+        classad_set_bool(ad, "HasCgroups", a->cgroot != NULL);
+}
