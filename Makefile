@@ -5,7 +5,8 @@
 #   make              libraries, programs            -> build/{lib,bin}/
 #   make check        every CUnit suite tests/*/test-*.c, then a summary line
 #   make check SAN=1  the same with ASan+UBSan       -> build-san/  (alias: make check-san)
-#   make check-vm     tests/vm/tests.txt + smoke test in a qemu VM (tests/vm/README.md)
+#   make check-vm     tests/vm/tests.txt + smoke test in a qemu VM (tests/vm/README.md);
+#                     make check runs it after the host suites (check-host: those alone)
 #   make bench        benchmarks bench/*.c           -> build/bench/NAME
 #   make bench-run    build them and run every bench/run-*.sh
 #   make fuzz         libFuzzer targets fuzz/*.c     -> build/fuzz/NAME (objects in build-fuzz/)
@@ -230,7 +231,17 @@ TEST_ENV := GLEAN=$(BUILD)/bin/glean GLEAN_AGENT=$(BUILD)/bin/glean-agent \
             ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:strict_string_checks=1 \
             UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
+# make check: the suites on this machine, then those that need a real
+# kernel in the VM rig (check-vm, below); both always run, either failing
+# fails it. check-host is the first half alone.
 check: all $(TEST_BINS)
+	$(Q)status=0; \
+	$(TEST_ENV) sh scripts/run-tests.sh $(TEST_BINS) || status=1; \
+	echo; echo "=== the suites that need a real kernel, in the VM rig (make check-vm)"; \
+	$(TEST_ENV) bash tests/vm/check-vm.sh $(BUILD) || status=1; \
+	exit $$status
+
+check-host: all $(TEST_BINS)
 	$(Q)$(TEST_ENV) sh scripts/run-tests.sh $(TEST_BINS)
 
 check-san:
@@ -238,8 +249,8 @@ check-san:
 
 # The tests that need a real kernel (full cgroup v2, kprobes, fentry, uinput)
 # run in a qemu VM with a stock Debian kernel: tests/vm/tests.txt names them
-# (build/ read as $(BUILD)/), those with a source are built here. Not part of
-# `make check`; it skips loudly, exit 0, where the rig cannot be had.
+# (build/ read as $(BUILD)/), those with a source are built here. `make
+# check` runs it too; it skips loudly, exit 0, where the rig cannot be had.
 VM_TEST_BINS := $(filter $(patsubst build/%,$(BUILD)/%,$(shell grep -o '^build/[^[:space:]]*' tests/vm/tests.txt)),$(TEST_BINS))
 
 check-vm: all $(VM_TEST_BINS)
@@ -270,10 +281,10 @@ clean:
 	$(call quiet,CLEAN,build build-san build-fuzz)rm -rf build build-san build-fuzz
 
 help:
-	@sed -n '3,18p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,19p' Makefile | sed 's/^# \{0,1\}//'
 
 FORCE:
 
-.PHONY: all check check-san check-vm bench bench-run fuzz demo deps clean help FORCE
+.PHONY: all check check-host check-san check-vm bench bench-run fuzz demo deps clean help FORCE
 
 -include $(shell find $(BUILD)/obj $(FUZZ_BUILD)/obj -name '*.d' 2>/dev/null)
