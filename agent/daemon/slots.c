@@ -4,6 +4,7 @@
  * actions the machines ask for (carried out through the executor), the
  * periodic evaluation and the log record of every transition.
  */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -94,8 +95,11 @@ static void send_job_exit(Slot *s, const AgentJobExit *ex, const char *reason) {
         if (ex->oom_killed) {
                 /* Put on hold: running it again in the same slot would end the same way. */
                 char hold[400];
-                snprintf(hold, sizeof hold, "out of memory: the job used more than its slot's %lld MB (%s)",
-                         (long long) s->res.memory, ex->reason);
+                const char *detail = ex->reason;
+                if (strncmp(detail, "out of memory: ", 15) == 0)
+                        detail += 15; /* said already */
+                snprintf(hold, sizeof hold, "out of memory: the job used more than its slot's %lld MB%s%s%s",
+                         (long long) s->res.memory, *detail ? " (" : "", detail, *detail ? ")" : "");
                 classad_set_bool(msg, "Hold", true);
                 classad_set_string(msg, "HoldReason", hold);
                 classad_set_string(msg, "Reason", hold);
@@ -152,8 +156,19 @@ static void start_backfill(Slot *s) {
                 classad_set_string(job, "Owner", a->runas.slot_user ? a->runas.slot_user : "nobody");
                 char slot[48];
                 snprintf(slot, sizeof slot, "%s_backfill", s->name);
-                if (agent_jobspec_from_ad(job, &a->runas, a->execute, slot, &spec, why, sizeof why) >= 0 &&
-                    agent_exec_start(a->exec, spec, job_exited, s, &s->backfill) >= 0) {
+                /* Under the cgroup executor the command runs inside the slot's
+                 * cgroup (its limits), in <slot>/backfill: left to itself the
+                 * executor would take "<_CONDOR_SLOT>/job", a cgroup beside
+                 * the slots (slots/slot1_backfill/job) that nothing removes. */
+                char cgpath[160];
+                agent_slot_cgroup_path(s, cgpath, sizeof cgpath);
+                int r = agent_jobspec_from_ad(job, &a->runas, a->execute, slot, &spec, why, sizeof why);
+                if (r >= 0 && a->cgroot && asprintf(&spec->cgroup, "%s/backfill", cgpath) < 0) {
+                        spec->cgroup = NULL;
+                        snprintf(why, sizeof why, "out of memory");
+                        r = -ENOMEM;
+                }
+                if (r >= 0 && agent_exec_start(a->exec, spec, job_exited, s, &s->backfill) >= 0) {
                         AgentEvent ev = { .type = AGENT_EV_BACKFILL_STARTED };
                         agent_jobspec_free(spec);
                         spec = NULL;
