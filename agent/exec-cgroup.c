@@ -23,6 +23,15 @@
  * processes of this cgroup that any OOM killer ended, a limit on the slot
  * above it included) is read when the job starts, on each change and at
  * the end; more at the end than at the start is an OOM kill.
+ *
+ * Adoption (agent_exec_adopt): a job an earlier agent started, found
+ * running in its cgroup. Its main process is not our child: it is pinned
+ * with pidfd_open() (not reaped), and its exit only starts the end (the
+ * rest is killed, the cgroup drained); the status is unknown. A job whose
+ * main process is gone, or not known, is its cgroup.
+ *
+ * Cleanup (agent_exec_cleanup): a leftover job cgroup nobody adopts is
+ * killed, drained (blocking, bounded) and removed.
  */
 #define _GNU_SOURCE
 
@@ -34,7 +43,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/pidfd.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -55,6 +66,13 @@
 #define DRAIN_MAX_POLL_USEC (500 * USEC_PER_MSEC)
 /* agent_executor_free(): how long to wait for a killed job's cgroup. */
 #define FREE_DRAIN_TIMEOUT_MS 5000
+/* agent_exec_cleanup(): how long to wait for a leftover cgroup to empty,
+ * and how often the kill is repeated meanwhile (a process being forked). */
+#define CLEANUP_TIMEOUT_MS 2000
+#define CLEANUP_POLL_MS 10
+#define CLEANUP_REKILL_MS 100
+
+#define ADOPTED_REASON "the agent restarted while the job ran: its exit status is unknown"
 
 typedef struct CgJob CgJob;
 
@@ -88,6 +106,7 @@ struct CgJob {
         uint64_t freeze_t0;      /* CLOCK_MONOTONIC ns of the write */
         int freeze_result;       /* µs of the last confirmed, or -ENODATA/-ETIMEDOUT */
         bool abandoned;          /* freed while running: drain, clean up, free */
+        bool adopted;            /* agent_exec_adopt(): the main process (if pinned) is not our child */
         bool in_callback;
         bool free_requested;     /* freed from its own callback */
 };
@@ -300,6 +319,7 @@ static void job_report(CgJob *j, bool drained) {
 
         j->drain_timer = sd_event_source_disable_unref(j->drain_timer);
         j->freeze_timer = sd_event_source_disable_unref(j->freeze_timer);
+        j->pid_source = sd_event_source_disable_unref(j->pid_source);
         j->freeze_target = -1;
 
         if (cg_usage(j->cg, &u) >= 0) {
@@ -318,6 +338,8 @@ static void job_report(CgJob *j, bool drained) {
                 reason_add(ex, "out of memory: the kernel's OOM killer ended %llu process%s of the job", n,
                            n == 1 ? "" : "es");
         }
+        if (j->adopted)
+                reason_add(ex, "%s", ADOPTED_REASON);
         if (!drained) {
                 reason_add(ex, "the job's cgroup %s would not empty within %llu s after its main process exited",
                            j->cg_path, (unsigned long long) (DRAIN_TIMEOUT_USEC / USEC_PER_SEC));
@@ -346,6 +368,25 @@ static uint64_t mono_usec(void) {
 
 static int on_drain_timer(sd_event_source *s, uint64_t usec, void *userdata);
 
+/* (Re)arms the re-check of a draining cgroup. */
+static int drain_arm(CgJob *j) {
+        int r;
+
+        if (j->drain_timer) {
+                r = sd_event_source_set_time_relative(j->drain_timer, j->drain_poll);
+                if (r >= 0)
+                        r = sd_event_source_set_enabled(j->drain_timer, SD_EVENT_ONESHOT);
+        } else {
+                r = sd_event_add_time_relative(j->cx->event, &j->drain_timer, CLOCK_MONOTONIC, j->drain_poll,
+                                               USEC_PER_MSEC, on_drain_timer, j);
+                if (r >= 0)
+                        (void) sd_event_source_set_description(j->drain_timer, "agent-job-drain");
+        }
+        if (r >= 0)
+                j->drain_poll = j->drain_poll * 2 > DRAIN_MAX_POLL_USEC ? DRAIN_MAX_POLL_USEC : j->drain_poll * 2;
+        return r;
+}
+
 /* After the main process: reports now if the cgroup is empty, else
  * (re)arms the re-check timer; reports anyway past the deadline. */
 static void drain_check(CgJob *j) {
@@ -362,23 +403,13 @@ static void drain_check(CgJob *j) {
                 return;
         }
         (void) cg_kill(j->cg); /* a process that was being created at the first one */
-        if (j->drain_timer) {
-                r = sd_event_source_set_time_relative(j->drain_timer, j->drain_poll);
-                if (r >= 0)
-                        r = sd_event_source_set_enabled(j->drain_timer, SD_EVENT_ONESHOT);
-        } else {
-                r = sd_event_add_time_relative(j->cx->event, &j->drain_timer, CLOCK_MONOTONIC, j->drain_poll,
-                                               USEC_PER_MSEC, on_drain_timer, j);
-                if (r >= 0)
-                        (void) sd_event_source_set_description(j->drain_timer, "agent-job-drain");
-        }
+        r = drain_arm(j);
         if (r < 0) {
                 glean_log_warning("job %d: cannot time the wait for its cgroup to empty: %s", (int) j->base.pid,
                                   strerror(-r));
                 job_report(j, false);
                 return;
         }
-        j->drain_poll = j->drain_poll * 2 > DRAIN_MAX_POLL_USEC ? DRAIN_MAX_POLL_USEC : j->drain_poll * 2;
 }
 
 static int on_drain_timer(sd_event_source *s, uint64_t usec, void *userdata) {
@@ -388,14 +419,20 @@ static int on_drain_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         return 0;
 }
 
+static void adopted_main_exited(CgJob *j);
+
 static void on_cg_event(Cg *cg, void *userdata) {
         CgJob *j = userdata;
+        bool populated = true;
 
         (void) cg;
         if (j->base.exited)
                 return;
         oom_check(j);
         freeze_check(j);
+        if (!j->main_exited && j->adopted && j->pidfd < 0 && cg_events(j->cg, &populated, NULL) >= 0 &&
+            !populated)
+                adopted_main_exited(j); /* no main process known: the job was its cgroup */
         if (j->main_exited)
                 drain_check(j); /* may free j */
 }
@@ -437,6 +474,44 @@ static int on_pidfd(sd_event_source *s, int fd, uint32_t revents, void *userdata
                                   strerror(-r));
         j->drain_deadline = mono_usec() + DRAIN_TIMEOUT_USEC;
         j->drain_poll = DRAIN_FIRST_POLL_USEC;
+        drain_check(j); /* may free j */
+        return 0;
+}
+
+/* An adopted job's main process is gone (or none is known and the
+ * cgroup is empty): the status is unknown; the rest is killed, and the
+ * caller drains. */
+static void adopted_main_exited(CgJob *j) {
+        int r;
+
+        j->pid_source = sd_event_source_disable_unref(j->pid_source);
+        if (j->pidfd >= 0)
+                close(j->pidfd);
+        j->pidfd = -1;
+        j->result = (AgentJobExit) {
+                .status_unknown = true,
+                .max_rss_kb = j->max_rss_kb, /* memory.peak replaces it when there */
+                .wall_time = agent_elapsed_since(&j->started),
+        };
+        j->main_exited = true;
+        r = cg_kill(j->cg);
+        if (r < 0 && r != -ENODEV)
+                glean_log_warning("job %d: cannot kill what is left in %s: %s", (int) j->base.pid, j->cg_path,
+                                  strerror(-r));
+        j->drain_deadline = mono_usec() + DRAIN_TIMEOUT_USEC;
+        j->drain_poll = DRAIN_FIRST_POLL_USEC;
+}
+
+/* The pinned main process of an adopted job exited: not our child, nothing
+ * to reap (its reaper, init or a subreaper, has its status). */
+static int on_adopted_pidfd(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        CgJob *j = userdata;
+
+        (void) s;
+        (void) fd;
+        (void) revents;
+        glean_log_debug("adopted job %d: its main process exited", (int) j->base.pid);
+        adopted_main_exited(j);
         drain_check(j); /* may free j */
         return 0;
 }
@@ -543,6 +618,282 @@ fail:
         free(j->cg_path);
         free(j->scratch); /* agent_exec_start removes the directory */
         free(j);
+        return r;
+}
+
+/* ---- adoption ---- */
+
+/* Whether <base>/slots/<rel> exists (1) or not (0), never creating it;
+ * -EINVAL for a path with an absolute start or a "."/".." component
+ * (cg_open() checks the rest). */
+static int cgroup_exists(CgRoot *root, const char *rel) {
+        struct stat st;
+        char *abs = NULL;
+        int r;
+
+        if (!rel || !*rel || rel[0] == '/')
+                return -EINVAL;
+        for (const char *c = rel; c; c = strchr(c, '/') ? strchr(c, '/') + 1 : NULL) {
+                size_t n = strcspn(c, "/");
+
+                if ((n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.'))
+                        return -EINVAL;
+        }
+        if (asprintf(&abs, "%s/slots/%s", cg_root_path(root), rel) < 0)
+                return -ENOMEM;
+        r = lstat(abs, &st) < 0 ? (errno == ENOENT ? 0 : -errno) : S_ISDIR(st.st_mode) ? 1 : -ENOTDIR;
+        free(abs);
+        return r;
+}
+
+/* A pidfd for pid if it is a process of cg; -ESRCH if it is not (gone,
+ * or the number is another process's now); another -errno when it cannot
+ * be told (no pidfd_open here, the cgroup unreadable). The pid is pinned
+ * first, the cgroup's processes read next, and the pinned process must
+ * still be alive after: then the pid read there was that process's. */
+static int pin_main(Cg *cg, pid_t pid) {
+        pid_t *pids = NULL;
+        size_t n = 0;
+        bool member = false;
+        int pidfd, r;
+
+        pidfd = pidfd_open(pid, 0);
+        if (pidfd < 0)
+                return -errno;
+        r = cg_pids(cg, &pids, &n);
+        if (r >= 0)
+                for (size_t i = 0; i < n && !member; i++)
+                        member = pids[i] == pid;
+        free(pids);
+        if (r >= 0 && (!member || pidfd_send_signal(pidfd, 0, NULL, 0) < 0))
+                r = -ESRCH;
+        if (r < 0) {
+                close(pidfd);
+                return r;
+        }
+        return pidfd;
+}
+
+/* CLOCK_MONOTONIC of a CLOCK_REALTIME instant in the past (clamped to now
+ * and to the boot). */
+static void mono_of_wall(double wall, struct timespec *ret) {
+        struct timespec mono, real;
+        double ago, m;
+
+        clock_gettime(CLOCK_MONOTONIC, &mono);
+        clock_gettime(CLOCK_REALTIME, &real);
+        m = (double) mono.tv_sec + (double) mono.tv_nsec / 1e9;
+        ago = wall > 0 ? (double) real.tv_sec + (double) real.tv_nsec / 1e9 - wall : 0;
+        if (ago < 0)
+                ago = 0;
+        if (ago > m)
+                ago = m;
+        m -= ago;
+        ret->tv_sec = (time_t) m;
+        ret->tv_nsec = (long) ((m - (double) ret->tv_sec) * 1e9);
+        if (ret->tv_nsec < 0)
+                ret->tv_nsec = 0;
+        if (ret->tv_nsec >= 1000000000L)
+                ret->tv_nsec = 999999999L;
+}
+
+static int cgx_adopt(AgentExecutor *ex, const AgentJobSpec *spec, pid_t pid, double started_wall,
+                     AgentJobExitFn on_exit, void *userdata, AgentJob **ret) {
+        CgExecutor *cx = (CgExecutor *) ex;
+        char why[512] = "", *rel = NULL;
+        bool populated = false, frozen = false, main_gone = false;
+        CgJob *j;
+        int r;
+
+        j = calloc(1, sizeof(*j));
+        if (!j)
+                return -ENOMEM;
+        j->pidfd = -1;
+        j->freeze_target = -1;
+        j->freeze_result = -ENODATA;
+        j->cx = cx;
+        j->adopted = true;
+        if (spec->scratch && !(j->scratch = strdup(spec->scratch))) {
+                r = -ENOMEM;
+                goto fail;
+        }
+        r = job_cgroup_rel(ex, spec, &rel);
+        if (r < 0)
+                goto fail;
+        r = cgroup_exists(cx->root, rel);
+        if (r == 0) {
+                r = agent_exec_error(ex, -ESRCH, "the job's cgroup %s/slots/%s does not exist", cg_root_path(cx->root),
+                                     rel);
+                goto fail;
+        }
+        if (r < 0) {
+                agent_exec_error(ex, r, "cannot look for the job's cgroup %s: %s", rel, strerror(-r));
+                goto fail;
+        }
+        r = cg_open(cx->root, rel, &j->cg, why, sizeof(why));
+        if (r < 0) {
+                agent_exec_error(ex, r, "cannot open the job's cgroup %s: %s", rel, why[0] ? why : strerror(-r));
+                goto fail;
+        }
+        j->cg_path = strdup(cg_path(j->cg));
+        if (!j->cg_path) {
+                r = -ENOMEM;
+                goto fail;
+        }
+        for (CgJob *o = cx->jobs; o; o = o->next)
+                if (!o->base.exited && o->cg_path && strcmp(o->cg_path, j->cg_path) == 0) {
+                        r = agent_exec_error(ex, -EBUSY, "the cgroup %s is job %d's already", j->cg_path,
+                                             (int) o->base.pid);
+                        goto fail;
+                }
+        (void) cg_memory_events(j->cg, NULL, &j->oom_kill_start);
+        j->oom_kill_seen = j->oom_kill_start;
+        r = cg_watch(j->cg, cx->event, on_cg_event, j);
+        if (r < 0) {
+                agent_exec_error(ex, r, "cannot watch %s/cgroup.events: %s", j->cg_path, strerror(-r));
+                goto fail;
+        }
+        /* After the watch: an emptying from now on is seen. */
+        r = cg_events(j->cg, &populated, &frozen);
+        if (r < 0) {
+                agent_exec_error(ex, r, "cannot read %s/cgroup.events: %s", j->cg_path, strerror(-r));
+                goto fail;
+        }
+        if (!populated) {
+                r = agent_exec_error(ex, -ESRCH, "the job's cgroup %s has no processes left", j->cg_path);
+                goto fail;
+        }
+        if (pid > 0) {
+                r = pin_main(j->cg, pid);
+                if (r >= 0)
+                        j->pidfd = r;
+                else if (r == -ESRCH)
+                        main_gone = true;
+                else
+                        /* Cannot tell: the job is its cgroup (nothing killed on a doubt). */
+                        glean_log_warning("adopted job in %s: cannot tell whether process %d is its own: %s",
+                                          j->cg_path, (int) pid, strerror(-r));
+                if (j->pidfd >= 0) {
+                        r = sd_event_add_io(cx->event, &j->pid_source, j->pidfd, EPOLLIN, on_adopted_pidfd, j);
+                        if (r < 0) {
+                                agent_exec_error(ex, r, "cannot watch the process %d: %s", (int) pid, strerror(-r));
+                                goto fail;
+                        }
+                        (void) sd_event_source_set_description(j->pid_source, "agent-adopted-job");
+                        j->base.pid = pid;
+                }
+        }
+        if (frozen && (r = cg_freeze(j->cg, false)) < 0) {
+                agent_exec_error(ex, r, "cannot thaw the job's cgroup %s: %s", j->cg_path, strerror(-r));
+                goto fail;
+        }
+        mono_of_wall(started_wall, &j->started);
+
+        j->base.executor = ex;
+        j->on_exit = on_exit;
+        j->userdata = userdata;
+        j->next = cx->jobs;
+        if (cx->jobs)
+                cx->jobs->prev = j;
+        cx->jobs = j;
+        if (main_gone) {
+                glean_log_notice("adopted job in %s: its main process %d is gone, killing the rest", j->cg_path,
+                                 (int) pid);
+                adopted_main_exited(j);
+                r = drain_arm(j); /* reported from the event loop, never before we return */
+                if (r < 0)
+                        glean_log_warning("adopted job in %s: cannot time the wait for its cgroup to empty: %s",
+                                          j->cg_path, strerror(-r));
+        }
+        free(rel);
+        *ret = &j->base;
+        return 0;
+
+fail:
+        j->pid_source = sd_event_source_disable_unref(j->pid_source);
+        if (j->pidfd >= 0)
+                close(j->pidfd);
+        cg_free(j->cg); /* left as it is */
+        free(rel);
+        free(j->cg_path);
+        free(j->scratch);
+        free(j);
+        return r;
+}
+
+/* ---- leftovers ---- */
+
+int agent_exec_cleanup(CgRoot *root, const char *cgroup_path, char *why, size_t whylen) {
+        char dummy[8];
+        bool populated = true;
+        pid_t *pids = NULL;
+        size_t found = 0;
+        Cg *cg = NULL;
+        int r;
+
+        if (!why || whylen == 0) {
+                why = dummy;
+                whylen = sizeof(dummy);
+        }
+        why[0] = '\0';
+        if (!root || !cgroup_path)
+                return -EINVAL;
+        r = cgroup_exists(root, cgroup_path);
+        if (r == 0)
+                return 0;
+        if (r < 0) {
+                snprintf(why, whylen, "cannot look for the cgroup %s: %s", cgroup_path, strerror(-r));
+                return r;
+        }
+        r = cg_open(root, cgroup_path, &cg, why, whylen);
+        if (r < 0)
+                return r;
+        r = cg_pids(cg, &pids, &found);
+        free(pids);
+        if (r < 0) {
+                snprintf(why, whylen, "cannot list the processes of %s: %s", cg_path(cg), strerror(-r));
+                goto out;
+        }
+        r = cg_events(cg, &populated, NULL);
+        if (r == -ENODEV)
+                populated = found > 0;
+        else if (r < 0) {
+                snprintf(why, whylen, "cannot read %s/cgroup.events: %s", cg_path(cg), strerror(-r));
+                goto out;
+        }
+        if (populated) {
+                r = cg_kill(cg);
+                if (r < 0 && r != -EBUSY)
+                        glean_log_warning("cannot kill the processes of %s: %s", cg_path(cg), strerror(-r));
+                (void) cg_freeze(cg, false); /* a frozen one dies as well, but leave nothing frozen */
+                for (int waited = 0; populated && waited < CLEANUP_TIMEOUT_MS; waited += CLEANUP_POLL_MS) {
+                        usleep(CLEANUP_POLL_MS * 1000);
+                        if (waited % CLEANUP_REKILL_MS == CLEANUP_REKILL_MS - CLEANUP_POLL_MS)
+                                (void) cg_kill(cg);
+                        if (cg_events(cg, &populated, NULL) < 0) {
+                                size_t n = 0;
+
+                                if (cg_pids(cg, &pids, &n) >= 0)
+                                        populated = n > 0;
+                                free(pids);
+                                pids = NULL;
+                        }
+                }
+                if (populated) {
+                        r = -EBUSY;
+                        snprintf(why, whylen, "the cgroup %s (%zu process%s) would not empty within %d s", cg_path(cg),
+                                 found, found == 1 ? "" : "es", CLEANUP_TIMEOUT_MS / 1000);
+                        goto out;
+                }
+        }
+        r = cg_remove(cg);
+        if (r < 0) {
+                snprintf(why, whylen, "cannot remove the cgroup %s: %s", cg_path(cg), strerror(-r));
+                goto out;
+        }
+        r = found > INT_MAX ? INT_MAX : (int) found;
+out:
+        cg_free(cg);
         return r;
 }
 
@@ -684,6 +1035,23 @@ static void cgx_free(AgentExecutor *ex) {
         free(cx);
 }
 
+/* Frees everything, kills nothing, removes nothing (an agent that died). */
+static void cgx_forget(AgentExecutor *ex) {
+        CgExecutor *cx = (CgExecutor *) ex;
+
+        while (cx->jobs) {
+                CgJob *j = cx->jobs;
+
+                if (!j->base.exited) {
+                        free(j->scratch); /* the directory stays */
+                        j->scratch = NULL;
+                }
+                job_destroy(j); /* the cgroup is closed, not removed */
+        }
+        sd_event_unref(cx->event);
+        free(cx);
+}
+
 static const AgentExecutorOps cgroup_ops = {
         .name = "cgroup",
         .start = cgx_start,
@@ -695,6 +1063,8 @@ static const AgentExecutorOps cgroup_ops = {
         .freeze_latency_us = cgx_freeze_latency_us,
         .free_job = cgx_free_job,
         .free = cgx_free,
+        .adopt = cgx_adopt,
+        .forget = cgx_forget,
 };
 
 int agent_executor_cgroup_new(sd_event *ev, CgRoot *root, AgentExecutor **ret) {

@@ -327,6 +327,21 @@ static void fork_free(AgentExecutor *ex) {
         free(fx);
 }
 
+/* Leaves every job running (and unreaped: they are our children still). */
+static void fork_forget(AgentExecutor *ex) {
+        ForkExecutor *fx = (ForkExecutor *) ex;
+
+        while (fx->jobs) {
+                ForkJob *j = fx->jobs;
+
+                free(j->scratch); /* the directory stays */
+                j->scratch = NULL;
+                job_destroy(j);
+        }
+        sd_event_unref(fx->event);
+        free(fx);
+}
+
 static const AgentExecutorOps fork_ops = {
         .name = "fork",
         .start = fork_start,
@@ -337,6 +352,7 @@ static const AgentExecutorOps fork_ops = {
         .usage = fork_usage,
         .free_job = fork_free_job,
         .free = fork_free,
+        .forget = fork_forget, /* no adopt: a process that is not our child has no process group we can trust */
 };
 
 int agent_executor_fork_new(sd_event *ev, AgentExecutor **ret) {

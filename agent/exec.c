@@ -319,6 +319,32 @@ int agent_exec_start(AgentExecutor *ex, const AgentJobSpec *spec, AgentJobExitFn
         return 0;
 }
 
+int agent_exec_adopt(AgentExecutor *ex, const AgentJobSpec *spec, pid_t pid, double started_wall,
+                     AgentJobExitFn on_exit, void *userdata, AgentJob **ret) {
+        AgentJob *job = NULL;
+        int r;
+
+        if (!ex)
+                return -EINVAL;
+        ex->last_error[0] = '\0';
+        if (!spec || !on_exit || !ret)
+                return agent_exec_error(ex, -EINVAL, "bad call: spec, exit callback and result needed");
+        if (!ex->ops->adopt)
+                return agent_exec_error(ex, -EOPNOTSUPP, "the %s executor cannot adopt a running job",
+                                        ex->ops->name);
+        if (spec->scratch && !is_abs(spec->scratch))
+                return agent_exec_error(ex, -EINVAL, "the job's scratch directory must be absolute");
+        r = ex->ops->adopt(ex, spec, pid, started_wall, on_exit, userdata, &job);
+        if (r < 0) {
+                if (!ex->last_error[0])
+                        agent_exec_error(ex, r, "cannot adopt the job: %s", strerror(-r));
+                return r;
+        }
+        job->executor = ex;
+        *ret = job;
+        return 0;
+}
+
 int agent_job_suspend(AgentJob *job) {
         return job ? job->executor->ops->suspend(job) : -EINVAL;
 }
@@ -364,6 +390,15 @@ void agent_job_free(AgentJob *job) {
 
 void agent_executor_free(AgentExecutor *ex) {
         if (ex)
+                ex->ops->free(ex);
+}
+
+void agent_executor_forget(AgentExecutor *ex) {
+        if (!ex)
+                return;
+        if (ex->ops->forget)
+                ex->ops->forget(ex);
+        else
                 ex->ops->free(ex);
 }
 

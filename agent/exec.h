@@ -83,8 +83,10 @@ typedef struct AgentJobExit {
         int64_t max_rss_kb;
         double wall_time;          /* seconds from start to exit */
         bool oom_killed;           /* cgroup executor: the kernel's OOM killer ended a process of the job */
+        bool status_unknown;       /* an adopted job (agent_exec_adopt): its main process was not our child,
+                                    * so by_signal/exit_code/signal/core_dumped say nothing (false/0) */
         char reason[256];          /* what the executor has to add ("" when nothing): out of memory, a
-                                    * cgroup that would not empty */
+                                    * cgroup that would not empty, an exit status that is unknown */
 } AgentJobExit;
 
 typedef struct AgentJob AgentJob;
@@ -107,6 +109,11 @@ typedef struct AgentExecutorOps {
         int (*freeze_latency_us)(AgentJob *job);  /* NULL: not measured by this executor */
         void (*free_job)(AgentJob *job);          /* after on_exit, or to abandon (then kill first) */
         void (*free)(AgentExecutor *ex);
+        /* optional (NULL: -EOPNOTSUPP): see agent_exec_adopt() */
+        int (*adopt)(AgentExecutor *ex, const AgentJobSpec *spec, pid_t pid, double started_wall,
+                     AgentJobExitFn on_exit, void *userdata, AgentJob **ret);
+        /* optional (NULL: free): see agent_executor_forget() */
+        void (*forget)(AgentExecutor *ex);
 } AgentExecutorOps;
 
 /* The plain executor: each job in its own session and process group,
@@ -146,6 +153,53 @@ typedef struct CgRoot CgRoot; /* cgroup.h */
  * root must outlive the executor; the executor keeps a reference on ev. */
 int agent_executor_cgroup_new(sd_event *ev, CgRoot *root, AgentExecutor **ret);
 
+/* Re-adoption of a job an earlier agent started (the agent was killed
+ * and started again; its jobs ran on in their cgroups). The cgroup
+ * executor only; the fork executor: -EOPNOTSUPP.
+ *
+ * spec is the job's (from its ad; only spec->cgroup, or _CONDOR_SLOT, and
+ * spec->scratch are used: nothing is started and no scratch directory is
+ * created). The job cgroup <base>/slots/<spec->cgroup> must exist and hold
+ * processes: -ESRCH otherwise (an empty cgroup is left as it is: see
+ * agent_exec_cleanup); -EBUSY when a job of this executor runs there. A
+ * frozen cgroup is thawed (the daemon suspends the job again if its policy
+ * says so). pid (the job's main process, as agent_job_pid() said then) is
+ * pinned with a pidfd if it is still in that cgroup (cgroup.procs, read
+ * between pidfd_open and a check that the pinned process still lives, so a
+ * reused pid is never taken); started_wall is when the job started
+ * (CLOCK_REALTIME seconds; <= 0: now), for wall_time.
+ *
+ * The job then is as a started one (suspend, resume, signal, kill, usage,
+ * free), and its end too:
+ * - pid pinned: when that process exits, whatever is left in the cgroup is
+ *   killed and the exit is reported once the cgroup is empty;
+ * - pid > 0 but no longer in the cgroup (gone, or the number reused
+ *   elsewhere): the main process is gone already: the rest is killed at
+ *   once and the exit reported once the cgroup is empty;
+ * - pid <= 0 (not known), or no telling (no pidfd_open): the job is its
+ *   cgroup, reported when it empties.
+ * agent_job_pid() is pid when pinned, else 0. The exit: status_unknown,
+ * exit_code 0, by_signal false; reason "the agent restarted while the job
+ * ran: its exit status is unknown", preceded by the out-of-memory one when
+ * memory.events oom_kill grew since the adoption (oom_killed); user_cpu and
+ * sys_cpu from cpu.stat (the whole job, from its start), max_rss_kb from
+ * memory.peak when there (else the largest usage() saw), wall_time from
+ * started_wall. Then, as for a started job, the job cgroup and the scratch
+ * directory (spec->scratch, when set) are removed after the callback.
+ * On failure nothing is touched and agent_executor_last_error() says why. */
+int agent_exec_adopt(AgentExecutor *ex, const AgentJobSpec *spec, pid_t pid, double started_wall,
+                     AgentJobExitFn on_exit, void *userdata, AgentJob **ret);
+
+/* A job cgroup nobody can re-adopt: <base>/slots/<cgroup_path> (relative,
+ * e.g. "slot1/slot1_2/job"). Kills everything in it (cgroup.kill, the
+ * cgroup and below; thawed if frozen), waits until it is empty (about 2 s
+ * at most) and removes it. Returns how many processes it found there (0
+ * too when the cgroup does not exist: it is never created here). -EBUSY
+ * when it would not empty in time (it stays), -EINVAL for a path cg_open()
+ * refuses, another -errno when it cannot be read or removed; why (may be
+ * NULL) says what went wrong in a sentence, "" on success. Blocking. */
+int agent_exec_cleanup(CgRoot *root, const char *cgroup_path, char *why, size_t whylen);
+
 /* Dispatch helpers so callers never touch ops directly.
  * agent_exec_start checks the spec (absolute paths, never uid/gid 0:
  * -EPERM), creates the scratch directory (0700, owned by the job user;
@@ -175,6 +229,12 @@ bool agent_job_exited(const AgentJob *job);
 void agent_job_free(AgentJob *job);
 /* Kills and frees whatever jobs are left (free your jobs first); accepts NULL. */
 void agent_executor_free(AgentExecutor *ex);
+/* Frees the executor and every job of it WITHOUT killing anything: the
+ * processes run on (in their cgroups, which stay, as do the scratch
+ * directories), no callback is called. What a crash of the agent leaves
+ * behind, for agent_exec_adopt() (tests; an agent handing its jobs over).
+ * Every AgentJob of ex is invalid afterwards (do not free them). Accepts NULL. */
+void agent_executor_forget(AgentExecutor *ex);
 const char *agent_executor_name(const AgentExecutor *ex);
 /* Why the last agent_exec_start() failed, one sentence; "" if it did not. */
 const char *agent_executor_last_error(const AgentExecutor *ex);

@@ -13,7 +13,12 @@
  * cgroup's files; start failures and a busy cgroup; abandoned jobs and
  * the executor's end. With GLEAN_VM=1 (the VM rig, which has the memory
  * controller) an OOM kill under the slot's memory.max is reported; without
- * it that test says it was skipped and passes.
+ * it that test says it was skipped and passes. Re-adoption: a job whose
+ * executor was forgotten (agent_executor_forget: what a killed agent
+ * leaves) adopted by another (suspend, signal, the exit with its status
+ * unknown, the cgroup and scratch removed after), its main process
+ * pinned only while it is in the cgroup; adoption of a missing or empty
+ * cgroup refused; leftover cgroups killed and removed (agent_exec_cleanup).
  *
  * Needs root and a writable cgroup v2 (hybrid hosts: /sys/fs/cgroup/unified,
  * no controllers needed); exits 77 otherwise.
@@ -792,6 +797,348 @@ static void test_oom(void) {
         cg_free(slot);
 }
 
+/* ---- re-adoption ---- */
+
+#define ADOPTED_REASON "the agent restarted while the job ran: its exit status is unknown"
+
+static double wall_now(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_REALTIME, &ts);
+        return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
+}
+
+/* Creates an empty file (0644). */
+static int touch_file(const char *path) {
+        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+        if (fd < 0)
+                return -errno;
+        close(fd);
+        return 0;
+}
+
+/* What a killed agent leaves: the job of script, started in cgroup by an
+ * executor of its own that is then forgotten (nothing killed, nothing
+ * removed). ready: the file the script writes once it runs. holder keeps
+ * the scratch path and cg_abs; its callback never comes. */
+static pid_t start_forgotten(const char *script, const char *ready, const char *cgroup, Run *holder) {
+        AgentExecutor *other = NULL;
+        AgentJobSpec *spec;
+        struct stat st;
+        pid_t pid;
+        int r;
+
+        CU_ASSERT_FATAL(agent_executor_cgroup_new(event, root, &other) == 0);
+        spec = spec_of(job_ad(script, NULL), cgroup);
+        free(holder->scratch);
+        holder->scratch = strdup(spec->scratch);
+        snprintf(holder->cg_abs, sizeof(holder->cg_abs), "%s/slots/%s", env.abs, cgroup);
+        r = agent_exec_start(other, spec, on_exit_cb, holder, &holder->job);
+        agent_jobspec_free(spec);
+        GLEAN_TEST_CHECK_FATAL(r == 0, "start: %d %s", r, agent_executor_last_error(other));
+        CU_ASSERT_FATAL(wait_file(ready));
+        pid = agent_job_pid(holder->job);
+        agent_executor_forget(other);
+        holder->job = NULL; /* gone with the executor */
+        GLEAN_TEST_CHECK(kill(pid, 0) == 0, "the forgotten job %d was killed", (int) pid);
+        CU_ASSERT_EQUAL(cg_file_value(holder->cg_abs, "populated"), 1);
+        GLEAN_TEST_CHECK(lstat(holder->scratch, &st) == 0 && S_ISDIR(st.st_mode), "the forgotten job's scratch %s went",
+                         holder->scratch);
+        return pid;
+}
+
+/* Adopts the job in cgroup (scratch: its directory) with run. */
+static int adopt(Run *run, const char *cgroup, const char *scratch, pid_t pid, double started_wall) {
+        AgentJobSpec *spec = spec_of(job_ad("true", NULL), cgroup);
+        int r;
+
+        free(spec->scratch);
+        spec->scratch = scratch ? strdup(scratch) : NULL;
+        free(run->scratch);
+        run->scratch = scratch ? strdup(scratch) : NULL;
+        snprintf(run->cg_abs, sizeof(run->cg_abs), "%s/slots/%s", env.abs, cgroup);
+        r = agent_exec_adopt(executor, spec, pid, started_wall, on_exit_cb, run, &run->job);
+        if (r < 0)
+                run->job = NULL;
+        agent_jobspec_free(spec);
+        return r;
+}
+
+static void test_adopt(void) {
+        Run *first = run_new(), *run = run_new(), *again = run_new();
+        double started = wall_now() - 5.0;
+        AgentJobExit u = {};
+        off_t before, after;
+        pid_t pid, child;
+        int r, lat;
+
+        pid = start_forgotten("sleep 1000 & echo $! > adopt-child.pid; "
+                              "while :; do echo x >> adopt-progress.txt; sleep 0.02; done & "
+                              "echo ready > adopt-ready; while :; do sleep 0.1; done",
+                              "adopt-ready", "adopt1/job", first);
+        child = read_pid("adopt-child.pid");
+
+        r = adopt(run, "adopt1/job", first->scratch, pid, started);
+        GLEAN_TEST_CHECK_FATAL(r == 0, "adopt: %d %s", r, agent_executor_last_error(executor));
+        CU_ASSERT_EQUAL(agent_job_pid(run->job), pid);
+        CU_ASSERT_FALSE(agent_job_exited(run->job));
+        /* Not twice. */
+        CU_ASSERT_EQUAL(adopt(again, "adopt1/job", NULL, pid, started), -EBUSY);
+        run_done(again);
+
+        CU_ASSERT_EQUAL(agent_job_usage(run->job, &u), 0);
+        GLEAN_TEST_CHECK(u.wall_time >= 4.9 && u.wall_time < 5.0 + TIMEOUT, "wall time %.3f, started 5 s ago",
+                         u.wall_time);
+
+        /* suspend and resume, as for a job started here */
+        CU_ASSERT_EQUAL(agent_job_suspend(run->job), 0);
+        lat = wait_freeze(run->job);
+        GLEAN_TEST_CHECK(lat >= 0, "freeze not confirmed: %d", lat);
+        CU_ASSERT_EQUAL(cg_file_value(run->cg_abs, "frozen"), 1);
+        before = work_size("adopt-progress.txt");
+        spin(0.3);
+        after = work_size("adopt-progress.txt");
+        GLEAN_TEST_CHECK(before == after, "the frozen job made progress: %lld -> %lld bytes", (long long) before,
+                         (long long) after);
+        CU_ASSERT_EQUAL(agent_job_resume(run->job), 0);
+        CU_ASSERT(wait_freeze(run->job) >= 0);
+        CU_ASSERT_EQUAL(cg_file_value(run->cg_abs, "frozen"), 0);
+        {
+                double end = now() + TIMEOUT;
+
+                while (work_size("adopt-progress.txt") <= after && now() < end)
+                        (void) sd_event_run(event, 20 * 1000);
+        }
+        GLEAN_TEST_CHECK(work_size("adopt-progress.txt") > after, "the job does not run again");
+        CU_ASSERT_EQUAL(run->calls, 0);
+
+        /* SIGTERM to every process: the end, the status unknown. */
+        CU_ASSERT_EQUAL(agent_job_signal(run->job, SIGTERM), 0);
+        if (wait_exit(run)) {
+                CU_ASSERT_EQUAL(run->calls, 1);
+                CU_ASSERT_TRUE(run->ex.status_unknown);
+                CU_ASSERT_FALSE(run->ex.by_signal);
+                CU_ASSERT_EQUAL(run->ex.exit_code, 0);
+                CU_ASSERT_FALSE(run->ex.oom_killed);
+                CU_ASSERT_STRING_EQUAL(run->ex.reason, ADOPTED_REASON);
+                GLEAN_TEST_CHECK(run->ex.wall_time >= 4.9, "wall time %.3f", run->ex.wall_time);
+                CU_ASSERT(run->ex.user_cpu + run->ex.sys_cpu >= 0);
+                CU_ASSERT_TRUE(run->cg_in_callback);
+                CU_ASSERT_TRUE(run->scratch_in_callback);
+                CU_ASSERT_TRUE(agent_job_exited(run->job));
+                CU_ASSERT_EQUAL(agent_job_signal(run->job, SIGTERM), -ESRCH);
+                CU_ASSERT_EQUAL(agent_job_usage(run->job, &u), 0);
+                CU_ASSERT_TRUE(u.status_unknown);
+        }
+        GLEAN_TEST_CHECK(!exists(run->cg_abs), "the adopted job's cgroup %s is still there", run->cg_abs);
+        GLEAN_TEST_CHECK(!exists(run->scratch), "the adopted job's scratch %s is still there", run->scratch);
+        CU_ASSERT_NOT_EQUAL(reap_orphan(pid), -2); /* our child: the forgotten executor started it */
+        CU_ASSERT_NOT_EQUAL(reap_orphan(child), -2);
+        spin(0.1);
+        CU_ASSERT_EQUAL(run->calls, 1);
+        CU_ASSERT_EQUAL(first->calls, 0);
+        run_done(run);
+        run_done(first);
+}
+
+/* The main pid is pinned only while it is in the job's cgroup. */
+static void test_adopt_unpinned(void) {
+        Run *first = run_new(), *run = run_new();
+        pid_t pid, outside;
+        int r, st;
+
+        /* A pid of another cgroup (alive: ours; or a reused number): the
+         * main process is gone, the rest is killed, the end reported. */
+        pid = start_forgotten("echo ready > unpin-ready; while :; do sleep 0.1; done", "unpin-ready", "adopt2/job",
+                              first);
+        outside = fork();
+        CU_ASSERT_FATAL(outside >= 0);
+        if (outside == 0)
+                cgtest_child_sleep(100);
+        r = adopt(run, "adopt2/job", first->scratch, outside, 0);
+        GLEAN_TEST_CHECK_FATAL(r == 0, "adopt: %d %s", r, agent_executor_last_error(executor));
+        CU_ASSERT_EQUAL(agent_job_pid(run->job), 0);
+        CU_ASSERT_EQUAL(run->calls, 0); /* never from within the call */
+        if (wait_exit(run)) {
+                CU_ASSERT_TRUE(run->ex.status_unknown);
+                CU_ASSERT_STRING_EQUAL(run->ex.reason, ADOPTED_REASON);
+                CU_ASSERT(run->ex.wall_time >= 0 && run->ex.wall_time < TIMEOUT);
+        }
+        GLEAN_TEST_CHECK(kill(outside, 0) == 0 && waitpid(outside, &st, WNOHANG) == 0,
+                         "the process outside the cgroup was hit");
+        CU_ASSERT_NOT_EQUAL(reap_orphan(pid), -2);
+        GLEAN_TEST_CHECK(!exists(run->cg_abs), "%s is still there", run->cg_abs);
+        GLEAN_TEST_CHECK(!exists(first->scratch), "%s is still there", first->scratch);
+        cgtest_reap(&outside, 1);
+        run_done(run);
+        run_done(first);
+
+        /* No pid known: the job is its cgroup, and runs on until it empties. */
+        pid = start_forgotten("echo ready > nopid-ready; while :; do sleep 0.1; done", "nopid-ready", "adopt3/job",
+                              first);
+        r = adopt(run, "adopt3/job", NULL, 0, 0);
+        GLEAN_TEST_CHECK_FATAL(r == 0, "adopt: %d %s", r, agent_executor_last_error(executor));
+        CU_ASSERT_EQUAL(agent_job_pid(run->job), 0);
+        spin(0.3);
+        CU_ASSERT_EQUAL(run->calls, 0);
+        CU_ASSERT_EQUAL(kill(pid, 0), 0);
+        CU_ASSERT_EQUAL(agent_job_kill(run->job), 0);
+        if (wait_exit(run)) {
+                CU_ASSERT_TRUE(run->ex.status_unknown);
+                CU_ASSERT_FALSE(run->ex.by_signal);
+        }
+        CU_ASSERT_NOT_EQUAL(reap_orphan(pid), -2);
+        GLEAN_TEST_CHECK(!exists(run->cg_abs), "%s is still there", run->cg_abs);
+        /* No scratch given: the forgotten one is left alone. */
+        CU_ASSERT_TRUE(exists(first->scratch));
+        CU_ASSERT_EQUAL(agent_remove_tree(first->scratch), 0);
+        run_done(run);
+        run_done(first);
+}
+
+static void test_adopt_refused(void) {
+        AgentExecutor *fx = NULL;
+        Run *run = run_new();
+        char why[256] = "";
+        Cg *cg = NULL;
+
+        /* Missing: -ESRCH, and not created. */
+        CU_ASSERT_EQUAL(adopt(run, "nosuch/job", NULL, getpid(), 0), -ESRCH);
+        GLEAN_TEST_CHECK(strstr(agent_executor_last_error(executor), "does not exist") != NULL, "error: %s",
+                         agent_executor_last_error(executor));
+        CU_ASSERT_PTR_NULL(run->job);
+        CU_ASSERT_FALSE(exists(run->cg_abs));
+
+        /* Empty: -ESRCH, left as it is. */
+        CU_ASSERT_FATAL(cg_open(root, "empty1/job", &cg, why, sizeof(why)) == 0);
+        CU_ASSERT_EQUAL(adopt(run, "empty1/job", NULL, 0, 0), -ESRCH);
+        GLEAN_TEST_CHECK(strstr(agent_executor_last_error(executor), "no processes") != NULL, "error: %s",
+                         agent_executor_last_error(executor));
+        CU_ASSERT_TRUE(exists(run->cg_abs));
+        CU_ASSERT_EQUAL(cg_remove(cg), 0);
+        cg_free(cg);
+
+        /* A path the driver refuses. */
+        CU_ASSERT_EQUAL(adopt(run, "slot1/../../x", NULL, 0, 0), -EINVAL);
+
+        /* The fork executor cannot. */
+        CU_ASSERT_FATAL(agent_executor_fork_new(event, &fx) == 0);
+        {
+                AgentJobSpec *spec = spec_of(job_ad("true", NULL), "adopt1/job");
+                AgentJob *job = NULL;
+
+                CU_ASSERT_EQUAL(agent_exec_adopt(fx, spec, getpid(), 0, on_exit_cb, run, &job), -EOPNOTSUPP);
+                CU_ASSERT_PTR_NULL(job);
+                agent_jobspec_free(spec);
+        }
+        agent_executor_free(fx);
+        spin(0.1);
+        CU_ASSERT_EQUAL(run->calls, 0);
+        run_done(run);
+}
+
+/* A leftover cgroup nobody adopts: killed (frozen or not) and removed. */
+static void test_cleanup(void) {
+        Run *first = run_new();
+        char why[256] = "", path[600];
+        pid_t kids[3] = { -1, -1, -1 }, pid;
+        Cg *cg = NULL;
+        int st, r;
+
+        CU_ASSERT_FATAL(cg_open(root, "left1/job", &cg, why, sizeof(why)) == 0);
+        for (size_t i = 0; i < 3; i++) {
+                kids[i] = cgtest_clone_into(cg_dirfd(cg));
+                CU_ASSERT_FATAL(kids[i] >= 0);
+                if (kids[i] == 0)
+                        cgtest_child_sleep(100);
+        }
+        CU_ASSERT_EQUAL(cg_freeze(cg, true), 0);
+        snprintf(path, sizeof(path), "%s/slots/left1/job", env.abs);
+        CU_ASSERT_EQUAL(agent_exec_cleanup(root, "left1/job", why, sizeof(why)), 3);
+        CU_ASSERT_STRING_EQUAL(why, "");
+        GLEAN_TEST_CHECK(!exists(path), "%s is still there", path);
+        for (size_t i = 0; i < 3; i++) {
+                GLEAN_TEST_CHECK(waitpid(kids[i], &st, 0) == kids[i] && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL,
+                                 "process %d was not killed", (int) kids[i]);
+                kids[i] = -1;
+        }
+        cg_free(cg);
+
+        /* A job of a forgotten executor: its shell, its child (and the shell's sleep of the moment). */
+        pid = start_forgotten("sleep 1000 & echo $! > left-child.pid; echo ready > left-ready; "
+                              "while :; do sleep 0.1; done",
+                              "left-ready", "left2/job", first);
+        r = agent_exec_cleanup(root, "left2/job", why, sizeof(why));
+        GLEAN_TEST_CHECK(r >= 2 && r <= 3, "cleanup found %d processes (want the shell, its child, its sleep): %s",
+                         r, why);
+        GLEAN_TEST_CHECK(!exists(first->cg_abs), "%s is still there", first->cg_abs);
+        CU_ASSERT_NOT_EQUAL(reap_orphan(pid), -2);
+        CU_ASSERT_NOT_EQUAL(reap_orphan(read_pid("left-child.pid")), -2);
+        CU_ASSERT_EQUAL(agent_remove_tree(first->scratch), 0);
+        run_done(first);
+
+        /* Empty: removed, 0. Missing: 0, and not created. Refused paths. */
+        CU_ASSERT_FATAL(cg_open(root, "left3/job", &cg, why, sizeof(why)) == 0);
+        cg_free(cg);
+        snprintf(path, sizeof(path), "%s/slots/left3/job", env.abs);
+        CU_ASSERT_EQUAL(agent_exec_cleanup(root, "left3/job", why, sizeof(why)), 0);
+        CU_ASSERT_FALSE(exists(path));
+        CU_ASSERT_EQUAL(agent_exec_cleanup(root, "left3/job", NULL, 0), 0);
+        CU_ASSERT_FALSE(exists(path));
+        CU_ASSERT_EQUAL(agent_exec_cleanup(root, "../escape", why, sizeof(why)), -EINVAL);
+        CU_ASSERT_EQUAL(agent_exec_cleanup(root, "/abs", why, sizeof(why)), -EINVAL);
+        CU_ASSERT_EQUAL(agent_exec_cleanup(NULL, "left3/job", why, sizeof(why)), -EINVAL);
+}
+
+/* VM rig only (the memory controller): an adopted job killed by the OOM
+ * killer after its adoption is reported so (the status still unknown). */
+static void test_adopt_oom(void) {
+        const char *vm = getenv("GLEAN_VM");
+        CgLimits l = { .memory_max = 32 * 1024 * 1024, .memory_swap_max = 4096 };
+        Run *first = run_new(), *run = run_new();
+        char why[256] = "", *go;
+        unsigned applied = 0;
+        Cg *slot = NULL;
+        pid_t pid;
+        int r;
+
+        if (!vm || strcmp(vm, "1") != 0) {
+                printf("\n    SKIPPED inside the suite: the OOM test runs in the VM rig only (GLEAN_VM=1)\n");
+                return;
+        }
+        r = cg_open(root, "oomslot2", &slot, why, sizeof(why));
+        GLEAN_TEST_CHECK_FATAL(r == 0, "cg_open(oomslot2): %d %s", r, why);
+        r = cg_set_limits(slot, &l, &applied, why, sizeof(why));
+        GLEAN_TEST_CHECK(r == 0 && (applied & CG_MEMORY), "memory.max on %s: %d, applied %#x: %s", cg_path(slot), r,
+                         applied, why);
+        if (r == 0 && (applied & CG_MEMORY)) {
+                pid = start_forgotten("echo ready > aoom-ready; while [ ! -e aoom-go ]; do sleep 0.05; done; "
+                                      "x=$(head -c 200000000 /dev/zero | tr \"\\0\" a); echo survived",
+                                      "aoom-ready", "oomslot2/job", first);
+                r = adopt(run, "oomslot2/job", first->scratch, pid, wall_now());
+                GLEAN_TEST_CHECK_FATAL(r == 0, "adopt: %d %s", r, agent_executor_last_error(executor));
+                go = path_in(work, "aoom-go");
+                CU_ASSERT_EQUAL(touch_file(go), 0);
+                free(go);
+                GLEAN_TEST_CHECK(wait_exit(run), "the adopted job that wants 200 MB did not end within %.0f s",
+                                 TIMEOUT);
+                if (run->calls > 0) {
+                        CU_ASSERT_TRUE(run->ex.status_unknown);
+                        GLEAN_TEST_CHECK(run->ex.oom_killed, "not reported as OOM-killed, reason '%s'", run->ex.reason);
+                        GLEAN_TEST_CHECK(strncmp(run->ex.reason, "out of memory", 13) == 0 &&
+                                                 strstr(run->ex.reason, ADOPTED_REASON) != NULL,
+                                         "reason '%s'", run->ex.reason);
+                        printf("\n    adopted oom: reason: %s\n", run->ex.reason);
+                }
+                (void) reap_orphan(pid);
+                run_done(run);
+                run_done(first);
+        }
+        (void) cg_remove(slot);
+        cg_free(slot);
+}
+
 static CU_TestInfo tests[] = {
         { "exit_code", test_exit_code },
         { "in_cgroup", test_in_cgroup },
@@ -806,6 +1153,11 @@ static CU_TestInfo tests[] = {
         { "abandon", test_abandon },
         { "executor_free", test_executor_free },
         { "oom", test_oom },
+        { "adopt", test_adopt },
+        { "adopt_unpinned", test_adopt_unpinned },
+        { "adopt_refused", test_adopt_refused },
+        { "cleanup", test_cleanup },
+        { "adopt_oom", test_adopt_oom },
         CU_TEST_INFO_NULL,
 };
 
