@@ -19,12 +19,9 @@
  *   CGROUP_PIDS_MAX               0 (no limit) or pids.max
  * cpu.weight and io.weight are 100 per CPU of the slot.
  *
- * At start, what an agent that died left under <base>/slots (jobs still
- * running in their cgroups, old dynamic slots) is killed and removed: no
- * claim survives a restart, and a job cgroup that holds processes would
- * refuse every new job of its slot.
+ * At start, the jobs an agent that died left running are re-adopted or
+ * killed (adopt.c).
  */
-#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -70,7 +67,7 @@ static int own_cgroup(char *buf, size_t len) {
 
 /* Another process than us in <base>/agent (another agent on the same
  * base): its pid, else 0. */
-static pid_t other_agent(const Agent *a) {
+pid_t agent_cgroup_other_agent(const Agent *a) {
         char path[PATH_MAX];
         snprintf(path, sizeof path, "%s/agent/cgroup.procs", cg_root_path(a->cgroot));
         FILE *f = fopen(path, "re");
@@ -82,63 +79,6 @@ static pid_t other_agent(const Agent *a) {
         if (f)
                 fclose(f);
         return other;
-}
-
-/* What an agent that died left in <base>/slots: its jobs (and what they
- * started) still run in their cgroups, where they belong to no claim any
- * more and keep the slots from starting jobs (a job cgroup that holds
- * processes is refused). They are killed and every cgroup under
- * <base>/slots removed, before the slots are made. Left alone when
- * another process shares <base>/agent: that is another agent's. */
-static void clear_leftovers(Agent *a) {
-        char path[PATH_MAX], why[512];
-        snprintf(path, sizeof path, "%s/slots", cg_root_path(a->cgroot));
-        DIR *d = opendir(path);
-        if (!d)
-                return;
-        pid_t other = other_agent(a);
-        if (other) {
-                glean_log(LOG_WARNING, NULL, NULL, 0,
-                          "pid %d shares %s/agent (another agent on this BASE_CGROUP?): what is in %s is left alone",
-                          (int) other, cg_root_path(a->cgroot), path);
-                closedir(d);
-                return;
-        }
-        struct dirent *e;
-        while ((e = readdir(d))) {
-                if (e->d_type != DT_DIR || strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-                        continue;
-                Cg *cg = NULL;
-                if (cg_open(a->cgroot, e->d_name, &cg, why, sizeof why) < 0) {
-                        glean_log(LOG_WARNING, NULL, NULL, 0, "cannot clear %s/%s: %s", path, e->d_name, why);
-                        continue;
-                }
-                pid_t *pids = NULL;
-                size_t n = 0;
-                if (cg_pids(cg, &pids, &n) < 0)
-                        n = 0;
-                free(pids);
-                if (n > 0) {
-                        cg_freeze(cg, false); /* a frozen process dies only once thawed */
-                        cg_kill(cg);
-                        bool populated = true;
-                        for (int i = 0; i < 500 && populated; i++)
-                                if (cg_events(cg, &populated, NULL) < 0 || populated)
-                                        usleep(10000);
-                }
-                int r = cg_remove(cg);
-                GleanLogField f[] = { { "GLEAN_CGROUP", cg_path(cg) } };
-                if (r < 0)
-                        glean_log(LOG_ERR, NULL, f, 1,
-                                  "%s, left behind by a previous agent (%zu processes killed), cannot be removed: %s",
-                                  cg_path(cg), n, strerror(-r));
-                else if (n > 0)
-                        glean_log(LOG_WARNING, NULL, f, 1,
-                                  "%s: killed %zu process%s left behind by a previous agent, removed the cgroup",
-                                  cg_path(cg), n, n == 1 ? "" : "es");
-                cg_free(cg);
-        }
-        closedir(d);
 }
 
 int agent_cgroups_setup(Agent *a) {
@@ -185,7 +125,6 @@ int agent_cgroups_setup(Agent *a) {
                         glean_log(LOG_WARNING, NULL, NULL, 0, "jobs run without cgroups: %s", why);
                 return agent_executor_fork_new(a->event, &a->exec);
         }
-        clear_leftovers(a);
         char ctl[128];
         cg_controllers_string(cg_root_controllers(a->cgroot), ctl, sizeof ctl);
         GleanLogField f[] = { { "GLEAN_CGROUP", cg_root_path(a->cgroot) }, { "GLEAN_CGROUP_CONTROLLERS", ctl } };

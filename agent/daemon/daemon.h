@@ -52,6 +52,9 @@ struct Slot {
         char pre_claim_id[80];
 
         Cg *cg;                 /* the slot's cgroup (NULL without cgroups) */
+        bool adopting;          /* the next start adopts a job of an earlier run */
+        pid_t adopt_pid;
+        double adopt_started;
         AgentJob *backfill;     /* the backfill command */
         double condor_load;     /* CondorLoadAvg */
         double last_cpu;        /* job CPU seconds at the last sample */
@@ -136,6 +139,14 @@ void agent_slot_cgroup_path(const Slot *s, char *buf, size_t len);
 int agent_slot_cgroup_open(Slot *s);   /* the slot's cgroup and its limits */
 void agent_slot_cgroup_close(Slot *s); /* removes it (it must be empty) */
 void agent_cgroups_ad(const Agent *a, ClassAd *ad); /* CgroupControllers, HasCgroups */
+/* Another process than this agent in <base>/agent (another agent on the same base): its pid, else 0. */
+pid_t agent_cgroup_other_agent(const Agent *a);
+
+/* ---- adopt.c ---- */
+void agent_state_save(Slot *s);   /* the running job's state file */
+void agent_state_remove(Slot *s);
+/* At start: re-adopt the jobs of an earlier run, clean up the rest. */
+void agent_adopt_jobs(Agent *a);
 
 /* ---- sensors.c ---- */
 /* Seconds since the owner last used a terminal (utmp ttys) and the console

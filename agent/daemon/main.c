@@ -179,6 +179,7 @@ static int agent_setup(Agent *a, const char *config_path, const char *socket_pat
                   "%s: %lld CPUs, %lld MB memory, %lld KB disk in %s; %u slots; executor %s; running as uid %d",
                   a->machine.hostname, (long long) a->machine.total.cpus, (long long) a->machine.total.memory,
                   (long long) a->machine.total.disk, a->execute, n, agent_executor_name(a->exec), (int) getuid());
+        agent_adopt_jobs(a);
         r = sd_event_add_defer(a->event, &a->defer, on_defer, a);
         if (r < 0)
                 return r;

@@ -118,7 +118,8 @@ static void start_job(Slot *s) {
                 snprintf(s->start_error, sizeof s->start_error, "no job to start");
                 return;
         }
-        int r = agent_exec_start(a->exec, s->spec, job_exited, s, &s->job);
+        int r = s->adopting ? agent_exec_adopt(a->exec, s->spec, s->adopt_pid, s->adopt_started, job_exited, s, &s->job)
+                            : agent_exec_start(a->exec, s->spec, job_exited, s, &s->job);
         if (r < 0) {
                 const char *why = agent_executor_last_error(a->exec);
                 snprintf(s->start_error, sizeof s->start_error, "%s", why && *why ? why : strerror(-r));
@@ -127,6 +128,8 @@ static void start_job(Slot *s) {
         }
         s->last_cpu = 0;
         s->last_sample = agent_now();
+        if (!s->adopting)
+                agent_state_save(s);
         GleanLogField f[] = { { "GLEAN_SLOT", s->name }, { "GLEAN_USER", s->spec->user } };
         glean_log(LOG_INFO, NULL, f, 2, "%s: job started as %s, pid %d", s->name, s->spec->user,
                   (int) agent_job_pid(s->job));
@@ -339,6 +342,7 @@ static void job_exited(AgentJob *job, const AgentJobExit *ex, void *userdata) {
                   ex->user_cpu, ex->sys_cpu, ex->reason[0] ? ": " : "", ex->reason);
         if (s->agent->draining && s->exit_reason)
                 s->agent->drain_badput += ex->wall_time * (double) s->res.cpus;
+        agent_state_remove(s);
         send_job_exit(s, ex, s->exit_reason);
         agent_job_free(job);
         s->job = NULL;

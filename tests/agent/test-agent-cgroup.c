@@ -454,6 +454,46 @@ static void test_restart(void) {
         cgpool_stop(&cp);
 }
 
+/* An agent killed while its job runs, started again on the same base and
+ * EXECUTE: the job runs on under the same claim, which its claimant can
+ * keep alive and release. */
+static void test_readopt(void) {
+        CgPool cp;
+        CU_ASSERT_FATAL(cgpool_start(&cp, NULL));
+        char old_dir[sizeof cp.p.dir];
+        snprintf(old_dir, sizeof old_dir, "%s", cp.p.dir);
+        int fd = connect_agent(&cp.p);
+        ClassAd *job = job_ad(&cp.p, "/bin/sleep", "300", NULL);
+        pid_t pid = claim_and_run(fd, "slot1", "cgroup-readopt-claim1", job);
+        classad_free(job);
+        close(fd);
+        CU_ASSERT_FATAL(pid > 0);
+        int status;
+        kill(cp.p.pid, SIGKILL);
+        waitpid(cp.p.pid, &status, 0);
+        pool_exited(&cp.p, status);
+
+        char extra[256];
+        snprintf(extra, sizeof extra, "EXECUTE = %s/execute\n", old_dir);
+        CU_ASSERT_FATAL(cgpool_restart(&cp, extra));
+        GLEAN_TEST_CHECK(kill(pid, 0) == 0, "the job %d runs on after the restart", (int) pid);
+        CU_ASSERT(wait_state(&cp.p, "slot1", "Claimed/Busy", slow(5)));
+        GLEAN_TEST_CHECK(log_line(&cp.p, "re-adopted", NULL), "the log does not say the job was re-adopted");
+        fd = connect_agent(&cp.p);
+        ClassAd *r = claim_cmd(fd, GLEAN_CMD_KEEP_ALIVE, "cgroup-readopt-claim1", NULL);
+        CU_ASSERT(reply_ok(r, NULL));
+        classad_free(r);
+        r = claim_cmd(fd, GLEAN_CMD_RELEASE, "cgroup-readopt-claim1", NULL);
+        CU_ASSERT(reply_ok(r, NULL));
+        classad_free(r);
+        char st = wait_ended(pid, slow(10));
+        GLEAN_TEST_CHECK(!st, "the re-adopted job %d ends with its claim (state %c)", (int) pid, st);
+        CU_ASSERT(wait_state(&cp.p, "slot1", "Unclaimed/Idle", slow(5)));
+        close(fd);
+        cgpool_stop(&cp);
+        remove_dir(old_dir);
+}
+
 /* AGENT_EXECUTOR = cgroup without a usable base: the agent says why and exits 1. */
 static void refused(const char *what, const char *base, const char *want) {
         Pool p;
@@ -577,7 +617,8 @@ static CU_TestInfo tests[] = {
         { "SUSPEND freezes the job's cgroup", test_suspend },
         { "a vacate empties the job's cgroup", test_vacate },
         { "the backfill command in its slot's cgroup", test_backfill },
-        { "a restarted agent ends the jobs of the dead one", test_restart },
+        { "a restarted agent kills the jobs it has no record of", test_restart },
+        { "a restarted agent re-adopts the job of the dead one", test_readopt },
         { "AGENT_EXECUTOR = cgroup without a usable base", test_refused },
         { "AGENT_EXECUTOR = auto in the root cgroup", test_auto_root },
         { "slot limits (VM)", test_limits },

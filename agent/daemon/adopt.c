@@ -1,0 +1,335 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * adopt.c — jobs that outlive the agent. While a job runs, a small state
+ * file in <EXECUTE>/.glean-state/<slot>.ad records its claim, its job ad,
+ * its main pid and where it runs. When the agent starts and finds job
+ * cgroups of an earlier run, it re-adopts the jobs it has a state file for
+ * (the slot is claimed again with the same claim id and the job runs on;
+ * its claimant may keep it alive with the same claim id) and kills and
+ * removes every other job cgroup: no process is left uncounted.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <syslog.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "daemon.h"
+
+#define STATE_DIR ".glean-state"
+
+static int state_path(const Agent *a, const char *slot, char *buf, size_t len) {
+        int n = snprintf(buf, len, "%s/%s/%s.ad", a->execute, STATE_DIR, slot);
+        return n < 0 || (size_t) n >= len ? -ENAMETOOLONG : 0;
+}
+
+void agent_state_save(Slot *s) {
+        Agent *a = s->agent;
+        if (!a->cgroot || !s->job || !s->spec)
+                return;
+        char dir[PATH_MAX], path[PATH_MAX], tmp[PATH_MAX + 8];
+        snprintf(dir, sizeof dir, "%s/%s", a->execute, STATE_DIR);
+        if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+                return;
+        if (state_path(a, s->name, path, sizeof path) < 0)
+                return;
+        ClassAd *ad = NULL;
+        if (classad_new(&ad) < 0)
+                return;
+        classad_set_string(ad, "Slot", s->name);
+        if (s->parent)
+                classad_set_string(ad, "Parent", s->parent->name);
+        classad_set_string(ad, "ClaimId", s->claim_id);
+        classad_set_int(ad, "ClaimantUid", (int64_t) s->claimant_uid);
+        classad_set_int(ad, "JobPid", (int64_t) agent_job_pid(s->job));
+        classad_set_real(ad, "JobStartWall", (double) time(NULL));
+        classad_set_int(ad, "Cpus", s->res.cpus);
+        classad_set_int(ad, "Memory", s->res.memory);
+        classad_set_int(ad, "Disk", s->res.disk);
+        classad_set_int(ad, "Swap", s->res.swap);
+        if (s->spec->scratch)
+                classad_set_string(ad, "Scratch", s->spec->scratch);
+        const ClassAd *job = agent_sm_job(s->sm);
+        if (job)
+                glean_msg_set_ad(ad, "JobAd", job);
+        char *text = classad_unparse(ad);
+        classad_free(ad);
+        if (!text)
+                return;
+        snprintf(tmp, sizeof tmp, "%s.new", path);
+        int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        bool ok = fd >= 0 && write(fd, text, strlen(text)) == (ssize_t) strlen(text) && fsync(fd) == 0;
+        if (fd >= 0)
+                close(fd);
+        if (ok && rename(tmp, path) == 0)
+                ok = true;
+        else {
+                unlink(tmp);
+                GleanLogField f[] = { { "GLEAN_SLOT", s->name } };
+                glean_log(LOG_WARNING, NULL, f, 1, "%s: cannot record the job in %s: the job would not be re-adopted "
+                          "after a restart", s->name, path);
+        }
+        free(text);
+}
+
+void agent_state_remove(Slot *s) {
+        char path[PATH_MAX];
+        if (state_path(s->agent, s->name, path, sizeof path) >= 0)
+                unlink(path);
+}
+
+static char *read_text(const char *path) {
+        FILE *f = fopen(path, "re");
+        if (!f)
+                return NULL;
+        char *buf = NULL;
+        size_t cap = 0, len = 0;
+        char chunk[4096];
+        size_t n;
+        while ((n = fread(chunk, 1, sizeof chunk, f)) > 0 && len < (4u << 20)) {
+                char *b = realloc(buf, cap = len + n + 1);
+                if (!b) {
+                        free(buf);
+                        fclose(f);
+                        return NULL;
+                }
+                buf = b;
+                memcpy(buf + len, chunk, n);
+                len += n;
+        }
+        fclose(f);
+        if (buf)
+                buf[len] = 0;
+        return buf;
+}
+
+#define log_slot(prio, slot, ...)                                                \
+        do {                                                                     \
+                GleanLogField f_[] = { { "GLEAN_SLOT", (slot) } };               \
+                glean_log((prio), NULL, f_, 1, __VA_ARGS__);                    \
+        } while (0)
+
+/* Re-adopts the job of one state file; 0 when it runs on. */
+static int adopt_one(Agent *a, const ClassAd *st, char *why, size_t whylen) {
+        char *slot = NULL, *parent = NULL, *claim = NULL, *scratch = NULL;
+        int64_t uid = 0, pid = 0;
+        double started = 0;
+        ClassAd *job = NULL;
+        Slot *s = NULL;
+        int r = -EINVAL;
+        classad_eval_string(st, "Slot", CA_MODE_OLD, &slot);
+        classad_eval_string(st, "Parent", CA_MODE_OLD, &parent);
+        classad_eval_string(st, "ClaimId", CA_MODE_OLD, &claim);
+        classad_eval_string(st, "Scratch", CA_MODE_OLD, &scratch);
+        classad_eval_int(st, "ClaimantUid", CA_MODE_OLD, &uid);
+        classad_eval_int(st, "JobPid", CA_MODE_OLD, &pid);
+        classad_eval_real(st, "JobStartWall", CA_MODE_OLD, &started);
+        if (!slot || !claim || strlen(claim) >= sizeof s->claim_id || glean_msg_get_ad(st, "JobAd", &job) < 0) {
+                snprintf(why, whylen, "the state file is incomplete");
+                goto out;
+        }
+        if (parent) {
+                Slot *p = agent_slot_find(a, parent);
+                const char *us = strrchr(slot, '_');
+                if (!p || !p->partitionable || !us) {
+                        snprintf(why, whylen, "no partitionable slot %s", parent);
+                        goto out;
+                }
+                AgentRes res = p->res;
+                classad_eval_int(st, "Cpus", CA_MODE_OLD, &res.cpus);
+                classad_eval_int(st, "Memory", CA_MODE_OLD, &res.memory);
+                classad_eval_int(st, "Disk", CA_MODE_OLD, &res.disk);
+                res.swap = 0;
+                if (!agent_res_fits(&res, &p->res, a->machine.n_custom)) {
+                        snprintf(why, whylen, "%s no longer has the resources", parent);
+                        goto out;
+                }
+                unsigned sub = (unsigned) strtoul(us + 1, NULL, 10), keep = p->next_sub;
+                p->next_sub = sub;
+                r = agent_slot_new_dynamic(p, &res, &s);
+                p->next_sub = keep > sub + 1 ? keep : sub + 1;
+                if (r < 0) {
+                        snprintf(why, whylen, "cannot re-create the dynamic slot");
+                        goto out;
+                }
+        } else if (!(s = agent_slot_find(a, slot)) || s->partitionable) {
+                snprintf(why, whylen, "no such slot in this configuration");
+                r = -ENOENT;
+                goto out;
+        }
+        agent_refresh_ads(a);
+        AgentEvent ev = { .type = AGENT_EV_CLAIM, .claim_id = claim, .job = job };
+        r = agent_sm_handle(s->sm, agent_now(), &ev, why, whylen);
+        if (r < 0)
+                goto fail;
+        s->claimant = NULL;
+        s->claimant_uid = (uid_t) uid;
+        snprintf(s->claim_id, sizeof s->claim_id, "%s", claim);
+        r = agent_jobspec_from_ad(job, &a->runas, a->execute, s->name, &s->spec, why, whylen);
+        if (r < 0) {
+                s->spec = NULL;
+                goto fail;
+        }
+        char path[160];
+        agent_slot_cgroup_path(s, path, sizeof path);
+        free(s->spec->scratch);
+        s->spec->scratch = scratch;
+        scratch = NULL;
+        if (asprintf(&s->spec->cgroup, "%s/job", path) < 0) {
+                s->spec->cgroup = NULL;
+                r = -ENOMEM;
+                goto fail;
+        }
+        s->adopting = true;
+        s->adopt_pid = (pid_t) pid;
+        s->adopt_started = started;
+        ev = (AgentEvent){ .type = AGENT_EV_ACTIVATE, .claim_id = claim, .job = job };
+        r = agent_sm_handle(s->sm, agent_now(), &ev, why, whylen);
+        s->adopting = false;
+        if (r >= 0 && !s->job) {
+                snprintf(why, whylen, "%s", s->start_error[0] ? s->start_error : "the executor would not adopt it");
+                r = -ESRCH;
+                AgentEvent ex = { .type = AGENT_EV_JOB_EXIT };
+                agent_sm_handle(s->sm, agent_now(), &ex, NULL, 0);
+        }
+        if (r >= 0)
+                goto out;
+fail:
+        agent_jobspec_free(s->spec);
+        s->spec = NULL;
+        {
+                AgentEvent rel = { .type = AGENT_EV_RELEASE, .claim_id = claim };
+                agent_sm_handle(s->sm, agent_now(), &rel, NULL, 0);
+        }
+        s->claim_id[0] = 0;
+out:
+        classad_free(job);
+        free(slot);
+        free(parent);
+        free(claim);
+        free(scratch);
+        return r;
+}
+
+static void report_cleanup(const char *slot, const char *job, int k, const char *why) {
+        if (k > 0)
+                log_slot(LOG_WARNING, slot, "%s: killed %d process%s left behind by a previous agent in %s", slot, k,
+                         k == 1 ? "" : "es", job);
+        else if (k < 0)
+                log_slot(LOG_ERR, slot, "%s: %s", slot, why);
+}
+
+static bool is_job_cgroup_adopted(const Agent *a, const char *path) {
+        for (const Slot *s = a->slots; s; s = s->next)
+                if (s->job && s->spec && s->spec->cgroup && strcmp(s->spec->cgroup, path) == 0)
+                        return true;
+        return false;
+}
+
+/* Kills and removes the job cgroups under <base>/slots nobody runs now,
+ * and the empty cgroups of dynamic slots that no longer exist. */
+static void clean_leftovers(Agent *a) {
+        char top[PATH_MAX];
+        snprintf(top, sizeof top, "%s/slots", cg_root_path(a->cgroot));
+        DIR *d = opendir(top);
+        if (!d)
+                return;
+        struct dirent *e;
+        while ((e = readdir(d))) {
+                if (e->d_type != DT_DIR || e->d_name[0] == '.')
+                        continue;
+                /* one level of dynamic slots below */
+                char sub[PATH_MAX + 300];
+                snprintf(sub, sizeof sub, "%s/%s", top, e->d_name);
+                DIR *d2 = opendir(sub);
+                struct dirent *e2;
+                while (d2 && (e2 = readdir(d2))) {
+                        if (e2->d_type != DT_DIR || e2->d_name[0] == '.' || strcmp(e2->d_name, "job") == 0 ||
+                            strcmp(e2->d_name, "backfill") == 0)
+                                continue;
+                        char job[PATH_MAX * 2];
+                        snprintf(job, sizeof job, "%s/%s/job", e->d_name, e2->d_name);
+                        if (!is_job_cgroup_adopted(a, job)) {
+                                char why[256] = "";
+                                report_cleanup(e2->d_name, job, agent_exec_cleanup(a->cgroot, job, why, sizeof why), why);
+                        }
+                        if (!agent_slot_find(a, e2->d_name)) {
+                                char dpath[PATH_MAX * 2];
+                                snprintf(dpath, sizeof dpath, "%s/%s", e->d_name, e2->d_name);
+                                Cg *cg = NULL;
+                                char why[256];
+                                if (cg_open(a->cgroot, dpath, &cg, why, sizeof why) >= 0)
+                                        cg_remove(cg);
+                                cg_free(cg);
+                        }
+                }
+                if (d2)
+                        closedir(d2);
+                char bf[PATH_MAX];
+                snprintf(bf, sizeof bf, "%s/backfill", e->d_name);
+                char bwhy[256] = "";
+                report_cleanup(e->d_name, bf, agent_exec_cleanup(a->cgroot, bf, bwhy, sizeof bwhy), bwhy);
+                char job[PATH_MAX * 2];
+                snprintf(job, sizeof job, "%s/job", e->d_name);
+                if (!is_job_cgroup_adopted(a, job)) {
+                        char why[256] = "";
+                        report_cleanup(e->d_name, job, agent_exec_cleanup(a->cgroot, job, why, sizeof why), why);
+                }
+        }
+        closedir(d);
+}
+
+void agent_adopt_jobs(Agent *a) {
+        if (!a->cgroot)
+                return;
+        pid_t other = agent_cgroup_other_agent(a);
+        if (other) {
+                glean_log(LOG_WARNING, NULL, NULL, 0,
+                          "pid %d shares %s/agent (another agent on this BASE_CGROUP?): its jobs are left alone",
+                          (int) other, cg_root_path(a->cgroot));
+                return;
+        }
+        char dir[PATH_MAX];
+        snprintf(dir, sizeof dir, "%s/%s", a->execute, STATE_DIR);
+        DIR *d = opendir(dir);
+        struct dirent *e;
+        while (d && (e = readdir(d))) {
+                size_t n = strlen(e->d_name);
+                if (n < 4 || strcmp(e->d_name + n - 3, ".ad") != 0)
+                        continue;
+                char path[PATH_MAX * 2];
+                snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+                char *text = read_text(path);
+                ClassAd *st = NULL;
+                CaError cerr;
+                char why[512] = "";
+                int r = -EINVAL;
+                if (text && classad_parse(text, strlen(text), CA_MODE_OLD, &st, &cerr) >= 0)
+                        r = adopt_one(a, st, why, sizeof why);
+                else
+                        snprintf(why, sizeof why, "not a ClassAd");
+                char *slot = NULL;
+                if (st)
+                        classad_eval_string(st, "Slot", CA_MODE_OLD, &slot);
+                if (r >= 0)
+                        log_slot(LOG_NOTICE, slot ? slot : e->d_name, "%s: re-adopted the job of an earlier run of the agent",
+                                 slot ? slot : e->d_name);
+                else {
+                        log_slot(LOG_WARNING, slot ? slot : e->d_name, "%s: cannot re-adopt the job: %s",
+                                 slot ? slot : e->d_name, why);
+                        unlink(path);
+                }
+                free(slot);
+                classad_free(st);
+                free(text);
+        }
+        if (d)
+                closedir(d);
+        clean_leftovers(a);
+}
