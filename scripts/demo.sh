@@ -158,7 +158,9 @@ show "glean policy-replay desktop.tl" policy-replay "$pool/desktop.tl"
 cat <<'EOF'
 
 === Not shown yet
-Jobs run in plain process groups (slots in cgroups v2 come next), the owner
-is sensed from terminal access times (eBPF probes come next), and there is
-no central manager yet: `glean agent run` claims a slot of this machine.
+Started by hand in the root cgroup, the agent runs jobs in process groups
+(under systemd with Delegate=yes, or with BASE_CGROUP, each slot and job
+gets a cgroup v2); the owner is sensed from terminal access times (eBPF
+probes come next); there is no central manager yet: `glean agent run`
+claims a slot of this machine.
 EOF
