@@ -18,33 +18,14 @@
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "common/cleanup.h"
 
-#define _cg_cleanup_(f) __attribute__((cleanup(f)))
-#define _cg_cleanup_free_ _cg_cleanup_(cg_freep)
-#define _cg_cleanup_close_ _cg_cleanup_(cg_closep)
-
-static inline void cg_freep(void *p) {
-        free(*(void **) p);
-}
-
-static inline void cg_closep(int *fd) {
-        if (*fd >= 0)
-                (void) close(*fd);
-}
-
-#define CG_TAKE_PTR(p)                       \
-        ({                                   \
-                __typeof__(p) _tp_ = (p);    \
-                (p) = NULL;                  \
-                _tp_;                        \
-        })
-
-#define CG_TAKE_FD(fd)               \
-        ({                           \
-                int _tf_ = (fd);     \
-                (fd) = -1;           \
-                _tf_;                \
-        })
+/* The generic helpers of common/cleanup.h, under the names used here. */
+#define _cg_cleanup_free_ _cleanup_free_
+#define _cg_cleanup_close_ _cleanup_close_
+#define CG_TAKE_PTR(p) TAKE_PTR(p)
+#define CG_TAKE_FD(fd) TAKE_FD(fd)
+#define cg_why glean_why
 
 struct CgRoot {
         char *mount;          /* the cgroup2 mount, absolute */
@@ -68,19 +49,6 @@ struct Cg {
         CgEventFn watch_fn;
         void *watch_userdata;
 };
-
-/* Writes a sentence into why (when whylen > 0) and returns r. */
-__attribute__((format(printf, 4, 5))) static inline int cg_why(int r, char *why, size_t whylen, const char *fmt,
-                                                               ...) {
-        if (why && whylen > 0) {
-                va_list ap;
-
-                va_start(ap, fmt);
-                vsnprintf(why, whylen, fmt, ap);
-                va_end(ap);
-        }
-        return r;
-}
 
 /* The controllers in the kernel's (alphabetical) order. */
 typedef struct CgController {

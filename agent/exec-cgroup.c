@@ -77,26 +77,15 @@
 typedef struct CgJob CgJob;
 
 typedef struct CgExecutor {
-        AgentExecutor base;
-        sd_event *event;
+        ExecExecutor x;
         CgRoot *root;
-        CgJob *jobs; /* every job not freed yet, abandoned ones included */
 } CgExecutor;
 
 struct CgJob {
-        AgentJob base;
-        CgExecutor *cx;
-        CgJob *prev, *next;
+        ExecJob core;            /* result: the status once the main process exited, all of it once reported */
         Cg *cg;                  /* NULL once removed */
         char *cg_path;           /* absolute, for messages */
-        int pidfd;
-        sd_event_source *pid_source, *freeze_timer, *drain_timer;
-        AgentJobExitFn on_exit;
-        void *userdata;
-        char *scratch;           /* NULL once removed */
-        struct timespec started; /* CLOCK_MONOTONIC */
-        AgentJobExit result;     /* status once the main process exited, all of it once reported */
-        int64_t max_rss_kb;      /* largest seen (usage(), the main process's rusage) */
+        sd_event_source *freeze_timer, *drain_timer;
         uint64_t oom_kill_start; /* memory.events oom_kill when the job started */
         uint64_t oom_kill_seen;
         bool main_exited;        /* reaped: draining the cgroup */
@@ -105,10 +94,7 @@ struct CgJob {
         int freeze_target;       /* -1: nothing pending, else 1 frozen / 0 thawed awaited */
         uint64_t freeze_t0;      /* CLOCK_MONOTONIC ns of the write */
         int freeze_result;       /* µs of the last confirmed, or -ENODATA/-ETIMEDOUT */
-        bool abandoned;          /* freed while running: drain, clean up, free */
         bool adopted;            /* agent_exec_adopt(): the main process (if pinned) is not our child */
-        bool in_callback;
-        bool free_requested;     /* freed from its own callback */
 };
 
 static uint64_t now_ns(void) {
@@ -140,53 +126,28 @@ static int job_cgroup_rel(AgentExecutor *ex, const AgentJobSpec *spec, char **re
         return 0;
 }
 
-static void job_unlink(CgJob *j) {
-        CgExecutor *cx = j->cx;
-
-        if (!cx)
-                return;
-        if (j->prev)
-                j->prev->next = j->next;
-        else if (cx->jobs == j)
-                cx->jobs = j->next;
-        if (j->next)
-                j->next->prev = j->prev;
-        j->prev = j->next = NULL;
-}
-
-static void job_remove_scratch(CgJob *j) {
-        if (!j->scratch)
-                return;
-        (void) agent_remove_tree(j->scratch); /* the daemon cleans EXECUTE at start */
-        free(j->scratch);
-        j->scratch = NULL;
-}
-
 /* rmdir of the job cgroup (it must be empty); the Cg is closed either way. */
-static void job_remove_cgroup(CgJob *j) {
+static void job_remove_cgroup(ExecJob *e) {
+        CgJob *j = (CgJob *) e;
         int r;
 
         if (!j->cg)
                 return;
         r = cg_remove(j->cg);
         if (r < 0)
-                glean_log_warning("cannot remove the cgroup %s of job %d: %s", j->cg_path, (int) j->base.pid,
+                glean_log_warning("cannot remove the cgroup %s of job %d: %s", j->cg_path, (int) j->core.base.pid,
                                   strerror(-r));
         cg_free(j->cg);
         j->cg = NULL;
 }
 
-static void job_destroy(CgJob *j) {
-        j->pid_source = sd_event_source_disable_unref(j->pid_source);
+static void job_destroy(ExecJob *e) {
+        CgJob *j = (CgJob *) e;
+
         j->freeze_timer = sd_event_source_disable_unref(j->freeze_timer);
         j->drain_timer = sd_event_source_disable_unref(j->drain_timer);
-        if (j->pidfd >= 0)
-                close(j->pidfd);
-        j->pidfd = -1;
-        job_remove_scratch(j);
+        exec_job_release(e);
         cg_free(j->cg); /* removed by now, or left behind (logged) */
-        j->cg = NULL;
-        job_unlink(j);
         free(j->cg_path);
         free(j);
 }
@@ -197,7 +158,7 @@ static void freeze_confirmed(CgJob *j) {
         uint64_t us = (now_ns() - j->freeze_t0) / 1000;
 
         j->freeze_result = us > INT_MAX ? INT_MAX : (int) us;
-        glean_log_debug("job %d %s in %d us", (int) j->base.pid, j->freeze_target ? "frozen" : "thawed",
+        glean_log_debug("job %d %s in %d us", (int) j->core.base.pid, j->freeze_target ? "frozen" : "thawed",
                         j->freeze_result);
         j->freeze_target = -1;
         if (j->freeze_timer)
@@ -224,10 +185,10 @@ static int on_freeze_timeout(sd_event_source *s, uint64_t usec, void *userdata) 
         freeze_check(j);
         if (j->freeze_target < 0) {
                 glean_log_warning("job %d: the cgroup %s was %s, but the kernel's notification never came",
-                                  (int) j->base.pid, j->cg_path, j->freeze_target ? "frozen" : "thawed");
+                                  (int) j->core.base.pid, j->cg_path, j->freeze_target ? "frozen" : "thawed");
                 return 0;
         }
-        glean_log_warning("job %d: the cgroup %s is not %s %llu s after writing cgroup.freeze", (int) j->base.pid,
+        glean_log_warning("job %d: the cgroup %s is not %s %llu s after writing cgroup.freeze", (int) j->core.base.pid,
                           j->cg_path, j->freeze_target ? "frozen" : "thawed",
                           (unsigned long long) (FREEZE_TIMEOUT_USEC / USEC_PER_SEC));
         j->freeze_result = -ETIMEDOUT;
@@ -256,7 +217,7 @@ static int cgx_freeze(AgentJob *job, bool frozen) {
                 if (r >= 0)
                         r = sd_event_source_set_enabled(j->freeze_timer, SD_EVENT_ONESHOT);
         } else {
-                r = sd_event_add_time_relative(j->cx->event, &j->freeze_timer, CLOCK_MONOTONIC, FREEZE_TIMEOUT_USEC,
+                r = sd_event_add_time_relative(j->core.owner->event, &j->freeze_timer, CLOCK_MONOTONIC, FREEZE_TIMEOUT_USEC,
                                                10 * USEC_PER_MSEC, on_freeze_timeout, j);
                 if (r >= 0)
                         (void) sd_event_source_set_description(j->freeze_timer, "agent-job-freeze");
@@ -289,9 +250,9 @@ static void oom_check(CgJob *j) {
         if (!j->cg || cg_memory_events(j->cg, NULL, &oom_kill) < 0)
                 return;
         if (oom_kill > j->oom_kill_seen) {
-                if (!j->base.exited)
+                if (!j->core.base.exited)
                         glean_log_notice("job %d: the OOM killer ended a process in %s (oom_kill %llu)",
-                                         (int) j->base.pid, j->cg_path, (unsigned long long) oom_kill);
+                                         (int) j->core.base.pid, j->cg_path, (unsigned long long) oom_kill);
                 j->oom_kill_seen = oom_kill;
         }
 }
@@ -314,12 +275,12 @@ static void reason_add(AgentJobExit *ex, const char *fmt, ...) {
 
 /* The cgroup is empty (drained) or would not empty: the report. */
 static void job_report(CgJob *j, bool drained) {
-        AgentJobExit *ex = &j->result;
+        AgentJobExit *ex = &j->core.result;
         CgUsage u;
 
         j->drain_timer = sd_event_source_disable_unref(j->drain_timer);
         j->freeze_timer = sd_event_source_disable_unref(j->freeze_timer);
-        j->pid_source = sd_event_source_disable_unref(j->pid_source);
+        j->core.pid_source = sd_event_source_disable_unref(j->core.pid_source);
         j->freeze_target = -1;
 
         if (cg_usage(j->cg, &u) >= 0) {
@@ -343,23 +304,12 @@ static void job_report(CgJob *j, bool drained) {
         if (!drained) {
                 reason_add(ex, "the job's cgroup %s would not empty within %llu s after its main process exited",
                            j->cg_path, (unsigned long long) (DRAIN_TIMEOUT_USEC / USEC_PER_SEC));
-                glean_log_warning("job %d: the cgroup %s would not empty", (int) j->base.pid, j->cg_path);
+                glean_log_warning("job %d: the cgroup %s would not empty", (int) j->core.base.pid, j->cg_path);
         }
-        j->base.exited = true;
+        j->core.base.exited = true;
         cg_unwatch(j->cg);
 
-        if (j->abandoned || !j->on_exit) {
-                job_remove_cgroup(j);
-                job_destroy(j);
-                return;
-        }
-        j->in_callback = true;
-        j->on_exit(&j->base, ex, j->userdata);
-        j->in_callback = false;
-        job_remove_cgroup(j);
-        job_remove_scratch(j);
-        if (j->free_requested)
-                job_destroy(j);
+        exec_job_report(&j->core, job_remove_cgroup, job_destroy);
 }
 
 static uint64_t mono_usec(void) {
@@ -377,7 +327,7 @@ static int drain_arm(CgJob *j) {
                 if (r >= 0)
                         r = sd_event_source_set_enabled(j->drain_timer, SD_EVENT_ONESHOT);
         } else {
-                r = sd_event_add_time_relative(j->cx->event, &j->drain_timer, CLOCK_MONOTONIC, j->drain_poll,
+                r = sd_event_add_time_relative(j->core.owner->event, &j->drain_timer, CLOCK_MONOTONIC, j->drain_poll,
                                                USEC_PER_MSEC, on_drain_timer, j);
                 if (r >= 0)
                         (void) sd_event_source_set_description(j->drain_timer, "agent-job-drain");
@@ -405,7 +355,7 @@ static void drain_check(CgJob *j) {
         (void) cg_kill(j->cg); /* a process that was being created at the first one */
         r = drain_arm(j);
         if (r < 0) {
-                glean_log_warning("job %d: cannot time the wait for its cgroup to empty: %s", (int) j->base.pid,
+                glean_log_warning("job %d: cannot time the wait for its cgroup to empty: %s", (int) j->core.base.pid,
                                   strerror(-r));
                 job_report(j, false);
                 return;
@@ -426,54 +376,44 @@ static void on_cg_event(Cg *cg, void *userdata) {
         bool populated = true;
 
         (void) cg;
-        if (j->base.exited)
+        if (j->core.base.exited)
                 return;
         oom_check(j);
         freeze_check(j);
-        if (!j->main_exited && j->adopted && j->pidfd < 0 && cg_events(j->cg, &populated, NULL) >= 0 &&
+        if (!j->main_exited && j->adopted && j->core.pidfd < 0 && cg_events(j->cg, &populated, NULL) >= 0 &&
             !populated)
                 adopted_main_exited(j); /* no main process known: the job was its cgroup */
         if (j->main_exited)
                 drain_check(j); /* may free j */
 }
 
+/* The main process is gone: what is left in the cgroup is killed, and the
+ * caller drains. */
+static void job_kill_rest(CgJob *j) {
+        int r;
+
+        j->main_exited = true;
+        r = cg_kill(j->cg);
+        if (r < 0 && r != -ENODEV)
+                glean_log_warning("job %d: cannot kill what is left in %s: %s", (int) j->core.base.pid, j->cg_path,
+                                  strerror(-r));
+        j->drain_deadline = mono_usec() + DRAIN_TIMEOUT_USEC;
+        j->drain_poll = DRAIN_FIRST_POLL_USEC;
+}
+
 static int on_pidfd(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         CgJob *j = userdata;
         siginfo_t si = {};
         struct rusage ru = {};
-        int r;
 
         (void) s;
         (void) fd;
         (void) revents;
 
-        r = agent_wait_job(j->pidfd, j->base.pid, WNOHANG, &si, &ru);
-        if (r >= 0 && si.si_pid == 0)
-                return 0; /* not yet after all */
-        if (r < 0) {
-                /* Reaped by someone else (SIGCHLD ignored?): the status is lost. */
-                si = (siginfo_t) {};
-                si.si_code = CLD_EXITED;
-                si.si_status = 255;
-        }
-        j->pid_source = sd_event_source_disable_unref(j->pid_source);
-        close(j->pidfd);
-        j->pidfd = -1;
-
-        agent_exit_status(&j->result, &si);
-        /* cpu.stat replaces these when it can be read */
-        j->result.user_cpu = agent_tv_seconds(&ru.ru_utime);
-        j->result.sys_cpu = agent_tv_seconds(&ru.ru_stime);
-        j->result.max_rss_kb = ru.ru_maxrss > j->max_rss_kb ? ru.ru_maxrss : j->max_rss_kb;
-        j->result.wall_time = agent_elapsed_since(&j->started);
-        j->main_exited = true;
-
-        r = cg_kill(j->cg);
-        if (r < 0 && r != -ENODEV)
-                glean_log_warning("job %d: cannot kill what is left in %s: %s", (int) j->base.pid, j->cg_path,
-                                  strerror(-r));
-        j->drain_deadline = mono_usec() + DRAIN_TIMEOUT_USEC;
-        j->drain_poll = DRAIN_FIRST_POLL_USEC;
+        if (exec_job_reap(&j->core, &si, &ru) == 0)
+                return 0;
+        exec_job_fill_exit(&j->core, &si, &ru); /* cpu.stat replaces the CPU times when it can be read */
+        job_kill_rest(j);
         drain_check(j); /* may free j */
         return 0;
 }
@@ -482,24 +422,13 @@ static int on_pidfd(sd_event_source *s, int fd, uint32_t revents, void *userdata
  * cgroup is empty): the status is unknown; the rest is killed, and the
  * caller drains. */
 static void adopted_main_exited(CgJob *j) {
-        int r;
-
-        j->pid_source = sd_event_source_disable_unref(j->pid_source);
-        if (j->pidfd >= 0)
-                close(j->pidfd);
-        j->pidfd = -1;
-        j->result = (AgentJobExit) {
+        exec_job_close_pid(&j->core);
+        j->core.result = (AgentJobExit) {
                 .status_unknown = true,
-                .max_rss_kb = j->max_rss_kb, /* memory.peak replaces it when there */
-                .wall_time = agent_elapsed_since(&j->started),
+                .max_rss_kb = j->core.max_rss_kb, /* memory.peak replaces it when there */
+                .wall_time = agent_elapsed_since(&j->core.started),
         };
-        j->main_exited = true;
-        r = cg_kill(j->cg);
-        if (r < 0 && r != -ENODEV)
-                glean_log_warning("job %d: cannot kill what is left in %s: %s", (int) j->base.pid, j->cg_path,
-                                  strerror(-r));
-        j->drain_deadline = mono_usec() + DRAIN_TIMEOUT_USEC;
-        j->drain_poll = DRAIN_FIRST_POLL_USEC;
+        job_kill_rest(j);
 }
 
 /* The pinned main process of an adopted job exited: not our child, nothing
@@ -510,13 +439,45 @@ static int on_adopted_pidfd(sd_event_source *s, int fd, uint32_t revents, void *
         (void) s;
         (void) fd;
         (void) revents;
-        glean_log_debug("adopted job %d: its main process exited", (int) j->base.pid);
+        glean_log_debug("adopted job %d: its main process exited", (int) j->core.base.pid);
         adopted_main_exited(j);
         drain_check(j); /* may free j */
         return 0;
 }
 
 /* ---- start ---- */
+
+static CgJob *job_new(CgExecutor *cx, const char *scratch) {
+        CgJob *j = exec_job_new(sizeof(*j), &cx->x, scratch);
+
+        if (!j)
+                return NULL;
+        j->freeze_target = -1;
+        j->freeze_result = -ENODATA;
+        return j;
+}
+
+/* Watches the job's cgroup.events and memory.events, from the oom_kill
+ * count of now. */
+static int job_watch(AgentExecutor *ex, CgJob *j) {
+        int r;
+
+        (void) cg_memory_events(j->cg, NULL, &j->oom_kill_start);
+        j->oom_kill_seen = j->oom_kill_start;
+        r = cg_watch(j->cg, j->core.owner->event, on_cg_event, j);
+        if (r < 0)
+                agent_exec_error(ex, r, "cannot watch %s/cgroup.events: %s", j->cg_path, strerror(-r));
+        return r;
+}
+
+/* A job that did not start or was not adopted: its cgroup is closed (as
+ * it is), j and rel freed. */
+static void job_discard(CgJob *j, char *rel) {
+        cg_free(j->cg);
+        free(rel);
+        free(j->cg_path);
+        exec_job_discard(&j->core);
+}
 
 static int cgx_start(AgentExecutor *ex, const AgentJobSpec *spec, AgentJobExitFn on_exit, void *userdata,
                      AgentJob **ret) {
@@ -527,18 +488,9 @@ static int cgx_start(AgentExecutor *ex, const AgentJobSpec *spec, AgentJobExitFn
         CgJob *j;
         pid_t pid;
 
-        j = calloc(1, sizeof(*j));
+        j = job_new(cx, spec->scratch);
         if (!j)
                 return -ENOMEM;
-        j->pidfd = -1;
-        j->freeze_target = -1;
-        j->freeze_result = -ENODATA;
-        j->cx = cx;
-        j->scratch = strdup(spec->scratch);
-        if (!j->scratch) {
-                r = -ENOMEM;
-                goto fail;
-        }
         r = job_cgroup_rel(ex, spec, &rel);
         if (r < 0)
                 goto fail;
@@ -568,21 +520,17 @@ static int cgx_start(AgentExecutor *ex, const AgentJobSpec *spec, AgentJobExitFn
                 agent_exec_error(ex, r, "cannot thaw the job's cgroup %s: %s", j->cg_path, strerror(-r));
                 goto fail_cg;
         }
-        (void) cg_memory_events(j->cg, NULL, &j->oom_kill_start);
-        j->oom_kill_seen = j->oom_kill_start;
-        r = cg_watch(j->cg, cx->event, on_cg_event, j);
-        if (r < 0) {
-                agent_exec_error(ex, r, "cannot watch %s/cgroup.events: %s", j->cg_path, strerror(-r));
+        r = job_watch(ex, j);
+        if (r < 0)
                 goto fail_cg;
-        }
 
-        clock_gettime(CLOCK_MONOTONIC, &j->started);
+        clock_gettime(CLOCK_MONOTONIC, &j->core.started);
         r = agent_child_start(ex, spec, cg_dirfd(j->cg), j->cg_path, &pid, &pidfd);
         if (r < 0)
                 goto fail_cg;
-        j->pidfd = pidfd;
-        j->base.pid = pid;
-        r = sd_event_add_io(cx->event, &j->pid_source, pidfd, EPOLLIN, on_pidfd, j);
+        j->core.pidfd = pidfd;
+        j->core.base.pid = pid;
+        r = sd_event_add_io(cx->x.event, &j->core.pid_source, pidfd, EPOLLIN, on_pidfd, j);
         if (r < 0) {
                 (void) cg_kill(j->cg);
                 agent_reap_now(pidfd, pid, AGENT_REAP_TIMEOUT_MS);
@@ -592,17 +540,11 @@ static int cgx_start(AgentExecutor *ex, const AgentJobSpec *spec, AgentJobExitFn
                         (void) usleep(1000);
                 goto fail_cg;
         }
-        (void) sd_event_source_set_description(j->pid_source, "agent-job");
+        (void) sd_event_source_set_description(j->core.pid_source, "agent-job");
 
-        j->base.executor = ex;
-        j->on_exit = on_exit;
-        j->userdata = userdata;
-        j->next = cx->jobs;
-        if (cx->jobs)
-                cx->jobs->prev = j;
-        cx->jobs = j;
+        exec_job_link(&j->core, on_exit, userdata);
         free(rel);
-        *ret = &j->base;
+        *ret = &j->core.base;
         return 0;
 
 fail_cg:
@@ -611,13 +553,7 @@ fail_cg:
         cg_free(j->cg);
         j->cg = NULL;
 fail:
-        j->pid_source = sd_event_source_disable_unref(j->pid_source);
-        if (j->pidfd >= 0)
-                close(j->pidfd);
-        free(rel);
-        free(j->cg_path);
-        free(j->scratch); /* agent_exec_start removes the directory */
-        free(j);
+        job_discard(j, rel); /* agent_exec_start removes the scratch directory */
         return r;
 }
 
@@ -705,18 +641,10 @@ static int cgx_adopt(AgentExecutor *ex, const AgentJobSpec *spec, pid_t pid, dou
         CgJob *j;
         int r;
 
-        j = calloc(1, sizeof(*j));
+        j = job_new(cx, spec->scratch);
         if (!j)
                 return -ENOMEM;
-        j->pidfd = -1;
-        j->freeze_target = -1;
-        j->freeze_result = -ENODATA;
-        j->cx = cx;
         j->adopted = true;
-        if (spec->scratch && !(j->scratch = strdup(spec->scratch))) {
-                r = -ENOMEM;
-                goto fail;
-        }
         r = job_cgroup_rel(ex, spec, &rel);
         if (r < 0)
                 goto fail;
@@ -740,19 +668,18 @@ static int cgx_adopt(AgentExecutor *ex, const AgentJobSpec *spec, pid_t pid, dou
                 r = -ENOMEM;
                 goto fail;
         }
-        for (CgJob *o = cx->jobs; o; o = o->next)
-                if (!o->base.exited && o->cg_path && strcmp(o->cg_path, j->cg_path) == 0) {
+        for (ExecJob *e = cx->x.jobs; e; e = e->next) {
+                CgJob *o = (CgJob *) e;
+
+                if (!o->core.base.exited && o->cg_path && strcmp(o->cg_path, j->cg_path) == 0) {
                         r = agent_exec_error(ex, -EBUSY, "the cgroup %s is job %d's already", j->cg_path,
-                                             (int) o->base.pid);
+                                             (int) o->core.base.pid);
                         goto fail;
                 }
-        (void) cg_memory_events(j->cg, NULL, &j->oom_kill_start);
-        j->oom_kill_seen = j->oom_kill_start;
-        r = cg_watch(j->cg, cx->event, on_cg_event, j);
-        if (r < 0) {
-                agent_exec_error(ex, r, "cannot watch %s/cgroup.events: %s", j->cg_path, strerror(-r));
-                goto fail;
         }
+        r = job_watch(ex, j);
+        if (r < 0)
+                goto fail;
         /* After the watch: an emptying from now on is seen. */
         r = cg_events(j->cg, &populated, &frozen);
         if (r < 0) {
@@ -766,36 +693,30 @@ static int cgx_adopt(AgentExecutor *ex, const AgentJobSpec *spec, pid_t pid, dou
         if (pid > 0) {
                 r = pin_main(j->cg, pid);
                 if (r >= 0)
-                        j->pidfd = r;
+                        j->core.pidfd = r;
                 else if (r == -ESRCH)
                         main_gone = true;
                 else
                         /* Cannot tell: the job is its cgroup (nothing killed on a doubt). */
                         glean_log_warning("adopted job in %s: cannot tell whether process %d is its own: %s",
                                           j->cg_path, (int) pid, strerror(-r));
-                if (j->pidfd >= 0) {
-                        r = sd_event_add_io(cx->event, &j->pid_source, j->pidfd, EPOLLIN, on_adopted_pidfd, j);
+                if (j->core.pidfd >= 0) {
+                        r = sd_event_add_io(cx->x.event, &j->core.pid_source, j->core.pidfd, EPOLLIN, on_adopted_pidfd, j);
                         if (r < 0) {
                                 agent_exec_error(ex, r, "cannot watch the process %d: %s", (int) pid, strerror(-r));
                                 goto fail;
                         }
-                        (void) sd_event_source_set_description(j->pid_source, "agent-adopted-job");
-                        j->base.pid = pid;
+                        (void) sd_event_source_set_description(j->core.pid_source, "agent-adopted-job");
+                        j->core.base.pid = pid;
                 }
         }
         if (frozen && (r = cg_freeze(j->cg, false)) < 0) {
                 agent_exec_error(ex, r, "cannot thaw the job's cgroup %s: %s", j->cg_path, strerror(-r));
                 goto fail;
         }
-        mono_of_wall(started_wall, &j->started);
+        mono_of_wall(started_wall, &j->core.started);
 
-        j->base.executor = ex;
-        j->on_exit = on_exit;
-        j->userdata = userdata;
-        j->next = cx->jobs;
-        if (cx->jobs)
-                cx->jobs->prev = j;
-        cx->jobs = j;
+        exec_job_link(&j->core, on_exit, userdata);
         if (main_gone) {
                 glean_log_notice("adopted job in %s: its main process %d is gone, killing the rest", j->cg_path,
                                  (int) pid);
@@ -806,18 +727,11 @@ static int cgx_adopt(AgentExecutor *ex, const AgentJobSpec *spec, pid_t pid, dou
                                           j->cg_path, strerror(-r));
         }
         free(rel);
-        *ret = &j->base;
+        *ret = &j->core.base;
         return 0;
 
 fail:
-        j->pid_source = sd_event_source_disable_unref(j->pid_source);
-        if (j->pidfd >= 0)
-                close(j->pidfd);
-        cg_free(j->cg); /* left as it is */
-        free(rel);
-        free(j->cg_path);
-        free(j->scratch);
-        free(j);
+        job_discard(j, rel);
         return r;
 }
 
@@ -932,18 +846,10 @@ static int64_t pids_rss_kb(Cg *cg) {
         for (size_t i = 0; i < n; i++) {
                 char path[64], buf[128];
                 long long size, rss;
-                ssize_t k;
-                int fd;
 
                 snprintf(path, sizeof(path), "/proc/%d/statm", (int) pids[i]);
-                fd = open(path, O_RDONLY | O_CLOEXEC);
-                if (fd < 0)
+                if (exec_read_small(AT_FDCWD, path, buf, sizeof(buf)) < 0)
                         continue;
-                k = read(fd, buf, sizeof(buf) - 1);
-                close(fd);
-                if (k <= 0)
-                        continue;
-                buf[k] = '\0';
                 if (sscanf(buf, "%lld %lld", &size, &rss) == 2)
                         total += rss * page_kb;
         }
@@ -957,10 +863,8 @@ static int cgx_usage(AgentJob *job, AgentJobExit *ret) {
         CgUsage u;
         int r;
 
-        if (job->exited) {
-                *ret = j->result;
+        if (exec_job_usage_exited(&j->core, ret))
                 return 0;
-        }
         if (!j->cg)
                 return -ESRCH;
         r = cg_usage(j->cg, &u);
@@ -969,87 +873,55 @@ static int cgx_usage(AgentJob *job, AgentJobExit *ret) {
         rss_kb = u.memory_peak >= 0 ? u.memory_peak / 1024
                  : u.memory_current >= 0 ? u.memory_current / 1024
                                          : pids_rss_kb(j->cg);
-        if (rss_kb > j->max_rss_kb)
-                j->max_rss_kb = rss_kb;
-        *ret = (AgentJobExit) {
-                .user_cpu = (double) u.user_usec / 1e6,
-                .sys_cpu = (double) u.system_usec / 1e6,
-                .max_rss_kb = j->max_rss_kb,
-                .wall_time = agent_elapsed_since(&j->started),
-                .oom_killed = j->oom_kill_seen > j->oom_kill_start,
-        };
+        exec_job_usage_fill(&j->core, (double) u.user_usec / 1e6, (double) u.system_usec / 1e6, rss_kb, ret);
+        ret->oom_killed = j->oom_kill_seen > j->oom_kill_start;
         return 0;
 }
 
 /* ---- freeing ---- */
 
-static void cgx_free_job(AgentJob *job) {
-        CgJob *j = (CgJob *) job;
+static void kill_cgroup(ExecJob *e) {
+        CgJob *j = (CgJob *) e;
 
-        if (j->in_callback) {
-                j->free_requested = true;
-                return;
-        }
-        if (!job->exited) {
-                /* Abandoned: killed now, drained, cleaned up and freed by the event loop. */
-                if (j->cg)
-                        (void) cg_kill(j->cg);
-                j->abandoned = true;
-                j->on_exit = NULL;
-                return;
-        }
-        job_destroy(j);
+        if (j->cg)
+                (void) cg_kill(j->cg);
+}
+
+static void cgx_free_job(AgentJob *job) {
+        /* Abandoned when running: killed now, drained, cleaned up and freed by the event loop. */
+        if (!exec_job_free_later((ExecJob *) job, kill_cgroup))
+                job_destroy((ExecJob *) job);
 }
 
 /* Blocking end of a job that was not reported: kill, reap, wait for the
  * cgroup to empty (bounded), remove it. */
-static void job_end_now(CgJob *j) {
+static void job_end_now(ExecJob *e) {
+        CgJob *j = (CgJob *) e;
         bool populated = true;
 
-        j->pid_source = sd_event_source_disable_unref(j->pid_source);
+        j->core.pid_source = sd_event_source_disable_unref(j->core.pid_source);
         if (j->cg) {
                 cg_unwatch(j->cg);
                 (void) cg_kill(j->cg);
         }
-        if (j->pidfd >= 0)
-                agent_reap_now(j->pidfd, j->base.pid, AGENT_REAP_TIMEOUT_MS);
+        if (j->core.pidfd >= 0)
+                agent_reap_now(j->core.pidfd, j->core.base.pid, AGENT_REAP_TIMEOUT_MS);
         for (int i = 0; j->cg && i < FREE_DRAIN_TIMEOUT_MS; i++) {
                 if (cg_events(j->cg, &populated, NULL) < 0 || !populated)
                         break;
                 (void) usleep(1000);
         }
-        job_remove_cgroup(j);
+        job_remove_cgroup(e);
 }
 
 static void cgx_free(AgentExecutor *ex) {
-        CgExecutor *cx = (CgExecutor *) ex;
-
-        while (cx->jobs) {
-                CgJob *j = cx->jobs;
-
-                if (!j->base.exited)
-                        job_end_now(j);
-                job_destroy(j);
-        }
-        sd_event_unref(cx->event);
-        free(cx);
+        exec_executor_free((ExecExecutor *) ex, job_end_now, job_destroy);
 }
 
-/* Frees everything, kills nothing, removes nothing (an agent that died). */
+/* Frees everything, kills nothing, removes nothing (an agent that died):
+ * the cgroups are closed, not removed. */
 static void cgx_forget(AgentExecutor *ex) {
-        CgExecutor *cx = (CgExecutor *) ex;
-
-        while (cx->jobs) {
-                CgJob *j = cx->jobs;
-
-                if (!j->base.exited) {
-                        free(j->scratch); /* the directory stays */
-                        j->scratch = NULL;
-                }
-                job_destroy(j); /* the cgroup is closed, not removed */
-        }
-        sd_event_unref(cx->event);
-        free(cx);
+        exec_executor_forget((ExecExecutor *) ex, job_destroy);
 }
 
 static const AgentExecutorOps cgroup_ops = {
@@ -1072,12 +944,10 @@ int agent_executor_cgroup_new(sd_event *ev, CgRoot *root, AgentExecutor **ret) {
 
         if (!ev || !root || !ret)
                 return -EINVAL;
-        cx = calloc(1, sizeof(*cx));
+        cx = exec_executor_new(sizeof(*cx), &cgroup_ops, ev);
         if (!cx)
                 return -ENOMEM;
-        cx->base.ops = &cgroup_ops;
-        cx->event = sd_event_ref(ev);
         cx->root = root;
-        *ret = &cx->base;
+        *ret = &cx->x.base;
         return 0;
 }

@@ -55,3 +55,80 @@ void agent_exit_status(AgentJobExit *ex, const siginfo_t *si);
 /* Seconds since t0 (CLOCK_MONOTONIC). */
 double agent_elapsed_since(const struct timespec *t0);
 double agent_tv_seconds(const struct timeval *tv);
+
+/* ---- job bookkeeping (exec-common.c) ---- */
+
+typedef struct ExecJob ExecJob;
+
+/* What both executors keep: their event loop and their jobs (every job
+ * not freed yet, abandoned ones included). The first member of each. */
+typedef struct ExecExecutor {
+        AgentExecutor base;
+        sd_event *event;
+        ExecJob *jobs;
+} ExecExecutor;
+
+/* What both executors keep of a job; the first member of each's job. */
+struct ExecJob {
+        AgentJob base;
+        ExecExecutor *owner;
+        ExecJob *prev, *next;
+        int pidfd;                  /* the main process, -1 once reaped */
+        sd_event_source *pid_source;
+        AgentJobExitFn on_exit;
+        void *userdata;
+        char *scratch;              /* NULL once removed */
+        struct timespec started;    /* CLOCK_MONOTONIC */
+        AgentJobExit result;        /* once exited */
+        int64_t max_rss_kb;         /* largest seen */
+        bool abandoned;             /* freed while running: end, clean up, free */
+        bool in_callback;
+        bool free_requested;        /* freed from its own callback */
+};
+
+typedef void (*ExecJobFn)(ExecJob *j);
+
+/* calloc of size (>= sizeof(ExecExecutor)) with ops and a reference on ev;
+ * NULL when out of memory. */
+void *exec_executor_new(size_t size, const AgentExecutorOps *ops, sd_event *ev);
+/* Ends every job not exited with end (when not NULL), destroys each, frees x. */
+void exec_executor_free(ExecExecutor *x, ExecJobFn end, ExecJobFn destroy);
+/* Destroys every job, leaving the scratch directories of the running ones,
+ * and frees x. */
+void exec_executor_forget(ExecExecutor *x, ExecJobFn destroy);
+
+/* calloc of size (>= sizeof(ExecJob)), pidfd -1, a copy of scratch (when
+ * not NULL); NULL when out of memory. */
+void *exec_job_new(size_t size, ExecExecutor *owner, const char *scratch);
+/* Started: ex, on_exit and userdata set, linked into the owner's jobs. */
+void exec_job_link(ExecJob *j, AgentJobExitFn on_exit, void *userdata);
+/* Drops the pidfd and its event source. */
+void exec_job_close_pid(ExecJob *j);
+void exec_job_remove_scratch(ExecJob *j);
+/* close_pid, remove_scratch, unlink: what is left is the caller's to free. */
+void exec_job_release(ExecJob *j);
+/* A job that did not start: close_pid, the scratch copy (not the directory:
+ * agent_exec_start removes it) and j freed. */
+void exec_job_discard(ExecJob *j);
+
+/* The main process has exited (its pidfd said so): reaped with its rusage
+ * into *si, *ru, the pidfd closed. 0: not yet after all (nothing done). A
+ * status lost (reaped by someone else) is exit code 255. */
+int exec_job_reap(ExecJob *j, siginfo_t *si, struct rusage *ru);
+/* j->result from the status and rusage, max_rss_kb and the wall time. */
+void exec_job_fill_exit(ExecJob *j, const siginfo_t *si, const struct rusage *ru);
+/* The exit is known: calls on_exit (unless abandoned), then done (when not
+ * NULL) and removes the scratch; destroys j unless kept by the callback. */
+void exec_job_report(ExecJob *j, ExecJobFn done, ExecJobFn destroy);
+/* agent_job_free(): true when the job stays for now (freed from its
+ * callback, or running: then kill is called and it is abandoned). */
+bool exec_job_free_later(ExecJob *j, ExecJobFn kill);
+
+/* usage(): *ret = the exit report of an exited job (true). */
+bool exec_job_usage_exited(ExecJob *j, AgentJobExit *ret);
+/* usage() of a running job: rss_kb counted in max_rss_kb. */
+void exec_job_usage_fill(ExecJob *j, double user_cpu, double sys_cpu, int64_t rss_kb, AgentJobExit *ret);
+
+/* Reads at most size - 1 bytes of path (relative to dirfd) into buf,
+ * NUL-terminated: the length (> 0), -errno, or -EIO when empty. */
+ssize_t exec_read_small(int dirfd, const char *path, char *buf, size_t size);
