@@ -43,6 +43,17 @@ typedef struct CgTestEnv {
         pid_t guard;
 } CgTestEnv;
 
+/* Opens path under root; a fatal assertion when that fails. */
+static inline Cg *cgtest_open(CgRoot *root, const char *path) {
+        char why[256] = "";
+        Cg *cg = NULL;
+        int r;
+
+        r = cg_open(root, path, &cg, why, sizeof(why));
+        GLEAN_TEST_CHECK_FATAL(r == 0 && cg, "cg_open('%s') = %d: %s", path, r, why);
+        return cg;
+}
+
 static inline int64_t cgtest_now_us(void) {
         struct timespec ts;
 

@@ -34,13 +34,7 @@ static CgTestEnv env;
 static CgRoot *root;
 
 static Cg *open_cg(const char *path) {
-        char why[256] = "";
-        Cg *cg = NULL;
-        int r;
-
-        r = cg_open(root, path, &cg, why, sizeof(why));
-        GLEAN_TEST_CHECK_FATAL(r == 0 && cg, "cg_open('%s') = %d: %s", path, r, why);
-        return cg;
+        return cgtest_open(root, path);
 }
 
 static void set_limits(Cg *cg, const CgLimits *l, unsigned want) {

@@ -56,22 +56,6 @@ static char base[64];            /* /tmp/glean-test-exec-cgroup-XXXXXX, 0755 */
 static char execute_dir[128];    /* base/execute: the scratch parent */
 static char work[128];           /* base/work: 0777, the jobs' files */
 
-/* ---- helpers ---- */
-
-static double now(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
-}
-
-static void spin(double seconds) {
-        double end = now() + seconds;
-
-        while (now() < end)
-                (void) sd_event_run(event, 20 * 1000);
-}
-
 typedef struct Run {
         int calls;
         AgentJobExit ex;
@@ -84,15 +68,9 @@ typedef struct Run {
         bool free_in_callback;
 } Run;
 
-/* Never reused: a test stopped by a fatal assertion may leave a job whose
- * callback comes later. */
-static Run run_pool[64];
-static size_t run_pool_used;
+#include "exec-test.h"
 
-static Run *run_new(void) {
-        CU_ASSERT_FATAL(run_pool_used < sizeof(run_pool) / sizeof(run_pool[0]));
-        return &run_pool[run_pool_used++];
-}
+/* ---- helpers ---- */
 
 static void on_exit_cb(AgentJob *job, const AgentJobExit *ex, void *userdata) {
         Run *run = userdata;
@@ -117,42 +95,6 @@ static void on_exit_cb(AgentJob *job, const AgentJobExit *ex, void *userdata) {
         }
 }
 
-static bool wait_exit(Run *run) {
-        double end = now() + TIMEOUT;
-
-        while (run->calls == 0 && now() < end)
-                (void) sd_event_run(event, 50 * 1000);
-        return run->calls > 0;
-}
-
-static char *path_in(const char *dir, const char *name) {
-        char *p;
-
-        CU_ASSERT_FATAL(asprintf(&p, "%s/%s", dir, name) >= 0);
-        return p;
-}
-
-static bool wait_file(const char *name) {
-        char *p = path_in(work, name);
-        double end = now() + TIMEOUT;
-        bool ok;
-
-        while (!(ok = access(p, F_OK) == 0) && now() < end)
-                (void) sd_event_run(event, 20 * 1000);
-        free(p);
-        return ok;
-}
-
-static char *read_work(const char *name) {
-        char *p = path_in(work, name), *s = NULL;
-
-        if (glean_test_read_file(p, &s, NULL) < 0)
-                s = strdup("");
-        free(p);
-        CU_ASSERT_FATAL(s != NULL);
-        return s;
-}
-
 static off_t work_size(const char *name) {
         char *p = path_in(work, name);
         struct stat st;
@@ -160,14 +102,6 @@ static off_t work_size(const char *name) {
 
         free(p);
         return size;
-}
-
-static pid_t read_pid(const char *name) {
-        char *s = read_work(name);
-        pid_t pid = (pid_t) atoi(s);
-
-        free(s);
-        return pid;
 }
 
 static bool dir_is_empty(const char *path) {
@@ -204,43 +138,6 @@ static bool exists(const char *path) {
         struct stat st;
 
         return stat(path, &st) == 0;
-}
-
-/* A job ad: /bin/sh -c script in work, then name, value pairs. */
-static ClassAd *job_ad(const char *script, ...) {
-        ClassAd *ad = NULL;
-        char *args;
-        size_t n = 0;
-        va_list ap;
-
-        args = malloc(strlen(script) * 2 + 8);
-        CU_ASSERT_FATAL(args != NULL);
-        n += (size_t) sprintf(args, "-c '");
-        for (const char *p = script; *p; p++) {
-                if (*p == '\'')
-                        args[n++] = '\'';
-                args[n++] = *p;
-        }
-        args[n++] = '\'';
-        args[n] = '\0';
-
-        CU_ASSERT_FATAL(classad_new(&ad) == 0);
-        CU_ASSERT_FATAL(classad_set_string(ad, "Cmd", "/bin/sh") == 0);
-        CU_ASSERT_FATAL(classad_set_string(ad, "Arguments", args) == 0);
-        CU_ASSERT_FATAL(classad_set_string(ad, "Owner", "nobody") == 0);
-        CU_ASSERT_FATAL(classad_set_string(ad, "Iwd", work) == 0);
-        free(args);
-        va_start(ap, script);
-        for (const char *name = va_arg(ap, const char *); name; name = va_arg(ap, const char *)) {
-                const char *v = va_arg(ap, const char *);
-
-                if (v) {
-                        CU_ASSERT_FATAL(classad_set_string(ad, name, v) == 0);
-                } else
-                        (void) classad_delete(ad, name);
-        }
-        va_end(ap);
-        return ad;
 }
 
 static AgentJobSpec *spec_of(ClassAd *ad, const char *cgroup) {
@@ -284,39 +181,8 @@ static int start(ClassAd *ad, Run *run, const char *cgroup) {
         return start_spec(spec_of(ad, cgroup), run);
 }
 
-static void run_done(Run *run) {
-        agent_job_free(run->job);
-        free(run->scratch);
-        *run = (Run) {};
-}
-
 static bool run_job(ClassAd *ad, Run *run) {
-        int r = start(ad, run, NULL);
-
-        GLEAN_TEST_CHECK(r == 0, "start: %d %s", r, agent_executor_last_error(executor));
-        if (r < 0)
-                return false;
-        GLEAN_TEST_CHECK(wait_exit(run), "the job did not exit within %.0f s", TIMEOUT);
-        return run->calls > 0;
-}
-
-/* As a subreaper, the orphans of jobs come back to us: the wait status, -1
- * when someone else reaped it and it is gone, -2 if still there. */
-static int reap_orphan(pid_t pid) {
-        double end = now() + TIMEOUT;
-        int status;
-
-        for (;;) {
-                pid_t r = waitpid(pid, &status, WNOHANG);
-
-                if (r == pid)
-                        return status;
-                if (r < 0 && errno == ECHILD)
-                        return kill(pid, 0) < 0 && errno == ESRCH ? -1 : -2;
-                if (now() >= end)
-                        return -2;
-                (void) sd_event_run(event, 20 * 1000);
-        }
+        return run_started(run, start(ad, run, NULL));
 }
 
 /* Runs the loop until the last suspend/resume is confirmed (or fails). */
@@ -338,30 +204,17 @@ static int suite_init(void) {
                 fprintf(stderr, "cg_root_open: %s\n", why);
                 return -1;
         }
-        snprintf(base, sizeof(base), "/tmp/glean-test-exec-cgroup-XXXXXX");
-        if (!mkdtemp(base) || chmod(base, 0755) < 0)
-                return -1;
-        snprintf(execute_dir, sizeof(execute_dir), "%s/execute", base);
-        snprintf(work, sizeof(work), "%s/work", base);
-        if (mkdir(execute_dir, 0755) < 0 || chmod(execute_dir, 0755) < 0 || mkdir(work, 0777) < 0 ||
-            chmod(work, 0777) < 0)
-                return -1;
-        if (sd_event_new(&event) < 0)
+        if (exec_test_dirs("/tmp/glean-test-exec-cgroup-XXXXXX") < 0)
                 return -1;
         return agent_executor_cgroup_new(event, root, &executor) < 0 ? -1 : 0;
 }
 
 static int suite_cleanup(void) {
-        agent_executor_free(executor);
-        executor = NULL;
-        event = sd_event_unref(event);
+        int r = exec_test_cleanup();
+
         cg_root_free(root);
         root = NULL;
-        if (base[0] && agent_remove_tree(base) < 0)
-                return -1;
-        while (waitpid(-1, NULL, WNOHANG) > 0) /* orphans that came to us */
-                ;
-        return 0;
+        return r;
 }
 
 /* ---- tests ---- */
