@@ -14,6 +14,8 @@
 #include <strings.h>
 #include <syslog.h>
 #include <time.h>
+#include <ftw.h>
+#include <sys/stat.h>
 
 #include "daemon.h"
 
@@ -504,14 +506,44 @@ void agent_slot_destroy(Slot *s) {
 
 /* ---- sensors, load, per-slot attributes ---- */
 
+/* The size of a job's scratch directory in KB (DiskUsage), not following
+ * symlinks, at most 100,000 entries counted. */
+static int64_t du_kb;
+static long du_entries;
+
+static int du_one(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+        (void) path;
+        (void) flag;
+        (void) ftw;
+        du_kb += (int64_t) st->st_blocks / 2;
+        return ++du_entries > 100000;
+}
+
+static int64_t scratch_kb(const char *dir) {
+        du_kb = 0;
+        du_entries = 0;
+        if (!dir || nftw(dir, du_one, 16, FTW_PHYS | FTW_MOUNT) < 0)
+                return 0;
+        return du_kb;
+}
+
+static const char *const usage_attrs[] = { "CpusUsage", "MemoryUsage", "ResidentSetSize", "DiskUsage" };
+
 static void sample_condor_load(Slot *s, int64_t now) {
         if (!s->job) {
                 s->condor_load = 0;
+                for (size_t i = 0; i < sizeof usage_attrs / sizeof *usage_attrs; i++)
+                        classad_delete(s->ad, usage_attrs[i]);
                 return;
         }
         AgentJobExit u;
         if (agent_job_usage(s->job, &u) < 0)
                 return;
+        /* What the running job uses, in the slot's ad (HTCondor's names). */
+        classad_set_int(s->ad, "ResidentSetSize", u.max_rss_kb);
+        classad_set_int(s->ad, "MemoryUsage", (u.max_rss_kb + 1023) / 1024);
+        classad_set_int(s->ad, "DiskUsage", scratch_kb(s->spec ? s->spec->scratch : NULL));
+        classad_set_real(s->ad, "CpusUsage", s->condor_load);
         double cpu = u.user_cpu + u.sys_cpu;
         int64_t dt = now - s->last_sample;
         if (dt <= 0)

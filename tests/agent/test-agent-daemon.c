@@ -123,6 +123,20 @@ static void test_vacate(void) {
                 _exit(127);
         }
         bool busy = wait_state(&p, "slot1", "Claimed/Busy", 10);
+        /* While it runs, the slot's ad says what the job uses. */
+        ClassAd *sad = slot_ad(&p, "slot1");
+        int64_t rss = -1, mem = -1, disk = -1;
+        double cpus = -1;
+        if (sad) {
+                classad_eval_int(sad, "ResidentSetSize", CA_MODE_OLD, &rss);
+                classad_eval_int(sad, "MemoryUsage", CA_MODE_OLD, &mem);
+                classad_eval_int(sad, "DiskUsage", CA_MODE_OLD, &disk);
+                classad_eval_real(sad, "CpusUsage", CA_MODE_OLD, &cpus);
+        }
+        GLEAN_TEST_CHECK(rss > 0 && mem >= 1 && disk >= 0 && cpus >= 0,
+                         "usage in the slot ad: ResidentSetSize %lld, MemoryUsage %lld, DiskUsage %lld, CpusUsage %g",
+                         (long long) rss, (long long) mem, (long long) disk, cpus);
+        classad_free(sad);
         usleep(300000); /* the shell sets its trap */
         GleanTestRun r;
         CU_ASSERT_FATAL(glean_cli(&p, &r, "vacate", NULL, NULL, NULL) >= 0);
