@@ -72,6 +72,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "common/file.h"
 #include "replay-internal.h"
 
 #define DEFAULT_EPOCH 1767225600 /* 2026-01-01T00:00:00Z */
@@ -535,47 +536,22 @@ int agent_replay_string(const char *text, const char *source_name, FILE *out, Ag
 }
 
 int agent_replay_file(const char *path, FILE *out, AgentReplayResult *ret, ConfigError *err) {
-        FILE *f = fopen(path, "re");
-        if (!f) {
-                int r = -errno;
+        char *buf = NULL;
+        size_t len = 0;
+        int r = glean_read_file(path, 16 << 20, &buf, &len);
+        if (r == -EFBIG)
+                return rp_fail(err, path, 0, "larger than 16 MiB");
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0) {
                 rp_fail_code(err, r, path, 0, "cannot open: %s", strerror(-r));
                 return r;
         }
-        char *buf = NULL;
-        size_t len = 0, cap = 0;
-        char chunk[65536];
-        size_t n;
-        while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
-                if (len + n > 16 << 20) {
-                        free(buf);
-                        fclose(f);
-                        return rp_fail(err, path, 0, "larger than 16 MiB");
-                }
-                if (len + n + 1 > cap) {
-                        cap = (len + n + 1) * 2;
-                        char *nb = realloc(buf, cap);
-                        if (!nb) {
-                                free(buf);
-                                fclose(f);
-                                return -ENOMEM;
-                        }
-                        buf = nb;
-                }
-                memcpy(buf + len, chunk, n);
-                len += n;
-        }
-        fclose(f);
-        if (!buf)
-                buf = strdup("");
-        else
-                buf[len] = 0;
-        if (!buf)
-                return -ENOMEM;
         if (memchr(buf, 0, len)) {
                 free(buf);
                 return rp_fail(err, path, 0, "a NUL byte: not a text file");
         }
-        int r = agent_replay_string(buf, path, out, ret, err);
+        r = agent_replay_string(buf, path, out, ret, err);
         free(buf);
         return r;
 }

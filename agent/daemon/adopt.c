@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/file.h"
 #include "daemon.h"
 
 #define STATE_DIR ".glean-state"
@@ -82,31 +83,6 @@ void agent_state_remove(Slot *s) {
         char path[PATH_MAX];
         if (state_path(s->agent, s->name, path, sizeof path) >= 0)
                 unlink(path);
-}
-
-static char *read_text(const char *path) {
-        FILE *f = fopen(path, "re");
-        if (!f)
-                return NULL;
-        char *buf = NULL;
-        size_t cap = 0, len = 0;
-        char chunk[4096];
-        size_t n;
-        while ((n = fread(chunk, 1, sizeof chunk, f)) > 0 && len < (4u << 20)) {
-                char *b = realloc(buf, cap = len + n + 1);
-                if (!b) {
-                        free(buf);
-                        fclose(f);
-                        return NULL;
-                }
-                buf = b;
-                memcpy(buf + len, chunk, n);
-                len += n;
-        }
-        fclose(f);
-        if (buf)
-                buf[len] = 0;
-        return buf;
 }
 
 #define log_slot(prio, slot, ...)                                                \
@@ -305,7 +281,9 @@ void agent_adopt_jobs(Agent *a) {
                         continue;
                 char path[PATH_MAX * 2];
                 snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-                char *text = read_text(path);
+                char *text = NULL;
+                if (glean_read_file(path, 4u << 20, &text, NULL) < 0)
+                        text = NULL;
                 ClassAd *st = NULL;
                 CaError cerr;
                 char why[512] = "";
