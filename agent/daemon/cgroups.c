@@ -34,13 +34,12 @@
 #include "cgroup.h"
 #include "daemon.h"
 
+/* A string knob for the cgroup set-up: a broken definition is logged and
+ * its default used. */
 static char *knob(const Config *cfg, const char *name, const char *def) {
         char *v = NULL;
-        ConfigError err;
-        if (config_get(cfg, name, &v, &err) < 0 || !*v) {
-                free(v);
+        if (agent_knob_string(cfg, name, def, &v) < 0)
                 return def ? strdup(def) : NULL;
-        }
         return v;
 }
 

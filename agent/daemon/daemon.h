@@ -132,6 +132,12 @@ int agent_conn_send(Conn *c, const ClassAd *msg);
 /* Tell the claimant of s (if connected) about an event of its claim. */
 void agent_notify_claimant(Slot *s, GleanCommand cmd, ClassAd *msg);
 
+/* ---- main.c ---- */
+/* The expanded value of a string knob; def (may be NULL) when it is
+ * undefined or empty. A broken definition is logged (file:line) and
+ * returned as the error. */
+int agent_knob_string(const Config *cfg, const char *name, const char *def, char **ret);
+
 /* ---- cgroups.c ---- */
 /* Chooses the executor (AGENT_EXECUTOR, BASE_CGROUP) and sets a->exec. */
 int agent_cgroups_setup(Agent *a);

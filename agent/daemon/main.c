@@ -86,21 +86,21 @@ static int on_signal(sd_event_source *src, const struct signalfd_siginfo *si, vo
         return 0;
 }
 
-static int knob_string(const Config *cfg, const char *name, const char *def, char **ret) {
+int agent_knob_string(const Config *cfg, const char *name, const char *def, char **ret) {
         ConfigError err;
         char *v = NULL;
         int r = config_get(cfg, name, &v, &err);
         if (r == -ENOENT || (r >= 0 && !*v)) {
                 free(v);
-                v = strdup(def);
-        } else if (r < 0) {
+                *ret = def ? strdup(def) : NULL;
+                return def && !*ret ? -ENOMEM : 0;
+        }
+        if (r < 0) {
                 char *m = config_error_format(&err);
                 glean_log(LOG_ERR, NULL, NULL, 0, "%s", m ? m : name);
                 free(m);
                 return r;
         }
-        if (!v)
-                return -ENOMEM;
         *ret = v;
         return 0;
 }
@@ -133,11 +133,11 @@ static int agent_setup(Agent *a, const char *config_path, const char *socket_pat
         }
         free(level);
 
-        if ((r = knob_string(a->cfg, "EXECUTE", "/var/lib/glean/execute", &a->execute)) < 0)
+        if ((r = agent_knob_string(a->cfg, "EXECUTE", "/var/lib/glean/execute", &a->execute)) < 0)
                 return r;
         if (socket_path)
                 a->socket_path = strdup(socket_path);
-        else if ((r = knob_string(a->cfg, "AGENT_SOCKET", "/run/glean/agent.sock", &a->socket_path)) < 0)
+        else if ((r = agent_knob_string(a->cfg, "AGENT_SOCKET", "/run/glean/agent.sock", &a->socket_path)) < 0)
                 return r;
         if (!a->socket_path)
                 return -ENOMEM;
@@ -151,7 +151,7 @@ static int agent_setup(Agent *a, const char *config_path, const char *socket_pat
         if (r < 0 && r != -ENOENT)
                 return log_config_error(&err, r, "ADMINISTRATORS");
 
-        if ((r = knob_string(a->cfg, "SLOT_USER", "nobody", &a->slot_user)) < 0)
+        if ((r = agent_knob_string(a->cfg, "SLOT_USER", "nobody", &a->slot_user)) < 0)
                 return r;
         bool b;
         a->runas.slot_user = a->slot_user;

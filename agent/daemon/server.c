@@ -206,6 +206,23 @@ static int check_owner(Conn *c, const ClassAd *job, char *why, size_t whylen) {
         return ok ? 0 : -EPERM;
 }
 
+/* The request's JobAd, which must be the caller's own job; NULL after a
+ * refusal, *ret_r then the status of sending it. */
+static ClassAd *owned_job(Conn *c, const ClassAd *req, const char *what, int *ret_r) {
+        ClassAd *job = NULL;
+        char why[512] = "";
+        if (glean_msg_get_ad(req, "JobAd", &job) < 0) {
+                *ret_r = refuse(c, req, what, "JobAd is not a ClassAd");
+                return NULL;
+        }
+        if (check_owner(c, job, why, sizeof why) < 0) {
+                classad_free(job);
+                *ret_r = refuse(c, req, what, "%s", why);
+                return NULL;
+        }
+        return job;
+}
+
 static Slot *claimed_slot(Conn *c, const ClassAd *req, const char *what, char **ret_id) {
         char *id = get_string(req, "ClaimId");
         Slot *s = id ? agent_slot_by_claim(c->agent, id) : NULL;
@@ -294,14 +311,8 @@ static int on_request_claim(Conn *c, const ClassAd *req) {
                 r = refuse(c, req, what, "claim id already in use");
                 goto out;
         }
-        if (glean_msg_get_ad(req, "JobAd", &job) < 0) {
-                r = refuse(c, req, what, "JobAd is not a ClassAd");
+        if (!(job = owned_job(c, req, what, &r)))
                 goto out;
-        }
-        if (check_owner(c, job, why, sizeof why) < 0) {
-                r = refuse(c, req, what, "%s", why);
-                goto out;
-        }
         agent_refresh_ads(a);
         if (!slot_matches(s, job)) {
                 r = refuse(c, req, what, "%s and the job do not match (Requirements of one or the other)", s->name);
@@ -394,14 +405,8 @@ static int on_activate(Conn *c, const ClassAd *req) {
         ClassAd *job = NULL;
         char why[512] = "";
         int r;
-        if (glean_msg_get_ad(req, "JobAd", &job) < 0) {
-                r = refuse(c, req, what, "JobAd is not a ClassAd");
+        if (!(job = owned_job(c, req, what, &r)))
                 goto out;
-        }
-        if (check_owner(c, job, why, sizeof why) < 0) {
-                r = refuse(c, req, what, "%s", why);
-                goto out;
-        }
         if (s->spec || s->job) {
                 r = refuse(c, req, what, "%s already runs a job", s->name);
                 goto out;
