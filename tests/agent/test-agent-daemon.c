@@ -96,6 +96,25 @@ static void test_status(void) {
         for (size_t i = 0; i < sizeof attrs / sizeof *attrs; i++)
                 GLEAN_TEST_CHECK(strcasestr(r.out, attrs[i]), "slot2's ad lacks '%s'", attrs[i]);
         glean_test_run_done(&r);
+        /* Bad command lines and an agent that is not there: clear errors. */
+        CU_ASSERT_FATAL(glean_cli(&p, &r, "bogus", NULL) >= 0);
+        GLEAN_TEST_CHECK(r.status == 2 && strstr(r.err, "unknown command 'bogus'"), "agent bogus: %d %s", r.status,
+                         r.err);
+        glean_test_run_done(&r);
+        CU_ASSERT_FATAL(glean_cli(&p, &r, "drain", "--how", "slowly", NULL) >= 0);
+        GLEAN_TEST_CHECK(r.status == 2 && strstr(r.err, "graceful, quick or fast"), "drain --how slowly: %d %s",
+                         r.status, r.err);
+        glean_test_run_done(&r);
+        {
+                const char *g = bin("GLEAN", "build/bin/glean");
+                char nosock[200];
+                snprintf(nosock, sizeof nosock, "%s/no-agent.sock", p.dir);
+                char *argv[] = { (char *) g, "agent", "--socket", nosock, "status", NULL };
+                CU_ASSERT_FATAL(glean_test_run(argv, &r) >= 0);
+                GLEAN_TEST_CHECK(r.status == 1 && strstr(r.err, "cannot talk to the agent"), "no agent: %d %s",
+                                 r.status, r.err);
+                glean_test_run_done(&r);
+        }
         CU_ASSERT_FATAL(glean_cli(&p, &r, "status", "slot9", NULL, NULL) >= 0);
         CU_ASSERT(r.status == 1);
         glean_test_run_done(&r);
