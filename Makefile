@@ -133,7 +133,7 @@ endif
 $(DEPS_STAMP): scripts/packages.txt
 	$(Q)mkdir -p $(@D)
 	$(Q)if ! { command -v $(PKG_CONFIG) >/dev/null 2>&1 && \
-	           $(PKG_CONFIG) --exists $(NEED_PKGS); }; then \
+	           $(PKG_CONFIG) --exists $(NEED_PKGS) && [ -x "$(BPFTOOL)" ]; }; then \
 	        echo "  DEPS   missing build dependencies, running scripts/install-deps.sh"; \
 	        sh scripts/install-deps.sh || exit 1; \
 	        $(PKG_CONFIG) --print-errors --exists $(NEED_PKGS) || exit 1; \
@@ -221,6 +221,41 @@ $(FUZZ_OUT)/%: $(FUZZ_BUILD)/obj/fuzz/%.o $(call LIB_FILES,$(FUZZ_BUILD))
 	$(Q)mkdir -p $(@D)
 	$(call quiet,LD,$@)$(call link,$(FUZZ_CC),$(FUZZ_CFLAGS) -fsanitize=fuzzer $(LDFLAGS))
 
+# eBPF programs: bpf/NAME.bpf.c -> build/gen/NAME.bpf.o -> build/gen/NAME.skel.h,
+# the skeleton bpf/*.c include. vmlinux.h comes from this machine's BTF
+# when it has it (and bpftool), else bpf/vmlinux-fallback.h (the few types
+# the programs read; CO-RE relocates them either way). The same for every
+# build flavour: one build/gen/.
+ifeq ($(origin BPFTOOL),undefined)
+BPFTOOL   := $(or $(shell command -v bpftool 2>/dev/null),/usr/sbin/bpftool)
+endif
+BPF_CLANG ?= clang
+BPF_GEN   := build/gen
+BPF_SRCS  := $(sort $(wildcard bpf/*.bpf.c))
+BPF_SKELS := $(patsubst bpf/%.bpf.c,$(BPF_GEN)/%.skel.h,$(BPF_SRCS))
+BPF_ARCH  := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -Wall -Werror \
+              -idirafter /usr/include/$(shell $(CC) -print-multiarch 2>/dev/null) -I$(BPF_GEN) -iquote bpf
+
+$(BPF_GEN)/vmlinux.h: bpf/vmlinux-fallback.h | $(DEPS_STAMP)
+	$(Q)mkdir -p $(@D)
+	$(Q)if [ -r /sys/kernel/btf/vmlinux ] && $(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c >$@.tmp 2>/dev/null; then \
+	        printf '  %-6s %s\n' GEN "$@ (this kernel's BTF)"; mv $@.tmp $@; \
+	else \
+	        printf '  %-6s %s\n' GEN "$@ (bpf/vmlinux-fallback.h: no BTF or bpftool here)"; rm -f $@.tmp; cp $< $@; \
+	fi
+
+$(BPF_GEN)/%.bpf.o: bpf/%.bpf.c $(BPF_GEN)/vmlinux.h
+	$(call quiet,BPF,$<)$(BPF_CLANG) $(BPF_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BPF_GEN)/%.skel.h: $(BPF_GEN)/%.bpf.o
+	$(call quiet,SKEL,$@)$(BPFTOOL) gen skeleton $< name glean_$* >$@.tmp && mv $@.tmp $@
+
+# The loaders include the skeletons.
+$(BUILD)/obj/bpf/%.o: EXTRA_CPPFLAGS := -isystem $(BPF_GEN)
+$(FUZZ_BUILD)/obj/bpf/%.o: FUZZ_EXTRA := -isystem $(BPF_GEN)
+$(call objs_of,$(call lib_srcs,bpf),$(BUILD)) $(call objs_of,$(call lib_srcs,bpf),$(FUZZ_BUILD)): $(BPF_SKELS)
+
 # Keep objects of pattern-built binaries.
 .SECONDARY:
 
@@ -287,4 +322,4 @@ FORCE:
 
 .PHONY: all check check-host check-san check-vm bench bench-run fuzz demo deps clean help FORCE
 
--include $(shell find $(BUILD)/obj $(FUZZ_BUILD)/obj -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD)/obj $(FUZZ_BUILD)/obj $(BPF_GEN) -name '*.d' 2>/dev/null)

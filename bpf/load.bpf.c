@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Apache-2.0 */
+/*
+ * load.bpf.c — the runnable tasks of each slot, counted by the scheduler's
+ * tracepoints, as a time integral the agent turns into each slot's
+ * CondorLoadAvg (an exponentially decayed average, as the kernel's load
+ * average). A task counts from its wake-up (or from the first time it is
+ * switched in, for those runnable when the probes were loaded) until it
+ * leaves the CPU to sleep or exits; it counts in the slot it was in then.
+ */
+#include "vmlinux.h"
+
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "sensors-shared.h"
+#include "slot.bpf.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+struct {
+        __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+        __uint(max_entries, GLEAN_LOAD_MAX_SLOTS);
+        __type(key, __u32);
+        __type(value, struct glean_load_cpu);
+} load_cpu SEC(".maps");
+
+struct {
+        __uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+        __uint(map_flags, BPF_F_NO_PREALLOC);
+        __type(key, int);
+        __type(value, struct glean_task_rec);
+} task_recs SEC(".maps");
+
+static __always_inline void load_add(__u32 idx, __u64 d) {
+        struct glean_load_cpu *c = bpf_map_lookup_elem(&load_cpu, &idx);
+        if (!c)
+                return;
+        __u64 now = bpf_ktime_get_ns();
+        c->integral += c->nr * (now - c->last_ns);
+        c->last_ns = now;
+        c->nr += d;
+}
+
+static __always_inline void enqueue(struct task_struct *p) {
+        __u32 idx;
+        __u64 cgid = slot_of(p, &idx);
+        if (!cgid)
+                return;
+        struct glean_task_rec *r = bpf_task_storage_get(&task_recs, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+        if (!r || r->queued)
+                return;
+        r->queued = 1;
+        r->slot_cgid = cgid;
+        load_add(idx, 1);
+}
+
+static __always_inline void dequeue(struct task_struct *p) {
+        struct glean_task_rec *r = bpf_task_storage_get(&task_recs, p, 0, 0);
+        if (!r || !r->queued)
+                return;
+        r->queued = 0;
+        __u32 *idx = bpf_map_lookup_elem(&slot_ids, &r->slot_cgid);
+        if (idx) /* else the slot is gone: nothing to take from */
+                load_add(*idx, (__u64) -1);
+}
+
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(load_wakeup, struct task_struct *p) {
+        enqueue(p);
+        return 0;
+}
+
+SEC("tp_btf/sched_wakeup_new")
+int BPF_PROG(load_wakeup_new, struct task_struct *p) {
+        enqueue(p);
+        return 0;
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(load_switch, bool preempt, struct task_struct *prev, struct task_struct *next, unsigned int prev_state) {
+        if (!preempt && prev_state != 0) /* not TASK_RUNNING: it leaves the run queue */
+                dequeue(prev);
+        enqueue(next);
+        return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(load_exit, struct task_struct *p) {
+        dequeue(p);
+        return 0;
+}
