@@ -169,3 +169,12 @@ void agent_slot_idle(const AgentIdleKnobs *k, unsigned id, int64_t machine_kbd_i
         *ret_kbd_idle = kbd;
         *ret_console_idle = console;
 }
+
+double agent_load_decay(double avg, double mean, double dt, double tau) {
+        if (dt <= 0)
+                return avg;
+        if (tau <= 0)
+                return mean;
+        double e = exp(-dt / tau);
+        return avg * e + mean * (1 - e);
+}

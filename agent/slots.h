@@ -154,6 +154,12 @@ typedef struct AgentLoadSlot {
 /* Returns the total owner load handed out. */
 double agent_load_distribute(double total_load, AgentLoadSlot *slots, size_t n);
 
+/* One step of an exponentially decayed average, as the kernel's load
+ * average: avg after dt seconds during which the mean was `mean`, with the
+ * time constant tau (60 s for a one-minute average): avg * e + mean * (1 - e),
+ * e = exp(-dt / tau). dt <= 0 leaves avg; tau <= 0 gives mean. */
+double agent_load_decay(double avg, double mean, double dt, double tau);
+
 /* KeyboardIdle and ConsoleIdle of slot `id` (SLOTS_CONNECTED_TO_KEYBOARD,
  * SLOTS_CONNECTED_TO_CONSOLE, DISCONNECTED_KEYBOARD_IDLE_BOOST, as HTCondor): slots
  * 1..connected_console get the machine's console idle, the others

@@ -89,6 +89,9 @@ int glean_sensors_event_class(unsigned type, unsigned code) {
 /* The first warning since the last refusal ("" when none). */
 static char libbpf_last[256];
 
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+        __attribute__((format(printf, 2, 0)));
+
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap) {
         if (getenv("GLEAN_BPF_DEBUG"))
                 return vfprintf(stderr, fmt, ap);

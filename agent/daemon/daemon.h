@@ -20,6 +20,7 @@
 #include "log.h"
 #include "policy.h"
 #include "proto.h"
+#include "bpf/sensors.h"
 #include "slots.h"
 
 typedef struct Agent Agent;
@@ -57,6 +58,9 @@ struct Slot {
         double adopt_started;
         AgentJob *backfill;     /* the backfill command */
         double condor_load;     /* CondorLoadAvg */
+        int load_idx;           /* its number for the load sensor, -1: counted from CPU time */
+        uint64_t load_integral, load_t; /* the load sensor's last reading */
+        bool load_sampled;
         double last_cpu;        /* job CPU seconds at the last sample */
         int64_t last_sample;
         int64_t last_account;   /* draining statistics */
@@ -84,6 +88,11 @@ struct Agent {
         AgentIdleKnobs idle;
         AgentExecutor *exec;
         CgRoot *cgroot;         /* the agent's cgroup v2 subtree (NULL: the fork executor) */
+        GleanSensors *sensors;  /* the kernel sensors (NULL: user space only) */
+        sd_event_source *sensor_io, *sensor_timer;
+        int64_t sensor_interval; /* SENSOR_SAMPLE_INTERVAL */
+        double load_decay;      /* SLOT_LOAD_DECAY_TIME */
+        bool psi_warned;
         AgentRunAs runas;
         char *slot_user;
         char **admins;
@@ -159,3 +168,13 @@ void agent_adopt_jobs(Agent *a);
  * devices (CONSOLE_DEVICES); INT32_MAX when nothing tells. */
 void agent_sense_idle(const Agent *a, int64_t now, int64_t *ret_kbd, int64_t *ret_console);
 double agent_sense_loadavg(void);
+/* The kernel sensors by the knobs, each sensor's method logged once; the
+ * sampling timer. Never fatal: without them the agent senses in user space. */
+int agent_sensors_open(Agent *a);
+void agent_sensors_close(Agent *a);
+void agent_sensors_slot_add(Slot *s);    /* after its cgroup is open */
+void agent_sensors_slot_remove(Slot *s); /* before its cgroup goes */
+void agent_sensors_sample(Agent *a);     /* every slot's CondorLoadAvg, from the load sensor */
+void agent_sensors_ad(const Agent *a, Slot *s); /* InputSensor, TtySensor, LoadSensor */
+/* PSI of the machine (Total*) and of each slot's cgroup, SlotCpuTime. */
+void agent_sense_pressure(Agent *a);

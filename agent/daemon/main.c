@@ -169,6 +169,8 @@ static int agent_setup(Agent *a, const char *config_path, const char *socket_pat
         if (r < 0)
                 return glean_log_errno(LOG_ERR, r, "cannot set up the executor");
         a->start_time = agent_now();
+        if ((r = agent_sensors_open(a)) < 0)
+                return r;
         r = agent_slots_create(a, &err);
         if (r < 0)
                 return log_config_error(&err, r, "slots");
@@ -190,6 +192,7 @@ static int agent_setup(Agent *a, const char *config_path, const char *socket_pat
 static void agent_teardown(Agent *a) {
         agent_server_stop(a);
         agent_slots_free(a);
+        agent_sensors_close(a);
         agent_executor_free(a->exec);
         cg_root_free(a->cgroot);
         sd_event_source_unref(a->eval_timer);

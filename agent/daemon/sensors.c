@@ -1,20 +1,28 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * sensors.c — what the agent learns of the machine's owner in user space:
- * the idle time of the terminals of logged-in users (their devices' access
- * times, from utmp, as HTCondor does), of the console devices
- * (CONSOLE_DEVICES), and the machine's load average. The kernel probes of
- * bpf/ replace the idle times where they load.
+ * sensors.c — what the agent learns of the machine's owner and of its
+ * slots' load. From the kernel (bpf/sensors.h), each with the first method
+ * the kernel accepts: the last key and pointer event (INPUT_SENSOR_METHODS),
+ * the last input to a pseudo-terminal (TTY_SENSOR_METHODS), the runnable
+ * tasks of each slot's cgroup (LOAD_SENSOR). In user space, always: the
+ * access times of the terminals of logged-in users (from utmp, as HTCondor
+ * does) and of CONSOLE_DEVICES, the machine's load average, and pressure
+ * stall information (PSI) of the machine and of each slot's cgroup.
  */
+#include <errno.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
 #include <utmpx.h>
 
 #include "daemon.h"
+#include "psi.h"
 
 #define IDLE_UNKNOWN INT32_MAX /* "assuming infinite keyboard idle time", as HTCondor */
 
@@ -32,6 +40,25 @@ static int64_t dev_idle(const char *dev, int64_t now, dev_t null_rdev) {
                 return IDLE_UNKNOWN;
         int64_t idle = now - (int64_t) st.st_atime;
         return idle < 0 ? 0 : idle;
+}
+
+static uint64_t boot_ns(void) {
+        struct timespec ts;
+        clock_gettime(CLOCK_BOOTTIME, &ts);
+        return (uint64_t) ts.tv_sec * 1000000000ULL + (uint64_t) ts.tv_nsec;
+}
+
+/* Seconds since the kernel last saw input of class c; IDLE_UNKNOWN when it
+ * has seen none since the sensors were opened (the other sources speak). */
+static int64_t sensor_idle(const Agent *a, GleanInputClass c, uint64_t now_boot) {
+        uint64_t last = 0;
+        if (!a->sensors || glean_sensors_input(a->sensors, c, &last, NULL) < 0 || last == 0)
+                return IDLE_UNKNOWN;
+        return last >= now_boot ? 0 : (int64_t) ((now_boot - last) / 1000000000ULL);
+}
+
+static int64_t min64(int64_t a, int64_t b) {
+        return a < b ? a : b;
 }
 
 void agent_sense_idle(const Agent *a, int64_t now, int64_t *ret_kbd, int64_t *ret_console) {
@@ -65,6 +92,13 @@ void agent_sense_idle(const Agent *a, int64_t now, int64_t *ret_kbd, int64_t *re
                 }
                 config_strv_free(devs);
         }
+        /* The kernel's view: keys for both, the pointer for the console,
+         * pseudo-terminal input (SSH sessions) for the keyboard. */
+        uint64_t nb = boot_ns();
+        int64_t keys = sensor_idle(a, GLEAN_INPUT_CLASS_KEYBOARD, nb);
+        console = min64(console, min64(keys, sensor_idle(a, GLEAN_INPUT_CLASS_POINTER, nb)));
+        kbd = min64(kbd, min64(keys, sensor_idle(a, GLEAN_INPUT_CLASS_TTY, nb)));
+
         /* The console counts for the keyboard too; ConsoleIdle >= KeyboardIdle. */
         if (console < kbd)
                 kbd = console;
@@ -85,4 +119,183 @@ double agent_sense_loadavg(void) {
                 fclose(f);
         }
         return l;
+}
+
+/* ---- the kernel sensors ---- */
+
+static int knob_list(Agent *a, const char *name, char ***ret) {
+        ConfigError err = { 0 };
+        int r = config_get_list(a->cfg, name, ret, &err);
+        if (r == -ENOENT) {
+                *ret = NULL; /* the defaults */
+                return 0;
+        }
+        if (r < 0) {
+                char *m = config_error_format(&err);
+                glean_log(LOG_ERR, NULL, NULL, 0, "%s: %s", name, m && *m ? m : strerror(-r));
+                free(m);
+        }
+        return r;
+}
+
+static int on_sensor_io(sd_event_source *src, int fd, uint32_t revents, void *userdata) {
+        (void) src;
+        (void) fd;
+        (void) revents;
+        Agent *a = userdata;
+        glean_sensors_dispatch(a->sensors);
+        return 0;
+}
+
+static int on_sensor_timer(sd_event_source *src, uint64_t usec, void *userdata) {
+        Agent *a = userdata;
+        agent_sensors_sample(a);
+        glean_sensors_rescan(a->sensors);
+        sd_event_source_set_time(src, usec + (uint64_t) a->sensor_interval * 1000000ULL);
+        return 0;
+}
+
+/* One record per sensor: the method in use, and what was refused first. */
+static void log_sensor(const Agent *a, GleanSensorKind kind, const char *fallback) {
+        const char *m = glean_sensors_method(a->sensors, kind);
+        const char *refused = glean_sensors_refused(a->sensors, kind);
+        bool none = strcmp(m, "none") == 0;
+        GleanLogField f[] = {
+                { "GLEAN_SENSOR", glean_sensor_kind_name(kind) },
+                { "GLEAN_METHOD", none ? fallback : m },
+                { "GLEAN_REFUSED", refused },
+        };
+        glean_log(*refused ? LOG_WARNING : LOG_INFO, NULL, f, *refused ? 3 : 2, "%s sensor: %s%s%s%s",
+                  glean_sensor_kind_name(kind), none ? fallback : m, none ? " (user space)" : " (kernel)",
+                  *refused ? "; refused: " : "", refused);
+}
+
+int agent_sensors_open(Agent *a) {
+        ConfigError err = { 0 };
+        bool load = true;
+        double d;
+        int64_t v;
+        if (config_get_bool(a->cfg, "LOAD_SENSOR", &load, &err) < 0)
+                load = true;
+        a->load_decay = config_get_real(a->cfg, "SLOT_LOAD_DECAY_TIME", &d, &err) >= 0 && d >= 0 ? d : 60;
+        a->sensor_interval = config_get_int(a->cfg, "SENSOR_SAMPLE_INTERVAL", &v, &err) >= 0 && v > 0 ? v : 5;
+
+        char **input = NULL, **tty = NULL, **irqs = NULL;
+        int r;
+        if ((r = knob_list(a, "INPUT_SENSOR_METHODS", &input)) < 0 || (r = knob_list(a, "TTY_SENSOR_METHODS", &tty)) < 0)
+                goto out;
+        if ((r = knob_list(a, "INPUT_SENSOR_IRQS", &irqs)) < 0)
+                goto out;
+        static char *no_methods[] = { NULL };
+        GleanSensorConfig cfg = { .input_methods = input, .tty_methods = tty, .irq_names = irqs, .load = load };
+        if (geteuid() != 0) { /* the kernel sensors need root: user space only */
+                cfg.input_methods = cfg.tty_methods = no_methods;
+                cfg.load = false;
+        }
+        r = glean_sensors_open(&cfg, &a->sensors);
+        if (r < 0) {
+                glean_log_errno(LOG_WARNING, r, "the kernel sensors: %m; user space only");
+                r = 0;
+                goto out;
+        }
+        if (geteuid() != 0)
+                glean_log(LOG_NOTICE, NULL, NULL, 0, "not root: no kernel sensors, user space only");
+        else {
+                log_sensor(a, GLEAN_SENSOR_INPUT, "none");
+                log_sensor(a, GLEAN_SENSOR_TTY, "atime");
+                if (load)
+                        log_sensor(a, GLEAN_SENSOR_LOAD, "cpu.stat");
+        }
+        int fd = glean_sensors_fd(a->sensors);
+        if (fd >= 0 && (r = sd_event_add_io(a->event, &a->sensor_io, fd, EPOLLIN, on_sensor_io, a)) < 0)
+                goto out;
+        uint64_t now;
+        sd_event_now(a->event, CLOCK_MONOTONIC, &now);
+        r = sd_event_add_time(a->event, &a->sensor_timer, CLOCK_MONOTONIC,
+                              now + (uint64_t) a->sensor_interval * 1000000ULL, 100000, on_sensor_timer, a);
+        if (r >= 0)
+                sd_event_source_set_enabled(a->sensor_timer, SD_EVENT_ON);
+out:
+        config_strv_free(input);
+        config_strv_free(tty);
+        config_strv_free(irqs);
+        return r;
+}
+
+void agent_sensors_close(Agent *a) {
+        a->sensor_io = sd_event_source_disable_unref(a->sensor_io);
+        a->sensor_timer = sd_event_source_disable_unref(a->sensor_timer);
+        glean_sensors_free(a->sensors);
+        a->sensors = NULL;
+}
+
+void agent_sensors_slot_add(Slot *s) {
+        s->load_idx = -1;
+        Agent *a = s->agent;
+        if (!a->sensors || !s->cg || strcmp(glean_sensors_method(a->sensors, GLEAN_SENSOR_LOAD), "none") == 0)
+                return;
+        unsigned idx;
+        int r = glean_sensors_slot_add(a->sensors, cg_dirfd(s->cg), &idx);
+        if (r < 0) {
+                GleanLogField f[] = { { "GLEAN_SLOT", s->name } };
+                glean_log(LOG_WARNING, NULL, f, 1, "%s: its load is not counted by the kernel (%s): from CPU time",
+                          s->name, strerror(-r));
+                return;
+        }
+        s->load_idx = (int) idx;
+        s->load_sampled = false;
+}
+
+void agent_sensors_slot_remove(Slot *s) {
+        if (s->load_idx >= 0 && s->agent->sensors)
+                glean_sensors_slot_remove(s->agent->sensors, (unsigned) s->load_idx);
+        s->load_idx = -1;
+}
+
+void agent_sensors_sample(Agent *a) {
+        for (Slot *s = a->slots; s; s = s->next) {
+                uint64_t integral, t;
+                if (s->load_idx < 0 ||
+                    glean_sensors_slot_runnable(a->sensors, (unsigned) s->load_idx, &integral, &t) < 0)
+                        continue;
+                if (s->load_sampled && t > s->load_t) {
+                        double dt = (double) (t - s->load_t) / 1e9;
+                        /* Differences modulo 2^64: see bpf/sensors-shared.h. */
+                        double mean = (double) (int64_t) (integral - s->load_integral) / 1e9 / dt;
+                        s->condor_load = agent_load_decay(s->condor_load, mean < 0 ? 0 : mean, dt, a->load_decay);
+                }
+                s->load_integral = integral;
+                s->load_t = t;
+                s->load_sampled = true;
+        }
+}
+
+void agent_sensors_ad(const Agent *a, Slot *s) {
+        const char *in = glean_sensors_method(a->sensors, GLEAN_SENSOR_INPUT);
+        const char *tty = glean_sensors_method(a->sensors, GLEAN_SENSOR_TTY);
+        classad_set_string(s->ad, "InputSensor", in);
+        classad_set_string(s->ad, "TtySensor", strcmp(tty, "none") == 0 ? "atime" : tty);
+        classad_set_string(s->ad, "LoadSensor", s->load_idx >= 0 ? "tp_btf" : "cpu.stat");
+}
+
+/* ---- pressure ---- */
+
+void agent_sense_pressure(Agent *a) {
+        AgentPsiSet machine;
+        char why[256];
+        int r = agent_psi_read_machine(&machine, why, sizeof why);
+        if (r < 0 && r != -ENOENT && !a->psi_warned) {
+                glean_log(LOG_WARNING, NULL, NULL, 0, "pressure stall information: %s", why);
+                a->psi_warned = true;
+        }
+        for (Slot *s = a->slots; s; s = s->next) {
+                agent_psi_to_ad(&machine, "Total", s->ad);
+                AgentPsiSet own = { 0 };
+                if (s->cg)
+                        agent_psi_read_dir(cg_dirfd(s->cg), &own, why, sizeof why);
+                agent_psi_to_ad(&own, "", s->ad);
+                CgUsage u;
+                if (s->cg && cg_usage(s->cg, &u) == 0)
+                        classad_set_real(s->ad, "SlotCpuTime", (double) u.usage_usec / 1e6);
+        }
 }

@@ -40,6 +40,7 @@ static void slot_free(Slot *s) {
         agent_jobspec_free(s->spec);
         agent_sm_free(s->sm);
         classad_free(s->ad);
+        agent_sensors_slot_remove(s);
         agent_slot_cgroup_close(s);
         free(s);
 }
@@ -411,8 +412,10 @@ static int slot_new(Agent *a, const AgentSlotDef *def, const char *name, bool dy
         int r = classad_new(&s->ad);
         if (r >= 0)
                 r = slot_fill_ad(s, err);
-        if (r >= 0)
+        if (r >= 0) {
                 agent_slot_cgroup_open(s); /* without one, jobs of the slot cannot start: logged there */
+                agent_sensors_slot_add(s);
+        }
         AgentPolicyKnobs knobs;
         if (r >= 0)
                 r = agent_policy_knobs(a->cfg, def->id, &knobs, err);
@@ -529,9 +532,12 @@ static int64_t scratch_kb(const char *dir) {
 
 static const char *const usage_attrs[] = { "CpusUsage", "MemoryUsage", "ResidentSetSize", "DiskUsage" };
 
+/* The usage attributes of the running job, and CondorLoadAvg from its CPU
+ * time where the load sensor does not count the slot. */
 static void sample_condor_load(Slot *s, int64_t now) {
         if (!s->job) {
-                s->condor_load = 0;
+                if (s->load_idx < 0)
+                        s->condor_load = 0;
                 for (size_t i = 0; i < sizeof usage_attrs / sizeof *usage_attrs; i++)
                         classad_delete(s->ad, usage_attrs[i]);
                 return;
@@ -546,14 +552,12 @@ static void sample_condor_load(Slot *s, int64_t now) {
         classad_set_real(s->ad, "CpusUsage", s->condor_load);
         double cpu = u.user_cpu + u.sys_cpu;
         int64_t dt = now - s->last_sample;
-        if (dt <= 0)
+        if (dt <= 0 || s->load_idx >= 0)
                 return;
         double rate = (cpu - s->last_cpu) / (double) dt;
         if (rate < 0)
                 rate = 0;
-        /* A one-minute exponential average, like the kernel's load average. */
-        double alpha = dt >= 60 ? 1.0 : (double) dt / 60.0;
-        s->condor_load = s->condor_load * (1 - alpha) + rate * alpha;
+        s->condor_load = agent_load_decay(s->condor_load, rate, (double) dt, s->agent->load_decay);
         s->last_cpu = cpu;
         s->last_sample = now;
 }
@@ -601,11 +605,13 @@ void agent_refresh_ads(Agent *a) {
                 if (sc >= 0)
                         classad_set_int(s->ad, "ConsoleIdle", sc);
                 classad_set_int(s->ad, "MyCurrentTime", now);
+                agent_sensors_ad(a, s);
                 classad_set_real(s->ad, "TotalMachineDrainingBadput", a->drain_badput);
                 classad_set_real(s->ad, "TotalMachineDrainingUnclaimedTime", a->drain_unclaimed);
         }
         free(ls);
         free(idx);
+        agent_sense_pressure(a);
 
         /* STARTD_SLOT_ATTRS: slotN_ATTR of every slot in every slot's ad (3.5.10.5). */
         char **attrs = NULL;

@@ -229,6 +229,26 @@ static void test_idle_knob_errors(void) {
         }
 }
 
+/* The decayed average: the kernel's one-minute load average reaches
+ * 1 - 1/e of a constant load after 60 s; steps add up to one long step. */
+static void test_decay(void) {
+        CU_ASSERT_DOUBLE_EQUAL(agent_load_decay(0, 1, 60, 60), 1 - exp(-1), 1e-12);
+        CU_ASSERT_DOUBLE_EQUAL(agent_load_decay(1, 0, 60, 60), exp(-1), 1e-12);
+        double a = 0;
+        for (int i = 0; i < 12; i++)
+                a = agent_load_decay(a, 2, 5, 60); /* 12 samples of 5 s, as the kernel */
+        CU_ASSERT_DOUBLE_EQUAL(a, agent_load_decay(0, 2, 60, 60), 1e-12);
+        CU_ASSERT_DOUBLE_EQUAL(agent_load_decay(0.5, 3, 0, 60), 0.5, 0);   /* no time: unchanged */
+        CU_ASSERT_DOUBLE_EQUAL(agent_load_decay(0.5, 3, -1, 60), 0.5, 0);
+        CU_ASSERT_DOUBLE_EQUAL(agent_load_decay(0.5, 3, 5, 0), 3, 0);      /* no averaging */
+        CU_ASSERT_DOUBLE_EQUAL(agent_load_decay(0.5, 1, 1e9, 60), 1, 1e-12); /* long past */
+        /* A short constant (tests): a busy slot is near 1 after 5 time constants. */
+        a = 0;
+        for (int i = 0; i < 10; i++)
+                a = agent_load_decay(a, 1, 1, 2);
+        CU_ASSERT(a > 0.99 && a < 1);
+}
+
 static CU_TestInfo manual_tests[] = {
         { "log1", test_manual_log_1 },
         { "log2", test_manual_log_2 },
@@ -238,6 +258,7 @@ static CU_TestInfo manual_tests[] = {
 static CU_TestInfo load_tests[] = {
         { "distribution", test_distribution },
         { "empty", test_no_slots },
+        { "decay", test_decay },
         CU_TEST_INFO_NULL,
 };
 
