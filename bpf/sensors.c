@@ -165,8 +165,11 @@ size_t glean_sensors_parse_interrupts(const char *text, char *const *names, uint
 }
 
 static int irqs_configure(struct glean_input *o, char *const *names, char *why, size_t whylen) {
-        if (!names || !names[0]) {
-                snprintf(why, whylen, "no interrupt is named (SENSOR_INPUT_IRQS)");
+        static char *const i8042[] = { (char *) "i8042", NULL }; /* PS/2: most laptops' own keyboard */
+        if (!names)
+                names = i8042;
+        if (!names[0]) {
+                snprintf(why, whylen, "no interrupt is named (INPUT_SENSOR_IRQS is empty)");
                 return -ENOENT;
         }
         FILE *f = fopen("/proc/interrupts", "re");

@@ -47,7 +47,8 @@ typedef struct GleanSensorConfig {
          * "fentry kprobe irq evdev" and "fentry kprobe"; empty: none). */
         char **input_methods;
         char **tty_methods;
-        /* Interrupt names (the last column of /proc/interrupts) for "irq". */
+        /* Interrupt names (the last column of /proc/interrupts) for "irq";
+         * NULL: i8042, the PS/2 controller. */
         char **irq_names;
         bool load;              /* load the scheduler probes */
 } GleanSensorConfig;

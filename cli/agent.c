@@ -233,6 +233,42 @@ static void print_table(ClassAd **ads, size_t n) {
         }
 }
 
+/* The status ads of the agent's slots (or of one), for other verbs. */
+static int fetch_status(Client *c, const char *slot, ClassAd ***ret_ads, size_t *ret_n) {
+        ClassAd *req = NULL, *reply = NULL;
+        if (glean_msg_new(GLEAN_CMD_STATUS, &req) < 0)
+                return -ENOMEM;
+        if (slot)
+                classad_set_string(req, "Slot", slot);
+        int r = request(c, req, &reply, NULL);
+        classad_free(req);
+        if (r < 0)
+                return r;
+        if (!reply_ok(reply, "status")) {
+                classad_free(reply);
+                return -EIO;
+        }
+        r = glean_msg_get_ad_list(reply, "Slots", ret_ads, ret_n);
+        classad_free(reply);
+        if (r < 0)
+                fprintf(stderr, "glean agent status: the reply holds no slot list\n");
+        return r;
+}
+
+int cli_agent_status(const char *socket_opt, ClassAd ***ret_ads, size_t *ret_n) {
+        char *path = socket_path(socket_opt);
+        if (!path)
+                return -ENOMEM;
+        Client c;
+        int r = client_open(path, &c);
+        free(path);
+        if (r < 0)
+                return r;
+        r = fetch_status(&c, NULL, ret_ads, ret_n);
+        close(c.fd);
+        return r;
+}
+
 static int cmd_status(Client *c, int argc, char **argv) {
         bool longform = false, json = false;
         const char *slot = NULL;
@@ -246,27 +282,10 @@ static int cmd_status(Client *c, int argc, char **argv) {
                 else
                         slot = argv[i];
         }
-        ClassAd *req = NULL, *reply = NULL;
-        if (glean_msg_new(GLEAN_CMD_STATUS, &req) < 0)
-                return CLI_EXIT_FAILURE;
-        if (slot)
-                classad_set_string(req, "Slot", slot);
-        int r = request(c, req, &reply, NULL);
-        classad_free(req);
-        if (r < 0)
-                return CLI_EXIT_FAILURE;
-        if (!reply_ok(reply, "status")) {
-                classad_free(reply);
-                return CLI_EXIT_FAILURE;
-        }
         ClassAd **ads = NULL;
         size_t n = 0;
-        r = glean_msg_get_ad_list(reply, "Slots", &ads, &n);
-        classad_free(reply);
-        if (r < 0) {
-                fprintf(stderr, "glean agent status: the reply holds no slot list\n");
+        if (fetch_status(c, slot, &ads, &n) < 0)
                 return CLI_EXIT_FAILURE;
-        }
         if (slot && n == 0) {
                 fprintf(stderr, "glean agent status: no slot %s\n", slot);
                 glean_ad_list_free(ads, n);

@@ -37,6 +37,7 @@ static const CliVerb verbs[] = {
         { "submit", cli_verb_submit, "read a submit description file (--dry-run: print the job ads)" },
         { "agent", cli_verb_agent, "talk to this machine's glean-agent (status, run, vacate, drain)" },
         { "policy-replay", cli_verb_policy_replay, "run a slot's policy over a timeline of events" },
+        { "sensors", cli_verb_sensors, "the owner's activity, load and pressure as the agent senses them" },
 };
 
 static void help(FILE *f) {

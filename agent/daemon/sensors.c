@@ -165,9 +165,16 @@ static void log_sensor(const Agent *a, GleanSensorKind kind, const char *fallbac
                 { "GLEAN_METHOD", none ? fallback : m },
                 { "GLEAN_REFUSED", refused },
         };
-        glean_log(*refused ? LOG_WARNING : LOG_INFO, NULL, f, *refused ? 3 : 2, "%s sensor: %s%s%s%s",
+        size_t n_refused = 0; /* "a: why; b: why" */
+        if (*refused) {
+                n_refused = 1;
+                for (const char *p = refused; (p = strstr(p, "; ")); p += 2)
+                        n_refused++;
+        }
+        glean_log(*refused ? LOG_WARNING : LOG_INFO, NULL, f, *refused ? 3 : 2, "%s sensor: %s%s%s",
                   glean_sensor_kind_name(kind), none ? fallback : m, none ? " (user space)" : " (kernel)",
-                  *refused ? "; refused: " : "", refused);
+                  n_refused == 0 ? "" : n_refused == 1 ? "; 1 method refused (GLEAN_REFUSED)"
+                                                       : "; methods refused (GLEAN_REFUSED)");
 }
 
 int agent_sensors_open(Agent *a) {

@@ -82,7 +82,8 @@ static void test_methods(void) {
                                  count(log, "load sensor: tp_btf (kernel)") == 1,
                          "one record per sensor:\n%s", log);
         if (strcmp(in, "none") == 0)
-                GLEAN_TEST_CHECK(strstr(log, "input sensor: none (user space); refused: fentry: ") != NULL,
+                GLEAN_TEST_CHECK(strstr(log, "input sensor: none (user space); methods refused") &&
+                                         strstr(log, "GLEAN_REFUSED=\"fentry: "),
                                  "the refusals are logged:\n%s", log);
         free(log);
         free(in);
@@ -103,7 +104,7 @@ static void test_method_knobs(void) {
         CU_ASSERT_STRING_EQUAL(tty, "atime");
         CU_ASSERT_STRING_EQUAL(load, "cpu.stat");
         char *log = read_log(&sp.p);
-        GLEAN_TEST_CHECK(strstr(log, "refused: bogus: not a method of the input sensor") != NULL, "%s", log);
+        GLEAN_TEST_CHECK(strstr(log, "GLEAN_REFUSED=\"bogus: not a method of the input sensor\"") != NULL, "%s", log);
         GLEAN_TEST_CHECK(strstr(log, "GLEAN_SENSOR=input") != NULL, "the record's fields: %s", log);
         free(log);
         free(in);
@@ -151,6 +152,43 @@ static void test_busy_slot_load(void) {
         for (int i = 0; i < slow(20) * 4 && (l1 = slot_real(&sp.p, "slot1", "CondorLoadAvg")) > 0.1; i++)
                 usleep(250000);
         GLEAN_TEST_CHECK(l1 < 0.1, "slot1 CondorLoadAvg %.3f after its job ended", l1);
+        spool_stop(&sp);
+}
+
+/* `glean sensors`: the agent's readings; --local: the probes loaded by
+ * the command itself; bad arguments. */
+static void test_cli(void) {
+        SensorPool sp;
+        CU_ASSERT_FATAL(spool_start(&sp, NULL));
+        const char *glean = bin("GLEAN", "build/bin/glean");
+        char *argv[] = { (char *) glean, "sensors", "--socket", sp.p.sock, NULL };
+        GleanTestRun r;
+        CU_ASSERT_EQUAL_FATAL(glean_test_run(argv, &r), 0);
+        GLEAN_TEST_CHECK(r.status == 0 && strstr(r.out, "methods: input ") && strstr(r.out, "machine: KeyboardIdle ") &&
+                                 strstr(r.out, "\nslot1 ") && strstr(r.out, "\nslot2 ") && strstr(r.out, "tp_btf"),
+                         "glean sensors: status %d\n%s%s", r.status, r.out, r.err);
+        if (access("/proc/pressure/cpu", R_OK) == 0)
+                GLEAN_TEST_CHECK(strstr(r.out, "  Cpu ") != NULL, "no machine pressure:\n%s", r.out);
+        glean_test_run_done(&r);
+
+        char *local[] = { (char *) glean, "sensors", "--local", NULL };
+        CU_ASSERT_EQUAL_FATAL(glean_test_run(local, &r), 0);
+        GLEAN_TEST_CHECK(r.status == 0 && strstr(r.out, "load  tp_btf") && strstr(r.out, "keyboard "),
+                         "glean sensors --local: status %d\n%s%s", r.status, r.out, r.err);
+        if (in_vm)
+                GLEAN_TEST_CHECK(strstr(r.out, "input fentry") != NULL, "%s", r.out);
+        else if (strstr(r.out, "input none"))
+                GLEAN_TEST_CHECK(strstr(r.out, "refused: fentry: ") != NULL, "%s", r.out);
+        glean_test_run_done(&r);
+
+        char *bad[] = { (char *) glean, "sensors", "--local", "--socket", "/x", NULL };
+        CU_ASSERT_EQUAL_FATAL(glean_test_run(bad, &r), 0);
+        GLEAN_TEST_CHECK(r.status == 2 && strstr(r.err, "exclude each other"), "status %d: %s", r.status, r.err);
+        glean_test_run_done(&r);
+        char *nosock[] = { (char *) glean, "sensors", "--socket", "/nonexistent/agent.sock", NULL };
+        CU_ASSERT_EQUAL_FATAL(glean_test_run(nosock, &r), 0);
+        GLEAN_TEST_CHECK(r.status == 1 && strstr(r.err, "cannot talk to the agent"), "status %d: %s", r.status, r.err);
+        glean_test_run_done(&r);
         spool_stop(&sp);
 }
 
@@ -249,6 +287,7 @@ static CU_TestInfo tests[] = {
         { "methods advertised and logged", test_methods },
         { "methods from the knobs", test_method_knobs },
         { "a busy slot's CondorLoadAvg", test_busy_slot_load },
+        { "glean sensors", test_cli },
         { "desktop policy: a key press suspends, idleness continues", test_desktop_keypress },
         CU_TEST_INFO_NULL,
 };

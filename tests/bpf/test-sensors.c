@@ -135,6 +135,100 @@ static void test_irq_refused(void) {
         glean_sensors_free(s);
 }
 
+/* The interrupt of /proc/interrupts that fired most between two readings,
+ * with the activity of stir() in between: its name, or "" if none did. */
+static void stir(void) {
+        char path[] = "/tmp/glean-test-irq-XXXXXX";
+        int fd = mkstemp(path);
+        if (fd >= 0) {
+                char buf[4096] = { 0 };
+                for (int i = 0; i < 16; i++)
+                        if (write(fd, buf, sizeof buf) < 0)
+                                break;
+                fsync(fd);
+                close(fd);
+                unlink(path);
+        }
+        printf(" \b"); /* a console on a serial line interrupts for its output */
+        fflush(stdout);
+        cgtest_sleep_ms(100);
+}
+
+typedef struct IrqCount {
+        char name[64];
+        unsigned long long n;
+} IrqCount;
+
+static size_t read_irqs(IrqCount *out, size_t max) {
+        FILE *f = fopen("/proc/interrupts", "re");
+        char line[1024];
+        size_t n = 0;
+        if (!f)
+                return 0;
+        while (n < max && fgets(line, sizeof line, f)) {
+                char *p = line, *end;
+                strtoul(p, &end, 10);
+                if (end == p || *end != ':')
+                        continue;
+                IrqCount c = { .n = 0 };
+                char *save = NULL, *last = NULL;
+                for (char *w = strtok_r(end + 1, " \t\n", &save); w; w = strtok_r(NULL, " \t\n", &save)) {
+                        char *e;
+                        unsigned long long v = strtoull(w, &e, 10);
+                        if (!*e && !last)
+                                c.n += v;
+                        else
+                                last = w;
+                }
+                if (last) {
+                        snprintf(c.name, sizeof c.name, "%s", last);
+                        out[n++] = c;
+                }
+        }
+        fclose(f);
+        return n;
+}
+
+static void busiest_irq(char *name, size_t len) {
+        IrqCount a[256], b[256];
+        size_t na = read_irqs(a, 256);
+        stir();
+        stir();
+        size_t nb = read_irqs(b, 256);
+        unsigned long long best = 0;
+        name[0] = 0;
+        for (size_t i = 0; i < na && i < nb; i++)
+                if (strcmp(a[i].name, b[i].name) == 0 && b[i].n - a[i].n > best) {
+                        best = b[i].n - a[i].n;
+                        snprintf(name, len, "%.63s", b[i].name);
+                }
+}
+
+/* The irq method counts the interrupts it is given (here one that fires
+ * on its own, as a keyboard's would on a key press). */
+static void test_irq_method(void) {
+        char name[64];
+        busiest_irq(name, sizeof name);
+        if (!name[0]) {
+                printf("(no interrupt fired here: nothing to count) ");
+                return;
+        }
+        char *in[] = { (char *) "irq", NULL }, *none[] = { NULL }, *irqs[] = { name, NULL };
+        GleanSensorConfig cfg = { .input_methods = in, .tty_methods = none, .irq_names = irqs };
+        GleanSensors *s = NULL;
+        CU_ASSERT_EQUAL_FATAL(glean_sensors_open(&cfg, &s), 0);
+        GLEAN_TEST_CHECK(strcmp(glean_sensors_method(s, GLEAN_SENSOR_INPUT), "irq") == 0, "irq %s: %s", name,
+                         glean_sensors_refused(s, GLEAN_SENSOR_INPUT));
+        uint64_t last = 0, count = 0;
+        for (int i = 0; i < 30 && count == 0; i++) {
+                stir();
+                glean_sensors_input(s, GLEAN_INPUT_CLASS_KEYBOARD, &last, &count);
+        }
+        printf("(%s: %llu interrupts) ", name, (unsigned long long) count);
+        GLEAN_TEST_CHECK(count > 0 && last > 0, "no interrupt of %s counted", name);
+        glean_sensors_free(s);
+}
+
 /* The defaults on this kernel: the first input method it accepts, and
  * every refusal before it with a reason. On the development hosts fentry
  * is refused and kprobes are absent; in the VM fentry works. */
@@ -373,6 +467,7 @@ static CU_TestInfo pure_tests[] = {
 static CU_TestInfo kernel_tests[] = {
         { "bad_methods", test_bad_methods },
         { "irq_refused", test_irq_refused },
+        { "irq_method", test_irq_method },
         { "defaults", test_defaults },
         { "load_busy_slot", test_load_busy_slot },
         { "uinput_methods", test_uinput_methods },
