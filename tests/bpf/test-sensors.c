@@ -429,6 +429,25 @@ static void test_uinput_methods(void) {
         close(ufd);
 }
 
+/* A refused method gives way to the next one: an interrupt that does not
+ * exist, then the event devices (which the VM has). */
+static void test_fallback(void) {
+        if (!in_vm) {
+                printf("(/dev/input: the VM rig runs this one) ");
+                return;
+        }
+        char *in[] = { (char *) "irq", (char *) "evdev", NULL }, *none[] = { NULL };
+        char *irqs[] = { (char *) "no-such-interrupt", NULL };
+        GleanSensorConfig cfg = { .input_methods = in, .tty_methods = none, .irq_names = irqs };
+        GleanSensors *s = NULL;
+        CU_ASSERT_EQUAL_FATAL(glean_sensors_open(&cfg, &s), 0);
+        CU_ASSERT_STRING_EQUAL(glean_sensors_method(s, GLEAN_SENSOR_INPUT), "evdev");
+        const char *r = glean_sensors_refused(s, GLEAN_SENSOR_INPUT);
+        GLEAN_TEST_CHECK(strncmp(r, "irq: no interrupt", 17) == 0 && !strstr(r, "evdev"), "refused: %s", r);
+        CU_ASSERT(glean_sensors_fd(s) >= 0);
+        glean_sensors_free(s);
+}
+
 /* Input written to a pseudo-terminal's master counts; its output does not. */
 static void test_pty(void) {
         if (!in_vm) {
@@ -471,6 +490,7 @@ static CU_TestInfo kernel_tests[] = {
         { "defaults", test_defaults },
         { "load_busy_slot", test_load_busy_slot },
         { "uinput_methods", test_uinput_methods },
+        { "fallback", test_fallback },
         { "pty", test_pty },
         CU_TEST_INFO_NULL,
 };
