@@ -230,16 +230,17 @@ ifeq ($(origin BPFTOOL),undefined)
 BPFTOOL   := $(or $(shell command -v bpftool 2>/dev/null),/usr/sbin/bpftool)
 endif
 BPF_CLANG ?= clang
-BPF_GEN   := build/gen
+BPF_GEN   ?= build/gen
 BPF_SRCS  := $(sort $(wildcard bpf/*.bpf.c))
 BPF_SKELS := $(patsubst bpf/%.bpf.c,$(BPF_GEN)/%.skel.h,$(BPF_SRCS))
 BPF_ARCH  := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -Wall -Werror \
               -idirafter /usr/include/$(shell $(CC) -print-multiarch 2>/dev/null) -I$(BPF_GEN) -iquote bpf
 
+# BPF_VMLINUX=fallback forces the fallback (to try it: it must build and load too).
 $(BPF_GEN)/vmlinux.h: bpf/vmlinux-fallback.h | $(DEPS_STAMP)
 	$(Q)mkdir -p $(@D)
-	$(Q)if [ -r /sys/kernel/btf/vmlinux ] && $(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c >$@.tmp 2>/dev/null; then \
+	$(Q)if [ "$(BPF_VMLINUX)" != fallback ] && [ -r /sys/kernel/btf/vmlinux ] && $(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c >$@.tmp 2>/dev/null; then \
 	        printf '  %-6s %s\n' GEN "$@ (this kernel's BTF)"; mv $@.tmp $@; \
 	else \
 	        printf '  %-6s %s\n' GEN "$@ (bpf/vmlinux-fallback.h: no BTF or bpftool here)"; rm -f $@.tmp; cp $< $@; \
