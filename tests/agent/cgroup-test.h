@@ -240,6 +240,25 @@ static inline void cgtest_teardown(CgTestEnv *env) {
         }
 }
 
+/* In the VM rig (GLEAN_VM=1)? */
+static inline bool cgtest_in_vm(void) {
+        const char *vm = getenv("GLEAN_VM");
+        return vm && strcmp(vm, "1") == 0;
+}
+
+/* main() of a suite that needs the test subtree, and the kernel's BTF for
+ * its BPF programs when need_btf: skips (77) without them. */
+static inline int cgtest_main(int argc, char **argv, CU_SuiteInfo *suites, CgTestEnv *env, bool need_btf) {
+        if (need_btf && access("/sys/kernel/btf/vmlinux", R_OK) < 0)
+                return cgtest_skip("no kernel BTF (/sys/kernel/btf/vmlinux): the probes need it");
+        int status = cgtest_setup(env);
+        if (status != 0)
+                return status;
+        status = glean_test_main(argc, argv, suites);
+        cgtest_teardown(env);
+        return status;
+}
+
 /* A child born in the cgroup of cgfd (clone3 CLONE_INTO_CGROUP): returns
  * its pid in the parent, 0 in the child, like fork(). */
 static inline pid_t cgtest_clone_into(int cgfd) {

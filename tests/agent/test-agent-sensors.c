@@ -298,14 +298,6 @@ static CU_SuiteInfo suites[] = {
 };
 
 int main(int argc, char **argv) {
-        const char *vm = getenv("GLEAN_VM");
-        in_vm = vm && strcmp(vm, "1") == 0;
-        if (access("/sys/kernel/btf/vmlinux", R_OK) < 0)
-                return cgtest_skip("no kernel BTF (/sys/kernel/btf/vmlinux): the probes need it");
-        int status = cgtest_setup(&env);
-        if (status != 0)
-                return status;
-        status = glean_test_main(argc, argv, suites);
-        cgtest_teardown(&env);
-        return status;
+        in_vm = cgtest_in_vm();
+        return cgtest_main(argc, argv, suites, &env, true);
 }
