@@ -21,8 +21,16 @@
  *
  * Out of memory: memory.events oom_kill of the job cgroup (it counts the
  * processes of this cgroup that any OOM killer ended, a limit on the slot
- * above it included) is read when the job starts, on each change and at
- * the end; more at the end than at the start is an OOM kill.
+ * above it included) is read when the job starts, on each change (the
+ * file is watched with cgroup.events) and at the end; more at the end than
+ * at the start is an OOM kill. A rise while the job runs ends the job at
+ * once: the OOM killer takes one process (the largest), and what is left
+ * of a job that outgrew its memory (a parent waiting for that child) is
+ * killed rather than left to run on.
+ *
+ * A cgroup that will not empty (a process stuck in the kernel, which no
+ * signal ends) is reported after the job's kill_timeout with cgroup_stuck:
+ * the caller decides what becomes of its slot.
  *
  * Adoption (agent_exec_adopt): a job an earlier agent started, found
  * running in its cgroup. Its main process is not our child: it is pinned
@@ -60,7 +68,8 @@
 /* How long the kernel may take to confirm a freeze or a thaw. */
 #define FREEZE_TIMEOUT_USEC (5 * USEC_PER_SEC)
 /* How long the cgroup may take to empty once the main process has exited
- * and the rest was killed; the first re-check and the largest interval. */
+ * and the rest was killed (spec->kill_timeout unless set); the first
+ * re-check and the largest interval. */
 #define DRAIN_TIMEOUT_USEC (5 * USEC_PER_SEC)
 #define DRAIN_FIRST_POLL_USEC (10 * USEC_PER_MSEC)
 #define DRAIN_MAX_POLL_USEC (500 * USEC_PER_MSEC)
@@ -91,6 +100,8 @@ struct CgJob {
         bool main_exited;        /* reaped: draining the cgroup */
         uint64_t drain_deadline; /* CLOCK_MONOTONIC µs */
         uint64_t drain_poll;     /* the next re-check interval */
+        uint64_t drain_timeout;  /* µs: spec->kill_timeout, or DRAIN_TIMEOUT_USEC */
+        bool oom_ending;         /* killed for an OOM kill while it ran */
         int freeze_target;       /* -1: nothing pending, else 1 frozen / 0 thawed awaited */
         uint64_t freeze_t0;      /* CLOCK_MONOTONIC ns of the write */
         int freeze_result;       /* µs of the last confirmed, or -ENODATA/-ETIMEDOUT */
@@ -244,17 +255,30 @@ static int cgx_freeze_latency_us(AgentJob *job) {
 
 /* ---- the exit ---- */
 
+/* memory.events: a new OOM kill while the job runs ends the rest of it. */
 static void oom_check(CgJob *j) {
         uint64_t oom_kill = 0;
+        int r;
 
         if (!j->cg || cg_memory_events(j->cg, NULL, &oom_kill) < 0)
                 return;
-        if (oom_kill > j->oom_kill_seen) {
-                if (!j->core.base.exited)
-                        glean_log_notice("job %d: the OOM killer ended a process in %s (oom_kill %llu)",
-                                         (int) j->core.base.pid, j->cg_path, (unsigned long long) oom_kill);
-                j->oom_kill_seen = oom_kill;
+        if (oom_kill <= j->oom_kill_seen)
+                return;
+        j->oom_kill_seen = oom_kill;
+        if (j->core.base.exited)
+                return;
+        if (j->main_exited || j->oom_ending) {
+                glean_log_notice("job %d: the OOM killer ended a process in %s (oom_kill %llu)",
+                                 (int) j->core.base.pid, j->cg_path, (unsigned long long) oom_kill);
+                return;
         }
+        glean_log_notice("job %d: the OOM killer ended a process in %s (oom_kill %llu): killing the rest of the job",
+                         (int) j->core.base.pid, j->cg_path, (unsigned long long) oom_kill);
+        j->oom_ending = true;
+        r = cg_kill(j->cg);
+        if (r < 0)
+                glean_log_warning("job %d: cannot kill the rest of the job in %s: %s", (int) j->core.base.pid,
+                                  j->cg_path, strerror(-r));
 }
 
 static void reason_add(AgentJobExit *ex, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -302,8 +326,9 @@ static void job_report(CgJob *j, bool drained) {
         if (j->adopted)
                 reason_add(ex, "%s", ADOPTED_REASON);
         if (!drained) {
+                ex->cgroup_stuck = true;
                 reason_add(ex, "the job's cgroup %s would not empty within %llu s after its main process exited",
-                           j->cg_path, (unsigned long long) (DRAIN_TIMEOUT_USEC / USEC_PER_SEC));
+                           j->cg_path, (unsigned long long) ((j->drain_timeout + USEC_PER_SEC / 2) / USEC_PER_SEC));
                 glean_log_warning("job %d: the cgroup %s would not empty", (int) j->core.base.pid, j->cg_path);
         }
         j->core.base.exited = true;
@@ -397,7 +422,7 @@ static void job_kill_rest(CgJob *j) {
         if (r < 0 && r != -ENODEV)
                 glean_log_warning("job %d: cannot kill what is left in %s: %s", (int) j->core.base.pid, j->cg_path,
                                   strerror(-r));
-        j->drain_deadline = mono_usec() + DRAIN_TIMEOUT_USEC;
+        j->drain_deadline = mono_usec() + j->drain_timeout;
         j->drain_poll = DRAIN_FIRST_POLL_USEC;
 }
 
@@ -447,13 +472,14 @@ static int on_adopted_pidfd(sd_event_source *s, int fd, uint32_t revents, void *
 
 /* ---- start ---- */
 
-static CgJob *job_new(CgExecutor *cx, const char *scratch) {
-        CgJob *j = exec_job_new(sizeof(*j), &cx->x, scratch);
+static CgJob *job_new(CgExecutor *cx, const AgentJobSpec *spec) {
+        CgJob *j = exec_job_new(sizeof(*j), &cx->x, spec->scratch);
 
         if (!j)
                 return NULL;
         j->freeze_target = -1;
         j->freeze_result = -ENODATA;
+        j->drain_timeout = spec->kill_timeout > 0 ? (uint64_t) spec->kill_timeout * USEC_PER_SEC : DRAIN_TIMEOUT_USEC;
         return j;
 }
 
@@ -488,7 +514,7 @@ static int cgx_start(AgentExecutor *ex, const AgentJobSpec *spec, AgentJobExitFn
         CgJob *j;
         pid_t pid;
 
-        j = job_new(cx, spec->scratch);
+        j = job_new(cx, spec);
         if (!j)
                 return -ENOMEM;
         r = job_cgroup_rel(ex, spec, &rel);
@@ -641,7 +667,7 @@ static int cgx_adopt(AgentExecutor *ex, const AgentJobSpec *spec, pid_t pid, dou
         CgJob *j;
         int r;
 
-        j = job_new(cx, spec->scratch);
+        j = job_new(cx, spec);
         if (!j)
                 return -ENOMEM;
         j->adopted = true;

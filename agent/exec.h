@@ -40,6 +40,10 @@ typedef struct AgentJobSpec {
         int kill_sig;          /* KillSig (default SIGTERM) */
         char *cgroup;          /* cgroup executor: the job's cgroup relative to <base>/slots, e.g.
                                 * "slot1/slot1_2/job" (set by the daemon); NULL: "<_CONDOR_SLOT>/job" */
+        int kill_timeout;      /* cgroup executor: seconds the job's cgroup may take to empty once its
+                                * main process is gone and the rest was killed (the daemon: the slot's
+                                * KILLING_TIMEOUT); <= 0: 5 s. Past it the exit is reported with
+                                * cgroup_stuck */
 } AgentJobSpec;
 
 typedef struct AgentRunAs {
@@ -82,7 +86,11 @@ typedef struct AgentJobExit {
         double user_cpu, sys_cpu;  /* seconds */
         int64_t max_rss_kb;
         double wall_time;          /* seconds from start to exit */
-        bool oom_killed;           /* cgroup executor: the kernel's OOM killer ended a process of the job */
+        bool oom_killed;           /* cgroup executor: the kernel's OOM killer ended a process of the job
+                                    * (and the executor the rest, at once) */
+        bool cgroup_stuck;         /* cgroup executor: processes of the job were still in its cgroup when
+                                    * the exit was reported (they would not die within kill_timeout);
+                                    * the cgroup stays */
         bool status_unknown;       /* an adopted job (agent_exec_adopt): its main process was not our child,
                                     * so by_signal/exit_code/signal/core_dumped say nothing (false/0) */
         char reason[256];          /* what the executor has to add ("" when nothing): out of memory, a
@@ -140,9 +148,14 @@ typedef struct CgRoot CgRoot; /* cgroup.h */
  *   confirmed within 5 s is logged (a warning) and reported there.
  * - signal: every process of the cgroup; kill: cgroup.kill.
  * - when the main process exits, whatever is left in the cgroup is killed
- *   and the exit is reported once cgroup.events says populated 0 (after 5
- *   s without, it is reported anyway, with a reason saying so); then the
+ *   and the exit is reported once cgroup.events says populated 0 (after
+ *   spec->kill_timeout seconds without, it is reported anyway, with
+ *   cgroup_stuck and a reason saying so, and the cgroup stays); then the
  *   job cgroup and the scratch directory are removed (after the callback).
+ * - memory.events is watched: when oom_kill grows while the job runs (the
+ *   OOM killer ended one of its processes, perhaps not the main one), the
+ *   rest of the job is killed at once (cgroup.kill), as HTCondor ends a job
+ *   that ran out of memory, and the exit follows.
  * - the exit's user_cpu/sys_cpu come from the cgroup's cpu.stat (every
  *   process of the job, not only those its main process waited for),
  *   max_rss_kb from memory.peak when there (else the largest of the main

@@ -31,7 +31,7 @@ void pol_publish(AgentSlotSM *sm) {
         classad_set_int(ad, "EnteredCurrentActivity", sm->entered_act);
         /* 3.5.7.3, 3.5.7.5: Matched and Preempting say Requirements are FALSE. */
         bool unavailable = sm->state == AGENT_STATE_MATCHED || sm->state == AGENT_STATE_PREEMPTING ||
-                           sm->state == AGENT_STATE_DRAINED || sm->draining || sm->shutting_down;
+                           sm->state == AGENT_STATE_DRAINED || sm->draining || sm->shutting_down || sm->broken;
         if (unavailable)
                 classad_set_bool(ad, "Requirements", false);
         else {

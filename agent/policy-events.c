@@ -32,6 +32,8 @@ static int on_claim(AgentSlotSM *sm, const AgentEvent *ev, char *why, size_t why
                 return refuse(why, whylen, -EINVAL, "a claim needs a claim id and a job ad");
         if (agent_sm_has_claim(sm, ev->claim_id) || (sm->pending && strcmp(sm->pending->id, ev->claim_id) == 0))
                 return refuse(why, whylen, -EEXIST, "claim %s is already on %s", ev->claim_id, sm->name);
+        if (sm->broken)
+                return refuse(why, whylen, -EPERM, "%s is broken: %s", sm->name, sm->broken);
         if (sm->draining)
                 return refuse(why, whylen, -EPERM, "%s is draining", sm->name);
         if (sm->shutting_down)
@@ -104,6 +106,8 @@ static int on_claim(AgentSlotSM *sm, const AgentEvent *ev, char *why, size_t why
 }
 
 static int on_match(AgentSlotSM *sm, const AgentEvent *ev, char *why, size_t whylen) {
+        if (sm->broken)
+                return refuse(why, whylen, -EPERM, "%s is broken: %s", sm->name, sm->broken);
         if (sm->draining || sm->shutting_down)
                 return refuse(why, whylen, -EPERM, "%s is %s", sm->name, sm->draining ? "draining" : "shutting down");
         if (sm->state == AGENT_STATE_BACKFILL) {

@@ -56,6 +56,7 @@ struct AgentSlotSM {
         AgentState backfill_dest; /* where Backfill/Killing leads; AGENT_STATE_BACKFILL: nowhere yet */
 
         bool draining, shutting_down;
+        char *broken;             /* why the slot is broken (agent_sm_set_broken), NULL: it is not */
         bool fast_kill;           /* evict with a hard kill, no vacating */
         AgentDrainHow drain_how;
         AgentShutdownHow shutdown_how;

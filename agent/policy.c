@@ -247,7 +247,8 @@ static bool enter_action(AgentSlotSM *sm, AgentState from_s, bool statechange) {
                 return false;
         case AGENT_STATE_BACKFILL:
                 /* Backfill/Idle on its way out (29) spawns nothing. */
-                if (sm->act == AGENT_ACT_IDLE && !sm->backfill_running && sm->backfill_dest == AGENT_STATE_BACKFILL)
+                if (sm->act == AGENT_ACT_IDLE && !sm->backfill_running && sm->backfill_dest == AGENT_STATE_BACKFILL &&
+                    !sm->broken)
                         pol_action(sm, AGENT_DO_START_BACKFILL, NULL, "START_BACKFILL is TRUE");
                 else if (sm->act == AGENT_ACT_KILLING)
                         pol_action(sm, AGENT_DO_KILL_BACKFILL, NULL, "evicting the backfill");
@@ -433,8 +434,8 @@ static void eval_unclaimed(AgentSlotSM *sm) {
                            sm->shutting_down ? "shutting down" : "IS_OWNER is TRUE");
                 return;
         }
-        if (sm->act != AGENT_ACT_IDLE)
-                return; /* Benchmarking: until the benchmarks are done (4) */
+        if (sm->act != AGENT_ACT_IDLE || sm->broken)
+                return; /* Benchmarking: until the benchmarks are done (4); broken: nothing runs */
         /* 3.5.7.2: RunBenchmarks, though not in the evaluation that ends a run. */
         if (sm->knobs.benchmarks && sm->benchmarked_at != sm->now && pol_eval_bool(sm, "RunBenchmarks", NULL) == 1) {
                 pol_change(sm, AGENT_STATE_UNCLAIMED, AGENT_ACT_BENCHMARKING, 3, "RunBenchmarks is TRUE");
@@ -453,7 +454,7 @@ void agent_sm_eval(AgentSlotSM *sm, int64_t now) {
 void pol_eval(AgentSlotSM *sm) {
         switch (sm->state) {
         case AGENT_STATE_OWNER:
-                if (sm->knobs.dynamic) {
+                if (sm->knobs.dynamic && !sm->broken) {
                         pol_action(sm, AGENT_DO_RELEASE_SLOT, NULL, "dynamic slot no longer claimed");
                         return;
                 }
@@ -465,7 +466,7 @@ void pol_eval(AgentSlotSM *sm) {
                         pol_change(sm, AGENT_STATE_UNCLAIMED, AGENT_ACT_IDLE, 1, "IS_OWNER is FALSE");
                 return;
         case AGENT_STATE_UNCLAIMED:
-                if (sm->knobs.dynamic) {
+                if (sm->knobs.dynamic && !sm->broken) {
                         pol_action(sm, AGENT_DO_RELEASE_SLOT, NULL, "dynamic slot no longer claimed");
                         return;
                 }
@@ -490,12 +491,13 @@ void pol_eval(AgentSlotSM *sm) {
                 /* 3.5.7.6: EVICT_BACKFILL; nothing to do while the command is being killed. */
                 if (sm->act == AGENT_ACT_KILLING)
                         return;
-                if (pol_eval_bool(sm, "EVICT_BACKFILL", NULL) == 1) {
+                if (sm->broken || pol_eval_bool(sm, "EVICT_BACKFILL", NULL) == 1) {
+                        const char *why = sm->broken ? "the slot is broken" : "EVICT_BACKFILL is TRUE";
                         if (sm->act == AGENT_ACT_IDLE && !sm->backfill_running)
-                                pol_change(sm, AGENT_STATE_OWNER, AGENT_ACT_IDLE, 30, "EVICT_BACKFILL is TRUE");
+                                pol_change(sm, AGENT_STATE_OWNER, AGENT_ACT_IDLE, 30, why);
                         else {
                                 sm->backfill_dest = AGENT_STATE_OWNER;
-                                pol_change(sm, AGENT_STATE_BACKFILL, AGENT_ACT_KILLING, 28, "EVICT_BACKFILL is TRUE");
+                                pol_change(sm, AGENT_STATE_BACKFILL, AGENT_ACT_KILLING, 28, why);
                         }
                 }
                 return;
@@ -552,8 +554,30 @@ void agent_sm_free(AgentSlotSM *sm) {
         pol_claim_free(sm->pre);
         pol_claim_free(sm->pending);
         free(sm->match_id);
+        free(sm->broken);
         free(sm->name);
         free(sm);
+}
+
+int agent_sm_set_broken(AgentSlotSM *sm, int64_t now, const char *reason) {
+        if (!reason || !*reason)
+                return -EINVAL;
+        if (sm->broken)
+                return 0;
+        sm->broken = strdup(reason);
+        if (!sm->broken)
+                return -ENOMEM;
+        pol_begin(sm, now);
+        classad_set_string(sm->ad, "SlotBrokenReason", sm->broken);
+        classad_set_bool(sm->ad, "START", false);
+        pol_publish(sm);
+        pol_eval(sm);
+        pol_end(sm);
+        return 0;
+}
+
+const char *agent_sm_broken(const AgentSlotSM *sm) {
+        return sm->broken;
 }
 
 static int64_t min64(int64_t a, int64_t b) {

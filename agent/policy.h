@@ -193,6 +193,20 @@ int agent_sm_handle(AgentSlotSM *sm, int64_t now, const AgentEvent *ev, char *wh
  * periodically as well. */
 int64_t agent_sm_next_deadline(const AgentSlotSM *sm);
 
+/* The slot is broken (HTCondor's broken slots: a job's cgroup that would
+ * not empty, a process the kernel would not let die): it never runs
+ * another job. From now on the ad has SlotBrokenReason = reason, START and
+ * Requirements are FALSE, a match or a claim is refused (-EPERM, "slot1 is
+ * broken: ..."), an idle claim ends (START is FALSE), and a dynamic slot
+ * is not released when its claim ends (its resources stay out of use).
+ * A job that runs is not touched here: its exit ends its claim as usual
+ * and the slot settles in Owner (IS_OWNER's default is START =?= FALSE).
+ * Nothing undoes it (a new agent starts afresh); a second call keeps the
+ * first reason. -ENOMEM, -EINVAL (no reason). */
+int agent_sm_set_broken(AgentSlotSM *sm, int64_t now, const char *reason);
+/* Why the slot is broken; NULL when it is not. */
+const char *agent_sm_broken(const AgentSlotSM *sm);
+
 AgentState agent_sm_state(const AgentSlotSM *sm);
 AgentActivity agent_sm_activity(const AgentSlotSM *sm);
 /* The current claim's id and job ad (NULL when unclaimed). */

@@ -5,9 +5,10 @@
  * overrides, the slot layout of NUM_SLOTS and SLOT_TYPE_<N>, the carving of
  * dynamic slots out of partitionable ones (3.5.10.6-7, seed 003), the
  * resource attributes of a slot's ad, and the per-slot load average and
- * keyboard/console idle times (3.5.10.2-4).
+ * keyboard/console idle times (3.5.10.2-4), and the sets of CPUs slots
+ * are pinned to (ASSIGN_CPU_AFFINITY).
  *
- * Everything but agent_machine_detect() is pure: values in, values out.
+ * Everything but agent_machine_detect() and agent_cpus_allowed() is pure: values in, values out.
  * Conventions: >= 0 on success, -errno on failure; outputs last, named
  * ret_*, set only on success.
  */
@@ -170,3 +171,36 @@ typedef struct AgentIdleKnobs { int64_t connected_keyboard, connected_console, b
 int agent_idle_knobs(const Config *cfg, AgentIdleKnobs *ret, ConfigError *err);
 void agent_slot_idle(const AgentIdleKnobs *k, unsigned id, int64_t machine_kbd_idle, int64_t machine_console_idle,
                      int64_t since_agent_start, int64_t *ret_kbd_idle, int64_t *ret_console_idle);
+
+/* ---- CPU affinity (ASSIGN_CPU_AFFINITY) ----
+ *
+ * A set of CPU numbers: the CPUs the agent may use (its affinity mask), a
+ * pool slots take their CPUs from, the CPUs of one slot. Each slot takes
+ * as many whole CPUs as its Cpus from its pool (the agent's for a static
+ * or partitionable slot, its partitionable slot's for a dynamic one) and
+ * gives them back when it goes, so no two slots share a CPU. */
+#define AGENT_MAX_CPUS 4096
+typedef struct AgentCpus {
+        uint64_t bits[AGENT_MAX_CPUS / 64];
+} AgentCpus;
+
+void agent_cpus_add(AgentCpus *set, unsigned cpu); /* cpu >= AGENT_MAX_CPUS: ignored */
+bool agent_cpus_has(const AgentCpus *set, unsigned cpu);
+unsigned agent_cpus_count(const AgentCpus *set);
+/* The kernel's list format ("0-3,8,10-11", white space around items
+ * allowed, "" the empty set) -> *ret; -EINVAL for anything else, a
+ * reversed range or a CPU >= AGENT_MAX_CPUS. */
+int agent_cpus_parse(const char *text, AgentCpus *ret);
+/* The set as text: ranges ("0-3,8", the kernel's cpuset.cpus format) or
+ * every CPU ("0,1,2,3,8": what a ClassAd's stringListMember() reads);
+ * "" for the empty set. -ENOBUFS when it does not fit (buf holds a
+ * truncated but terminated list then). */
+int agent_cpus_format(const AgentCpus *set, bool ranges, char *buf, size_t len);
+/* Takes n CPUs out of *pool into *ret: the lowest-numbered run of n
+ * consecutive CPUs when there is one (neighbours share caches), else the n
+ * lowest. -ENOSPC, and nothing taken, when the pool has fewer than n. */
+int agent_cpus_take(AgentCpus *pool, unsigned n, AgentCpus *ret);
+/* Puts the CPUs of set back into *pool. */
+void agent_cpus_give(AgentCpus *pool, const AgentCpus *set);
+/* The shell: the CPUs the calling process may run on (sched_getaffinity). */
+int agent_cpus_allowed(AgentCpus *ret);

@@ -193,12 +193,20 @@ out:
         return r;
 }
 
-static void report_cleanup(const char *slot, const char *job, int k, const char *why) {
+static void report_cleanup(Agent *a, const char *slot, const char *job, int k, const char *why) {
         if (k > 0)
                 log_slot(LOG_WARNING, slot, "%s: killed %d process%s left behind by a previous agent in %s", slot, k,
                          k == 1 ? "" : "es", job);
         else if (k < 0)
                 log_slot(LOG_ERR, slot, "%s: %s", slot, why);
+        /* What a previous agent left and nothing can end: the slot would
+         * never start a job there. */
+        Slot *s = k == -EBUSY ? agent_slot_find(a, slot) : NULL;
+        if (s && !s->partitionable) {
+                char reason[400];
+                snprintf(reason, sizeof reason, "processes a previous agent left in %s would not die: %s", job, why);
+                agent_slot_break(s, reason);
+        }
 }
 
 static bool is_job_cgroup_adopted(const Agent *a, const char *path) {
@@ -233,7 +241,7 @@ static void clean_leftovers(Agent *a) {
                         snprintf(job, sizeof job, "%s/%s/job", e->d_name, e2->d_name);
                         if (!is_job_cgroup_adopted(a, job)) {
                                 char why[256] = "";
-                                report_cleanup(e2->d_name, job, agent_exec_cleanup(a->cgroot, job, why, sizeof why), why);
+                                report_cleanup(a, e2->d_name, job, agent_exec_cleanup(a->cgroot, job, why, sizeof why), why);
                         }
                         if (!agent_slot_find(a, e2->d_name)) {
                                 char dpath[PATH_MAX * 2];
@@ -250,12 +258,12 @@ static void clean_leftovers(Agent *a) {
                 char bf[PATH_MAX];
                 snprintf(bf, sizeof bf, "%s/backfill", e->d_name);
                 char bwhy[256] = "";
-                report_cleanup(e->d_name, bf, agent_exec_cleanup(a->cgroot, bf, bwhy, sizeof bwhy), bwhy);
+                report_cleanup(a, e->d_name, bf, agent_exec_cleanup(a->cgroot, bf, bwhy, sizeof bwhy), bwhy);
                 char job[PATH_MAX * 2];
                 snprintf(job, sizeof job, "%s/job", e->d_name);
                 if (!is_job_cgroup_adopted(a, job)) {
                         char why[256] = "";
-                        report_cleanup(e->d_name, job, agent_exec_cleanup(a->cgroot, job, why, sizeof why), why);
+                        report_cleanup(a, e->d_name, job, agent_exec_cleanup(a->cgroot, job, why, sizeof why), why);
                 }
         }
         closedir(d);

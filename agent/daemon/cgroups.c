@@ -17,6 +17,11 @@
  *   CGROUP_SWAP_MAX               memory.swap.max in MB (unset: left alone)
  *   CGROUP_CPU_HARD_LIMIT         False; True: cpu.max = Cpus CPUs' worth
  *   CGROUP_PIDS_MAX               0 (no limit) or pids.max
+ *   ASSIGN_CPU_AFFINITY           False; True: each slot gets as many CPUs of
+ *                                 the agent's own as its Cpus, in cpuset.cpus
+ *                                 (no two slots share one; a d-slot's come
+ *                                 from its p-slot and go back when it ends),
+ *                                 advertised as AssignedCpus = "0,1"
  * cpu.weight and io.weight are 100 per CPU of the slot.
  *
  * At start, the jobs an agent that died left running are re-adopted or
@@ -80,6 +85,40 @@ pid_t agent_cgroup_other_agent(const Agent *a) {
         return other;
 }
 
+/* ASSIGN_CPU_AFFINITY: on when the slots' cgroups have the cpuset
+ * controller (ctl: the controllers; NULL without cgroups); otherwise said
+ * once, and the jobs run on every CPU of the agent. */
+static void cpu_affinity_setup(Agent *a, const char *ctl) {
+        ConfigError err;
+        bool want = false;
+        a->assign_cpus = false;
+        if (config_get_bool(a->cfg, "ASSIGN_CPU_AFFINITY", &want, &err) < 0 || !want)
+                return;
+        const char *why = NULL;
+        int r = 0;
+        if (!a->cgroot)
+                why = "the jobs run without cgroups";
+        else if (!(cg_root_controllers(a->cgroot) & CG_CPUSET))
+                why = "the cpuset controller is not available in the slots' cgroups";
+        else if ((r = agent_cpus_allowed(&a->cpus_free)) < 0)
+                why = "the agent cannot read its own CPU affinity";
+        if (why) {
+                char detail[192] = "";
+                if (r < 0)
+                        snprintf(detail, sizeof detail, ": %s", strerror(-r));
+                else if (ctl)
+                        snprintf(detail, sizeof detail, " (the controllers are '%s')", ctl);
+                GleanLogField f[] = { { "GLEAN_CGROUP_CONTROLLERS", ctl ? ctl : "" } };
+                glean_log(LOG_WARNING, NULL, f, ctl ? 1 : 0,
+                          "ASSIGN_CPU_AFFINITY = True, but %s%s: jobs run on every CPU of the agent", why, detail);
+                return;
+        }
+        a->assign_cpus = true;
+        char list[256];
+        agent_cpus_format(&a->cpus_free, true, list, sizeof list);
+        glean_log(LOG_NOTICE, NULL, NULL, 0, "ASSIGN_CPU_AFFINITY: each slot gets CPUs of its own out of %s", list);
+}
+
 int agent_cgroups_setup(Agent *a) {
         char *mode = knob(a->cfg, "AGENT_EXECUTOR", "auto");
         if (!mode)
@@ -122,11 +161,13 @@ int agent_cgroups_setup(Agent *a) {
                 }
                 if (want)
                         glean_log(LOG_WARNING, NULL, NULL, 0, "jobs run without cgroups: %s", why);
+                cpu_affinity_setup(a, NULL);
                 return agent_executor_fork_new(a->event, &a->exec);
         }
         char ctl[128];
         cg_controllers_string(cg_root_controllers(a->cgroot), ctl, sizeof ctl);
         GleanLogField f[] = { { "GLEAN_CGROUP", cg_root_path(a->cgroot) }, { "GLEAN_CGROUP_CONTROLLERS", ctl } };
+        cpu_affinity_setup(a, ctl);
         if (!(cg_root_controllers(a->cgroot) & CG_MEMORY))
                 glean_log(LOG_WARNING, NULL, f, 2,
                           "cgroup v2 at %s offers the controllers '%s': no memory, CPU or pids limits here; freezing, "
@@ -146,9 +187,8 @@ void agent_slot_cgroup_path(const Slot *s, char *buf, size_t len) {
                 snprintf(buf, len, "%s", s->name);
 }
 
-static void limits_for(const Agent *a, const Slot *s, CgLimits *l, char **ret_cpuset) {
+static void limits_for(const Agent *a, const Slot *s, CgLimits *l) {
         *l = (CgLimits){ 0 };
-        *ret_cpuset = NULL;
         int64_t cpus = s->res.cpus > 0 ? s->res.cpus : 1;
         l->cpu_weight = (uint64_t) (cpus * 100 > 10000 ? 10000 : cpus * 100);
         l->io_weight = l->cpu_weight;
@@ -180,6 +220,53 @@ static void limits_for(const Agent *a, const Slot *s, CgLimits *l, char **ret_cp
                 l->pids_max = v;
 }
 
+/* The slot's CPUs out of its pool (its p-slot's, or the agent's): true
+ * when it has them. A slot the pool cannot serve (NUM_CPUS above the
+ * CPUs the agent may use) runs on every CPU of the agent, and says so. */
+static bool slot_take_cpus(Slot *s) {
+        Agent *a = s->agent;
+        if (!a->assign_cpus || s->has_cpus)
+                return s->has_cpus;
+        AgentCpus *pool = s->parent ? &s->parent->cpus_free : &a->cpus_free;
+        if (s->parent && !s->parent->has_cpus)
+                return false; /* its p-slot got none: said there */
+        unsigned want = s->res.cpus > 0 ? (unsigned) s->res.cpus : 0;
+        if (want == 0)
+                return false; /* no CPU of its own: its parent's */
+        if (agent_cpus_take(pool, want, &s->cpus) < 0) {
+                GleanLogField f[] = { { "GLEAN_SLOT", s->name } };
+                glean_log(LOG_WARNING, NULL, f, 1,
+                          "%s: ASSIGN_CPU_AFFINITY: it has %u CPUs, only %u of %s are left: its jobs run on every "
+                          "CPU of the agent",
+                          s->name, want, agent_cpus_count(pool), s->parent ? s->parent->name : "the agent's");
+                return false;
+        }
+        s->has_cpus = true;
+        s->cpus_free = s->cpus;
+        agent_slot_cpus_ad(s);
+        if (s->parent)
+                agent_slot_cpus_ad(s->parent);
+        return true;
+}
+
+void agent_slot_cpus_ad(Slot *s) {
+        if (!s->has_cpus) {
+                classad_delete(s->ad, "AssignedCpus");
+                return;
+        }
+        char list[4096];
+        agent_cpus_format(s->partitionable ? &s->cpus_free : &s->cpus, false, list, sizeof list);
+        classad_set_string(s->ad, "AssignedCpus", list);
+}
+
+void agent_slot_cpus_release(Slot *s) {
+        if (!s->has_cpus || !s->parent)
+                return;
+        agent_cpus_give(&s->parent->cpus_free, &s->cpus);
+        s->has_cpus = false;
+        agent_slot_cpus_ad(s->parent);
+}
+
 int agent_slot_cgroup_open(Slot *s) {
         Agent *a = s->agent;
         if (!a->cgroot)
@@ -193,11 +280,12 @@ int agent_slot_cgroup_open(Slot *s) {
                 return r;
         }
         CgLimits l;
-        char *cpuset = NULL;
-        limits_for(a, s, &l, &cpuset);
+        limits_for(a, s, &l);
+        char cpuset[1024];
+        if (slot_take_cpus(s) && agent_cpus_format(&s->cpus, true, cpuset, sizeof cpuset) >= 0)
+                l.cpuset_cpus = cpuset;
         unsigned applied = 0;
         r = cg_set_limits(s->cg, &l, &applied, why, sizeof why);
-        free(cpuset);
         if (r < 0) {
                 GleanLogField f[] = { { "GLEAN_SLOT", s->name } };
                 glean_log(LOG_WARNING, NULL, f, 1, "%s: limits not all set: %s", s->name, why);

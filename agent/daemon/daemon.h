@@ -53,6 +53,10 @@ struct Slot {
         char pre_claim_id[80];
 
         Cg *cg;                 /* the slot's cgroup (NULL without cgroups) */
+        bool has_cpus;          /* ASSIGN_CPU_AFFINITY: the slot is pinned to cpus */
+        AgentCpus cpus;         /* its CPUs (its cgroup's cpuset.cpus) */
+        AgentCpus cpus_free;    /* a p-slot: those of its CPUs no d-slot has */
+        int64_t killing_timeout;/* KILLING_TIMEOUT of the slot, seconds */
         bool adopting;          /* the next start adopts a job of an earlier run */
         pid_t adopt_pid;
         double adopt_started;
@@ -93,6 +97,8 @@ struct Agent {
         int64_t sensor_interval; /* SENSOR_SAMPLE_INTERVAL */
         double load_decay;      /* SLOT_LOAD_DECAY_TIME */
         bool psi_warned;
+        bool assign_cpus;       /* ASSIGN_CPU_AFFINITY, and the cpuset controller is there */
+        AgentCpus cpus_free;    /* the agent's CPUs no static or p-slot has */
         AgentRunAs runas;
         char *slot_user;
         char **admins;
@@ -123,6 +129,10 @@ void agent_slot_sync_claims(Slot *s);
 /* A new d-slot of p with res, in Owner (not yet claimed). */
 int agent_slot_new_dynamic(Slot *p, const AgentRes *res, Slot **ret);
 void agent_slot_destroy(Slot *s); /* a d-slot: resources back to its p-slot */
+/* s never runs another job (agent_sm_set_broken): one log record
+ * (GLEAN_SLOT, GLEAN_REASON, MESSAGE_ID in systemd/glean.catalog), its ad
+ * says SlotBrokenReason, START = FALSE. Once: a second call changes nothing. */
+void agent_slot_break(Slot *s, const char *reason);
 /* Sensors, load and the per-slot attributes, then the policy of every slot. */
 void agent_evaluate(Agent *a);
 void agent_refresh_ads(Agent *a);
@@ -151,8 +161,14 @@ int agent_knob_string(const Config *cfg, const char *name, const char *def, char
 /* Chooses the executor (AGENT_EXECUTOR, BASE_CGROUP) and sets a->exec. */
 int agent_cgroups_setup(Agent *a);
 void agent_slot_cgroup_path(const Slot *s, char *buf, size_t len);
-int agent_slot_cgroup_open(Slot *s);   /* the slot's cgroup and its limits */
+/* The slot's cgroup and its limits; with ASSIGN_CPU_AFFINITY its CPUs
+ * (taken from its p-slot's, or the agent's) in cpuset.cpus and the ad. */
+int agent_slot_cgroup_open(Slot *s);
 void agent_slot_cgroup_close(Slot *s); /* removes it (it must be empty) */
+/* A d-slot's CPUs back to its p-slot (whose ad says so then). */
+void agent_slot_cpus_release(Slot *s);
+/* AssignedCpus of the slot's ad (a p-slot: its CPUs no d-slot has). */
+void agent_slot_cpus_ad(Slot *s);
 void agent_cgroups_ad(const Agent *a, ClassAd *ad); /* CgroupControllers, HasCgroups */
 /* Another process than this agent in <base>/agent (another agent on the same base): its pid, else 0. */
 pid_t agent_cgroup_other_agent(const Agent *a);

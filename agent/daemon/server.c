@@ -313,6 +313,10 @@ static int on_request_claim(Conn *c, const ClassAd *req) {
         }
         if (!(job = owned_job(c, req, what, &r)))
                 goto out;
+        if (agent_sm_broken(s->sm)) {
+                r = refuse(c, req, what, "%s is broken: %s", s->name, agent_sm_broken(s->sm));
+                goto out;
+        }
         agent_refresh_ads(a);
         if (!slot_matches(s, job)) {
                 r = refuse(c, req, what, "%s and the job do not match (Requirements of one or the other)", s->name);

@@ -19,8 +19,10 @@
 
 #include "daemon.h"
 
-/* journalctl MESSAGE_ID=... finds every slot state transition. */
+/* journalctl MESSAGE_ID=... finds every slot state transition, every
+ * slot that broke (systemd/glean.catalog explains them). */
 #define MESSAGE_ID_TRANSITION "5e3c0b7a4d2f4e61a8c9f0d1b2e3a4c5"
+#define MESSAGE_ID_SLOT_BROKEN "b6f1d2c84e7a4f0e9c3d5a1b7e2f8c40"
 
 int64_t agent_now(void) {
         return (int64_t) time(NULL);
@@ -78,6 +80,7 @@ void agent_slot_sync_claims(Slot *s) {
 /* ---- the actions of the state machine ---- */
 
 static void job_exited(AgentJob *job, const AgentJobExit *ex, void *userdata);
+static void job_would_not_die(Slot *s);
 
 static void send_job_exit(Slot *s, const AgentJobExit *ex, const char *reason) {
         ClassAd *msg = NULL;
@@ -106,11 +109,40 @@ static void send_job_exit(Slot *s, const AgentJobExit *ex, const char *reason) {
                 classad_set_bool(msg, "Hold", true);
                 classad_set_string(msg, "HoldReason", hold);
                 classad_set_string(msg, "Reason", hold);
+        } else if (reason && ex->cgroup_stuck && ex->reason[0]) {
+                char both[600];
+                snprintf(both, sizeof both, "%s; %s", reason, ex->reason);
+                classad_set_string(msg, "Reason", both);
         } else if (reason)
                 classad_set_string(msg, "Reason", reason);
         else if (ex->reason[0])
                 classad_set_string(msg, "Reason", ex->reason);
         agent_notify_claimant(s, GLEAN_CMD_JOB_EXIT, msg);
+}
+
+void agent_slot_break(Slot *s, const char *reason) {
+        if (agent_sm_broken(s->sm))
+                return;
+        GleanLogField f[] = { { "GLEAN_SLOT", s->name }, { "GLEAN_REASON", reason } };
+        glean_log(LOG_ERR, MESSAGE_ID_SLOT_BROKEN, f, 2,
+                  "%s is broken: %s; it runs no more jobs until the agent is restarted", s->name, reason);
+        if (agent_sm_set_broken(s->sm, agent_now(), reason) < 0)
+                return;
+        agent_publish(s->agent, s);
+        agent_schedule(s->agent);
+}
+
+/* Why a job whose processes would not die breaks its slot, and where they
+ * are (leaf: "job", "backfill"). */
+static void stuck_reason(const Slot *s, const char *what, const char *leaf, char *buf, size_t len) {
+        char where[200] = "";
+        if (s->agent->cgroot) {
+                char cg[160];
+                agent_slot_cgroup_path(s, cg, sizeof cg);
+                snprintf(where, sizeof where, " (cgroup %s/%s)", cg, leaf);
+        }
+        snprintf(buf, len, "%s%s would not die within KILLING_TIMEOUT (%lld s) of being killed", what, where,
+                 (long long) s->killing_timeout);
 }
 
 static void start_job(Slot *s) {
@@ -121,6 +153,7 @@ static void start_job(Slot *s) {
                 snprintf(s->start_error, sizeof s->start_error, "no job to start");
                 return;
         }
+        s->spec->kill_timeout = s->killing_timeout > INT32_MAX ? INT32_MAX : (int) s->killing_timeout;
         int r = s->adopting ? agent_exec_adopt(a->exec, s->spec, s->adopt_pid, s->adopt_started, job_exited, s, &s->job)
                             : agent_exec_start(a->exec, s->spec, job_exited, s, &s->job);
         if (r < 0) {
@@ -169,6 +202,8 @@ static void start_backfill(Slot *s) {
                 char cgpath[160];
                 agent_slot_cgroup_path(s, cgpath, sizeof cgpath);
                 int r = agent_jobspec_from_ad(job, &a->runas, a->execute, slot, &spec, why, sizeof why);
+                if (r >= 0)
+                        spec->kill_timeout = s->killing_timeout > INT32_MAX ? INT32_MAX : (int) s->killing_timeout;
                 if (r >= 0 && a->cgroot && asprintf(&spec->cgroup, "%s/backfill", cgpath) < 0) {
                         spec->cgroup = NULL;
                         snprintf(why, sizeof why, "out of memory");
@@ -220,14 +255,10 @@ static void on_action(void *userdata, const AgentAction *act) {
                         agent_job_kill(s->job);
                 }
                 break;
-        case AGENT_DO_KILLING_TIMEOUT: {
-                GleanLogField f[] = { { "GLEAN_SLOT", s->name } };
-                glean_log(LOG_ERR, NULL, f, 1, "%s: the job did not die within KILLING_TIMEOUT; killing again",
-                          s->name);
+        case AGENT_DO_KILLING_TIMEOUT:
                 if (s->job)
-                        agent_job_kill(s->job);
+                        job_would_not_die(s);
                 break;
-        }
         case AGENT_DO_CLAIM_ENDED: {
                 /* The preempting claim ends without ever having the slot: only
                  * its own claimant hears of it, the current claim goes on. */
@@ -321,32 +352,28 @@ static bool all_drained(void *userdata) {
         return true;
 }
 
-static void job_exited(AgentJob *job, const AgentJobExit *ex, void *userdata) {
-        Slot *s = userdata;
+/* The slot's job is over (exited, or given_up on): logged, its claimant
+ * told (reason: why it was ended, or NULL), the job freed (one that still
+ * runs is killed and reaped later by the executor), the state machine told. */
+static void job_ended(Slot *s, AgentJob *job, const AgentJobExit *ex, const char *reason, bool given_up) {
         int64_t now = agent_now();
-        if (job == s->backfill) {
-                agent_job_free(job);
-                s->backfill = NULL;
-                AgentEvent ev = { .type = AGENT_EV_BACKFILL_EXIT };
-                agent_sm_handle(s->sm, now, &ev, NULL, 0);
-                agent_schedule(s->agent);
-                return;
-        }
-        if (job != s->job)
-                return;
         char what[64];
-        if (ex->by_signal)
+        if (given_up)
+                snprintf(what, sizeof what, "given up on (killed, but still there)");
+        else if (ex->status_unknown)
+                snprintf(what, sizeof what, "ended (its exit status is unknown)");
+        else if (ex->by_signal)
                 snprintf(what, sizeof what, "killed by signal %d%s", ex->signal, ex->core_dumped ? " (core dumped)" : "");
         else
                 snprintf(what, sizeof what, "exited with status %d", ex->exit_code);
         GleanLogField f[] = { { "GLEAN_SLOT", s->name } };
-        glean_log(ex->oom_killed ? LOG_WARNING : LOG_INFO, NULL, f, 1,
+        glean_log(ex->oom_killed || given_up ? LOG_WARNING : LOG_INFO, NULL, f, 1,
                   "%s: job %s after %.1f s (user %.2f s, system %.2f s)%s%s", s->name, what, ex->wall_time,
                   ex->user_cpu, ex->sys_cpu, ex->reason[0] ? ": " : "", ex->reason);
         if (s->agent->draining && s->exit_reason)
                 s->agent->drain_badput += ex->wall_time * (double) s->res.cpus;
         agent_state_remove(s);
-        send_job_exit(s, ex, s->exit_reason);
+        send_job_exit(s, ex, reason);
         agent_job_free(job);
         s->job = NULL;
         agent_jobspec_free(s->spec);
@@ -356,6 +383,53 @@ static void job_exited(AgentJob *job, const AgentJobExit *ex, void *userdata) {
         AgentEvent ev = { .type = AGENT_EV_JOB_EXIT };
         agent_sm_handle(s->sm, now, &ev, NULL, 0);
         agent_schedule(s->agent);
+}
+
+static void job_exited(AgentJob *job, const AgentJobExit *ex, void *userdata) {
+        Slot *s = userdata;
+        char why[sizeof ex->reason];
+        if (job == s->backfill) {
+                agent_job_free(job);
+                s->backfill = NULL;
+                if (ex->cgroup_stuck) {
+                        stuck_reason(s, "processes of the backfill command", "backfill", why, sizeof why);
+                        agent_slot_break(s, why);
+                }
+                AgentEvent ev = { .type = AGENT_EV_BACKFILL_EXIT };
+                agent_sm_handle(s->sm, agent_now(), &ev, NULL, 0);
+                agent_schedule(s->agent);
+                return;
+        }
+        if (job != s->job)
+                return;
+        if (ex->cgroup_stuck) {
+                /* Before the state machine hears of the exit: the claim ends, no job starts. */
+                stuck_reason(s, "processes of the job", "job", why, sizeof why);
+                agent_slot_break(s, why);
+        }
+        job_ended(s, job, ex, s->exit_reason, false);
+}
+
+/* KILLING_TIMEOUT after the hard kill and the job is still there: a
+ * process the kernel does not let die (stuck in the kernel: a hung NFS or
+ * FUSE server, a broken device). The slot is broken; the job is given up
+ * on: its claimant hears of its end now, and the executor keeps killing it
+ * and reaps it if it ever goes. */
+static void job_would_not_die(Slot *s) {
+        char why[sizeof ((AgentJobExit *) 0)->reason];
+        AgentJobExit ex = { 0 };
+        (void) agent_job_kill(s->job);
+        if (agent_job_usage(s->job, &ex) < 0)
+                ex = (AgentJobExit){ 0 };
+        /* Killed as far as the agent can: SIGKILL is what it sent, and it is
+         * what the job's claimant hears (never a success). */
+        ex.by_signal = true;
+        ex.signal = SIGKILL;
+        ex.oom_killed = false;
+        stuck_reason(s, "the job's processes", "job", why, sizeof why);
+        snprintf(ex.reason, sizeof ex.reason, "%s", why);
+        agent_slot_break(s, why);
+        job_ended(s, s->job, &ex, why, true);
 }
 
 /* ---- slot ads ---- */
@@ -420,6 +494,7 @@ static int slot_new(Agent *a, const AgentSlotDef *def, const char *name, bool dy
         if (r >= 0)
                 r = agent_policy_knobs(a->cfg, def->id, &knobs, err);
         if (r >= 0) {
+                s->killing_timeout = knobs.killing_timeout;
                 knobs.dynamic = dynamic;
                 if (s->partitionable)
                         knobs.backfill = false;
@@ -427,6 +502,7 @@ static int slot_new(Agent *a, const AgentSlotDef *def, const char *name, bool dy
                 r = agent_sm_new(s->name, s->ad, &knobs, &hooks, s, agent_now(), &s->sm);
         }
         if (r < 0) {
+                agent_slot_cpus_release(s);
                 slot_free(s);
                 return r;
         }
@@ -496,6 +572,7 @@ void agent_slot_destroy(Slot *s) {
                         break;
                 }
         if (s->parent) {
+                agent_slot_cpus_release(s);
                 agent_res_add(&s->parent->res, &s->res, a->machine.n_custom);
                 agent_slot_ad_resources(s->parent->ad, &a->machine, &s->parent->def, s->parent->name, false,
                                         &s->parent->res);

@@ -9,9 +9,18 @@
  * in its slot's cgroup, a restarted agent ends the jobs a dead one left
  * running, and the agent refuses a base
  * it cannot use (AGENT_EXECUTOR = cgroup) or falls back to the fork
- * executor (auto, in the root cgroup). In the VM rig (GLEAN_VM=1, every
- * controller): the slots' memory.max and cpu.weight, and a job the OOM
- * killer ends is put on hold.
+ * executor (auto, in the root cgroup). ASSIGN_CPU_AFFINITY: static slots
+ * get CPUs of their own (cpuset.cpus, AssignedCpus, the job's
+ * Cpus_allowed_list), or, without the cpuset controller, the agent says so
+ * once and goes on. In the VM rig (GLEAN_VM=1, every controller, the fuse
+ * module): the slots' memory.max and cpu.weight; a job the OOM killer ends
+ * is put on hold, and so is one whose child it ends while the main process
+ * sleeps on, at once; dynamic slots take their CPUs from their
+ * partitionable slot and give them back; a job that cannot be killed (a
+ * process stuck on a FUSE server that never answers: tests/agent/
+ * fuse-test.h) breaks its slot after KILLING_TIMEOUT, whether the main
+ * process or a child of it is stuck (SlotBrokenReason, START FALSE, one
+ * log record, claims refused).
  *
  * Each test starts its own agent with BASE_CGROUP = <test subtree>/agent-N;
  * the subtree (tests/agent/cgroup-test.h) goes at the end, or with the
@@ -30,83 +39,14 @@
 #include <unistd.h>
 
 #include "agent-test.h"
+#include "agent/slots.h"
 #include "cgroup-test.h"
+#include "fuse-test.h"
 
 static CgTestEnv env;
 static bool in_vm;
-static unsigned n_agents;
 
-/* ---- an agent in the test subtree ---- */
-
-typedef struct CgPool {
-        Pool p;
-        char base[128]; /* BASE_CGROUP, relative to the mount */
-        char abs[256];  /* <mount>/<base> */
-} CgPool;
-
-static void cgpool_config(CgPool *cp, const char *extra, char *buf, size_t len) {
-        snprintf(cp->base, sizeof cp->base, "%s/agent-%u", env.base, ++n_agents);
-        snprintf(cp->abs, sizeof cp->abs, "%s/%s", env.mount, cp->base);
-        snprintf(buf, len, "AGENT_EXECUTOR = cgroup\nBASE_CGROUP = %s\n%s", cp->base, extra ? extra : "");
-}
-
-static bool cgpool_start(CgPool *cp, const char *extra) {
-        char config[1024];
-        cgpool_config(cp, extra, config, sizeof config);
-        return pool_start(&cp->p, config);
-}
-
-/* Another agent on the base of cp (its configuration directory is new). */
-static bool cgpool_restart(CgPool *cp, const char *extra) {
-        char config[1024];
-        snprintf(config, sizeof config, "AGENT_EXECUTOR = cgroup\nBASE_CGROUP = %s\n%s", cp->base, extra ? extra : "");
-        return pool_start(&cp->p, config);
-}
-
-/* Stops the agent (it must exit 0), checks that its slots' cgroups went
- * with it, and removes what is left of its base. */
-static void cgpool_stop(CgPool *cp) {
-        char path[320];
-        GLEAN_TEST_CHECK(pool_stop(&cp->p) == 0, "the agent exits 0 after SIGTERM");
-        snprintf(path, sizeof path, "%s/slots/slot1", cp->abs);
-        GLEAN_TEST_CHECK(access(path, F_OK) < 0, "%s outlives the agent", path);
-        cgtest_destroy(cp->abs);
-}
-
-static int slow(int seconds) {
-        return seconds * agent_test_slowdown();
-}
-
-static bool exists(const char *path) {
-        return access(path, F_OK) == 0;
-}
-
-/* Waits up to seconds for path to be gone. */
-static bool wait_gone(const char *path, int seconds) {
-        for (int i = 0; i < seconds * 50 && exists(path); i++)
-                usleep(20000);
-        return !exists(path);
-}
-
-/* Waits up to seconds for pid to end (gone, or a zombie its new parent
- * has not reaped yet): 0, else its state letter. */
-static char wait_ended(pid_t pid, int seconds) {
-        char st = proc_state(pid);
-        for (int i = 0; i < seconds * 50 && st && st != 'Z'; i++) {
-                usleep(20000);
-                st = proc_state(pid);
-        }
-        return st == 'Z' ? 0 : st;
-}
-
-/* A file of a cgroup of the agent: <abs>/slots/<rel>/<file>, "" when unreadable. */
-static void cg_file(const CgPool *cp, const char *rel, const char *file, char *buf, size_t len) {
-        char path[512];
-        snprintf(path, sizeof path, "%s/slots/%s/%s", cp->abs, rel, file);
-        if (cgtest_read(path, buf, len) < 0)
-                buf[0] = 0;
-        buf[strcspn(buf, "\n")] = 0;
-}
+#include "agent-cgroup-test.h"
 
 /* "frozen 1" / "frozen 0" of <abs>/slots/<rel>/cgroup.events: 1, 0, or -1 when unreadable. */
 static int cg_frozen(const CgPool *cp, const char *rel) {
@@ -136,25 +76,6 @@ static void expected_controllers(char *buf, size_t len) {
                         if (strcmp(tok, table[i].name) == 0)
                                 mask |= table[i].bit;
         cg_controllers_string(mask, buf, len);
-}
-
-/* A submit file in the jobs directory running /bin/sh -c script; its path into sub. */
-static void write_sub(const Pool *p, const char *name, const char *script, char *sub, size_t len) {
-        char text[1024];
-        snprintf(sub, len, "%s/%s", p->jobs, name);
-        snprintf(text, sizeof text,
-                 "executable = /bin/sh\narguments = \"-c '%s'\"\noutput = out.txt\nerror = err.txt\n"
-                 "initialdir = %s\nqueue\n",
-                 script, p->jobs);
-        write_file(sub, text);
-}
-
-static char *read_job_file(const Pool *p, const char *name) {
-        char path[256], *text = NULL;
-        snprintf(path, sizeof path, "%s/%s", p->jobs, name);
-        if (glean_test_read_file(path, &text, NULL) < 0)
-                return strdup("");
-        return text;
 }
 
 /* ---- tests ---- */
@@ -610,6 +531,401 @@ static void test_oom(void) {
         cgpool_stop(&cp);
 }
 
+/* The time (seconds since the epoch) of the first log line with both
+ * strings (b may be NULL); -1 when there is none. */
+static double log_time(const Pool *p, const char *a, const char *b) {
+        char *log = read_log(p);
+        double t = -1;
+        for (char *line = log, *next; line && *line && t < 0; line = next) {
+                next = strchr(line, '\n');
+                if (next)
+                        *next++ = 0;
+                if (!strstr(line, a) || (b && !strstr(line, b)))
+                        continue;
+                struct tm tm = { 0 };
+                double sec = 0;
+                if (sscanf(line, "%d-%d-%dT%d:%d:%lf", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour, &tm.tm_min,
+                           &sec) == 6) {
+                        tm.tm_year -= 1900;
+                        tm.tm_mon -= 1;
+                        t = (double) timegm(&tm) + sec;
+                }
+        }
+        free(log);
+        return t;
+}
+
+/* The CPUs of a "Cpus_allowed_list:\t0-1" line in text; false when there is none. */
+static bool allowed_list(const char *text, AgentCpus *ret) {
+        const char *l = strstr(text, "Cpus_allowed_list:");
+        char buf[256];
+        if (!l)
+                return false;
+        l += strlen("Cpus_allowed_list:");
+        snprintf(buf, sizeof buf, "%.*s", (int) strcspn(l, "\n"), l);
+        return agent_cpus_parse(buf, ret) == 0;
+}
+
+/* An attribute of a slot's ad that is a list of CPUs ("0,1"); false when
+ * it is missing or not one. */
+static bool slot_cpus(CgPool *cp, const char *slot, AgentCpus *ret, char *text, size_t len) {
+        char *v = slot_string(&cp->p, slot, "AssignedCpus");
+        snprintf(text, len, "%s", v);
+        bool ok = *v && agent_cpus_parse(v, ret) == 0;
+        free(v);
+        return ok;
+}
+
+static bool cpus_disjoint(const AgentCpus *a, const AgentCpus *b) {
+        for (unsigned c = 0; c < AGENT_MAX_CPUS; c++)
+                if (agent_cpus_has(a, c) && agent_cpus_has(b, c))
+                        return false;
+        return true;
+}
+
+/* ASSIGN_CPU_AFFINITY = True: each static slot gets CPUs of its own, in
+ * its cgroup's cpuset.cpus and its ad's AssignedCpus, and a job there runs
+ * on them alone (its Cpus_allowed_list). Without the cpuset controller (a
+ * hybrid host) the agent says so once and the jobs run as ever. */
+static void test_affinity(void) {
+        char ctl[128];
+        expected_controllers(ctl, sizeof ctl);
+        bool cpuset = strstr(ctl, "cpuset") != NULL;
+        if (in_vm)
+                GLEAN_TEST_CHECK(cpuset, "no cpuset controller in the VM rig: '%s'", ctl);
+        AgentCpus mine;
+        CU_ASSERT_FATAL(agent_cpus_allowed(&mine) == 0);
+        if (agent_cpus_count(&mine) < 2) {
+                GLEAN_TEST_CHECK(!in_vm, "the VM rig has %u CPUs", agent_cpus_count(&mine));
+                printf("\n    SKIPPED inside the suite: fewer than 2 CPUs here\n");
+                return;
+        }
+        CgPool cp;
+        CU_ASSERT_FATAL(cgpool_start(&cp, "ASSIGN_CPU_AFFINITY = True\n"));
+        char sub[256], text[2][64];
+        write_sub(&cp.p, "aff.sub", "grep Cpus_allowed_list /proc/self/status", sub, sizeof sub);
+        if (!cpuset) {
+                char *log = read_log(&cp.p);
+                GLEAN_TEST_CHECK(count(log, "ASSIGN_CPU_AFFINITY = True, but") == 1,
+                                 "the missing cpuset controller is not said once:\n%s", log);
+                free(log);
+                char *v = slot_string(&cp.p, "slot1", "AssignedCpus");
+                GLEAN_TEST_CHECK(!*v, "AssignedCpus = '%s' without cpuset", v);
+                free(v);
+                GleanTestRun r;
+                CU_ASSERT_FATAL(glean_cli(&cp.p, &r, "run", "--slot", "slot2", sub, NULL) >= 0);
+                GLEAN_TEST_CHECK(r.status == 0, "run: status %d: %s %s", r.status, r.out, r.err);
+                glean_test_run_done(&r);
+                printf("\n    no cpuset controller here: said once, jobs run on every CPU\n");
+                cgpool_stop(&cp);
+                return;
+        }
+        AgentCpus set[2], file[2];
+        for (int i = 0; i < 2; i++) {
+                char slot[16], buf[64];
+                snprintf(slot, sizeof slot, "slot%d", i + 1);
+                GLEAN_TEST_CHECK_FATAL(slot_cpus(&cp, slot, &set[i], text[i], sizeof text[i]), "%s: AssignedCpus '%s'",
+                                       slot, text[i]);
+                GLEAN_TEST_CHECK(agent_cpus_count(&set[i]) == 1, "%s (Cpus 1): AssignedCpus '%s'", slot, text[i]);
+                for (unsigned c = 0; c < AGENT_MAX_CPUS; c++)
+                        if (agent_cpus_has(&set[i], c))
+                                GLEAN_TEST_CHECK(agent_cpus_has(&mine, c), "%s: CPU %u is not the agent's", slot, c);
+                cg_file(&cp, slot, "cpuset.cpus", buf, sizeof buf);
+                GLEAN_TEST_CHECK(agent_cpus_parse(buf, &file[i]) == 0 && memcmp(&file[i], &set[i], sizeof set[i]) == 0,
+                                 "%s: cpuset.cpus '%s', AssignedCpus '%s'", slot, buf, text[i]);
+                /* A job of the slot runs on its CPUs alone. */
+                GleanTestRun r;
+                CU_ASSERT_FATAL(glean_cli(&cp.p, &r, "run", "--slot", slot, sub, NULL) >= 0);
+                GLEAN_TEST_CHECK(r.status == 0, "run on %s: status %d: %s %s", slot, r.status, r.out, r.err);
+                glean_test_run_done(&r);
+                char *out = read_job_file(&cp.p, "out.txt");
+                AgentCpus job;
+                GLEAN_TEST_CHECK(allowed_list(out, &job) && memcmp(&job, &set[i], sizeof job) == 0,
+                                 "the job of %s: '%s', its slot has '%s'", slot, out, text[i]);
+                printf("\n    %s: AssignedCpus \"%s\", cpuset.cpus %s, the job's %s", slot, text[i], buf,
+                       strstr(out, "Cpus_allowed_list") ? strstr(out, "Cpus_allowed_list") : "?");
+                free(out);
+        }
+        GLEAN_TEST_CHECK(cpus_disjoint(&set[0], &set[1]), "slot1 '%s' and slot2 '%s' share CPUs", text[0], text[1]);
+        GLEAN_TEST_CHECK(log_line(&cp.p, "ASSIGN_CPU_AFFINITY: each slot gets CPUs of its own", NULL),
+                         "the log does not say the CPUs are assigned");
+        cgpool_stop(&cp);
+}
+
+/* A claim on slot1 (partitionable) for a job of the Pool's jobs
+ * directory: the d-slot's name into slot (NULL: refused). */
+static char *claim_dslot(int fd, const char *id, const ClassAd *job) {
+        ClassAd *reply = claim(fd, "slot1", id, job);
+        char why[256];
+        char *slot = reply_ok(reply, NULL) ? ad_string(reply, "Slot") : NULL;
+        if (!slot) {
+                ok_why(reply, why, sizeof why);
+                GLEAN_TEST_CHECK(false, "claim %s: %s", id, why);
+        } else
+                classad_free(reply);
+        return slot;
+}
+
+/* Waits up to seconds for the slot's AssignedCpus to be want. */
+static bool wait_assigned(CgPool *cp, const char *slot, const char *want, int seconds) {
+        char *v = NULL;
+        for (int i = 0; i < seconds * 20; i++) {
+                free(v);
+                v = slot_string(&cp->p, slot, "AssignedCpus");
+                if (strcmp(v, want) == 0)
+                        break;
+                usleep(50000);
+        }
+        bool ok = strcmp(v, want) == 0;
+        GLEAN_TEST_CHECK(ok, "%s: AssignedCpus '%s', want '%s'", slot, v, want);
+        free(v);
+        return ok;
+}
+
+/* The VM rig: a partitionable slot of the agent's 2 CPUs; each dynamic
+ * slot takes its CPU from it and gives it back when it ends. */
+static void test_affinity_dynamic(void) {
+        if (!in_vm) {
+                printf("\n    SKIPPED inside the suite: the cpuset controller is in the VM rig only (GLEAN_VM=1)\n");
+                return;
+        }
+        CgPool cp;
+        CU_ASSERT_FATAL(cgpool_start(&cp, "NUM_SLOTS = 1\nNUM_SLOTS_TYPE_1 = 1\nSLOT_TYPE_1 = 100%\n"
+                                          "SLOT_TYPE_1_PARTITIONABLE = True\nASSIGN_CPU_AFFINITY = True\n"));
+        char buf[64];
+        wait_assigned(&cp, "slot1", "0,1", 1);
+        cg_file(&cp, "slot1", "cpuset.cpus", buf, sizeof buf);
+        GLEAN_TEST_CHECK(strcmp(buf, "0-1") == 0, "slot1: cpuset.cpus '%s'", buf);
+        int fd = connect_agent(&cp.p);
+        ClassAd *job = job_ad(&cp.p, "/bin/sh", "-c 'grep Cpus_allowed_list /proc/self/status'", NULL);
+        char *a = claim_dslot(fd, "cgroup-affinity-claim-a", job);
+        CU_ASSERT_FATAL(a != NULL);
+        GLEAN_TEST_CHECK(strcmp(a, "slot1_1") == 0, "the first d-slot is %s", a);
+        wait_assigned(&cp, "slot1_1", "0", 1);
+        wait_assigned(&cp, "slot1", "1", 1);
+        cg_file(&cp, "slot1/slot1_1", "cpuset.cpus", buf, sizeof buf);
+        GLEAN_TEST_CHECK(strcmp(buf, "0") == 0, "slot1_1: cpuset.cpus '%s'", buf);
+        char *b = claim_dslot(fd, "cgroup-affinity-claim-b", job);
+        CU_ASSERT_FATAL(b != NULL);
+        wait_assigned(&cp, b, "1", 1);
+        wait_assigned(&cp, "slot1", "", 1);
+        /* A job of the second d-slot runs on CPU 1 alone. */
+        char why[256];
+        ClassAd *r = claim_cmd(fd, GLEAN_CMD_ACTIVATE_CLAIM, "cgroup-affinity-claim-b", job);
+        GLEAN_TEST_CHECK(ok_why(r, why, sizeof why), "activate b: %s", why);
+        ClassAd *ex = wait_msg(fd, GLEAN_CMD_JOB_EXIT, slow(10), NULL, 0, 0);
+        GLEAN_TEST_CHECK(ex != NULL, "no JobExit of the job in %s", b);
+        classad_free(ex);
+        char *out = read_job_file(&cp.p, "out.txt");
+        AgentCpus got, want = { 0 };
+        agent_cpus_add(&want, 1);
+        GLEAN_TEST_CHECK(allowed_list(out, &got) && memcmp(&got, &want, sizeof got) == 0, "the job of %s: '%s'", b,
+                         out);
+        free(out);
+        /* The first d-slot goes: its CPU is the p-slot's again, and the next d-slot's. */
+        GLEAN_TEST_CHECK(ok_why(claim_cmd(fd, GLEAN_CMD_RELEASE, "cgroup-affinity-claim-a", NULL), why, sizeof why),
+                         "release a: %s", why);
+        wait_assigned(&cp, "slot1", "0", slow(5));
+        char *c = claim_dslot(fd, "cgroup-affinity-claim-c", job);
+        if (c)
+                wait_assigned(&cp, c, "0", 1);
+        GLEAN_TEST_CHECK(ok_why(claim_cmd(fd, GLEAN_CMD_RELEASE, "cgroup-affinity-claim-b", NULL), why, sizeof why),
+                         "release b: %s", why);
+        GLEAN_TEST_CHECK(ok_why(claim_cmd(fd, GLEAN_CMD_RELEASE, "cgroup-affinity-claim-c", NULL), why, sizeof why),
+                         "release c: %s", why);
+        wait_assigned(&cp, "slot1", "0,1", slow(5));
+        free(a);
+        free(b);
+        free(c);
+        classad_free(job);
+        close(fd);
+        cgpool_stop(&cp);
+}
+
+/* The VM rig: a child of the job outgrows the slot (64 MB) while the job's
+ * main process sleeps 300 s: the job is held seconds after the OOM kill. */
+static void test_oom_child(void) {
+        if (!in_vm) {
+                printf("\n    SKIPPED inside the suite: the OOM test runs in the VM rig only (GLEAN_VM=1)\n");
+                return;
+        }
+        CgPool cp;
+        /* memory.high = memory.max: straight to the OOM killer, no throttling first. */
+        CU_ASSERT_FATAL(cgpool_start(&cp, "NUM_CPUS = 1\nMEMORY = 64\nCGROUP_MEMORY_HIGH_PERCENT = 100\n"));
+        char sub[256];
+        write_sub(&cp.p, "oomchild.sub",
+                  "(x=`head -c 200000000 /dev/zero | tr \"\"\\0\"\" a`; echo child survived) & sleep 300; "
+                  "echo survived",
+                  sub, sizeof sub);
+        time_t t0 = time(NULL);
+        GleanTestRun r;
+        CU_ASSERT_FATAL(glean_cli(&cp.p, &r, "run", sub, NULL) >= 0);
+        time_t took = time(NULL) - t0;
+        GLEAN_TEST_CHECK(strstr(r.out, "killed by signal 9") && strstr(r.out, "is held: out of memory"),
+                         "run: status %d:\n%s%s", r.status, r.out, r.err);
+        GLEAN_TEST_CHECK(took < 200, "the job ran %lld s: its sleep 300 was waited for", (long long) took);
+        printf("\n    %s", r.out);
+        glean_test_run_done(&r);
+        char *out = read_job_file(&cp.p, "out.txt");
+        GLEAN_TEST_CHECK(!strstr(out, "survived"), "the job went on: %s", out);
+        free(out);
+        double oom = log_time(&cp.p, "the OOM killer ended a process", "killing the rest of the job");
+        double end = log_time(&cp.p, "slot1: job killed by signal 9", "out of memory");
+        GLEAN_TEST_CHECK(oom > 0 && end > 0 && end - oom >= 0 && end - oom < slow(3),
+                         "the OOM kill at %.3f, the job's end at %.3f", oom, end);
+        printf("    held %.2f s after the OOM kill\n", end - oom);
+        char path[320];
+        snprintf(path, sizeof path, "%s/slots/slot1/job", cp.abs);
+        GLEAN_TEST_CHECK(wait_gone(path, slow(2)), "%s outlives the OOM-killed job", path);
+        cgpool_stop(&cp);
+}
+
+/* What a broken slot1 looks like: SlotBrokenReason saying want, START and
+ * Requirements FALSE, Owner/Idle, one log record, claims refused. */
+static void check_broken(CgPool *cp, int fd, const ClassAd *job, const char *want) {
+        wait_state(&cp->p, "slot1", "Owner/Idle", slow(5));
+        ClassAd *ad = slot_ad(&cp->p, "slot1");
+        char *reason = ad_string(ad, "SlotBrokenReason");
+        bool start = true, req = true;
+        GLEAN_TEST_CHECK(strstr(reason, want), "SlotBrokenReason '%s', want '%s'", reason, want);
+        GLEAN_TEST_CHECK(ad && classad_eval_bool(ad, "START", CA_MODE_OLD, &start) == 0 && !start, "START is not FALSE");
+        GLEAN_TEST_CHECK(ad && classad_eval_bool(ad, "Requirements", CA_MODE_OLD, &req) == 0 && !req,
+                         "Requirements is not FALSE");
+        printf("\n    SlotBrokenReason = \"%s\"\n", reason);
+        free(reason);
+        classad_free(ad);
+        char *log = read_log(&cp->p);
+        GLEAN_TEST_CHECK(count(log, "slot1 is broken: ") == 1, "not one log record of the broken slot:\n%s", log);
+        free(log);
+        GLEAN_TEST_CHECK(log_line(&cp->p, "slot1 is broken: ", want, "GLEAN_SLOT=slot1", "GLEAN_REASON=", NULL),
+                         "the log record lacks the slot or the reason");
+        char why[512];
+        GLEAN_TEST_CHECK(!ok_why(claim(fd, "slot1", "cgroup-broken-claim-again", job), why, sizeof why) &&
+                                 strstr(why, "slot1 is broken"),
+                         "a claim of the broken slot: '%s'", why);
+        /* The other slot is not concerned. */
+        GLEAN_TEST_CHECK(ok_why(claim(fd, "slot2", "cgroup-broken-claim-slot2", job), why, sizeof why),
+                         "a claim of slot2: %s", why);
+        GLEAN_TEST_CHECK(ok_why(claim_cmd(fd, GLEAN_CMD_RELEASE, "cgroup-broken-claim-slot2", NULL), why, sizeof why),
+                         "release slot2: %s", why);
+}
+
+#define STUCK "would not die within KILLING_TIMEOUT (2 s) of being killed"
+
+/* The VM rig: the job's main process is stuck in the kernel (a FUSE read
+ * never answered). A fast vacate kills it; KILLING_TIMEOUT (2 s) later it
+ * is still there: the slot is broken, the claimant hears of the job's end.
+ * Once the process can die, its cgroup goes; the slot stays broken. */
+static void test_broken_stuck_job(void) {
+        if (!in_vm) {
+                printf("\n    SKIPPED inside the suite: processes that cannot be killed are made in the VM rig only "
+                       "(GLEAN_VM=1)\n");
+                return;
+        }
+        FuseTest f;
+        char why[256] = "";
+        int k = fusetest_mount(&f, why, sizeof why);
+        GLEAN_TEST_CHECK(k == 0, "the FUSE file system: %s", why);
+        CgPool cp;
+        if (k < 0 || !cgpool_start(&cp, "KILLING_TIMEOUT = 2\n")) {
+                fusetest_release(&f);
+                CU_FAIL("no agent");
+                return;
+        }
+        int fd = connect_agent(&cp.p);
+        ClassAd *job = job_ad(&cp.p, "/bin/cat", f.file, NULL);
+        pid_t pid = claim_and_run(fd, "slot1", "cgroup-broken-claim-01", job);
+        int op = pid > 0 ? fusetest_hold_next(&f, slow(10) * 1000) : -1;
+        GLEAN_TEST_CHECK(op > 0, "no request from the job (pid %d): %d", (int) pid, op);
+        if (op > 0) {
+                GleanTestRun r;
+                CU_ASSERT(glean_cli(&cp.p, &r, "vacate", "--fast", "slot1", NULL) >= 0 && r.status == 0);
+                glean_test_run_done(&r);
+                ClassAd *ex = wait_msg(fd, GLEAN_CMD_JOB_EXIT, slow(10), NULL, 0, 0);
+                char *reason = ad_string(ex, "Reason");
+                int64_t sig = 0;
+                bool by_signal = false;
+                GLEAN_TEST_CHECK(ex && classad_eval_bool(ex, "ExitBySignal", CA_MODE_OLD, &by_signal) == 0 &&
+                                         by_signal && classad_eval_int(ex, "ExitSignal", CA_MODE_OLD, &sig) == 0 &&
+                                         sig == SIGKILL && strstr(reason, STUCK),
+                                 "the claimant's JobExit: signal %lld, Reason '%s'", (long long) sig, reason);
+                free(reason);
+                classad_free(ex);
+                GLEAN_TEST_CHECK(proc_state(pid) == 'D', "the job's process %d is in state '%c', not D", (int) pid,
+                                 proc_state(pid) ? proc_state(pid) : '-');
+                check_broken(&cp, fd, job, "the job's processes (cgroup slot1/job) " STUCK);
+                /* The FUSE server goes: the process dies, its cgroup goes. */
+                fusetest_release(&f);
+                char st = wait_ended(pid, slow(5));
+                GLEAN_TEST_CHECK(!st, "the job's process %d is still there (state %c)", (int) pid, st);
+                char path[320];
+                snprintf(path, sizeof path, "%s/slots/slot1/job", cp.abs);
+                GLEAN_TEST_CHECK(wait_gone(path, slow(5)), "%s outlives its process", path);
+                char *still = slot_string(&cp.p, "slot1", "SlotBrokenReason");
+                GLEAN_TEST_CHECK(*still, "slot1 is no longer broken");
+                free(still);
+        }
+        fusetest_release(&f);
+        classad_free(job);
+        close(fd);
+        cgpool_stop(&cp);
+}
+
+/* The VM rig: the job's main process exits (status 3), a child of it is
+ * stuck in the kernel: the cgroup will not empty within KILLING_TIMEOUT,
+ * the exit is reported with the reason, the slot is broken. */
+static void test_broken_stuck_child(void) {
+        if (!in_vm) {
+                printf("\n    SKIPPED inside the suite: processes that cannot be killed are made in the VM rig only "
+                       "(GLEAN_VM=1)\n");
+                return;
+        }
+        FuseTest f;
+        char why[256] = "";
+        int k = fusetest_mount(&f, why, sizeof why);
+        GLEAN_TEST_CHECK(k == 0, "the FUSE file system: %s", why);
+        CgPool cp;
+        if (k < 0 || !cgpool_start(&cp, "KILLING_TIMEOUT = 2\n")) {
+                fusetest_release(&f);
+                CU_FAIL("no agent");
+                return;
+        }
+        int fd = connect_agent(&cp.p);
+        char args[512], go[256];
+        snprintf(go, sizeof go, "%s/stuck-go", cp.p.jobs);
+        snprintf(args, sizeof args,
+                 "-c 'cat %s >/dev/null 2>&1 & echo $! >cat.pid; while [ ! -e %s ]; do sleep 0.1; done; exit 3'",
+                 f.file, go);
+        ClassAd *job = job_ad(&cp.p, "/bin/sh", args, NULL);
+        pid_t pid = claim_and_run(fd, "slot1", "cgroup-broken-claim-02", job);
+        int op = pid > 0 ? fusetest_hold_next(&f, slow(10) * 1000) : -1;
+        GLEAN_TEST_CHECK(op > 0, "no request from the job's child: %d", op);
+        if (op > 0) {
+                write_file(go, "");
+                ClassAd *ex = wait_msg(fd, GLEAN_CMD_JOB_EXIT, slow(15), NULL, 0, 0);
+                char *reason = ad_string(ex, "Reason");
+                int64_t code = -1;
+                GLEAN_TEST_CHECK(ex && classad_eval_int(ex, "ExitCode", CA_MODE_OLD, &code) == 0 && code == 3 &&
+                                         strstr(reason, "would not empty within 2 s"),
+                                 "the claimant's JobExit: ExitCode %lld, Reason '%s'", (long long) code, reason);
+                free(reason);
+                classad_free(ex);
+                char *text = read_job_file(&cp.p, "cat.pid");
+                pid_t child = (pid_t) atoi(text);
+                free(text);
+                GLEAN_TEST_CHECK(child > 0 && proc_state(child) == 'D', "the child %d is in state '%c', not D",
+                                 (int) child, child > 0 && proc_state(child) ? proc_state(child) : '-');
+                check_broken(&cp, fd, job, "processes of the job (cgroup slot1/job) " STUCK);
+                fusetest_release(&f);
+                char st = child > 0 ? wait_ended(child, slow(5)) : '?';
+                GLEAN_TEST_CHECK(!st, "the child %d is still there (state %c)", (int) child, st);
+        }
+        fusetest_release(&f);
+        classad_free(job);
+        close(fd);
+        cgpool_stop(&cp);
+}
+
 static CU_TestInfo tests[] = {
         { "status: the cgroup executor and the slots' cgroups", test_status },
         { "a job in its slot's cgroup", test_job_cgroup },
@@ -623,6 +939,11 @@ static CU_TestInfo tests[] = {
         { "AGENT_EXECUTOR = auto in the root cgroup", test_auto_root },
         { "slot limits (VM)", test_limits },
         { "out of memory: held (VM)", test_oom },
+        { "out of memory in a child: held at once (VM)", test_oom_child },
+        { "ASSIGN_CPU_AFFINITY: static slots", test_affinity },
+        { "ASSIGN_CPU_AFFINITY: dynamic slots (VM)", test_affinity_dynamic },
+        { "a job that will not die breaks its slot (VM)", test_broken_stuck_job },
+        { "a cgroup that will not empty breaks its slot (VM)", test_broken_stuck_child },
         CU_TEST_INFO_NULL,
 };
 

@@ -204,8 +204,9 @@ typedef struct Machine {
 
 #define T0 1767225600
 
-/* answer: the hooks answer start-backfill and run-benchmarks at once. */
-static void machine_new_answering(Machine *m, const char *config, bool answer) {
+/* answer: the hooks answer start-backfill and run-benchmarks at once;
+ * dynamic: a dynamic slot's machine. */
+static void machine_new_full(Machine *m, const char *config, bool answer, bool dynamic) {
         memset(m, 0, sizeof *m);
         m->seen.answer_backfill = m->seen.answer_benchmarks = answer;
         ConfigError err = { 0 };
@@ -225,10 +226,15 @@ static void machine_new_answering(Machine *m, const char *config, bool answer) {
         AgentPolicyKnobs knobs;
         GLEAN_TEST_CHECK_FATAL(agent_policy_knobs(m->cfg, 1, &knobs, &err) == 0, "knobs: %s", err.msg);
         knobs.benchmarks = true;
+        knobs.dynamic = dynamic;
         AgentPolicyHooks hooks = { .transition = seen_transition, .action = seen_action };
         GLEAN_TEST_CHECK_FATAL(agent_sm_new("slot1", m->ad, &knobs, &hooks, &m->seen, T0, &m->sm) == 0, "sm_new");
         m->seen.sm = m->sm;
         agent_sm_eval(m->sm, T0);
+}
+
+static void machine_new_answering(Machine *m, const char *config, bool answer) {
+        machine_new_full(m, config, answer, false);
 }
 
 static void machine_new(Machine *m, const char *config) {
@@ -494,6 +500,152 @@ static void test_callbacks(void) {
         machine_free(&m);
 }
 
+/* How many actions of that type since index `from`. */
+static unsigned count_actions(const Seen *s, unsigned from, AgentActionType t) {
+        unsigned n = 0;
+        for (unsigned i = from; i < s->n_actions && i < MAX_SEEN; i++)
+                n += s->type[i] == t;
+        return n;
+}
+
+/* An attribute of the slot ad evaluated as a boolean: 0, 1, or -1. */
+static int ad_bool(const ClassAd *ad, const char *attr) {
+        bool b = false;
+        return classad_eval_bool(ad, attr, CA_MODE_OLD, &b) < 0 ? -1 : b;
+}
+
+#define BROKEN "processes of the job (cgroup slot1/job) would not die within KILLING_TIMEOUT (30 s) of being killed"
+
+/* A broken slot (HTCondor's SlotBrokenReason): the running job is left
+ * alone, its exit ends the claim, and the slot takes nothing again. */
+static void test_broken(void) {
+        Machine m;
+        machine_new(&m, NULL);
+        ClassAd *alice = job("[ Owner = \"alice\"; JobUniverse = 5 ]");
+        char why[256];
+        char *reason = NULL;
+        GLEAN_TEST_CHECK(agent_sm_broken(m.sm) == NULL && !classad_has(m.ad, "SlotBrokenReason"), "not broken yet");
+        GLEAN_TEST_CHECK(ad_bool(m.ad, "START") == 1 && ad_bool(m.ad, "Requirements") == 1, "START, Requirements");
+        GLEAN_TEST_CHECK(agent_sm_set_broken(m.sm, T0 + 1, NULL) == -EINVAL && agent_sm_set_broken(m.sm, T0 + 1, "") ==
+                                 -EINVAL && agent_sm_broken(m.sm) == NULL,
+                         "no reason: -EINVAL, not broken");
+        ev(&m, 2, AGENT_EV_CLAIM, "A", alice, NULL, 0);
+        ev(&m, 3, AGENT_EV_ACTIVATE, "A", alice, NULL, 0);
+        CHECK_STATE(&m, AGENT_STATE_CLAIMED, AGENT_ACT_BUSY);
+
+        /* Broken while the job runs: nothing is done to it. */
+        unsigned before = m.seen.n_actions;
+        GLEAN_TEST_CHECK(agent_sm_set_broken(m.sm, T0 + 4, BROKEN) == 0, "set_broken");
+        CHECK_STATE(&m, AGENT_STATE_CLAIMED, AGENT_ACT_BUSY);
+        GLEAN_TEST_CHECK(m.seen.n_actions == before, "%u actions for the running job", m.seen.n_actions - before);
+        GLEAN_TEST_CHECK(agent_sm_broken(m.sm) && strcmp(agent_sm_broken(m.sm), BROKEN) == 0, "agent_sm_broken '%s'",
+                         agent_sm_broken(m.sm) ? agent_sm_broken(m.sm) : "(null)");
+        GLEAN_TEST_CHECK(classad_eval_string(m.ad, "SlotBrokenReason", CA_MODE_OLD, &reason) == 0 && reason &&
+                                 strcmp(reason, BROKEN) == 0,
+                         "SlotBrokenReason '%s'", reason ? reason : "(none)");
+        free(reason);
+        reason = NULL;
+        GLEAN_TEST_CHECK(ad_bool(m.ad, "START") == 0, "START is not FALSE");
+        GLEAN_TEST_CHECK(ad_bool(m.ad, "Requirements") == 0, "Requirements is not FALSE");
+        /* A second reason does not replace the first. */
+        GLEAN_TEST_CHECK(agent_sm_set_broken(m.sm, T0 + 5, "something else") == 0 &&
+                                 strcmp(agent_sm_broken(m.sm), BROKEN) == 0,
+                         "the first reason stays");
+
+        /* The job's exit ends the claim: Owner, and there it stays. */
+        GLEAN_TEST_CHECK(ev(&m, 10, AGENT_EV_JOB_EXIT, NULL, NULL, NULL, 0) == 0, "job-exit");
+        CHECK_STATE(&m, AGENT_STATE_OWNER, AGENT_ACT_IDLE);
+        int i = last_action(&m.seen, AGENT_DO_CLAIM_ENDED);
+        GLEAN_TEST_CHECK(i >= (int) before && strcmp(m.seen.claim[i], "A") == 0, "claim-ended A (%d)", i);
+        GLEAN_TEST_CHECK(count_actions(&m.seen, before, AGENT_DO_START_JOB) == 0, "a job started");
+        agent_sm_eval(m.sm, T0 + 1000);
+        CHECK_STATE(&m, AGENT_STATE_OWNER, AGENT_ACT_IDLE);
+        GLEAN_TEST_CHECK(ad_bool(m.ad, "Requirements") == 0 && ad_bool(m.ad, "START") == 0,
+                         "Requirements and START FALSE in Owner");
+
+        /* Refused: a claim (whatever START said before), a match. */
+        GLEAN_TEST_CHECK(ev(&m, 1001, AGENT_EV_CLAIM, "B", alice, why, sizeof why) == -EPERM &&
+                                 strstr(why, "slot1 is broken: ") && strstr(why, BROKEN),
+                         "claim: '%s'", why);
+        GLEAN_TEST_CHECK(ev(&m, 1001, AGENT_EV_MATCH, "M", NULL, why, sizeof why) == -EPERM && strstr(why, "broken"),
+                         "match: '%s'", why);
+        CHECK_STATE(&m, AGENT_STATE_OWNER, AGENT_ACT_IDLE);
+        machine_free(&m);
+
+        /* An idle claim ends at once (START is FALSE: 10, then Owner). */
+        machine_new(&m, NULL);
+        ev(&m, 1, AGENT_EV_CLAIM, "A", alice, NULL, 0);
+        CHECK_STATE(&m, AGENT_STATE_CLAIMED, AGENT_ACT_IDLE);
+        GLEAN_TEST_CHECK(agent_sm_set_broken(m.sm, T0 + 2, BROKEN) == 0, "set_broken");
+        CHECK_STATE(&m, AGENT_STATE_OWNER, AGENT_ACT_IDLE);
+        i = last_action(&m.seen, AGENT_DO_CLAIM_ENDED);
+        GLEAN_TEST_CHECK(i >= 0 && strcmp(m.seen.claim[i], "A") == 0, "claim-ended A (%d)", i);
+        GLEAN_TEST_CHECK(ev(&m, 3, AGENT_EV_ACTIVATE, "A", alice, why, sizeof why) == -ENOENT, "activate: '%s'", why);
+        machine_free(&m);
+
+        /* An unclaimed slot leaves for Owner (IS_OWNER = START =?= FALSE), and
+         * with IS_OWNER = False it stays Unclaimed but starts no backfill. */
+        machine_new(&m, NULL);
+        CHECK_STATE(&m, AGENT_STATE_UNCLAIMED, AGENT_ACT_IDLE);
+        agent_sm_set_broken(m.sm, T0 + 1, BROKEN);
+        CHECK_STATE(&m, AGENT_STATE_OWNER, AGENT_ACT_IDLE);
+        machine_free(&m);
+        machine_new(&m, "IS_OWNER = False\nENABLE_BACKFILL = True\nBACKFILL_COMMAND = /bin/true\n"
+                        "START_BACKFILL = KeyboardIdle > 100000\n");
+        CHECK_STATE(&m, AGENT_STATE_UNCLAIMED, AGENT_ACT_IDLE);
+        before = m.seen.n_actions;
+        agent_sm_set_broken(m.sm, T0 + 1, BROKEN);
+        classad_set_int(m.ad, "KeyboardIdle", 200000);
+        agent_sm_eval(m.sm, T0 + 2);
+        CHECK_STATE(&m, AGENT_STATE_UNCLAIMED, AGENT_ACT_IDLE);
+        GLEAN_TEST_CHECK(count_actions(&m.seen, before, AGENT_DO_START_BACKFILL) == 0, "backfill started");
+        GLEAN_TEST_CHECK(ev(&m, 3, AGENT_EV_CLAIM, "B", alice, why, sizeof why) == -EPERM, "claim: '%s'", why);
+        machine_free(&m);
+
+        /* A dynamic slot is not released when its claim ends: its resources
+         * stay out of use. */
+        machine_new_full(&m, NULL, false, true);
+        ev(&m, 1, AGENT_EV_CLAIM, "D", alice, NULL, 0);
+        ev(&m, 2, AGENT_EV_ACTIVATE, "D", alice, NULL, 0);
+        before = m.seen.n_actions;
+        agent_sm_set_broken(m.sm, T0 + 3, BROKEN);
+        ev(&m, 4, AGENT_EV_JOB_EXIT, NULL, NULL, NULL, 0);
+        agent_sm_eval(m.sm, T0 + 100);
+        CHECK_STATE(&m, AGENT_STATE_OWNER, AGENT_ACT_IDLE);
+        GLEAN_TEST_CHECK(count_actions(&m.seen, before, AGENT_DO_RELEASE_SLOT) == 0, "the broken d-slot was released");
+        machine_free(&m);
+        /* (Not broken, the same d-slot is released.) */
+        machine_new_full(&m, NULL, false, true);
+        ev(&m, 1, AGENT_EV_CLAIM, "D", alice, NULL, 0);
+        ev(&m, 2, AGENT_EV_ACTIVATE, "D", alice, NULL, 0);
+        before = m.seen.n_actions;
+        ev(&m, 4, AGENT_EV_RELEASE, "D", NULL, NULL, 0);
+        ev(&m, 5, AGENT_EV_JOB_EXIT, NULL, NULL, NULL, 0);
+        GLEAN_TEST_CHECK(count_actions(&m.seen, before, AGENT_DO_RELEASE_SLOT) >= 1, "the d-slot was not released");
+        machine_free(&m);
+
+        /* KILLING_TIMEOUT in Killing: the action the agent answers by
+         * breaking the slot and giving up on the job (a job-exit). */
+        machine_new(&m, "KILLING_TIMEOUT = 30\n");
+        ev(&m, 1, AGENT_EV_CLAIM, "A", alice, NULL, 0);
+        ev(&m, 2, AGENT_EV_ACTIVATE, "A", alice, NULL, 0);
+        AgentEvent v = { .type = AGENT_EV_VACATE, .fast = true };
+        agent_sm_handle(m.sm, T0 + 10, &v, NULL, 0);
+        CHECK_STATE(&m, AGENT_STATE_PREEMPTING, AGENT_ACT_KILLING);
+        GLEAN_TEST_CHECK(agent_sm_next_deadline(m.sm) == T0 + 40, "KILLING_TIMEOUT at +40: %lld",
+                         (long long) (agent_sm_next_deadline(m.sm) - T0));
+        agent_sm_eval(m.sm, T0 + 40);
+        GLEAN_TEST_CHECK(last_action(&m.seen, AGENT_DO_KILLING_TIMEOUT) >= 0, "killing-timeout");
+        agent_sm_set_broken(m.sm, T0 + 40, BROKEN);
+        CHECK_STATE(&m, AGENT_STATE_PREEMPTING, AGENT_ACT_KILLING);
+        ev(&m, 40, AGENT_EV_JOB_EXIT, NULL, NULL, NULL, 0);
+        CHECK_STATE(&m, AGENT_STATE_OWNER, AGENT_ACT_IDLE);
+        GLEAN_TEST_CHECK(agent_sm_next_deadline(m.sm) == INT64_MAX, "no deadline left");
+        GLEAN_TEST_CHECK(ev(&m, 41, AGENT_EV_CLAIM, "B", alice, why, sizeof why) == -EPERM, "claim: '%s'", why);
+        machine_free(&m);
+        classad_free(alice);
+}
+
 static void test_names(void) {
         for (int i = 0; i < AGENT_EV__MAX; i++) {
                 AgentEventType t;
@@ -526,6 +678,7 @@ static CU_TestInfo api_tests[] = {
         { "deadlines", test_deadlines },
         { "refusals", test_refusals },
         { "callbacks", test_callbacks },
+        { "broken", test_broken },
         { "names", test_names },
         CU_TEST_INFO_NULL,
 };

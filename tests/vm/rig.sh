@@ -34,7 +34,7 @@ RIG_FAILED=125
 
 # Modules the initramfs carries (their dependencies are added).
 MODULES="uinput evdev virtio virtio_ring virtio_pci virtio_pci_modern_dev
-virtio_pci_legacy_dev 9pnet 9pnet_virtio 9p netfs fscache overlay"
+virtio_pci_legacy_dev 9pnet 9pnet_virtio 9p netfs fscache overlay fuse"
 
 log() { echo "rig.sh: $*" >&2; }
 die() { log "$*"; exit $RIG_FAILED; }
