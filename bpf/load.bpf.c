@@ -25,6 +25,14 @@ struct {
         __type(value, struct glean_load_cpu);
 } load_cpu SEC(".maps");
 
+/* Slot number -> its cgroup id (0: free), set with slot_ids. */
+struct {
+        __uint(type, BPF_MAP_TYPE_ARRAY);
+        __uint(max_entries, GLEAN_LOAD_MAX_SLOTS);
+        __type(key, __u32);
+        __type(value, __u64);
+} slot_cgids SEC(".maps");
+
 struct {
         __uint(type, BPF_MAP_TYPE_TASK_STORAGE);
         __uint(map_flags, BPF_F_NO_PREALLOC);
@@ -43,15 +51,24 @@ static __always_inline void load_add(__u32 idx, __u64 d) {
 }
 
 static __always_inline void enqueue(struct task_struct *p) {
+        if (!slot_min_level)
+                return; /* no slot */
+        /* Counted already (switched in again after a preemption, woken
+         * while running): no need to find its slot. */
+        struct glean_task_rec *r = bpf_task_storage_get(&task_recs, p, 0, 0);
+        if (r && r->queued)
+                return;
         __u32 idx;
         __u64 cgid = slot_of(p, &idx);
         if (!cgid)
                 return;
-        struct glean_task_rec *r = bpf_task_storage_get(&task_recs, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+        if (!r)
+                r = bpf_task_storage_get(&task_recs, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
         if (!r || r->queued)
                 return;
         r->queued = 1;
         r->slot_cgid = cgid;
+        r->slot_idx = idx;
         load_add(idx, 1);
 }
 
@@ -60,9 +77,10 @@ static __always_inline void dequeue(struct task_struct *p) {
         if (!r || !r->queued)
                 return;
         r->queued = 0;
-        __u32 *idx = bpf_map_lookup_elem(&slot_ids, &r->slot_cgid);
-        if (idx) /* else the slot is gone: nothing to take from */
-                load_add(*idx, (__u64) -1);
+        __u32 idx = r->slot_idx;
+        __u64 *cgid = bpf_map_lookup_elem(&slot_cgids, &idx);
+        if (cgid && *cgid == r->slot_cgid) /* else the slot is gone: nothing to take from */
+                load_add(idx, (__u64) -1);
 }
 
 SEC("tp_btf/sched_wakeup")

@@ -55,9 +55,10 @@ struct glean_load_cpu {
 };
 
 /* Per task (task local storage): whether it is counted as runnable, and
- * in which slot (its cgroup id, which a re-used slot number never has). */
+ * in which slot (its number, and its cgroup id, which a re-used slot
+ * number never has). */
 struct glean_task_rec {
         __u64 slot_cgid;
+        __u32 slot_idx;
         __u32 queued;
-        __u32 pad;
 };

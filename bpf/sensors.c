@@ -508,12 +508,19 @@ static void slot_level_publish(GleanSensors *s) {
                 if (s->slot_cgid[i] && (min == 0 || s->slot_level[i] < min))
                         min = s->slot_level[i];
         /* A slot at level 0 (the root cgroup) is refused by slot_add. */
-        if (s->load)
+        /* The programs' caches of which cgroup is in which slot are stale now. */
+        if (s->load) {
                 s->load->bss->slot_min_level = min;
-        if (s->tty)
+                __atomic_add_fetch(&s->load->bss->slot_gen, 1, __ATOMIC_SEQ_CST);
+        }
+        if (s->tty) {
                 s->tty->bss->slot_min_level = min;
-        if (s->input)
+                __atomic_add_fetch(&s->tty->bss->slot_gen, 1, __ATOMIC_SEQ_CST);
+        }
+        if (s->input) {
                 s->input->bss->slot_min_level = min;
+                __atomic_add_fetch(&s->input->bss->slot_gen, 1, __ATOMIC_SEQ_CST);
+        }
 }
 
 int glean_sensors_slot_add(GleanSensors *s, int cgroup_fd, unsigned *ret_idx) {
@@ -543,6 +550,8 @@ int glean_sensors_slot_add(GleanSensors *s, int cgroup_fd, unsigned *ret_idx) {
         free(zero);
         if (r < 0)
                 return r;
+        if ((r = bpf_map__update_elem(s->load->maps.slot_cgids, &key, sizeof key, &cgid, sizeof cgid, BPF_ANY)) < 0)
+                return r;
         if ((r = bpf_map__update_elem(s->load->maps.slot_ids, &cgid, sizeof cgid, &key, sizeof key, BPF_ANY)) < 0)
                 return r;
         s->slot_cgid[idx] = cgid;
@@ -556,6 +565,9 @@ int glean_sensors_slot_remove(GleanSensors *s, unsigned idx) {
         if (!s || !s->load || idx >= GLEAN_LOAD_MAX_SLOTS || !s->slot_cgid[idx])
                 return -EINVAL;
         bpf_map__delete_elem(s->load->maps.slot_ids, &s->slot_cgid[idx], sizeof s->slot_cgid[idx], 0);
+        uint32_t key = idx;
+        uint64_t none = 0;
+        bpf_map__update_elem(s->load->maps.slot_cgids, &key, sizeof key, &none, sizeof none, BPF_ANY);
         s->slot_cgid[idx] = 0;
         slot_level_publish(s);
         return 0;

@@ -35,12 +35,15 @@ struct kernfs_node {
         u64 id;
 };
 
+struct cgroup;
+
 struct cgroup_subsys_state {
+        struct cgroup *cgroup;
         struct cgroup_subsys_state *parent;
 };
 
 struct cgroup {
-        struct cgroup_subsys_state self; /* first: a css pointer is its cgroup's */
+        struct cgroup_subsys_state self;
         int level;
         struct kernfs_node *kn;
 };
