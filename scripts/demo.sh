@@ -131,6 +131,7 @@ printf '\n$ cat job.sub\n'; cat "$pool/jobs/job.sub"
 show "glean agent run job.sub   # claim a slot, run both jobs on the claim, keep it alive" agent run "$pool/jobs/job.sub"
 printf '\n$ cat out.0.txt out.1.txt\n'; cat "$pool/jobs/out.0.txt" "$pool/jobs/out.1.txt"
 show "glean agent status   # the dynamic slot is gone, its resources are back" agent status
+show "glean sensors   # the owner's keyboard and terminals, the load and pressure, as the agent senses them" sensors
 printf '\n$ journalctl -u glean-agent GLEAN_SLOT=slot1_1   # here the agent logs to stderr:\n'
 grep 'GLEAN_SLOT=slot1_1 ' "$pool/agent.log" | sed -e 's/ GLEAN_.*//' | cut -c 26-
 show "glean agent shutdown" agent shutdown
@@ -160,7 +161,6 @@ cat <<'EOF'
 === Not shown yet
 Started by hand in the root cgroup, the agent runs jobs in process groups
 (under systemd with Delegate=yes, or with BASE_CGROUP, each slot and job
-gets a cgroup v2); the owner is sensed from terminal access times (eBPF
-probes come next); there is no central manager yet: `glean agent run`
-claims a slot of this machine.
+gets a cgroup v2, whose runnable tasks the load sensor counts); there is
+no central manager yet: `glean agent run` claims a slot of this machine.
 EOF
