@@ -810,6 +810,25 @@ static void check_broken(CgPool *cp, int fd, const ClassAd *job, const char *wan
                          "release slot2: %s", why);
 }
 
+/* The start of the stuck-process tests (the VM rig only): the FUSE file
+ * system whose reads never end, and an agent with KILLING_TIMEOUT = 2. */
+static bool stuck_begin(FuseTest *f, CgPool *cp) {
+        if (!in_vm) {
+                printf("\n    SKIPPED inside the suite: processes that cannot be killed are made in the VM rig only "
+                       "(GLEAN_VM=1)\n");
+                return false;
+        }
+        char why[256] = "";
+        int k = fusetest_mount(f, why, sizeof why);
+        GLEAN_TEST_CHECK(k == 0, "the FUSE file system: %s", why);
+        if (k < 0 || !cgpool_start(cp, "KILLING_TIMEOUT = 2\n")) {
+                fusetest_release(f);
+                CU_FAIL("no agent");
+                return false;
+        }
+        return true;
+}
+
 #define STUCK "would not die within KILLING_TIMEOUT (2 s) of being killed"
 
 /* The VM rig: the job's main process is stuck in the kernel (a FUSE read
@@ -817,21 +836,10 @@ static void check_broken(CgPool *cp, int fd, const ClassAd *job, const char *wan
  * is still there: the slot is broken, the claimant hears of the job's end.
  * Once the process can die, its cgroup goes; the slot stays broken. */
 static void test_broken_stuck_job(void) {
-        if (!in_vm) {
-                printf("\n    SKIPPED inside the suite: processes that cannot be killed are made in the VM rig only "
-                       "(GLEAN_VM=1)\n");
-                return;
-        }
         FuseTest f;
-        char why[256] = "";
-        int k = fusetest_mount(&f, why, sizeof why);
-        GLEAN_TEST_CHECK(k == 0, "the FUSE file system: %s", why);
         CgPool cp;
-        if (k < 0 || !cgpool_start(&cp, "KILLING_TIMEOUT = 2\n")) {
-                fusetest_release(&f);
-                CU_FAIL("no agent");
+        if (!stuck_begin(&f, &cp))
                 return;
-        }
         int fd = connect_agent(&cp.p);
         ClassAd *job = job_ad(&cp.p, "/bin/cat", f.file, NULL);
         pid_t pid = claim_and_run(fd, "slot1", "cgroup-broken-claim-01", job);
@@ -875,21 +883,10 @@ static void test_broken_stuck_job(void) {
  * stuck in the kernel: the cgroup will not empty within KILLING_TIMEOUT,
  * the exit is reported with the reason, the slot is broken. */
 static void test_broken_stuck_child(void) {
-        if (!in_vm) {
-                printf("\n    SKIPPED inside the suite: processes that cannot be killed are made in the VM rig only "
-                       "(GLEAN_VM=1)\n");
-                return;
-        }
         FuseTest f;
-        char why[256] = "";
-        int k = fusetest_mount(&f, why, sizeof why);
-        GLEAN_TEST_CHECK(k == 0, "the FUSE file system: %s", why);
         CgPool cp;
-        if (k < 0 || !cgpool_start(&cp, "KILLING_TIMEOUT = 2\n")) {
-                fusetest_release(&f);
-                CU_FAIL("no agent");
+        if (!stuck_begin(&f, &cp))
                 return;
-        }
         int fd = connect_agent(&cp.p);
         char args[512], go[256];
         snprintf(go, sizeof go, "%s/stuck-go", cp.p.jobs);
