@@ -33,10 +33,15 @@ struct {
         __type(value, __u64);
 } slot_cgids SEC(".maps");
 
+/* Thread id -> its record, for the tasks of the slots only. Preallocated,
+ * as every map here: the scheduler's tracepoints run with a run queue
+ * locked, where an allocation (task local storage allocates) may wake
+ * kswapd, take that same lock, and hang the CPU. A task past the last
+ * free record is not counted. */
 struct {
-        __uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-        __uint(map_flags, BPF_F_NO_PREALLOC);
-        __type(key, int);
+        __uint(type, BPF_MAP_TYPE_HASH);
+        __uint(max_entries, GLEAN_LOAD_MAX_TASKS);
+        __type(key, __u32);
         __type(value, struct glean_task_rec);
 } task_recs SEC(".maps");
 
@@ -55,15 +60,19 @@ static __always_inline void enqueue(struct task_struct *p) {
                 return; /* no slot */
         /* Counted already (switched in again after a preemption, woken
          * while running): no need to find its slot. */
-        struct glean_task_rec *r = bpf_task_storage_get(&task_recs, p, 0, 0);
+        __u32 tid = (__u32) p->pid;
+        struct glean_task_rec *r = bpf_map_lookup_elem(&task_recs, &tid);
         if (r && r->queued)
                 return;
         __u32 idx;
         __u64 cgid = slot_of(p, &idx);
         if (!cgid)
                 return;
-        if (!r)
-                r = bpf_task_storage_get(&task_recs, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+        if (!r) {
+                struct glean_task_rec fresh = {};
+                bpf_map_update_elem(&task_recs, &tid, &fresh, BPF_NOEXIST);
+                r = bpf_map_lookup_elem(&task_recs, &tid);
+        }
         if (!r || r->queued)
                 return;
         r->queued = 1;
@@ -73,7 +82,8 @@ static __always_inline void enqueue(struct task_struct *p) {
 }
 
 static __always_inline void dequeue(struct task_struct *p) {
-        struct glean_task_rec *r = bpf_task_storage_get(&task_recs, p, 0, 0);
+        __u32 tid = (__u32) p->pid;
+        struct glean_task_rec *r = bpf_map_lookup_elem(&task_recs, &tid);
         if (!r || !r->queued)
                 return;
         r->queued = 0;
@@ -106,5 +116,7 @@ int BPF_PROG(load_switch, bool preempt, struct task_struct *prev, struct task_st
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(load_exit, struct task_struct *p) {
         dequeue(p);
+        __u32 tid = (__u32) p->pid;
+        bpf_map_delete_elem(&task_recs, &tid);
         return 0;
 }

@@ -15,6 +15,9 @@
 
 /* Slots whose cgroups the scheduler probes count, at most. */
 #define GLEAN_LOAD_MAX_SLOTS 1024
+/* Threads of the slots counted at once, at most (their records are
+ * preallocated: about 2.5 MB). */
+#define GLEAN_LOAD_MAX_TASKS 32768
 /* Cgroup levels a task's cgroup is walked up to find its slot (its own
  * cgroup, the job leaf, the slot, a partitionable slot above). */
 #define GLEAN_LOAD_MAX_WALK 4
@@ -54,7 +57,7 @@ struct glean_load_cpu {
         __u64 integral;
 };
 
-/* Per task (task local storage): whether it is counted as runnable, and
+/* Per thread of a slot: whether it is counted as runnable, and
  * in which slot (its number, and its cgroup id, which a re-used slot
  * number never has). */
 struct glean_task_rec {
