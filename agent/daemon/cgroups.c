@@ -10,10 +10,10 @@
  *   BASE_CGROUP                   the subtree, relative to the cgroup2 mount;
  *                                 default: the agent's own cgroup (systemd's
  *                                 Delegate=yes). The root cgroup is never used.
- *   CGROUP_MEMORY_LIMIT_POLICY    hard (memory.max = Memory, memory.high at
- *                                 CGROUP_MEMORY_HIGH_PERCENT of it), soft
- *                                 (memory.high = Memory), none
- *   CGROUP_MEMORY_HIGH_PERCENT    90
+ *   CGROUP_MEMORY_LIMIT_POLICY    hard (memory.max = Memory, and memory.high
+ *                                 at CGROUP_MEMORY_HIGH_PERCENT of it when
+ *                                 below 100), soft (memory.high = Memory), none
+ *   CGROUP_MEMORY_HIGH_PERCENT    100 (no memory.high under memory.max)
  *   CGROUP_SWAP_MAX               memory.swap.max in MB (unset: left alone)
  *   CGROUP_CPU_HARD_LIMIT         False; True: cpu.max = Cpus CPUs' worth
  *   CGROUP_PIDS_MAX               0 (no limit) or pids.max
@@ -199,14 +199,19 @@ static void limits_for(const Agent *a, const Slot *s, CgLimits *l) {
                 l->cpu_max_quota = cpus * 100000;
         }
         char *policy = knob(a->cfg, "CGROUP_MEMORY_LIMIT_POLICY", "hard");
-        int64_t mb = s->res.memory, pct = 90;
+        int64_t mb = s->res.memory, pct = 100;
         config_get_int(a->cfg, "CGROUP_MEMORY_HIGH_PERCENT", &pct, &err);
         if (pct <= 0 || pct > 100)
-                pct = 90;
+                pct = 100;
         if (policy && mb > 0) {
                 if (strcasecmp(policy, "hard") == 0) {
+                        /* memory.high below memory.max throttles a job that
+                         * outgrows it for minutes before the OOM killer ends
+                         * it (seen: 33 s to over 270 s in the VM rig, once
+                         * with the kernel's soft-lockup warnings): only when
+                         * asked for. */
                         l->memory_max = mb * 1024 * 1024;
-                        l->memory_high = mb * 1024 * 1024 / 100 * pct;
+                        l->memory_high = pct < 100 ? mb * 1024 * 1024 / 100 * pct : CG_MAX;
                 } else if (strcasecmp(policy, "soft") == 0) {
                         l->memory_high = mb * 1024 * 1024;
                         l->memory_max = CG_MAX;
