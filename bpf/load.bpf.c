@@ -55,13 +55,25 @@ static __always_inline void load_add(__u32 idx, __u64 d) {
         c->nr += d;
 }
 
+/* The record of p, NULL when it has none; a task in a cgroup shallower
+ * than every slot has none (tasks leave a slot's cgroup by dying, not by
+ * moving), which spares most of a machine's tasks the look-up. */
+static __always_inline struct glean_task_rec *record_of(struct task_struct *p, __u32 *tid) {
+        __u32 min = slot_min_level;
+        if (!min)
+                return NULL;
+        struct cgroup *cg = p->cgroups->dfl_cgrp;
+        if (!cg || (__u32) cg->level < min)
+                return NULL;
+        *tid = (__u32) p->pid;
+        return bpf_map_lookup_elem(&task_recs, tid);
+}
+
 static __always_inline void enqueue(struct task_struct *p) {
-        if (!slot_min_level)
-                return; /* no slot */
         /* Counted already (switched in again after a preemption, woken
          * while running): no need to find its slot. */
         __u32 tid = (__u32) p->pid;
-        struct glean_task_rec *r = bpf_map_lookup_elem(&task_recs, &tid);
+        struct glean_task_rec *r = record_of(p, &tid);
         if (r && r->queued)
                 return;
         __u32 idx;
@@ -82,8 +94,8 @@ static __always_inline void enqueue(struct task_struct *p) {
 }
 
 static __always_inline void dequeue(struct task_struct *p) {
-        __u32 tid = (__u32) p->pid;
-        struct glean_task_rec *r = bpf_map_lookup_elem(&task_recs, &tid);
+        __u32 tid = 0;
+        struct glean_task_rec *r = record_of(p, &tid);
         if (!r || !r->queued)
                 return;
         r->queued = 0;
@@ -116,7 +128,8 @@ int BPF_PROG(load_switch, bool preempt, struct task_struct *prev, struct task_st
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(load_exit, struct task_struct *p) {
         dequeue(p);
-        __u32 tid = (__u32) p->pid;
-        bpf_map_delete_elem(&task_recs, &tid);
+        __u32 tid = 0;
+        if (record_of(p, &tid))
+                bpf_map_delete_elem(&task_recs, &tid);
         return 0;
 }
