@@ -96,7 +96,8 @@ static __always_inline void tty(struct tty_struct *t) {
         if (!pty_master(t))
                 return; /* the other way: a program's output to its terminal */
         __u32 idx;
-        if (slot_of(bpf_get_current_task_btf(), &idx))
+        struct cgroup *cg = slot_candidate(bpf_get_current_task_btf());
+        if (cg && slot_of(cg, &idx))
                 return; /* a job driving a terminal of its own */
         touch(GLEAN_INPUT_TTY);
 }

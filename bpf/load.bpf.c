@@ -55,29 +55,18 @@ static __always_inline void load_add(__u32 idx, __u64 d) {
         c->nr += d;
 }
 
-/* The record of p, NULL when it has none; a task in a cgroup shallower
- * than every slot has none (tasks leave a slot's cgroup by dying, not by
- * moving), which spares most of a machine's tasks the look-up. */
-static __always_inline struct glean_task_rec *record_of(struct task_struct *p, __u32 *tid) {
-        __u32 min = slot_min_level;
-        if (!min)
-                return NULL;
-        struct cgroup *cg = p->cgroups->dfl_cgrp;
-        if (!cg || (__u32) cg->level < min)
-                return NULL;
-        *tid = (__u32) p->pid;
-        return bpf_map_lookup_elem(&task_recs, tid);
-}
-
 static __always_inline void enqueue(struct task_struct *p) {
+        struct cgroup *cg = slot_candidate(p);
+        if (!cg)
+                return;
         /* Counted already (switched in again after a preemption, woken
          * while running): no need to find its slot. */
         __u32 tid = (__u32) p->pid;
-        struct glean_task_rec *r = record_of(p, &tid);
+        struct glean_task_rec *r = bpf_map_lookup_elem(&task_recs, &tid);
         if (r && r->queued)
                 return;
         __u32 idx;
-        __u64 cgid = slot_of(p, &idx);
+        __u64 cgid = slot_of(cg, &idx);
         if (!cgid)
                 return;
         if (!r) {
@@ -91,6 +80,16 @@ static __always_inline void enqueue(struct task_struct *p) {
         r->slot_cgid = cgid;
         r->slot_idx = idx;
         load_add(idx, 1);
+}
+
+/* The record of p, NULL when it has none: a task in a cgroup shallower
+ * than every slot has none (tasks leave a slot's cgroup by dying, not by
+ * moving), which spares most of a machine's tasks the look-up. */
+static __always_inline struct glean_task_rec *record_of(struct task_struct *p, __u32 *tid) {
+        if (!slot_candidate(p))
+                return NULL;
+        *tid = (__u32) p->pid;
+        return bpf_map_lookup_elem(&task_recs, tid);
 }
 
 static __always_inline void dequeue(struct task_struct *p) {

@@ -36,17 +36,26 @@ __u32 slot_min_level = 0;
 /* Bumped by the agent with every change of slot_ids. */
 __u32 slot_gen = 0;
 
-/* The cgroup id of p's slot (0: none) and the slot's number in *idx. p is
- * a pointer the verifier knows the type of (a tp_btf or fentry argument,
- * bpf_get_current_task_btf()): the fields are read directly, each load a
- * plain one the kernel guards against faults, not a bpf_probe_read call. */
-static __always_inline __u64 slot_of(struct task_struct *p, __u32 *idx) {
+/* p's cgroup when p may be in a slot: NULL when no slot is registered or
+ * p's cgroup is shallower than every slot's (most of a machine's tasks),
+ * at the cost of a few reads. p is a pointer the verifier knows the type
+ * of (a tp_btf or fentry argument, bpf_get_current_task_btf()): the
+ * fields are read directly, each load a plain one the kernel guards
+ * against faults, not a bpf_probe_read call. */
+static __always_inline struct cgroup *slot_candidate(struct task_struct *p) {
         __u32 min = slot_min_level;
         if (!min)
-                return 0;
+                return NULL;
         struct cgroup *cg = p->cgroups->dfl_cgrp;
         if (!cg || (__u32) cg->level < min)
-                return 0;
+                return NULL;
+        return cg;
+}
+
+/* The cgroup id of the slot of a task in cg (from slot_candidate()), 0 for
+ * none, and the slot's number in *idx. */
+static __always_inline __u64 slot_of(struct cgroup *cg, __u32 *idx) {
+        __u32 min = slot_min_level;
         __u64 own = cg->kn->id;
         __u32 gen = slot_gen;
         struct slot_cache_val *c = bpf_map_lookup_elem(&slot_cache, &own);
