@@ -21,7 +21,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "bpf/sensors.h"
@@ -149,10 +148,8 @@ static char **knob_list(Config *cfg, const char *name) {
 
 static void show_local(GleanSensors *s) {
         static const char *const classes[] = { "keyboard", "pointer", "tty" };
-        struct timespec ts;
-        clock_gettime(CLOCK_BOOTTIME, &ts);
-        uint64_t now = (uint64_t) ts.tv_sec * 1000000000ULL + (uint64_t) ts.tv_nsec;
         glean_sensors_dispatch(s);
+        uint64_t now = glean_sensors_boot_ns(); /* after: dispatch stamps what it reads */
         for (int c = 0; c < _GLEAN_INPUT_CLASS_MAX; c++) {
                 uint64_t last = 0, count = 0;
                 glean_sensors_input(s, (GleanInputClass) c, &last, &count);
