@@ -327,7 +327,7 @@ static void evdev_drop(GleanSensors *s, size_t i) {
         }
 }
 
-static uint64_t boot_ns(void) {
+uint64_t glean_sensors_boot_ns(void) {
         struct timespec ts;
         clock_gettime(CLOCK_BOOTTIME, &ts);
         return (uint64_t) ts.tv_sec * 1000000000ULL + (uint64_t) ts.tv_nsec;
@@ -351,7 +351,7 @@ int glean_sensors_dispatch(GleanSensors *s) {
                                 int cls = glean_input_event_class(buf[e].type, buf[e].code);
                                 if (cls < 0)
                                         continue;
-                                s->ev_last[cls] = boot_ns();
+                                s->ev_last[cls] = glean_sensors_boot_ns();
                                 s->ev_count[cls]++;
                         }
                 if (got < 0 && errno != EAGAIN && errno != EINTR) /* unplugged: ENODEV */

@@ -67,6 +67,9 @@ const char *glean_sensor_kind_name(GleanSensorKind kind); /* "input", "tty", "lo
  * sensors were opened) and how many were seen. */
 int glean_sensors_input(GleanSensors *s, GleanInputClass c, uint64_t *ret_last_ns, uint64_t *ret_count);
 
+/* Now on the clock of glean_sensors_input()'s times (CLOCK_BOOTTIME), ns. */
+uint64_t glean_sensors_boot_ns(void);
+
 /* The "evdev" method reads devices in user space: poll this descriptor
  * (-1 when there is nothing to poll) and call dispatch when it is
  * readable; rescan picks up devices plugged in since. */

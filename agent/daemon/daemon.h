@@ -156,6 +156,8 @@ void agent_notify_claimant(Slot *s, GleanCommand cmd, ClassAd *msg);
  * undefined or empty. A broken definition is logged (file:line) and
  * returned as the error. */
 int agent_knob_string(const Config *cfg, const char *name, const char *def, char **ret);
+/* Logs "what: <the error with its file and line>"; returns r. */
+int agent_log_config_error(const ConfigError *err, int r, const char *what);
 
 /* ---- cgroups.c ---- */
 /* Chooses the executor (AGENT_EXECUTOR, BASE_CGROUP) and sets a->exec. */
@@ -191,6 +193,6 @@ void agent_sensors_close(Agent *a);
 void agent_sensors_slot_add(Slot *s);    /* after its cgroup is open */
 void agent_sensors_slot_remove(Slot *s); /* before its cgroup goes */
 void agent_sensors_sample(Agent *a);     /* every slot's CondorLoadAvg, from the load sensor */
-void agent_sensors_ad(const Agent *a, Slot *s); /* InputSensor, TtySensor, LoadSensor */
+void agent_sensors_ad(const Agent *a, Slot *s); /* InputSensor, TtySensor, LoadSensor (once: they stay) */
 /* PSI of the machine (Total*) and of each slot's cgroup, SlotCpuTime. */
 void agent_sense_pressure(Agent *a);

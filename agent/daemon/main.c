@@ -105,7 +105,7 @@ int agent_knob_string(const Config *cfg, const char *name, const char *def, char
         return 0;
 }
 
-static int log_config_error(const ConfigError *err, int r, const char *what) {
+int agent_log_config_error(const ConfigError *err, int r, const char *what) {
         char *m = config_error_format(err);
         glean_log(LOG_ERR, NULL, NULL, 0, "%s: %s", what, m && *m ? m : strerror(-r));
         free(m);
@@ -116,7 +116,7 @@ static int agent_setup(Agent *a, const char *config_path, const char *socket_pat
         ConfigError err = { 0 };
         int r = config_load_path(config_path, &a->cfg, &err);
         if (r < 0)
-                return log_config_error(&err, r, "configuration");
+                return agent_log_config_error(&err, r, "configuration");
         for (size_t i = 0; i < n_sets; i++) {
                 char *eq = strchr(sets[i], '=');
                 *eq = 0;
@@ -149,7 +149,7 @@ static int agent_setup(Agent *a, const char *config_path, const char *socket_pat
         a->update_interval = config_get_int(a->cfg, "UPDATE_INTERVAL", &v, &err) >= 0 && v > 0 ? v : 300;
         r = config_get_list(a->cfg, "ADMINISTRATORS", &a->admins, &err);
         if (r < 0 && r != -ENOENT)
-                return log_config_error(&err, r, "ADMINISTRATORS");
+                return agent_log_config_error(&err, r, "ADMINISTRATORS");
 
         if ((r = agent_knob_string(a->cfg, "SLOT_USER", "nobody", &a->slot_user)) < 0)
                 return r;
@@ -161,10 +161,10 @@ static int agent_setup(Agent *a, const char *config_path, const char *socket_pat
 
         r = agent_idle_knobs(a->cfg, &a->idle, &err);
         if (r < 0)
-                return log_config_error(&err, r, "keyboard knobs");
+                return agent_log_config_error(&err, r, "keyboard knobs");
         r = agent_machine_detect(a->cfg, &a->machine, &err);
         if (r < 0)
-                return log_config_error(&err, r, "machine resources");
+                return agent_log_config_error(&err, r, "machine resources");
         r = agent_cgroups_setup(a);
         if (r < 0)
                 return glean_log_errno(LOG_ERR, r, "cannot set up the executor");
@@ -173,7 +173,7 @@ static int agent_setup(Agent *a, const char *config_path, const char *socket_pat
                 return r;
         r = agent_slots_create(a, &err);
         if (r < 0)
-                return log_config_error(&err, r, "slots");
+                return agent_log_config_error(&err, r, "slots");
         unsigned n = 0;
         for (Slot *s = a->slots; s; s = s->next)
                 n++;

@@ -42,12 +42,6 @@ static int64_t dev_idle(const char *dev, int64_t now, dev_t null_rdev) {
         return idle < 0 ? 0 : idle;
 }
 
-static uint64_t boot_ns(void) {
-        struct timespec ts;
-        clock_gettime(CLOCK_BOOTTIME, &ts);
-        return (uint64_t) ts.tv_sec * 1000000000ULL + (uint64_t) ts.tv_nsec;
-}
-
 /* Seconds since the kernel last saw input of class c; IDLE_UNKNOWN when it
  * has seen none since the sensors were opened (the other sources speak). */
 static int64_t sensor_idle(const Agent *a, GleanInputClass c, uint64_t now_boot) {
@@ -94,7 +88,7 @@ void agent_sense_idle(const Agent *a, int64_t now, int64_t *ret_kbd, int64_t *re
         }
         /* The kernel's view: keys for both, the pointer for the console,
          * pseudo-terminal input (SSH sessions) for the keyboard. */
-        uint64_t nb = boot_ns();
+        uint64_t nb = glean_sensors_boot_ns();
         int64_t keys = sensor_idle(a, GLEAN_INPUT_CLASS_KEYBOARD, nb);
         console = min64(console, min64(keys, sensor_idle(a, GLEAN_INPUT_CLASS_POINTER, nb)));
         kbd = min64(kbd, min64(keys, sensor_idle(a, GLEAN_INPUT_CLASS_TTY, nb)));
@@ -130,12 +124,7 @@ static int knob_list(Agent *a, const char *name, char ***ret) {
                 *ret = NULL; /* the defaults */
                 return 0;
         }
-        if (r < 0) {
-                char *m = config_error_format(&err);
-                glean_log(LOG_ERR, NULL, NULL, 0, "%s: %s", name, m && *m ? m : strerror(-r));
-                free(m);
-        }
-        return r;
+        return r < 0 ? agent_log_config_error(&err, r, name) : r;
 }
 
 static int on_sensor_io(sd_event_source *src, int fd, uint32_t revents, void *userdata) {
@@ -184,6 +173,9 @@ int agent_sensors_open(Agent *a) {
         int64_t v;
         if (config_get_bool(a->cfg, "LOAD_SENSOR", &load, &err) < 0)
                 load = true;
+        /* Without cgroups (the fork executor) there is no slot to count:
+         * the scheduler's probes would run at every switch for nothing. */
+        load = load && a->cgroot;
         a->load_decay = config_get_real(a->cfg, "SLOT_LOAD_DECAY_TIME", &d, &err) >= 0 && d >= 0 ? d : 60;
         a->sensor_interval = config_get_int(a->cfg, "SENSOR_SAMPLE_INTERVAL", &v, &err) >= 0 && v > 0 ? v : 5;
 

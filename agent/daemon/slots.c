@@ -489,6 +489,7 @@ static int slot_new(Agent *a, const AgentSlotDef *def, const char *name, bool dy
         if (r >= 0) {
                 agent_slot_cgroup_open(s); /* without one, jobs of the slot cannot start: logged there */
                 agent_sensors_slot_add(s);
+                agent_sensors_ad(a, s);
         }
         AgentPolicyKnobs knobs;
         if (r >= 0)
@@ -682,7 +683,6 @@ void agent_refresh_ads(Agent *a) {
                 if (sc >= 0)
                         classad_set_int(s->ad, "ConsoleIdle", sc);
                 classad_set_int(s->ad, "MyCurrentTime", now);
-                agent_sensors_ad(a, s);
                 classad_set_real(s->ad, "TotalMachineDrainingBadput", a->drain_badput);
                 classad_set_real(s->ad, "TotalMachineDrainingUnclaimedTime", a->drain_unclaimed);
         }
