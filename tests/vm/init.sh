@@ -76,7 +76,9 @@ mount -t devtmpfs devtmpfs $R/dev
 mkdir -p $R/dev/pts $R/dev/shm
 mount -t devpts -o newinstance,ptmxmode=0666,mode=0620 devpts $R/dev/pts
 mount -t tmpfs -o mode=1777 tmpfs $R/dev/shm
-mount -t tmpfs -o mode=1777 tmpfs $R/tmp
+# /tmp stays the overlay's: the host's /tmp shows through (a clone of the
+# repository there, e.g. /tmp/cc, runs its VM half too) and what the
+# guest writes goes to the tmpfs upper layer, as everywhere else.
 mount -t tmpfs -o mode=0755 tmpfs $R/run
 mount -t cgroup2 -o nsdelegate,memory_recursiveprot cgroup2 $R/sys/fs/cgroup ||
         fail "cannot mount cgroup2 on /sys/fs/cgroup"
