@@ -185,6 +185,19 @@ static void test_cli(void) {
         CU_ASSERT_EQUAL_FATAL(glean_test_run(bad, &r), 0);
         GLEAN_TEST_CHECK(r.status == 2 && strstr(r.err, "exclude each other"), "status %d: %s", r.status, r.err);
         glean_test_run_done(&r);
+        static const char *const watches[] = { "x", "0", "-1", "86401", "5s" };
+        for (size_t i = 0; i < sizeof watches / sizeof *watches; i++) {
+                char *w[] = { (char *) glean, "sensors", "--watch", (char *) watches[i], NULL };
+                CU_ASSERT_EQUAL_FATAL(glean_test_run(w, &r), 0);
+                GLEAN_TEST_CHECK(r.status == 2 && strstr(r.err, "--watch takes seconds (1 to 86400)") &&
+                                         strstr(r.err, watches[i]),
+                                 "--watch %s: status %d: %s", watches[i], r.status, r.err);
+                glean_test_run_done(&r);
+        }
+        char *extra[] = { (char *) glean, "sensors", "slot1", NULL };
+        CU_ASSERT_EQUAL_FATAL(glean_test_run(extra, &r), 0);
+        GLEAN_TEST_CHECK(r.status == 2 && strstr(r.err, "unexpected 'slot1'"), "status %d: %s", r.status, r.err);
+        glean_test_run_done(&r);
         char *nosock[] = { (char *) glean, "sensors", "--socket", "/nonexistent/agent.sock", NULL };
         CU_ASSERT_EQUAL_FATAL(glean_test_run(nosock, &r), 0);
         GLEAN_TEST_CHECK(r.status == 1 && strstr(r.err, "cannot talk to the agent"), "status %d: %s", r.status, r.err);
