@@ -137,7 +137,9 @@ static const Default defaults[] = {
         { "NEGOTIATOR_NUM_THREADS", "1" },
         { "NEGOTIATOR_RESOURCE_REQUEST_LIST_SIZE", "200" },
         { "NEGOTIATOR_DISCOUNT_SUSPENDED_RESOURCES", "False" },
-        { "NEGOTIATOR_ALLOW_QUOTA_OVERSUBSCRIPTION", "True" },
+        /* 3.4.8: subgroups asking for more than their parent are scaled down
+         * (HTCondor's code falls back to False too). */
+        { "NEGOTIATOR_ALLOW_QUOTA_OVERSUBSCRIPTION", "False" },
         { "NEGOTIATE_ALL_JOBS_IN_CLUSTER", "False" },
         { "SIGNIFICANT_ATTRIBUTES", "" },
         { "SCHEDD_INTERVAL", "300" },
@@ -173,6 +175,9 @@ static const Default defaults[] = {
         /* ---- the pool and the files ---- */
         { "DAEMON_LIST", "MASTER, STARTD, SCHEDD" },
         { "UID_DOMAIN", "$(FULL_HOSTNAME)" },
+        { "SPOOL", "/var/lib/glean" },
+        /* The central manager's database: the accounts and the job queue. */
+        { "NEGOTIATOR_DATABASE", "$(SPOOL)/negotiator.db" },
         { "FILESYSTEM_DOMAIN", "$(FULL_HOSTNAME)" },
         { "ALL_DEBUG", "" },
         { "ETC", "/etc/glean" },

@@ -1,0 +1,256 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * accounting.h — the accountant: who used how much of the pool, their user
+ * priorities, and the accounting groups with their hierarchical quotas
+ * (seed 000, 3.4.1 to 3.4.8; seed 001; seed 004).
+ *
+ * Pure parts (no clock, no I/O): the priority arithmetic, submitter
+ * identities, the group tree read from a Config and the quota function.
+ * The Accountant holds the accounts in memory and, when opened on a file,
+ * keeps them in the central manager's SQLite database (store.c): every
+ * change is one transaction, so after a crash the accounts are exactly as
+ * of the last committed change.
+ *
+ * Times are seconds since the Unix epoch as doubles (sub-second claims are
+ * charged too). Usage is in slot weight (SlotWeight, default Cpus, or one
+ * per slot without NEGOTIATOR_USE_SLOT_WEIGHTS) times seconds.
+ *
+ * How a real user priority moves. Between two changes of what a submitter
+ * holds, its usage rho is constant, so the manual's formula (3.4.4)
+ *     RUP(t) = beta * RUP(t - dt) + (1 - beta) * rho,  beta = 0.5^(dt / h)
+ * is applied exactly over each such stretch, at each change: a claim that
+ * begins or ends between two priority updates is charged for exactly the
+ * part of the interval it was held, and the result does not depend on
+ * when (or how often) priorities are brought up to date. RUP never goes
+ * below 0.5, the priority a new submitter starts with (3.4.1).
+ *
+ * Conventions: >= 0 on success, -errno on failure; outputs last, named
+ * ret_*, set only on success; `why` buffers get a one-line reason.
+ * Single-threaded.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "config.h"
+
+#define ACCT_MIN_PRIORITY 0.5     /* 3.4.1: every user begins at one half */
+#define ACCT_GROUP_NAME_MAX 40    /* 3.4.7: AccountingGroup is at most 40 characters */
+#define ACCT_NONE_GROUP "<none>"  /* the group of jobs in no quota group */
+#define ACCT_NICE_PREFIX "nice-user." /* nice_user jobs: nice-user.alice@domain */
+
+/* ---- priority arithmetic (pure) ---- */
+
+/* beta = 0.5^(dt / halflife) for dt >= 0; 1 when dt == 0; a halflife <= 0
+ * (or one so short that beta underflows) gives 0 for any dt > 0. */
+double acct_decay(double dt, double halflife);
+
+/* The RUP dt seconds after it was rup, the submitter having held usage
+ * (weighted) all along: max(0.5, beta * rup + (1 - beta) * usage). */
+double acct_rup_advance(double rup, double usage, double dt, double halflife);
+
+/* Shares inverse to the effective priorities (3.4.2, 3.4.6):
+ * shares[i] = (1 / eup[i]) / sum_j (1 / eup[j]). EUPs must be > 0 and
+ * finite (-EINVAL otherwise); n == 0 is fine. EUP 5, 10, 20 share 4:2:1. */
+int acct_shares(const double *eup, size_t n, double *ret_shares);
+
+/* ---- identities (pure) ---- */
+
+/* Checks an AccountingGroup value (accounting_group, +AccountingGroup):
+ * 1 to 40 characters, no white space, quotes, backslash or '@'. */
+int acct_check_group_name(const char *name, char *why, size_t whylen);
+
+/* The submitter (accounting key) of a job: "<group.sub.user>@<domain>"
+ * from AccountingGroup when the job has one, else its User ("alice@dom")
+ * or Owner@uid_domain; with NiceUser, "nice-user." before it (HTCondor's
+ * spelling). job may be any ClassAd with those attributes. -EINVAL (why
+ * says) when it has neither User nor Owner, or a bad AccountingGroup. */
+int acct_job_submitter(const ClassAd *job, const char *uid_domain, char **ret, char *why, size_t whylen);
+
+/* ---- settings ---- */
+
+typedef struct AcctSettings {
+        double halflife;       /* PRIORITY_HALFLIFE, seconds */
+        double default_factor; /* DEFAULT_PRIO_FACTOR */
+        double nice_factor;    /* NICE_USER_PRIO_FACTOR */
+        double remote_factor;  /* REMOTE_PRIO_FACTOR */
+        char *local_domain;    /* ACCOUNTANT_LOCAL_DOMAIN if set, else UID_DOMAIN */
+        bool use_slot_weights; /* NEGOTIATOR_USE_SLOT_WEIGHTS */
+} AcctSettings;
+
+/* Reads the knobs above from cfg (built-in defaults apply); a malformed
+ * value is -EINVAL with err naming its file and line. */
+int acct_settings_from_config(const Config *cfg, AcctSettings *ret, ConfigError *err);
+void acct_settings_clear(AcctSettings *s);
+
+/* ---- accounting groups (pure) ---- */
+
+typedef struct AcctGroup {
+        char *name;             /* as GROUP_NAMES spells it; "<none>" for the root */
+        size_t parent;          /* index of the parent; the root is its own parent */
+        size_t *children;       /* indexes, in GROUP_NAMES order */
+        size_t n_children;
+        unsigned depth;         /* the root 0, top-level groups 1, ... */
+        bool has_static;        /* GROUP_QUOTA_<name> */
+        double static_quota;
+        bool has_dynamic;       /* GROUP_QUOTA_DYNAMIC_<name>, 0.0 to 1.0 */
+        double dynamic_quota;
+        bool accept_surplus;    /* GROUP_ACCEPT_SURPLUS_<name>, else GROUP_ACCEPT_SURPLUS */
+        bool autoregroup;       /* GROUP_AUTOREGROUP_<name>, else GROUP_AUTOREGROUP */
+        double prio_factor;     /* GROUP_PRIO_FACTOR_<name>; 0 when not set */
+} AcctGroup;
+
+typedef struct AcctGroups AcctGroups;
+
+/* The group tree of GROUP_NAMES ("group_physics, group_physics.lab1",
+ * case-insensitive names, a subgroup's parent must be listed too) with
+ * each group's knobs. Index 0 is the root, "<none>". A malformed value
+ * or name is -EINVAL with err saying where and why. */
+int acct_groups_from_config(const Config *cfg, AcctGroups **ret, ConfigError *err);
+void acct_groups_free(AcctGroups *g); /* accepts NULL */
+
+size_t acct_groups_count(const AcctGroups *g);
+const AcctGroup *acct_groups_get(const AcctGroups *g, size_t i);
+/* NEGOTIATOR_ALLOW_QUOTA_OVERSUBSCRIPTION (default False: subgroups that
+ * ask for more than their parent are scaled down, 3.4.8). */
+bool acct_groups_allow_oversubscription(const AcctGroups *g);
+/* The group named so (case-insensitive), -ENOENT when none. */
+int acct_groups_find(const AcctGroups *g, const char *name, size_t *ret);
+/* The quota group of a submitter ("group_physics.lab1.alice@dom"): the
+ * group named by the longest dotted prefix of the part before '@', the
+ * part after its last dot being the user (3.4.8); 0 ("<none>") when no
+ * prefix names a group, and for a name without a dot (group accounting,
+ * 3.4.7). Nice users are never in a quota group. */
+size_t acct_groups_of_submitter(const AcctGroups *g, const char *submitter);
+
+/* ---- hierarchical group quotas (pure) ---- */
+
+typedef struct AcctQuota {
+        double configured;        /* GROUP_QUOTA_<g>, or GROUP_QUOTA_DYNAMIC_<g> times the
+                                     quota it is a fraction of; the pool for the root */
+        double quota;             /* the group's effective quota, subgroups included: whole slots */
+        double own;               /* what its own submitters may use: quota less its subgroups' */
+        double demand;            /* its own submitters' demand (the input) */
+        double allocated;         /* what its own submitters get this cycle: min(demand, own)
+                                     plus any surplus it is given */
+        double subtree_allocated; /* allocated, subgroups included */
+        bool scaled;              /* its quota was scaled down (an over-subscribed parent) */
+} AcctQuota;
+
+typedef struct AcctQuotaResult {
+        AcctQuota *q;     /* one per group, as acct_groups_get() numbers them */
+        size_t n;
+        char **warnings;  /* one line each ("group quotas: ... rescaled from 40 to 33.333") */
+        size_t n_warnings;
+} AcctQuotaResult;
+
+/* The quotas of every group for a pool of pool_size (total slot weight)
+ * and the allocations for demand[i] (the weighted idle + running jobs of
+ * group i's own submitters; NULL: no demand), in one pass over the tree:
+ * static quotas first, dynamic ones as fractions of what is left of their
+ * parent's (of the pool at the top), oversubscribing subgroups scaled,
+ * every quota truncated to whole slots with the remainders handed to the
+ * level above, then surplus (quota nobody demands) shared among groups
+ * that accept it, in proportion to their quotas (3.4.8). */
+int acct_quotas_compute(const AcctGroups *g, double pool_size, const double *demand, AcctQuotaResult *ret);
+void acct_quota_result_clear(AcctQuotaResult *r);
+
+/* ---- the Accountant ---- */
+
+typedef struct Accountant Accountant;
+
+/* What a submitter or group looks like now. */
+typedef struct AcctEntry {
+        const char *name;            /* valid until the next change of the Accountant */
+        bool is_group;               /* a quota group's roll-up, "<none>" included */
+        size_t group;                /* its quota group (itself for a group) */
+        double rup;                  /* real user priority */
+        double factor;               /* priority factor in force */
+        bool factor_set;             /* set by an administrator (else the default chain) */
+        double eup;                  /* rup * factor */
+        unsigned in_use;             /* claims held (subtree for a group) */
+        double weighted_in_use;      /* their slot weight */
+        double accumulated;          /* seconds of claims held */
+        double weighted_accumulated; /* weight * seconds */
+        double begin_usage;          /* first time it held anything; 0: never */
+        double last_usage;           /* last time it held anything (now while it does); 0: never */
+} AcctEntry;
+
+typedef enum AcctOpenFlags {
+        ACCT_OPEN_READONLY = 1 << 0, /* read the database, never write it (the CLI) */
+} AcctOpenFlags;
+
+/* The accounts kept in the database at path (created when absent, unless
+ * read-only), or in memory only when path is NULL. Takes ownership of
+ * settings' contents (cleared) and of groups. A database that is corrupt,
+ * unreadable or of a newer schema fails (-EINVAL, -EACCES, -EPROTO, ...)
+ * with why = "accounts database PATH: ..."; nothing is written then. */
+int acct_open(const char *path, unsigned flags, AcctSettings *settings, AcctGroups *groups, double now,
+              Accountant **ret, char *why, size_t whylen);
+void acct_close(Accountant *a); /* accepts NULL */
+
+/* New settings and groups (a reconfiguration), taken as acct_open takes
+ * them; usage already charged stays charged. */
+int acct_reconfigure(Accountant *a, AcctSettings *settings, AcctGroups *groups, double now);
+const AcctGroups *acct_groups(const Accountant *a);
+const AcctSettings *acct_settings(const Accountant *a);
+
+/* The clock of the accounts: the latest time any call gave it (times given
+ * later are never earlier: an earlier now is taken as this one). */
+double acct_now(const Accountant *a);
+
+/* Claims. A submitter holds a claim from begin to end and is charged its
+ * weight (1 without NEGOTIATOR_USE_SLOT_WEIGHTS) for each second, and so
+ * are its quota group and that group's ancestors (their roll-ups).
+ * begin: -EEXIST for a claim id already held, -EINVAL for a weight that is
+ * negative or not finite or a submitter name that is empty. end: -ENOENT
+ * for an unknown claim. */
+int acct_claim_begin(Accountant *a, const char *claim_id, const char *submitter, double weight, double now);
+int acct_claim_end(Accountant *a, const char *claim_id, double now);
+size_t acct_claims_count(const Accountant *a);
+/* The claim's submitter (valid while the claim is held), weight and begin time. */
+int acct_claim_get(const Accountant *a, const char *claim_id, const char **ret_submitter, double *ret_weight,
+                   double *ret_begin);
+
+/* Whether a submitter still has jobs in the queue: entries of submitters
+ * without claims, jobs or anything an administrator set are forgotten once
+ * their priority is back at 0.5 (as HTCondor's accountant does). NULL:
+ * none has jobs. */
+typedef bool (*AcctHasJobsFn)(void *userdata, const char *submitter);
+
+/* The periodic update (HTCondor's UpdatePriorities): brings every entry to
+ * now, forgets the entries that carry nothing, and commits. */
+int acct_update(Accountant *a, double now, AcctHasJobsFn has_jobs, void *userdata);
+
+/* Every entry (submitters and groups) as of acct_now(), in name order.
+ * *ret is malloc'd (free() it; the names are the Accountant's). */
+int acct_list(const Accountant *a, AcctEntry **ret, size_t *ret_n);
+/* One entry; a submitter the accounts do not know is -ENOENT, and
+ * ret is then filled as a new submitter would be (RUP 0.5, its factor). */
+int acct_get(const Accountant *a, const char *name, AcctEntry *ret);
+/* The factor that applies to name when no administrator set one. */
+double acct_default_factor(const Accountant *a, const char *name);
+
+/* Administrators (condor_userprio's -setfactor, -setprio, -resetusage,
+ * -delete). Names the accounts do not know are -ENOENT. A factor must be
+ * finite and >= 1 (as HTCondor), a priority finite and >= 0.5: -EINVAL.
+ * delete: -EBUSY while the submitter holds claims; a group cannot be
+ * deleted (-EPERM). */
+int acct_set_factor(Accountant *a, const char *name, double factor, double now);
+int acct_set_priority(Accountant *a, const char *name, double priority, double now);
+int acct_reset_usage(Accountant *a, const char *name, double now);
+int acct_delete(Accountant *a, const char *name, double now);
+
+/* Several changes in one transaction (the daemon batches one event loop
+ * iteration): between begin and commit, changes are made in memory and
+ * written, and commit makes them durable at once. Outside a batch every
+ * change commits by itself. If a commit fails, the accounts are read back
+ * as they were at the last commit and the error is returned. */
+int acct_batch_begin(Accountant *a);
+int acct_batch_commit(Accountant *a);
+
+/* The error of the last failed write, for logs ("" if none). */
+const char *acct_last_error(const Accountant *a);

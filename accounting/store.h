@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * store.h — the accounts in the central manager's SQLite database (WAL):
+ * the rows the Accountant keeps, written in transactions. Internal to
+ * accounting/ (the Accountant is the public face).
+ *
+ * The database file is the central manager's: one schema for the accounts
+ * and, later, the job queue, with a version in the one-row table
+ * schema_version so that later releases migrate it. Opening checks the
+ * file: not a database, corrupt (PRAGMA quick_check), unreadable, or of a
+ * newer schema than this build knows — each a clear error, and the file
+ * is left as it was.
+ *
+ * Conventions: >= 0 on success, -errno on failure; why gets
+ * "accounts database PATH: reason".
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define ACCT_SCHEMA_VERSION 1
+
+typedef struct AcctStore AcctStore;
+
+/* One entry as it is stored: its state at as_of. The usage it holds is
+ * not stored here: it is the sum of its claims (below). */
+typedef struct AcctRecord {
+        const char *name;
+        bool is_group;
+        double priority;             /* RUP at as_of */
+        double as_of;
+        double accumulated;          /* at as_of */
+        double weighted_accumulated; /* at as_of */
+        double begin_usage;          /* 0: never */
+        double last_usage;           /* at as_of; 0: never */
+        double factor;               /* set by an administrator; 0: not set */
+} AcctRecord;
+
+typedef struct AcctClaimRow {
+        const char *id;
+        const char *submitter;
+        double weight;
+        double begin;
+} AcctClaimRow;
+
+/* Opens (creating it and its schema when absent and !readonly) the
+ * database at path. Read-only opens never create or migrate. */
+int acct_store_open(const char *path, bool readonly, AcctStore **ret, char *why, size_t whylen);
+void acct_store_close(AcctStore *s); /* accepts NULL */
+
+/* Transactions: every write happens between begin and commit (the
+ * functions below fail with -EINVAL outside one). rollback undoes what
+ * was written since begin. */
+int acct_store_begin(AcctStore *s);
+int acct_store_commit(AcctStore *s, char *why, size_t whylen);
+void acct_store_rollback(AcctStore *s);
+
+int acct_store_put_record(AcctStore *s, const AcctRecord *r); /* insert or replace by name */
+int acct_store_delete_record(AcctStore *s, const char *name);
+int acct_store_put_claim(AcctStore *s, const AcctClaimRow *c);  /* insert or replace by id */
+int acct_store_delete_claim(AcctStore *s, const char *id);
+int acct_store_set_meta(AcctStore *s, const char *key, double value);
+
+/* Reads everything committed: each record, then each claim, then the
+ * meta values, through the callbacks (which may be NULL; a negative
+ * return stops the load and is returned). Strings are valid during the
+ * call only. */
+typedef struct AcctStoreLoad {
+        int (*record)(void *userdata, const AcctRecord *r);
+        int (*claim)(void *userdata, const AcctClaimRow *c);
+        int (*meta)(void *userdata, const char *key, double value);
+        void *userdata;
+} AcctStoreLoad;
+int acct_store_load(AcctStore *s, const AcctStoreLoad *load, char *why, size_t whylen);
+
+/* The path it was opened with. */
+const char *acct_store_path(const AcctStore *s);
