@@ -225,8 +225,8 @@ typedef bool (*AcctHasJobsFn)(void *userdata, const char *submitter);
  * now, forgets the entries that carry nothing, and commits. */
 int acct_update(Accountant *a, double now, AcctHasJobsFn has_jobs, void *userdata);
 
-/* Every entry (submitters and groups) as of acct_now(), in name order.
- * *ret is malloc'd (free() it; the names are the Accountant's). */
+/* Every entry (submitters and groups) as of acct_now(), in no particular
+ * order. *ret is malloc'd (free() it; the names are the Accountant's). */
 int acct_list(const Accountant *a, AcctEntry **ret, size_t *ret_n);
 /* One entry; a submitter the accounts do not know is -ENOENT, and
  * ret is then filled as a new submitter would be (RUP 0.5, its factor). */
