@@ -378,6 +378,8 @@ static int set_policy(Submit *s, ClassAd *ad, bool nice) {
         return classad_set_int(ad, "JobLeaseDuration", lease);
 }
 
+#define ACCOUNTING_GROUP_MAX 40 /* characters, 3.4.7 */
+
 /* Submitter names go into ads and accounting keys: no white space or quotes. */
 static bool is_submitter_name(const char *n) {
         return *n && !strpbrk(n, " \t\r\n\"\\'");
@@ -430,6 +432,27 @@ static int set_forced_attrs(Submit *s, ClassAd *ad) {
         return 0;
 }
 
+/* 3.4.7: an AccountingGroup (however it was given) is at most 40
+ * characters; the error names the line that gave it. */
+static int check_accounting_group(Submit *s, const ClassAd *ad) {
+        _cleanup_(cmd_done) Cmd group = {}, user = {};
+        _cleanup_config_free_ char *v = NULL;
+        int line = 0, r;
+
+        if (classad_eval_string(ad, "AccountingGroup", CA_MODE_OLD, &v) < 0 || strlen(v) <= ACCOUNTING_GROUP_MAX)
+                return 0;
+        for (size_t i = 0; i < s->attrs->n_entries; i++)
+                if (strcasecmp(s->attrs->entries[i].name, "AccountingGroup") == 0)
+                        line = s->attrs->entries[i].line;
+        if (!line && (r = get(s, K_ACCT_GROUP, &group)) >= 0 && group.v)
+                line = group.line;
+        if (!line && (r = get(s, K_ACCT_USER, &user)) >= 0 && user.v)
+                line = user.line;
+        return config_error(s->err, s->file, line, -EINVAL,
+                            "AccountingGroup '%s' is %zu characters long, at most %d are allowed", v, strlen(v),
+                            ACCOUNTING_GROUP_MAX);
+}
+
 static int set_iwd(Submit *s, ClassAd *ad, char **ret) {
         _cleanup_(cmd_done) Cmd c = {};
         _cleanup_config_free_ char *iwd = NULL;
@@ -477,7 +500,8 @@ int submit_job_ad(Submit *s, ClassAd **ret) {
             (r = set_requirements_and_rank(s, ad)) < 0 ||
             (r = set_policy(s, ad, nice)) < 0 ||
             (r = set_accounting(s, ad)) < 0 ||
-            (r = set_forced_attrs(s, ad)) < 0)
+            (r = set_forced_attrs(s, ad)) < 0 ||
+            (r = check_accounting_group(s, ad)) < 0)
                 return r;
         *ret = ad;
         ad = NULL;

@@ -138,6 +138,12 @@ static void test_values(void) {
                 { "executable = /bin/sh\njob_lease_duration = 5 +\nqueue", 2, "job_lease_duration: cannot parse" },
                 { "executable = /bin/sh\naccounting_group = a b\nqueue", 2, "accounting_group: invalid name 'a b'" },
                 { "executable = /bin/sh\naccounting_group_user = \"x\"\nqueue", 2, "accounting_group_user: invalid name" },
+                /* 3.4.7: AccountingGroup is at most 40 characters, however given */
+                { "executable = /bin/sh\naccounting_group = group_physics_and_astronomy_dept\n"
+                  "accounting_group_user = newton_isaac\nqueue", 2,
+                  "AccountingGroup 'group_physics_and_astronomy_dept.newton_isaac' is 45 characters long, at most 40" },
+                { "executable = /bin/sh\n\n+AccountingGroup = \"a_group_name_that_is_much_too_long_to_use.x\"\nqueue", 3,
+                  "is 43 characters long, at most 40 are allowed" },
                 { "executable = /bin/sh\n+Foo =\nqueue", 2, "+Foo: missing value" },
                 { "executable = /bin/sh\nMY.Foo = 1 +\nqueue", 2, "+Foo: cannot parse '1 +'" },
                 { "executable = /bin/sh\n+Foo = $(bar)\nqueue", 2, "+Foo: missing value" },
