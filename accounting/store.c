@@ -594,15 +594,6 @@ void acct_store_rollback(AcctStore *s) {
 
 /* ---- writes ---- */
 
-/* Whether a write may go ahead: 0, or the error to return. A transaction
- * in which a write failed takes no more writes (SQLite may have rolled it
- * back already: they would commit by themselves). */
-static int write_check(const AcctStore *s) {
-        if (!s || !s->in_tx)
-                return -EINVAL;
-        return s->tx_error;
-}
-
 /* Records that a write failed and dooms the transaction; returns r. */
 __attribute__((format(printf, 3, 4))) static int write_failed(AcctStore *s, int r, const char *fmt, ...) {
         va_list ap;
@@ -614,126 +605,118 @@ __attribute__((format(printf, 3, 4))) static int write_failed(AcctStore *s, int 
         return r;
 }
 
-/* Steps a bound write statement; returns the rows it changed or -errno. */
-static int write_run(AcctStore *s, sqlite3_stmt *st, const char *what, const char *key) {
-        int rc = stmt_run(st);
+/* -EINVAL for NULL (every column is NOT NULL). */
+static int bind_text(AcctStore *s, sqlite3_stmt *st, int i, const char *v) {
+        int rc;
 
+        if (!v)
+                return -EINVAL;
+        rc = sqlite3_bind_text(st, i, v, -1, SQLITE_STATIC);
+        return rc == SQLITE_OK ? 0 : errno_of(s->db, rc);
+}
+
+/* v[0] to v[n - 1] as parameters first, first + 1, ...; NaN is refused
+ * (SQLite would store it as NULL). */
+static int bind_reals(AcctStore *s, sqlite3_stmt *st, int first, const double *v, size_t n) {
+        for (size_t i = 0; i < n; i++) {
+                int rc;
+
+                if (isnan(v[i]))
+                        return -EINVAL;
+                rc = sqlite3_bind_double(st, first + (int) i, v[i]);
+                if (rc != SQLITE_OK)
+                        return errno_of(s->db, rc);
+        }
+        return 0;
+}
+
+/* The start of every write: a transaction that no failed write doomed
+ * (SQLite may have rolled it back already: more writes would commit by
+ * themselves), and the row's key bound as ?1. */
+static int write_start(AcctStore *s, int stmt, const char *what, const char *key, sqlite3_stmt **ret) {
+        if (!s || !s->in_tx)
+                return -EINVAL;
+        if (s->tx_error < 0)
+                return s->tx_error;
+        if (bind_text(s, s->stmt[stmt], 1, key) < 0)
+                return write_failed(s, -EINVAL, "a %s without a key", what);
+        *ret = s->stmt[stmt];
+        return 0;
+}
+
+/* The end of every write: r is how binding the other parameters went.
+ * Returns the rows the statement changed, or -errno (dooming the
+ * transaction). The bindings are cleared: they point to the caller's
+ * strings. */
+static int write_finish(AcctStore *s, sqlite3_stmt *st, int r, const char *what, const char *key) {
+        int rc;
+
+        if (r < 0) {
+                sqlite3_clear_bindings(st);
+                return write_failed(s, r, "%s '%s': a value that cannot be stored (NULL or NaN)", what, key);
+        }
+        rc = stmt_run(st);
         sqlite3_clear_bindings(st);
         if (rc != SQLITE_OK)
                 return write_failed(s, errno_of(s->db, rc), "%s '%s': %s", what, key, sqlite3_errmsg(s->db));
         return sqlite3_changes(s->db);
 }
 
-static int bind_text(AcctStore *s, sqlite3_stmt *st, int i, const char *v) {
-        int rc = sqlite3_bind_text(st, i, v, -1, SQLITE_STATIC);
-        return rc == SQLITE_OK ? 0 : errno_of(s->db, rc);
-}
-
-static int bind_int(AcctStore *s, sqlite3_stmt *st, int i, int v) {
-        int rc = sqlite3_bind_int(st, i, v);
-        return rc == SQLITE_OK ? 0 : errno_of(s->db, rc);
-}
-
-/* NaN is refused: SQLite would store it as NULL. */
-static int bind_real(AcctStore *s, sqlite3_stmt *st, int i, double v) {
-        int rc;
-
-        if (isnan(v))
-                return -EINVAL;
-        rc = sqlite3_bind_double(st, i, v);
-        return rc == SQLITE_OK ? 0 : errno_of(s->db, rc);
-}
-
 int acct_store_put_record(AcctStore *s, const AcctRecord *rec) {
-        sqlite3_stmt *st;
+        sqlite3_stmt *st = NULL;
         int r;
 
-        r = write_check(s);
+        r = write_start(s, STMT_PUT_RECORD, "record", rec ? rec->name : NULL, &st);
         if (r < 0)
                 return r;
-        if (!rec || !rec->name)
-                return write_failed(s, -EINVAL, "a record without a name");
-        st = s->stmt[STMT_PUT_RECORD];
-        if ((r = bind_text(s, st, 1, rec->name)) < 0 || (r = bind_int(s, st, 2, rec->is_group)) < 0 ||
-            (r = bind_real(s, st, 3, rec->priority)) < 0 || (r = bind_real(s, st, 4, rec->as_of)) < 0 ||
-            (r = bind_real(s, st, 5, rec->accumulated)) < 0 ||
-            (r = bind_real(s, st, 6, rec->weighted_accumulated)) < 0 ||
-            (r = bind_real(s, st, 7, rec->begin_usage)) < 0 || (r = bind_real(s, st, 8, rec->last_usage)) < 0 ||
-            (r = bind_real(s, st, 9, rec->factor)) < 0) {
-                sqlite3_clear_bindings(st);
-                return write_failed(s, r, "record '%s': a value that cannot be stored (NaN?)",
-                                    rec->name);
-        }
-        r = write_run(s, st, "record", rec->name);
+        const double reals[] = { rec->priority,    rec->as_of,      rec->accumulated, rec->weighted_accumulated,
+                                 rec->begin_usage, rec->last_usage, rec->factor };
+        r = errno_of(s->db, sqlite3_bind_int(st, 2, rec->is_group));
+        if (r >= 0)
+                r = bind_reals(s, st, 3, reals, ELEMENTSOF(reals));
+        r = write_finish(s, st, r, "record", rec->name);
         return r < 0 ? r : 0;
 }
 
 int acct_store_delete_record(AcctStore *s, const char *name) {
-        sqlite3_stmt *st;
+        sqlite3_stmt *st = NULL;
         int r;
 
-        r = write_check(s);
-        if (r < 0)
-                return r;
-        if (!name)
-                return write_failed(s, -EINVAL, "deleting a record without a name");
-        st = s->stmt[STMT_DELETE_RECORD];
-        r = bind_text(s, st, 1, name);
-        if (r < 0)
-                return write_failed(s, r, "deleting record '%s'", name);
-        return write_run(s, st, "deleting record", name);
+        r = write_start(s, STMT_DELETE_RECORD, "record to delete", name, &st);
+        return r < 0 ? r : write_finish(s, st, 0, "deleting record", name);
 }
 
 int acct_store_put_claim(AcctStore *s, const AcctClaimRow *c) {
-        sqlite3_stmt *st;
+        sqlite3_stmt *st = NULL;
         int r;
 
-        r = write_check(s);
+        r = write_start(s, STMT_PUT_CLAIM, "claim", c ? c->id : NULL, &st);
         if (r < 0)
                 return r;
-        if (!c || !c->id || !c->submitter)
-                return write_failed(s, -EINVAL, "a claim without an id or a submitter");
-        st = s->stmt[STMT_PUT_CLAIM];
-        if ((r = bind_text(s, st, 1, c->id)) < 0 || (r = bind_text(s, st, 2, c->submitter)) < 0 ||
-            (r = bind_real(s, st, 3, c->weight)) < 0 || (r = bind_real(s, st, 4, c->begin)) < 0) {
-                sqlite3_clear_bindings(st);
-                return write_failed(s, r, "claim '%s': a value that cannot be stored (NaN?)", c->id);
-        }
-        r = write_run(s, st, "claim", c->id);
+        r = bind_text(s, st, 2, c->submitter);
+        if (r >= 0)
+                r = bind_reals(s, st, 3, (const double[]) { c->weight, c->begin }, 2);
+        r = write_finish(s, st, r, "claim", c->id);
         return r < 0 ? r : 0;
 }
 
 int acct_store_delete_claim(AcctStore *s, const char *id) {
-        sqlite3_stmt *st;
+        sqlite3_stmt *st = NULL;
         int r;
 
-        r = write_check(s);
-        if (r < 0)
-                return r;
-        if (!id)
-                return write_failed(s, -EINVAL, "deleting a claim without an id");
-        st = s->stmt[STMT_DELETE_CLAIM];
-        r = bind_text(s, st, 1, id);
-        if (r < 0)
-                return write_failed(s, r, "deleting claim '%s'", id);
-        return write_run(s, st, "deleting claim", id);
+        r = write_start(s, STMT_DELETE_CLAIM, "claim to delete", id, &st);
+        return r < 0 ? r : write_finish(s, st, 0, "deleting claim", id);
 }
 
 int acct_store_set_meta(AcctStore *s, const char *key, double value) {
-        sqlite3_stmt *st;
+        sqlite3_stmt *st = NULL;
         int r;
 
-        r = write_check(s);
+        r = write_start(s, STMT_SET_META, "meta value", key, &st);
         if (r < 0)
                 return r;
-        if (!key)
-                return write_failed(s, -EINVAL, "a meta value without a key");
-        st = s->stmt[STMT_SET_META];
-        if ((r = bind_text(s, st, 1, key)) < 0 || (r = bind_real(s, st, 2, value)) < 0) {
-                sqlite3_clear_bindings(st);
-                return write_failed(s, r, "meta '%s': a value that cannot be stored (NaN?)", key);
-        }
-        r = write_run(s, st, "meta", key);
+        r = bind_reals(s, st, 2, &value, 1);
+        r = write_finish(s, st, r, "meta value", key);
         return r < 0 ? r : 0;
 }
 

@@ -19,6 +19,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* 1: the accounts. 2 (a later issue): the central manager's job queue,
+ * added as one more migration step in store.c. */
 #define ACCT_SCHEMA_VERSION 1
 
 typedef struct AcctStore AcctStore;

@@ -86,7 +86,10 @@ static uint64_t splitmix64(uint64_t *x) {
 
 /* A double with all 53 bits of mantissa in use, of either sign. */
 static double random_double(uint64_t *x) {
-        double d = ldexp((double) (splitmix64(x) >> 11), (int) (splitmix64(x) % 64) - 32 - 53);
+        double mantissa = (double) (splitmix64(x) >> 11);
+        int exponent = (int) (splitmix64(x) % 64) - 32 - 53;
+        double d = ldexp(mantissa, exponent);
+
         return splitmix64(x) & 1 ? -d : d;
 }
 
@@ -121,7 +124,9 @@ static int apply_change(Model *m, uint64_t k, AcctStore *s) {
                         break;
                 case 4:
                 case 5: {
-                        AcctClaimRow c = { claim_ids[j], names[i], random_double(&x), random_double(&x) };
+                        AcctClaimRow c = { claim_ids[j], names[i], 0, 0 };
+                        c.weight = random_double(&x);
+                        c.begin = random_double(&x);
                         m->has_claim[j] = true;
                         m->claim[j] = c;
                         r = s ? acct_store_put_claim(s, &c) : 0;
