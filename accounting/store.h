@@ -19,6 +19,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* 1: the accounts. 2 (a later issue): the central manager's job queue,
+ * added as one more migration step in store.c. */
 #define ACCT_SCHEMA_VERSION 1
 
 typedef struct AcctStore AcctStore;
@@ -45,27 +47,38 @@ typedef struct AcctClaimRow {
 } AcctClaimRow;
 
 /* Opens (creating it and its schema when absent and !readonly) the
- * database at path. Read-only opens never create or migrate. */
+ * database at path. Read-only opens never create or migrate: a missing
+ * file is -ENOENT, one without the schema yet -ENODATA, one of an older
+ * schema -EPROTO (open it read-write once). Errors: -EINVAL (not a
+ * database, or not glean's), -EBADMSG (corrupt), -EPROTO (newer schema),
+ * -EISDIR, -EACCES, -ENOENT, ... */
 int acct_store_open(const char *path, bool readonly, AcctStore **ret, char *why, size_t whylen);
 void acct_store_close(AcctStore *s); /* accepts NULL */
 
 /* Transactions: every write happens between begin and commit (the
- * functions below fail with -EINVAL outside one). rollback undoes what
- * was written since begin. */
+ * functions below fail with -EINVAL outside one; begin with -EROFS on a
+ * read-only store, -EBUSY when another writer holds the database).
+ * rollback undoes what was written since begin. A write that fails dooms
+ * its transaction: later writes return the same error and commit rolls it
+ * back and returns it. A commit that fails has committed nothing, and the
+ * transaction is over either way. */
 int acct_store_begin(AcctStore *s);
 int acct_store_commit(AcctStore *s, char *why, size_t whylen);
 void acct_store_rollback(AcctStore *s);
 
+/* Doubles are stored exactly (-0.0 reads back as 0.0); NaN cannot be
+ * stored (-EINVAL). Deletes return 1 when there was a row, 0 when not. */
 int acct_store_put_record(AcctStore *s, const AcctRecord *r); /* insert or replace by name */
 int acct_store_delete_record(AcctStore *s, const char *name);
 int acct_store_put_claim(AcctStore *s, const AcctClaimRow *c);  /* insert or replace by id */
 int acct_store_delete_claim(AcctStore *s, const char *id);
 int acct_store_set_meta(AcctStore *s, const char *key, double value);
 
-/* Reads everything committed: each record, then each claim, then the
- * meta values, through the callbacks (which may be NULL; a negative
- * return stops the load and is returned). Strings are valid during the
- * call only. */
+/* Reads everything committed, as of one commit: each record (by name),
+ * then each claim (by id), then the meta values (by key), through the
+ * callbacks (which may be NULL; a negative return stops the load and is
+ * returned). Strings are valid during the call only. -EINVAL inside a
+ * write transaction. */
 typedef struct AcctStoreLoad {
         int (*record)(void *userdata, const AcctRecord *r);
         int (*claim)(void *userdata, const AcctClaimRow *c);
