@@ -131,8 +131,10 @@ size_t acct_groups_of_submitter(const AcctGroups *g, const char *submitter);
 typedef struct AcctQuota {
         double configured;        /* GROUP_QUOTA_<g>, or GROUP_QUOTA_DYNAMIC_<g> times the
                                      quota it is a fraction of; the pool for the root */
-        double quota;             /* the group's effective quota, subgroups included: whole slots */
-        double own;               /* what its own submitters may use: quota less its subgroups' */
+        double quota;             /* the group's effective quota, subgroups included: whole slots
+                                     (the root's is the pool, as given) */
+        double own;               /* what its own submitters may use: quota less its subgroups'
+                                     (0 when oversubscribing subgroups take more) */
         double demand;            /* its own submitters' demand (the input) */
         double allocated;         /* what its own submitters get this cycle: min(demand, own)
                                      plus any surplus it is given */
@@ -147,6 +149,8 @@ typedef struct AcctQuotaResult {
         size_t n_warnings;
 } AcctQuotaResult;
 
+#define ACCT_QUOTA_MAX_AMOUNT 9007199254740992.0 /* 2^53 */
+
 /* The quotas of every group for a pool of pool_size (total slot weight)
  * and the allocations for demand[i] (the weighted idle + running jobs of
  * group i's own submitters; NULL: no demand), in one pass over the tree:
@@ -154,7 +158,8 @@ typedef struct AcctQuotaResult {
  * parent's (of the pool at the top), oversubscribing subgroups scaled,
  * every quota truncated to whole slots with the remainders handed to the
  * level above, then surplus (quota nobody demands) shared among groups
- * that accept it, in proportion to their quotas (3.4.8). */
+ * that accept it, in proportion to their quotas (3.4.8). -EINVAL when
+ * pool_size or a demand is negative, NaN or over ACCT_QUOTA_MAX_AMOUNT. */
 int acct_quotas_compute(const AcctGroups *g, double pool_size, const double *demand, AcctQuotaResult *ret);
 void acct_quota_result_clear(AcctQuotaResult *r);
 
