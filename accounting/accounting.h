@@ -227,7 +227,8 @@ int acct_claim_get(const Accountant *a, const char *claim_id, const char **ret_s
 typedef bool (*AcctHasJobsFn)(void *userdata, const char *submitter);
 
 /* The periodic update (HTCondor's UpdatePriorities): brings every entry to
- * now, forgets the entries that carry nothing, and commits. */
+ * now, forgets the entries that carry nothing, and commits. A read-only
+ * Accountant only brings its entries to now. */
 int acct_update(Accountant *a, double now, AcctHasJobsFn has_jobs, void *userdata);
 
 /* Every entry (submitters and groups) as of acct_now(), in no particular
@@ -256,6 +257,13 @@ int acct_delete(Accountant *a, const char *name, double now);
  * as they were at the last commit and the error is returned. */
 int acct_batch_begin(Accountant *a);
 int acct_batch_commit(Accountant *a);
+
+/* Numbers the central manager keeps beside the accounts (e.g.
+ * "pool_size", the pool's total slot weight at its last cycle, which
+ * `glean userprio -quotas` reads; "last_update", the time of the last
+ * acct_update). get: -ENOENT when never set. set is a change. */
+int acct_get_meta(const Accountant *a, const char *key, double *ret);
+int acct_set_meta(Accountant *a, const char *key, double value);
 
 /* The error of the last failed write, for logs ("" if none). */
 const char *acct_last_error(const Accountant *a);

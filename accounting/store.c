@@ -54,8 +54,11 @@
 
 /* Page cache per connection, in KiB (SQLite's convention for a negative
  * cache_size): a transaction of 100,000 records stays in memory until its
- * commit rather than spilling to the WAL half-way. */
-#define STORE_CACHE_KIB 32768
+ * commit rather than spilling to the WAL half-way, and the B-tree pages of
+ * a pool's accounts (67 MB for 100,000 submitters and 1,000,000 claims)
+ * mostly stay cached: bench/accounting's cycle is ~10% faster than with
+ * 32 MiB. */
+#define STORE_CACHE_KIB 131072
 
 /* The schema, as steps: migrations[v] takes a database from version v to
  * v + 1, run in the one transaction that also records the new version, so

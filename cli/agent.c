@@ -153,20 +153,6 @@ static int simple(Client *c, GleanCommand cmd, ClassAd *req, const char *what) {
 
 /* ---- status ---- */
 
-static void json_string(FILE *f, const char *s) {
-        fputc('"', f);
-        for (; *s; s++) {
-                unsigned char ch = (unsigned char) *s;
-                if (ch == '"' || ch == '\\')
-                        fprintf(f, "\\%c", ch);
-                else if (ch < 0x20)
-                        fprintf(f, "\\u%04x", ch);
-                else
-                        fputc(ch, f);
-        }
-        fputc('"', f);
-}
-
 /* An ad as a JSON object: literal values as JSON values, expressions as
  * their text. */
 static void print_json_ad(FILE *f, const ClassAd *ad) {
@@ -182,16 +168,16 @@ static void print_json_ad(FILE *f, const ClassAd *ad) {
                 bool literal = lit && text && strcmp(lit, text) == 0;
                 fprintf(f, "%s\n  ", first ? "" : ",");
                 first = false;
-                json_string(f, name);
+                cli_json_string(f, name);
                 fputs(": ", f);
                 if (literal && (v.type == CA_INT || v.type == CA_REAL || v.type == CA_BOOL))
                         fputs(lit, f);
                 else if (literal && v.type == CA_STRING)
-                        json_string(f, v.u.s->s);
+                        cli_json_string(f, v.u.s->s);
                 else if (literal && v.type == CA_UNDEFINED)
                         fputs("null", f);
                 else
-                        json_string(f, text ? text : "");
+                        cli_json_string(f, text ? text : "");
                 free(lit);
                 free(text);
                 ca_value_clear(&v);

@@ -5,6 +5,7 @@
  */
 #pragma once
 
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "classad/classad.h"
@@ -29,11 +30,15 @@ int cli_verb_submit(int argc, char **argv);
 int cli_verb_policy_replay(int argc, char **argv);
 int cli_verb_agent(int argc, char **argv);
 int cli_verb_sensors(int argc, char **argv);
+int cli_verb_userprio(int argc, char **argv);
 
 /* The status ads of every slot of the agent at socket_opt (NULL: the
  * configured socket), from cli/agent.c; errors are printed. Free with
  * glean_ad_list_free(). */
 int cli_agent_status(const char *socket_opt, ClassAd ***ret_ads, size_t *ret_n);
+
+/* s as a JSON string literal (quotes, escapes) on f. */
+void cli_json_string(FILE *f, const char *s);
 
 /* ---- cleanup helpers (systemd style) ---- */
 

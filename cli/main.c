@@ -38,6 +38,7 @@ static const CliVerb verbs[] = {
         { "agent", cli_verb_agent, "talk to this machine's glean-agent (status, run, vacate, drain)" },
         { "policy-replay", cli_verb_policy_replay, "run a slot's policy over a timeline of events" },
         { "sensors", cli_verb_sensors, "the owner's activity, load and pressure as the agent senses them" },
+        { "userprio", cli_verb_userprio, "user priorities, usage and group quotas (like condor_userprio)" },
 };
 
 static void help(FILE *f) {
