@@ -240,6 +240,13 @@ int acct_get(const Accountant *a, const char *name, AcctEntry *ret);
 /* The factor that applies to name when no administrator set one. */
 double acct_default_factor(const Accountant *a, const char *name);
 
+/* Makes sure the accounts know name (a submitter, with the name's quota
+ * group), as a new submitter at 0.5; 0 when it was known already, 1 when
+ * added. A change. (The central manager calls it for submitters with
+ * jobs, so that an administrator can set their factors; the simulator
+ * for the submitters of a scenario.) */
+int acct_ensure(Accountant *a, const char *name, double now);
+
 /* Administrators (condor_userprio's -setfactor, -setprio, -resetusage,
  * -delete). Names the accounts do not know are -ENOENT. A factor must be
  * finite and >= 1 (as HTCondor), a priority finite and >= 0.5: -EINVAL.

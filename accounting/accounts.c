@@ -846,6 +846,26 @@ static int apply_delete(Accountant *a, Entry *e, double t, double unused) {
         return r;
 }
 
+int acct_ensure(Accountant *a, const char *name, double now) {
+        Entry *e;
+        int r;
+
+        if (!is_plain_name(name))
+                return -EINVAL;
+        if (glean_strmap_get(a->entries, name))
+                return 0;
+        if ((r = change_begin(a)) < 0)
+                return r;
+        e = entry_new(name, false, acct_groups_of_submitter(a->groups, name), clock_to(a, now));
+        if (!e)
+                return change_end(a, -ENOMEM);
+        r = add_entry(a, e);
+        if (r >= 0)
+                r = write_entry(a, e);
+        r = change_end(a, r);
+        return r < 0 ? r : 1;
+}
+
 int acct_set_factor(Accountant *a, const char *name, double factor, double now) {
         if (!isfinite(factor) || factor < 1.0)
                 return -EINVAL;
