@@ -113,6 +113,8 @@ int acct_groups_from_config(const Config *cfg, AcctGroups **ret, ConfigError *er
 void acct_groups_free(AcctGroups *g); /* accepts NULL */
 
 size_t acct_groups_count(const AcctGroups *g);
+/* Group i; NULL past the end. The groups are one array, in GROUP_NAMES
+ * order after the root: acct_groups_get(g, i) == acct_groups_get(g, 0) + i. */
 const AcctGroup *acct_groups_get(const AcctGroups *g, size_t i);
 /* NEGOTIATOR_ALLOW_QUOTA_OVERSUBSCRIPTION (default False: subgroups that
  * ask for more than their parent are scaled down, 3.4.8). */

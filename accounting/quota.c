@@ -44,6 +44,7 @@
  */
 #include <errno.h>
 #include <float.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -60,26 +61,36 @@
 /* Dynamic fractions that sum to at most 1 plus rounding are not scaled. */
 #define DYNAMIC_SUM_SLACK 1e-9
 
-typedef struct QuotaWork {
+/* A group as the computation sees it. The nodes are in breadth-first
+ * order, so that a group's subgroups are one run of nodes and every
+ * group comes after its parent: the quotas are one loop forwards, the
+ * allocations one loop backwards, both over contiguous memory. */
+typedef struct Node {
+        AcctQuota q;              /* the result */
+        size_t group;             /* acct_groups_get() index */
+        size_t first, n_children; /* its subgroups: nodes[first .. first + n_children) */
+        bool has_static, accept_surplus;
+        double static_quota;      /* when has_static */
+        double dynamic_quota;     /* otherwise; 0 when not set either */
         double requested;         /* demand of the own submitters not met yet */
         double subtree_requested; /* with that of the subgroups that accept surplus */
         double give;              /* surplus its parent's level hands its subtree */
-} QuotaWork;
+        double left;              /* surplus its subtree hands up */
+} Node;
 
 /* One taker of surplus at one level of the tree. */
 typedef struct Taker {
-        size_t group;
+        size_t node;
         double weight; /* subtree quota (own quota for the group whose level it is) */
         double need;
         double got;
 } Taker;
 
 typedef struct QuotaRun {
-        const AcctGroups *groups;
+        const AcctGroup *grp; /* every group: acct_groups_get(g, 0) is the array */
         bool oversubscribe;
-        const double *demand;
-        AcctQuota *q;
-        QuotaWork *w;
+        Node *nodes;
+        size_t n;
         Taker *takers; /* scratch for one level: the most children of a group, plus one */
         char **warnings;
         size_t n_warnings, cap_warnings;
@@ -89,16 +100,33 @@ static double whole_slots(double x) {
         return floor(x * (1 + WHOLE_SLOT_SLACK));
 }
 
-/* x with at most `decimals` decimals, trailing zeros dropped: 40, 33.333. */
-static const char *fmt_num(char *buf, size_t size, double x, int decimals) {
-        snprintf(buf, size, "%.*f", decimals, x);
-        if (strchr(buf, '.')) {
-                char *end = buf + strlen(buf);
-                while (end[-1] == '0')
-                        *--end = '\0';
-                if (end[-1] == '.')
-                        end[-1] = '\0';
+static inline double max0(double x) {
+        return x > 0 ? x : 0;
+}
+
+static inline double min2(double a, double b) {
+        return a < b ? a : b;
+}
+
+/* x (0 to 2^53) rounded to at most `decimals` (0 to 4) decimals, trailing
+ * zeros dropped: 40, 33.333, 0.3636. (Integer arithmetic: printf's %f
+ * was a quarter of the time of a tree with many scaled groups.) */
+static const char *fmt_num(char buf[static 32], double x, unsigned decimals) {
+        static const uint64_t scale[] = { 1, 10, 100, 1000, 10000 };
+        uint64_t v = (uint64_t) (x * (double) scale[decimals] + 0.5);
+        uint64_t frac = v % scale[decimals];
+        int len = snprintf(buf, 32, "%" PRIu64, v / scale[decimals]);
+
+        if (frac > 0) {
+                buf[len++] = '.';
+                for (uint64_t unit = scale[decimals] / 10; unit > 0; unit /= 10) {
+                        buf[len++] = (char) ('0' + frac / unit);
+                        frac %= unit;
+                }
+                while (buf[len - 1] == '0')
+                        len--;
         }
+        buf[len] = '\0';
         return buf;
 }
 
@@ -127,74 +155,71 @@ __attribute__((format(printf, 2, 3))) static int warn(QuotaRun *run, const char 
 
 /* ---- quotas ---- */
 
-/* Group i's subtree gets quota (whole slots, or the pool at the root). */
-static int assign_quotas(QuotaRun *run, size_t i, double quota) {
-        const AcctGroup *grp = acct_groups_get(run->groups, i);
-        double sqsum = 0, dqsum = 0, children = 0;
+/* Top down: each group's quota (set by its parent's turn; the pool for
+ * the root) divided among its subgroups. */
+static int assign_quotas(QuotaRun *run) {
         char from[32], to[32];
         int r;
 
-        run->q[i].quota = quota;
-        for (size_t j = 0; j < grp->n_children; j++) {
-                const AcctGroup *child = acct_groups_get(run->groups, grp->children[j]);
-                if (child->has_static)
-                        sqsum += child->static_quota;
-                else if (child->has_dynamic)
-                        dqsum += child->dynamic_quota;
-        }
+        for (size_t i = 0; i < run->n; i++) {
+                Node *p = &run->nodes[i], *c = run->nodes + p->first;
+                double quota = p->q.quota, sqsum = 0, dqsum = 0, children = 0;
 
-        bool static_scaled = !run->oversubscribe && sqsum > quota;
-        double dynamic_left = fmax(0, quota - (static_scaled ? quota : sqsum));
-        bool dynamic_scaled = dqsum > 1 + DYNAMIC_SUM_SLACK;
+                for (size_t j = 0; j < p->n_children; j++)
+                        if (c[j].has_static)
+                                sqsum += c[j].static_quota;
+                        else
+                                dqsum += c[j].dynamic_quota;
 
-        for (size_t j = 0; j < grp->n_children; j++) {
-                size_t k = grp->children[j];
-                const AcctGroup *child = acct_groups_get(run->groups, k);
-                AcctQuota *cq = &run->q[k];
-                double share;
+                bool static_scaled = !run->oversubscribe && sqsum > quota;
+                double dynamic_left = max0(quota - (static_scaled ? quota : sqsum));
+                bool dynamic_scaled = dqsum > 1 + DYNAMIC_SUM_SLACK;
 
-                if (child->has_static) {
-                        cq->configured = child->static_quota;
-                        share = static_scaled ? child->static_quota * (quota / sqsum) : child->static_quota;
-                        /* As HTCondor: a subtree without quota is left at zero, unwarned. */
-                        cq->scaled = static_scaled && child->static_quota > 0 && quota > 0;
-                        if (cq->scaled &&
-                            (r = warn(run, "group quotas: static quota of %s rescaled from %s to %s", child->name,
-                                      fmt_num(from, sizeof from, child->static_quota, 3),
-                                      fmt_num(to, sizeof to, share, 3))) < 0)
-                                return r;
-                } else {
-                        double f = child->has_dynamic ? child->dynamic_quota : 0;
-                        cq->configured = f * dynamic_left;
-                        share = dynamic_scaled ? f * (dynamic_left / dqsum) : cq->configured;
-                        cq->scaled = dynamic_scaled && f > 0 && dynamic_left > 0;
-                        if (cq->scaled &&
-                            (r = warn(run, "group quotas: dynamic quota of %s rescaled from %s to %s", child->name,
-                                      fmt_num(from, sizeof from, f, 4), fmt_num(to, sizeof to, f / dqsum, 4))) < 0)
-                                return r;
+                for (size_t j = 0; j < p->n_children; j++) {
+                        AcctQuota *cq = &c[j].q;
+                        const char *name = run->grp[c[j].group].name;
+                        double share;
+
+                        if (c[j].has_static) {
+                                cq->configured = c[j].static_quota;
+                                share = static_scaled ? c[j].static_quota * (quota / sqsum) : c[j].static_quota;
+                                /* As HTCondor: a subtree without quota is left at zero, unwarned. */
+                                cq->scaled = static_scaled && c[j].static_quota > 0 && quota > 0;
+                                if (cq->scaled &&
+                                    (r = warn(run, "group quotas: static quota of %s rescaled from %s to %s", name,
+                                              fmt_num(from, c[j].static_quota, 3), fmt_num(to, share, 3))) < 0)
+                                        return r;
+                        } else {
+                                double f = c[j].dynamic_quota;
+                                cq->configured = f * dynamic_left;
+                                share = dynamic_scaled ? f * (dynamic_left / dqsum) : cq->configured;
+                                cq->scaled = dynamic_scaled && f > 0 && dynamic_left > 0;
+                                if (cq->scaled &&
+                                    (r = warn(run, "group quotas: dynamic quota of %s rescaled from %s to %s", name,
+                                              fmt_num(from, f, 4), fmt_num(to, f / dqsum, 4))) < 0)
+                                        return r;
+                        }
+                        cq->quota = whole_slots(share);
+                        children += cq->quota;
                 }
-                r = assign_quotas(run, k, whole_slots(share));
-                if (r < 0)
-                        return r;
-                children += cq->quota;
+                /* With oversubscription the subgroups may take more than the
+                 * group has: its own submitters then have nothing of their own. */
+                p->q.own = max0(quota - children);
         }
-        /* With oversubscription the subgroups may take more than the
-         * group has: its own submitters then have nothing of their own. */
-        run->q[i].own = fmax(0, quota - children);
         return 0;
 }
 
 /* ---- surplus ---- */
 
 /* Whether taker a reaches its need before b as the level of water rises
- * (each getting level * weight): need / weight ascending, then by group. */
+ * (each getting level * weight): need / weight ascending, then in node order. */
 static int cmp_fill_order(const void *x, const void *y) {
         const Taker *a = x, *b = y;
         double l = a->need * b->weight, r = b->need * a->weight;
 
         if (l != r)
                 return l < r ? -1 : 1;
-        return a->group < b->group ? -1 : a->group > b->group;
+        return a->node < b->node ? -1 : a->node > b->node;
 }
 
 /* Water-filling: each of the n takers gets min(need, level * weight) for
@@ -218,54 +243,52 @@ static void fill(Taker *t, size_t n, double *surplus) {
                  * (capped all the same, against rounding). */
                 double left = *surplus;
                 for (size_t k = i; k < n; k++) {
-                        t[k].got = fmin(t[k].need, left * (t[k].weight / z));
+                        t[k].got = min2(t[k].need, left * (t[k].weight / z));
                         *surplus -= t[k].got;
                 }
                 break;
         }
-        *surplus = fmax(0, *surplus);
+        *surplus = max0(*surplus);
 }
 
-/* Shares surplus, which reached group i, among i's own submitters and
- * its subgroups that accept surplus, on equal footing, each as much as
- * its subtree still wants; a subgroup's share is shared again inside it.
+/* Shares surplus, which reached node x, among x's own submitters and its
+ * subgroups that accept surplus, on equal footing, each as much as its
+ * subtree still wants; a subgroup's share is shared again inside it.
  * Returns what nobody here wants. */
-static double allocate_surplus(QuotaRun *run, size_t i, double surplus) {
-        const AcctGroup *grp = acct_groups_get(run->groups, i);
-        QuotaWork *w = &run->w[i];
+static double allocate_surplus(QuotaRun *run, Node *x, double surplus) {
+        Node *c = run->nodes + x->first;
         Taker *t = run->takers;
-        size_t n = 0, n_weighted = 0;
+        size_t n = 0, n_weighted = 0, self = (size_t) (x - run->nodes);
         double self_got = 0, given = 0;
 
         if (surplus <= 0)
                 return 0;
-        if (w->subtree_requested <= 0)
+        if (x->subtree_requested <= 0)
                 return surplus;
 
         /* The takers, those with a quota first; the group itself last of its kind. */
+        for (size_t j = 0; j < x->n_children; j++)
+                c[j].give = 0;
         for (int with_quota = 1; with_quota >= 0; with_quota--) {
-                for (size_t j = 0; j <= grp->n_children; j++) {
-                        bool self = j == grp->n_children;
-                        size_t k = self ? i : grp->children[j];
-                        double need = self ? w->requested : run->w[k].subtree_requested;
-                        double weight = self ? run->q[i].own : run->q[k].quota;
+                for (size_t j = 0; j <= x->n_children; j++) {
+                        bool is_self = j == x->n_children;
+                        const Node *k = is_self ? x : &c[j];
+                        double need = is_self ? x->requested : k->subtree_requested;
+                        double weight = is_self ? x->q.own : k->q.quota;
 
-                        if (!self && with_quota)
-                                run->w[k].give = 0;
-                        if (need <= 0 || (weight > 0) != with_quota ||
-                            (!self && !acct_groups_get(run->groups, k)->accept_surplus))
+                        if (need <= 0 || (weight > 0) != with_quota || (!is_self && !k->accept_surplus))
                                 continue;
                         /* Those without a quota share equally. */
-                        t[n++] = (Taker){ .group = k, .weight = with_quota ? weight : 1, .need = need };
+                        t[n++] = (Taker){ .node = (size_t) (k - run->nodes), .weight = with_quota ? weight : 1, .need = need };
                 }
                 if (with_quota)
                         n_weighted = n;
         }
 
-        if (surplus >= w->subtree_requested) {
+        if (surplus >= x->subtree_requested) {
                 for (size_t j = 0; j < n; j++)
                         t[j].got = t[j].need;
-                surplus -= w->subtree_requested;
+                surplus -= x->subtree_requested;
         } else {
                 fill(t, n_weighted, &surplus);
                 fill(t + n_weighted, n - n_weighted, &surplus);
@@ -273,62 +296,58 @@ static double allocate_surplus(QuotaRun *run, size_t i, double surplus) {
 
         for (size_t j = 0; j < n; j++) {
                 given += t[j].got;
-                if (t[j].group == i)
+                if (t[j].node == self)
                         self_got = t[j].got;
                 else
-                        run->w[t[j].group].give = t[j].got;
+                        run->nodes[t[j].node].give = t[j].got;
         }
         /* (t is scratch the recursion reuses: done with it.) */
-        for (size_t j = 0; j < grp->n_children; j++) {
-                size_t k = grp->children[j];
-                if (run->w[k].give > 0)
-                        surplus += allocate_surplus(run, k, run->w[k].give);
-        }
+        for (size_t j = 0; j < x->n_children; j++)
+                if (c[j].give > 0)
+                        surplus += allocate_surplus(run, &c[j], c[j].give);
 
-        AcctQuota *q = &run->q[i];
-        q->allocated = self_got >= w->requested ? q->demand : fmin(q->demand, q->allocated + self_got);
-        w->requested = fmax(0, w->requested - self_got);
-        w->subtree_requested = fmax(0, w->subtree_requested - given);
+        x->q.allocated = self_got >= x->requested ? x->q.demand : min2(x->q.demand, x->q.allocated + self_got);
+        x->requested = max0(x->requested - self_got);
+        x->subtree_requested = max0(x->subtree_requested - given);
         return surplus;
 }
 
-/* Group i's own submitters get min(demand, own quota); then the surplus of
- * the group and of its subtree is shared. Returns what is left over. */
-static double fairshare(QuotaRun *run, size_t i) {
-        const AcctGroup *grp = acct_groups_get(run->groups, i);
-        AcctQuota *q = &run->q[i];
-        QuotaWork *w = &run->w[i];
+/* Bottom up: each group's own submitters get min(demand, own quota); then
+ * the surplus of the group and of its subtree is shared, and what is left
+ * over goes up. */
+static void fairshare(QuotaRun *run) {
+        for (size_t i = run->n; i-- > 0;) {
+                Node *x = &run->nodes[i], *c = run->nodes + x->first;
 
-        q->demand = run->demand ? run->demand[i] : 0;
-        q->allocated = fmin(q->demand, q->own);
-        w->requested = q->demand - q->allocated;
-        w->subtree_requested = w->requested;
+                x->q.allocated = min2(x->q.demand, x->q.own);
+                x->requested = x->q.demand - x->q.allocated;
+                x->subtree_requested = x->requested;
 
-        double surplus = q->own - q->allocated;
-        for (size_t j = 0; j < grp->n_children; j++) {
-                size_t k = grp->children[j];
-                surplus += fairshare(run, k);
-                if (acct_groups_get(run->groups, k)->accept_surplus)
-                        w->subtree_requested += run->w[k].subtree_requested;
+                double surplus = x->q.own - x->q.allocated;
+                for (size_t j = 0; j < x->n_children; j++) {
+                        surplus += c[j].left;
+                        if (c[j].accept_surplus)
+                                x->subtree_requested += c[j].subtree_requested;
+                }
+                x->left = x->n_children > 0 ? allocate_surplus(run, x, surplus) : surplus;
         }
-        return grp->n_children > 0 ? allocate_surplus(run, i, surplus) : surplus;
+        /* What nobody wants, the root's left, stays unallocated. */
 }
 
-static double sum_subtree(QuotaRun *run, size_t i) {
-        const AcctGroup *grp = acct_groups_get(run->groups, i);
-        double sum = run->q[i].allocated;
+static void sum_subtrees(QuotaRun *run) {
+        for (size_t i = run->n; i-- > 0;) {
+                Node *x = &run->nodes[i];
 
-        for (size_t j = 0; j < grp->n_children; j++)
-                sum += sum_subtree(run, grp->children[j]);
-        run->q[i].subtree_allocated = sum;
-        return sum;
+                x->q.subtree_allocated = x->q.allocated;
+                for (size_t j = 0; j < x->n_children; j++)
+                        x->q.subtree_allocated += run->nodes[x->first + j].q.subtree_allocated;
+        }
 }
 
 /* ---- the function ---- */
 
 static void quota_run_done(QuotaRun *run) {
-        free(run->q);
-        free(run->w);
+        free(run->nodes);
         free(run->takers);
         for (size_t i = 0; i < run->n_warnings; i++)
                 free(run->warnings[i]);
@@ -339,37 +358,69 @@ static bool valid_amount(double x) {
         return x >= 0 && x <= ACCT_QUOTA_MAX_AMOUNT; /* false for NaN too */
 }
 
+static void node_init(Node *x, size_t group, const AcctGroup *grp, const double *demand) {
+        *x = (Node){
+                .group = group,
+                .has_static = grp->has_static,
+                .accept_surplus = grp->accept_surplus,
+                .static_quota = grp->static_quota,
+                .dynamic_quota = grp->has_dynamic ? grp->dynamic_quota : 0,
+                .q.demand = demand ? demand[group] : 0,
+        };
+}
+
+/* The nodes in breadth-first order; returns the most subgroups of a group. */
+static size_t build_nodes(QuotaRun *run, const double *demand) {
+        size_t tail = 1, most = 0;
+
+        node_init(&run->nodes[0], 0, &run->grp[0], demand);
+        for (size_t i = 0; i < tail; i++) {
+                Node *x = &run->nodes[i];
+                const AcctGroup *grp = &run->grp[x->group];
+
+                x->first = tail;
+                x->n_children = grp->n_children;
+                if (grp->n_children > most)
+                        most = grp->n_children;
+                for (size_t j = 0; j < grp->n_children; j++, tail++)
+                        node_init(&run->nodes[tail], grp->children[j], &run->grp[grp->children[j]], demand);
+        }
+        return most;
+}
+
 int acct_quotas_compute(const AcctGroups *g, double pool_size, const double *demand, AcctQuotaResult *ret) {
-        _cleanup_(quota_run_done) QuotaRun run = { .groups = g, .demand = demand };
-        size_t n = acct_groups_count(g), most_children = 0;
+        _cleanup_(quota_run_done) QuotaRun run = { .grp = acct_groups_get(g, 0), .n = acct_groups_count(g) };
+        _cleanup_free_ AcctQuota *q = NULL;
         int r;
 
-        if (!g || !ret || n == 0 || !valid_amount(pool_size))
+        if (!g || !ret || run.n == 0 || !valid_amount(pool_size))
                 return -EINVAL;
-        for (size_t i = 0; i < n; i++) {
-                if (demand && !valid_amount(demand[i]))
+        for (size_t i = 0; demand && i < run.n; i++)
+                if (!valid_amount(demand[i]))
                         return -EINVAL;
-                if (acct_groups_get(g, i)->n_children > most_children)
-                        most_children = acct_groups_get(g, i)->n_children;
-        }
 
         run.oversubscribe = acct_groups_allow_oversubscription(g);
-        run.q = calloc(n, sizeof *run.q);
-        run.w = calloc(n, sizeof *run.w);
-        run.takers = calloc(most_children + 1, sizeof *run.takers);
-        if (!run.q || !run.w || !run.takers)
+        run.nodes = malloc(run.n * sizeof *run.nodes);
+        q = malloc(run.n * sizeof *q);
+        if (!run.nodes || !q)
+                return -ENOMEM;
+        run.takers = malloc((build_nodes(&run, demand) + 1) * sizeof *run.takers);
+        if (!run.takers)
                 return -ENOMEM;
 
-        run.q[0].configured = pool_size;
-        r = assign_quotas(&run, 0, pool_size);
+        run.nodes[0].q.configured = pool_size;
+        run.nodes[0].q.quota = pool_size;
+        r = assign_quotas(&run);
         if (r < 0)
                 return r;
-        (void) fairshare(&run, 0); /* what nobody wants stays unallocated */
-        (void) sum_subtree(&run, 0);
+        fairshare(&run);
+        sum_subtrees(&run);
+        for (size_t i = 0; i < run.n; i++)
+                q[run.nodes[i].group] = run.nodes[i].q;
 
         *ret = (AcctQuotaResult){
-                .q = TAKE_PTR(run.q),
-                .n = n,
+                .q = TAKE_PTR(q),
+                .n = run.n,
                 .warnings = TAKE_PTR(run.warnings),
                 .n_warnings = run.n_warnings,
         };

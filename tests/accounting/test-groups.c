@@ -11,31 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "accounting/accounting.h"
-#include "test-util.h"
-
-static Config *load(const char *text) {
-        Config *cfg = NULL;
-        ConfigError err = {};
-        int r;
-
-        GLEAN_TEST_CHECK_FATAL(config_new(&cfg) == 0, "config_new() failed");
-        r = config_load_string(cfg, text, "t.conf", &err);
-        GLEAN_TEST_CHECK_FATAL(r == 0, "loading failed: %d: %s", err.line, err.msg);
-        return cfg;
-}
-
-static AcctGroups *groups_of(const char *text) {
-        Config *cfg = load(text);
-        AcctGroups *g = NULL;
-        ConfigError err = {};
-        int r;
-
-        r = acct_groups_from_config(cfg, &g, &err);
-        config_free(cfg);
-        GLEAN_TEST_CHECK_FATAL(r == 0, "acct_groups_from_config: %d: %s:%d: %s", r, err.file, err.line, err.msg);
-        return g;
-}
+#include "groups-test.h"
 
 static const AcctGroup *named(const AcctGroups *g, const char *name) {
         size_t i = 0;
@@ -47,7 +23,7 @@ static const AcctGroup *named(const AcctGroups *g, const char *name) {
 /* ---- the tree and the knobs ---- */
 
 static void test_tree(void) {
-        AcctGroups *g = groups_of("GROUP_NAMES = group_physics, group_chemistry group_physics.lab2,\\\n"
+        AcctGroups *g = groups_test_groups("GROUP_NAMES = group_physics, group_chemistry group_physics.lab2,\\\n"
                                   "    group_physics.lab1, group_physics.lab1.sub\n");
         static const struct {
                 const char *name, *parent;
@@ -86,7 +62,7 @@ static void test_tree(void) {
 }
 
 static void test_knobs(void) {
-        AcctGroups *g = groups_of("GROUP_NAMES = a, a.b, c, d\n"
+        AcctGroups *g = groups_test_groups("GROUP_NAMES = a, a.b, c, d\n"
                                   "GROUP_QUOTA_a = 10\n"
                                   "group_quota_A.B = 2.5\n" /* names of knobs are case-insensitive too */
                                   "GROUP_QUOTA_DYNAMIC_a.b = 0.5\n"
@@ -113,7 +89,7 @@ static void test_knobs(void) {
         GLEAN_TEST_CHECK(!acct_groups_allow_oversubscription(g), "NEGOTIATOR_ALLOW_QUOTA_OVERSUBSCRIPTION: False");
         acct_groups_free(g);
 
-        g = groups_of("NEGOTIATOR_ALLOW_QUOTA_OVERSUBSCRIPTION = true\nGROUP_AUTOREGROUP = TRUE\nGROUP_NAMES = x\n");
+        g = groups_test_groups("NEGOTIATOR_ALLOW_QUOTA_OVERSUBSCRIPTION = true\nGROUP_AUTOREGROUP = TRUE\nGROUP_NAMES = x\n");
         GLEAN_TEST_CHECK(acct_groups_allow_oversubscription(g), "oversubscription set");
         GLEAN_TEST_CHECK(named(g, "x")->autoregroup && !named(g, "x")->accept_surplus,
                          "GROUP_AUTOREGROUP default; GROUP_ACCEPT_SURPLUS False by default");
@@ -124,7 +100,7 @@ static void test_no_groups(void) {
         static const char *const texts[] = { "", "GROUP_NAMES =\n", "GROUP_NAMES = , ,\n" };
 
         for (size_t i = 0; i < sizeof texts / sizeof *texts; i++) {
-                AcctGroups *g = groups_of(texts[i]);
+                AcctGroups *g = groups_test_groups(texts[i]);
                 size_t k = 99;
 
                 GLEAN_TEST_CHECK(acct_groups_count(g) == 1, "'%s': %zu groups", texts[i], acct_groups_count(g));
@@ -185,7 +161,7 @@ static const struct {
 
 static void test_errors(void) {
         for (size_t i = 0; i < sizeof error_cases / sizeof *error_cases; i++) {
-                Config *cfg = load(error_cases[i].text);
+                Config *cfg = groups_test_config(error_cases[i].text);
                 AcctGroups *g = (AcctGroups *) &g; /* must stay as it is */
                 ConfigError err = {};
                 int r;
@@ -202,7 +178,7 @@ static void test_errors(void) {
 }
 
 static void test_parent_listed_later(void) {
-        AcctGroups *g = groups_of("GROUP_NAMES = a.b.c, a.b, A\n");
+        AcctGroups *g = groups_test_groups("GROUP_NAMES = a.b.c, a.b, A\n");
         const AcctGroup *abc = named(g, "a.b.c");
 
         GLEAN_TEST_CHECK(strcmp(acct_groups_get(g, abc->parent)->name, "a.b") == 0 && abc->depth == 3,
@@ -215,7 +191,7 @@ static void test_parent_listed_later(void) {
 /* ---- lookups ---- */
 
 static void test_find(void) {
-        AcctGroups *g = groups_of("GROUP_NAMES = group_Physics, group_physics.Lab1\n");
+        AcctGroups *g = groups_test_groups("GROUP_NAMES = group_Physics, group_physics.Lab1\n");
         size_t i = 99;
 
         GLEAN_TEST_CHECK(acct_groups_find(g, "GROUP_PHYSICS", &i) == 0 && i == 1, "case-insensitive: %zu", i);
@@ -230,7 +206,7 @@ static void test_find(void) {
 }
 
 static void test_of_submitter(void) {
-        AcctGroups *g = groups_of("GROUP_NAMES = group_physics, group_physics.lab1, group_physics.lab1.deep, "
+        AcctGroups *g = groups_test_groups("GROUP_NAMES = group_physics, group_physics.lab1, group_physics.lab1.deep, "
                                   "group_chemistry, a, a.b, a.b.c, a.b.c.d\n");
         static const struct {
                 const char *submitter, *group;
@@ -289,7 +265,7 @@ static void test_many(void) {
         text[len++] = '\n';
         text[len] = '\0';
 
-        AcctGroups *g = groups_of(text);
+        AcctGroups *g = groups_test_groups(text);
         GLEAN_TEST_CHECK_FATAL(acct_groups_count(g) == N + 1, "%zu groups", acct_groups_count(g));
         for (size_t i = 1; i <= N; i++) {
                 const AcctGroup *grp = acct_groups_get(g, i);

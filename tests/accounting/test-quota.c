@@ -15,23 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "accounting/accounting.h"
-#include "test-util.h"
-
-static AcctGroups *groups_of(const char *text) {
-        Config *cfg = NULL;
-        AcctGroups *g = NULL;
-        ConfigError err = {};
-        int r;
-
-        GLEAN_TEST_CHECK_FATAL(config_new(&cfg) == 0, "config_new() failed");
-        r = config_load_string(cfg, text, "t.conf", &err);
-        GLEAN_TEST_CHECK_FATAL(r == 0, "loading failed: %d: %s", err.line, err.msg);
-        r = acct_groups_from_config(cfg, &g, &err);
-        config_free(cfg);
-        GLEAN_TEST_CHECK_FATAL(r == 0, "acct_groups_from_config: %s:%d: %s", err.file, err.line, err.msg);
-        return g;
-}
+#include "groups-test.h"
 
 /* "group=demand group=demand ..." into one demand per group. */
 static double *demands_of(const AcctGroups *g, const char *spec) {
@@ -245,7 +229,7 @@ static bool near(double a, double b) {
 static void test_table(void) {
         for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
                 const QuotaCase *qc = &cases[c];
-                AcctGroups *g = groups_of(qc->config);
+                AcctGroups *g = groups_test_groups(qc->config);
                 double *demand = qc->demand ? demands_of(g, qc->demand) : NULL;
                 AcctQuotaResult res = {};
                 size_t n_want = 0, n_scaled = 0;
@@ -292,7 +276,7 @@ static void test_table(void) {
 
 /* The other fields: configured, scaled, subtree_allocated. */
 static void test_fields(void) {
-        AcctGroups *g = groups_of(ECON);
+        AcctGroups *g = groups_test_groups(ECON);
         AcctQuotaResult res = {};
         size_t k;
 
@@ -307,7 +291,7 @@ static void test_fields(void) {
         acct_quota_result_clear(&res);
         acct_groups_free(g);
 
-        g = groups_of(CHEMISTRY "GROUP_ACCEPT_SURPLUS = True\n");
+        g = groups_test_groups(CHEMISTRY "GROUP_ACCEPT_SURPLUS = True\n");
         double demand[4] = { 3, 0, 10, 100 }; /* <none>, chemistry, lab1, lab2 */
         GLEAN_TEST_CHECK_FATAL(acct_quotas_compute(g, 110, demand, &res) == 0, "compute");
         GLEAN_TEST_CHECK(res.q[2].configured == 40 && res.q[2].scaled && res.q[3].configured == 80 &&
@@ -325,7 +309,7 @@ static void test_fields(void) {
 }
 
 static void test_bad_input(void) {
-        AcctGroups *g = groups_of("GROUP_NAMES = a\n");
+        AcctGroups *g = groups_test_groups("GROUP_NAMES = a\n");
         AcctQuotaResult res = { .n = 77 };
         double bad[][2] = { { -1, 0 }, { NAN, 0 }, { 1, 1 } };
 
@@ -405,7 +389,7 @@ static void test_random_invariants(void) {
         for (unsigned round = 0; round < 2000; round++) {
                 bool oversubscribe = round % 4 == 3;
                 char *text = random_config(oversubscribe);
-                AcctGroups *g = groups_of(text);
+                AcctGroups *g = groups_test_groups(text);
                 size_t n = acct_groups_count(g);
                 double *demand = calloc(n, sizeof *demand);
                 double pool = below(4) == 0 ? below(20) : below(500) + below(100) / 8.0;
