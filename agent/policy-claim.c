@@ -121,6 +121,12 @@ int64_t pol_lease_of(const AgentSlotSM *sm, const ClassAd *job) {
         return lease > 0 ? lease : 0;
 }
 
+int64_t pol_lease_end(const Claim *c) {
+        /* HTCondor resets a timer of the lease at each keep-alive and fires
+         * it when its time has come (<= now): T + L, not a second later. */
+        return c->lease > 0 ? c->last_alive + c->lease : INT64_MAX;
+}
+
 Claim *pol_claim_new(AgentSlotSM *sm, const char *id, const ClassAd *job) {
         Claim *c = calloc(1, sizeof *c);
         if (!c)

@@ -355,15 +355,15 @@ static void test_deadlines(void) {
         GLEAN_TEST_CHECK(agent_sm_next_deadline(m.sm) == T0 + 10 + 120, "Matched: MATCH_TIMEOUT");
         ev(&m, 20, AGENT_EV_CLAIM, "A", j, NULL, 0);
         /* Idle, never activated: only the lease (of the claim's ad). */
-        GLEAN_TEST_CHECK(agent_sm_next_deadline(m.sm) == T0 + 20 + 500 + 1, "Claimed/Idle: lease %lld",
+        GLEAN_TEST_CHECK(agent_sm_next_deadline(m.sm) == T0 + 20 + 500, "Claimed/Idle: lease %lld",
                          (long long) (agent_sm_next_deadline(m.sm) - T0));
         ev(&m, 100, AGENT_EV_KEEP_ALIVE, "A", NULL, NULL, 0);
-        GLEAN_TEST_CHECK(agent_sm_next_deadline(m.sm) == T0 + 100 + 500 + 1, "keep-alive renews the lease");
+        GLEAN_TEST_CHECK(agent_sm_next_deadline(m.sm) == T0 + 100 + 500, "keep-alive renews the lease");
         ev(&m, 110, AGENT_EV_ACTIVATE, "A", j, NULL, 0);
-        GLEAN_TEST_CHECK(agent_sm_next_deadline(m.sm) == T0 + 110 + 500 + 1, "activation renews the lease");
+        GLEAN_TEST_CHECK(agent_sm_next_deadline(m.sm) == T0 + 110 + 500, "activation renews the lease");
         ev(&m, 200, AGENT_EV_JOB_EXIT, NULL, NULL, NULL, 0);
         /* Idle after a job: the worklife too (claimed at 20). */
-        GLEAN_TEST_CHECK(agent_sm_next_deadline(m.sm) == T0 + 110 + 500 + 1, "lease first");
+        GLEAN_TEST_CHECK(agent_sm_next_deadline(m.sm) == T0 + 110 + 500, "lease first");
         ev(&m, 600, AGENT_EV_KEEP_ALIVE, "A", NULL, NULL, 0);
         GLEAN_TEST_CHECK(agent_sm_next_deadline(m.sm) == T0 + 20 + 1000 + 1, "CLAIM_WORKLIFE %lld",
                          (long long) (agent_sm_next_deadline(m.sm) - T0));
@@ -372,11 +372,11 @@ static void test_deadlines(void) {
         AgentEvent d = { .type = AGENT_EV_DRAIN, .drain = AGENT_DRAIN_GRACEFUL };
         GLEAN_TEST_CHECK(agent_sm_handle(m.sm, T0 + 800, &d, NULL, 0) == 0, "drain");
         CHECK_STATE(&m, AGENT_STATE_CLAIMED, AGENT_ACT_RETIRING);
-        GLEAN_TEST_CHECK(agent_sm_next_deadline(m.sm) == T0 + 700 + 500 + 1, "the lease is first");
+        GLEAN_TEST_CHECK(agent_sm_next_deadline(m.sm) == T0 + 700 + 500, "the lease is first");
         ev(&m, 1500, AGENT_EV_KEEP_ALIVE, "A", NULL, NULL, 0);
         agent_sm_eval(m.sm, T0 + 1500);
         int64_t want = T0 + 700 + 3600 - 600;
-        GLEAN_TEST_CHECK(agent_sm_next_deadline(m.sm) == T0 + 1500 + 500 + 1, "lease again");
+        GLEAN_TEST_CHECK(agent_sm_next_deadline(m.sm) == T0 + 1500 + 500, "lease again");
         /* Without a lease in the way. */
         ClassAd *nolease = job("[ Owner = \"alice\"; JobUniverse = 5; JobLeaseDuration = 100000 ]");
         machine_free(&m);
