@@ -67,12 +67,14 @@ static int on_claim(AgentSlotSM *sm, const AgentEvent *ev, char *why, size_t why
                 return -ENOMEM;
         switch (sm->state) {
         case AGENT_STATE_CLAIMED:
-                /* 3.5.8 RANK: a better request preempts the current one; so
-                 * does one the manager preempts for user priority. */
-                if (!ev->by_priority && !(c->rank > sm->cur->rank)) {
-                        char buf[96];
-                        snprintf(buf, sizeof buf, "RANK %g is not above the current claim's %g", c->rank,
-                                 sm->cur->rank);
+                /* 3.5.8 RANK: a better request preempts the current one. One
+                 * the manager preempts for user priority needs a RANK no worse
+                 * (3.4.5; HTCondor's startd: "Preempting claim doesn't have
+                 * sufficient rank"). */
+                if (ev->by_priority ? c->rank < sm->cur->rank : !(c->rank > sm->cur->rank)) {
+                        char buf[128];
+                        snprintf(buf, sizeof buf, "RANK %g is %s the current claim's %g", c->rank,
+                                 ev->by_priority ? "below" : "not above", sm->cur->rank);
                         pol_claim_free(c);
                         return refuse(why, whylen, -EBUSY, "%s is claimed: %s", sm->name, buf);
                 }

@@ -351,15 +351,22 @@ static inline ClassAd *job_ad(const Pool *p, const char *cmd, const char *args, 
         return ad;
 }
 
-static inline ClassAd *claim(int fd, const char *slot, const char *id, const ClassAd *job) {
+/* RequestClaim; by_priority: a preemption the negotiator decided for user priority. */
+static inline ClassAd *claim_full(int fd, const char *slot, const char *id, const ClassAd *job, bool by_priority) {
         ClassAd *m = NULL;
         glean_msg_new(GLEAN_CMD_REQUEST_CLAIM, &m);
         classad_set_string(m, "Slot", slot);
         classad_set_string(m, "ClaimId", id);
         glean_msg_set_ad(m, "JobAd", job);
+        if (by_priority)
+                classad_set_bool(m, "ByPriority", true);
         ClassAd *r = call(fd, m);
         classad_free(m);
         return r;
+}
+
+static inline ClassAd *claim(int fd, const char *slot, const char *id, const ClassAd *job) {
+        return claim_full(fd, slot, id, job, false);
 }
 
 static inline ClassAd *claim_cmd(int fd, GleanCommand c, const char *id, const ClassAd *job) {

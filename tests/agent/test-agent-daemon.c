@@ -380,6 +380,10 @@ static void test_not_admin(void) {
                         _exit(13);
                 classad_free(r);
                 classad_set_string(job, "Owner", "nobody");
+                r = claim_full(fd, "slot1", "prio-claim-00000001", job, true);
+                if (!r || reply_ok(r, NULL))
+                        _exit(16); /* preempting by priority is the central manager's */
+                classad_free(r);
                 r = claim(fd, "slot1", "own-claim-000000001", job);
                 if (!r || !reply_ok(r, NULL))
                         _exit(14); /* on their own behalf: fine */
