@@ -191,8 +191,8 @@ int64_t pol_retirement_remaining(const AgentSlotSM *sm) {
         if (c->job && classad_has(c->job, "MaxJobRetirementTime") &&
             pol_eval_number(c->job, "MaxJobRetirementTime", sm->ad, &v) && clamp_seconds(v) < mjrt)
                 mjrt = clamp_seconds(v);
-        /* A vacate, a quick drain and a fast shutdown grant none. */
-        if (c->no_retirement || (sm->draining && sm->drain_how != AGENT_DRAIN_GRACEFUL) ||
+        /* A quick drain and a fast shutdown grant none. */
+        if ((sm->draining && sm->drain_how != AGENT_DRAIN_GRACEFUL) ||
             (sm->shutting_down && sm->shutdown_how == AGENT_SHUTDOWN_FAST))
                 mjrt = 0;
         int64_t rem = mjrt - job_age(sm, c);

@@ -184,7 +184,6 @@ static int on_activate(AgentSlotSM *sm, const AgentEvent *ev, char *why, size_t 
         c->suspended_since = 0;
         /* What concerned the previous job does not concern this one. */
         c->preempt_was_true = false;
-        c->no_retirement = false;
         c->end_reason = NULL;
         pol_change(sm, AGENT_STATE_CLAIMED, AGENT_ACT_BUSY, 11, "claim activated");
         if (sm->cur == c && c->active)
@@ -302,11 +301,11 @@ static int on_vacate(AgentSlotSM *sm, const AgentEvent *ev) {
                 if (ev->fast) {
                         sm->fast_kill = true;
                         pol_enter_preempting(sm, sm->act == AGENT_ACT_IDLE ? 10 : 0, "fast vacate");
-                } else {
-                        /* A graceful vacate evicts at once (MachineMaxVacateTime applies), no retirement. */
-                        sm->cur->no_retirement = true;
+                } else
+                        /* HTCondor's VACATE_CLAIM takes the retire-claim path: the job
+                         * keeps the MaxJobRetirementTime it has left (for good: no
+                         * unretiring), then is vacated. */
                         pol_retire_claim(sm, sm->act == AGENT_ACT_SUSPENDED ? 16 : 13, "vacate");
-                }
                 return 0;
         case AGENT_STATE_PREEMPTING:
                 if (sm->cur)

@@ -31,7 +31,6 @@ typedef struct Claim {
         int64_t suspended_since; /* 0: not suspended */
         bool preempt_was_true;   /* PREEMPT became TRUE for this job: irreversible retirement */
         bool irreversible;       /* vacate, release, lease expiry, shutdown: no unretiring */
-        bool no_retirement;      /* vacate: retirement of 0 */
         bool vanilla;
         const char *end_reason;  /* why the claim is being taken away (a string literal) */
         char job_id[48];         /* "ClusterId.ProcId" of the job, "" if unknown */

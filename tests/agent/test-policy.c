@@ -267,7 +267,8 @@ static int ev(Machine *m, int64_t t, AgentEventType type, const char *claim, con
 static void test_actions(void) {
         Machine m;
         machine_new(&m, "RANK = (Owner == \"coltrane\") * 10\nMAXJOBRETIREMENTTIME = 3600\n");
-        ClassAd *alice = job("[ Owner = \"alice\"; JobUniverse = 5; ClusterId = 4; ProcId = 2 ]");
+        ClassAd *alice =
+                job("[ Owner = \"alice\"; JobUniverse = 5; ClusterId = 4; ProcId = 2; JobLeaseDuration = 100000 ]");
         ClassAd *coltrane = job("[ Owner = \"coltrane\"; JobUniverse = 5; JobLeaseDuration = 100000 ]");
         ClassAd *bob = job("[ Owner = \"bob\"; JobUniverse = 5; JobLeaseDuration = 100000 ]");
         CHECK_STATE(&m, AGENT_STATE_UNCLAIMED, AGENT_ACT_IDLE);
@@ -287,28 +288,36 @@ static void test_actions(void) {
         CHECK_STATE(&m, AGENT_STATE_CLAIMED, AGENT_ACT_RETIRING);
         GLEAN_TEST_CHECK(agent_sm_has_claim(m.sm, "B") && agent_sm_has_claim(m.sm, "A") && !agent_sm_has_claim(m.sm, "C"),
                          "has A and B");
-        /* A vacate drops B, telling its claimant, and evicts A. */
+        /* A vacate drops B, telling its claimant; A retires for good, and is
+         * vacated when its retirement (less the vacate time) is over. */
         unsigned before = m.seen.n_actions;
         GLEAN_TEST_CHECK(ev(&m, 20, AGENT_EV_VACATE, NULL, NULL, NULL, 0) == 0, "vacate");
-        CHECK_STATE(&m, AGENT_STATE_PREEMPTING, AGENT_ACT_VACATING);
+        CHECK_STATE(&m, AGENT_STATE_CLAIMED, AGENT_ACT_RETIRING);
         i = last_action(&m.seen, AGENT_DO_CLAIM_ENDED);
         GLEAN_TEST_CHECK(i >= (int) before && strcmp(m.seen.claim[i], "B") == 0, "claim-ended B (%d)", i);
+        GLEAN_TEST_CHECK(!agent_sm_has_claim(m.sm, "B"), "B is gone");
+        GLEAN_TEST_CHECK(last_action(&m.seen, AGENT_DO_SOFT_KILL) < (int) before, "no soft-kill yet");
+        GLEAN_TEST_CHECK(agent_sm_next_deadline(m.sm) == T0 + 2 + 3600 - 600, "retirement end %lld",
+                         (long long) (agent_sm_next_deadline(m.sm) - T0));
+        agent_sm_eval(m.sm, T0 + 2 + 3600 - 600 - 1);
+        CHECK_STATE(&m, AGENT_STATE_CLAIMED, AGENT_ACT_RETIRING);
+        agent_sm_eval(m.sm, T0 + 2 + 3600 - 600);
+        CHECK_STATE(&m, AGENT_STATE_PREEMPTING, AGENT_ACT_VACATING);
         i = last_action(&m.seen, AGENT_DO_SOFT_KILL);
         GLEAN_TEST_CHECK(i >= (int) before && strcmp(m.seen.claim[i], "A") == 0, "soft-kill A (%d)", i);
-        GLEAN_TEST_CHECK(!agent_sm_has_claim(m.sm, "B"), "B is gone");
-        GLEAN_TEST_CHECK(ev(&m, 30, AGENT_EV_JOB_EXIT, NULL, NULL, NULL, 0) == 0, "job-exit");
+        GLEAN_TEST_CHECK(ev(&m, 3010, AGENT_EV_JOB_EXIT, NULL, NULL, NULL, 0) == 0, "job-exit");
         i = last_action(&m.seen, AGENT_DO_CLAIM_ENDED);
         GLEAN_TEST_CHECK(i >= 0 && strcmp(m.seen.claim[i], "A") == 0, "claim-ended A (%d)", i);
         GLEAN_TEST_CHECK(agent_sm_claim_id(m.sm) == NULL && agent_sm_job(m.sm) == NULL, "no claim");
         CHECK_STATE(&m, AGENT_STATE_UNCLAIMED, AGENT_ACT_IDLE);
 
         /* Preemption to the end: the preempting claim takes over (23) and A's claimant is told. */
-        ev(&m, 100, AGENT_EV_CLAIM, "A2", bob, NULL, 0);
-        ev(&m, 100, AGENT_EV_ACTIVATE, "A2", bob, NULL, 0);
-        ev(&m, 200, AGENT_EV_CLAIM, "B2", coltrane, NULL, 0);
-        agent_sm_eval(m.sm, T0 + 3000 + 100);
+        ev(&m, 4100, AGENT_EV_CLAIM, "A2", bob, NULL, 0);
+        ev(&m, 4100, AGENT_EV_ACTIVATE, "A2", bob, NULL, 0);
+        ev(&m, 4200, AGENT_EV_CLAIM, "B2", coltrane, NULL, 0);
+        agent_sm_eval(m.sm, T0 + 4100 + 3000);
         CHECK_STATE(&m, AGENT_STATE_PREEMPTING, AGENT_ACT_VACATING);
-        ev(&m, 3200, AGENT_EV_JOB_EXIT, "A2", NULL, NULL, 0);
+        ev(&m, 7200, AGENT_EV_JOB_EXIT, "A2", NULL, NULL, 0);
         CHECK_STATE(&m, AGENT_STATE_CLAIMED, AGENT_ACT_IDLE);
         GLEAN_TEST_CHECK(m.seen.numbers[(m.seen.n_transitions - 1) % MAX_SEEN] == 23 || m.seen.n_transitions > MAX_SEEN,
                          "23");
