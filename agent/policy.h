@@ -43,7 +43,7 @@ typedef enum AgentEventType {
         AGENT_EV_KEEP_ALIVE,   /* claim_id */
         AGENT_EV_DEACTIVATE,   /* stop the job, keep the claim (claim_id, fast) */
         AGENT_EV_RELEASE,      /* the claimant gives the claim back (claim_id) */
-        AGENT_EV_VACATE,       /* administrator: evict (fast: hard kill at once) */
+        AGENT_EV_VACATE,       /* administrator: retire the claim, then evict (fast: hard kill at once) */
         AGENT_EV_DRAIN,        /* drain (drain) */
         AGENT_EV_CANCEL_DRAIN,
         AGENT_EV_SHUTDOWN,     /* the agent is stopping (shutdown) */
