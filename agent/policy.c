@@ -7,13 +7,14 @@
  *
  * The order of the checks in the Claimed state and the meaning of
  * "retirement" follow HTCondor's startd where the manual says nothing:
- * PREEMPT puts the claim into irreversible retirement; a preempting claim
- * (a better RANK, or a preemption the manager decided) or draining into
- * reversible retirement, undone when that claim goes away or the draining
- * is cancelled (transition 19); retirement ends when the job has run
- * (suspension not counted) MaxJobRetirementTime, or earlier by the vacate
- * time the job will be granted, so that a hard kill happens no later than
- * the end of the retirement (3.5.8).
+ * PREEMPT and a graceful vacate put the claim into irreversible
+ * retirement; a preempting claim (a better RANK, or a preemption the
+ * manager decided) or draining into reversible retirement, undone when
+ * that claim goes away or the draining is cancelled (transition 19);
+ * retirement ends when the job has run (suspension not counted)
+ * MaxJobRetirementTime, or earlier by the vacate time the job will be
+ * granted, so that a hard kill happens no later than the end of the
+ * retirement (3.5.8).
  */
 #include <errno.h>
 #include <limits.h>
