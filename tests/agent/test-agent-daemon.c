@@ -3,9 +3,9 @@
  * test-agent-daemon.c — the real glean-agent on a temporary configuration,
  * driven through `glean agent` and through the protocol itself: jobs run
  * and report their exit, a graceful vacate (which retires) and a fast one,
- * a claim lease that expires,
- * refusals that change nothing, draining, a partitionable slot carved and
- * given back, and what a user who is not an administrator may not do.
+ * a claim lease that expires, refusals that change nothing, draining, a
+ * partitionable slot carved and given back, and what a user who is not an
+ * administrator may not do (preempting by priority among it).
  *
  * The binaries: $GLEAN and $GLEAN_AGENT (set by make check to the flavour
  * being tested), else build/bin/.
