@@ -153,9 +153,14 @@ static inline bool pool_launch(Pool *p, const char *extra, bool expect_exit) {
         }
         int tries = 400 * agent_test_slowdown();
         for (int i = 0; i < tries; i++) {
-                struct stat st;
-                if (!expect_exit && stat(p->sock, &st) == 0)
+                /* Listening, not only there: the socket's file appears when
+                 * it is bound, a moment before it listens (a connection
+                 * then is refused). */
+                int fd = -1;
+                if (!expect_exit && glean_sock_connect_unix(p->sock, 0, &fd) >= 0) {
+                        close(fd);
                         return true;
+                }
                 int status;
                 if (waitpid(p->pid, &status, WNOHANG) == p->pid) {
                         pool_exited(p, status);
