@@ -121,6 +121,12 @@ int64_t pol_lease_of(const AgentSlotSM *sm, const ClassAd *job) {
         return lease > 0 ? lease : 0;
 }
 
+int64_t pol_lease_end(const Claim *c) {
+        /* HTCondor resets a timer of the lease at each keep-alive and fires
+         * it when its time has come (<= now): T + L, not a second later. */
+        return c->lease > 0 ? c->last_alive + c->lease : INT64_MAX;
+}
+
 Claim *pol_claim_new(AgentSlotSM *sm, const char *id, const ClassAd *job) {
         Claim *c = calloc(1, sizeof *c);
         if (!c)
@@ -185,8 +191,8 @@ int64_t pol_retirement_remaining(const AgentSlotSM *sm) {
         if (c->job && classad_has(c->job, "MaxJobRetirementTime") &&
             pol_eval_number(c->job, "MaxJobRetirementTime", sm->ad, &v) && clamp_seconds(v) < mjrt)
                 mjrt = clamp_seconds(v);
-        /* A vacate, a quick drain and a fast shutdown grant none. */
-        if (c->no_retirement || (sm->draining && sm->drain_how != AGENT_DRAIN_GRACEFUL) ||
+        /* A quick drain and a fast shutdown grant none. */
+        if ((sm->draining && sm->drain_how != AGENT_DRAIN_GRACEFUL) ||
             (sm->shutting_down && sm->shutdown_how == AGENT_SHUTDOWN_FAST))
                 mjrt = 0;
         int64_t rem = mjrt - job_age(sm, c);

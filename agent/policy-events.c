@@ -67,12 +67,14 @@ static int on_claim(AgentSlotSM *sm, const AgentEvent *ev, char *why, size_t why
                 return -ENOMEM;
         switch (sm->state) {
         case AGENT_STATE_CLAIMED:
-                /* 3.5.8 RANK: a better request preempts the current one; so
-                 * does one the manager preempts for user priority. */
-                if (!ev->by_priority && !(c->rank > sm->cur->rank)) {
-                        char buf[96];
-                        snprintf(buf, sizeof buf, "RANK %g is not above the current claim's %g", c->rank,
-                                 sm->cur->rank);
+                /* 3.5.8 RANK: a better request preempts the current one. One
+                 * the manager preempts for user priority needs a RANK no worse
+                 * (3.4.5; HTCondor's startd: "Preempting claim doesn't have
+                 * sufficient rank"). */
+                if (ev->by_priority ? c->rank < sm->cur->rank : !(c->rank > sm->cur->rank)) {
+                        char buf[128];
+                        snprintf(buf, sizeof buf, "RANK %g is %s the current claim's %g", c->rank,
+                                 ev->by_priority ? "below" : "not above", sm->cur->rank);
                         pol_claim_free(c);
                         return refuse(why, whylen, -EBUSY, "%s is claimed: %s", sm->name, buf);
                 }
@@ -182,7 +184,6 @@ static int on_activate(AgentSlotSM *sm, const AgentEvent *ev, char *why, size_t 
         c->suspended_since = 0;
         /* What concerned the previous job does not concern this one. */
         c->preempt_was_true = false;
-        c->no_retirement = false;
         c->end_reason = NULL;
         pol_change(sm, AGENT_STATE_CLAIMED, AGENT_ACT_BUSY, 11, "claim activated");
         if (sm->cur == c && c->active)
@@ -300,11 +301,11 @@ static int on_vacate(AgentSlotSM *sm, const AgentEvent *ev) {
                 if (ev->fast) {
                         sm->fast_kill = true;
                         pol_enter_preempting(sm, sm->act == AGENT_ACT_IDLE ? 10 : 0, "fast vacate");
-                } else {
-                        /* A graceful vacate evicts at once (MachineMaxVacateTime applies), no retirement. */
-                        sm->cur->no_retirement = true;
+                } else
+                        /* HTCondor's VACATE_CLAIM takes the retire-claim path: the job
+                         * keeps the MaxJobRetirementTime it has left (for good: no
+                         * unretiring), then is vacated. */
                         pol_retire_claim(sm, sm->act == AGENT_ACT_SUSPENDED ? 16 : 13, "vacate");
-                }
                 return 0;
         case AGENT_STATE_PREEMPTING:
                 if (sm->cur)

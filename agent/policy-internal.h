@@ -23,7 +23,7 @@ typedef struct Claim {
         double rank;             /* RANK of the slot for this job */
         int64_t begun;           /* when the claim began (CLAIM_WORKLIFE) */
         int64_t lease;           /* seconds; 0: none */
-        int64_t last_alive;
+        int64_t last_alive;      /* the last keep-alive: the lease ends at last_alive + lease */
         unsigned activations;    /* jobs started under this claim */
         bool active;             /* a job runs */
         int64_t job_start;
@@ -31,7 +31,6 @@ typedef struct Claim {
         int64_t suspended_since; /* 0: not suspended */
         bool preempt_was_true;   /* PREEMPT became TRUE for this job: irreversible retirement */
         bool irreversible;       /* vacate, release, lease expiry, shutdown: no unretiring */
-        bool no_retirement;      /* vacate: retirement of 0 */
         bool vanilla;
         const char *end_reason;  /* why the claim is being taken away (a string literal) */
         char job_id[48];         /* "ClusterId.ProcId" of the job, "" if unknown */
@@ -97,6 +96,10 @@ void pol_claim_free(Claim *c);
 void pol_claim_set_job_id(Claim *c);
 bool pol_job_is_vanilla(const ClassAd *job);
 int64_t pol_lease_of(const AgentSlotSM *sm, const ClassAd *job);
+/* When the claim's lease runs out: its last keep-alive (or activation) plus
+ * the lease, the first second at which it has expired; INT64_MAX with no
+ * lease. The expiry and agent_sm_next_deadline() both use it. */
+int64_t pol_lease_end(const Claim *c);
 /* Forget the preempting (or the pending backfill) claim, telling its claimant. */
 void pol_drop_pre(AgentSlotSM *sm, const char *reason);
 void pol_drop_pending(AgentSlotSM *sm, const char *reason);

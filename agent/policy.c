@@ -7,13 +7,14 @@
  *
  * The order of the checks in the Claimed state and the meaning of
  * "retirement" follow HTCondor's startd where the manual says nothing:
- * PREEMPT puts the claim into irreversible retirement; a preempting claim
- * (a better RANK, or a preemption the manager decided) or draining into
- * reversible retirement, undone when that claim goes away or the draining
- * is cancelled (transition 19); retirement ends when the job has run
- * (suspension not counted) MaxJobRetirementTime, or earlier by the vacate
- * time the job will be granted, so that a hard kill happens no later than
- * the end of the retirement (3.5.8).
+ * PREEMPT and a graceful vacate put the claim into irreversible
+ * retirement; a preempting claim (a better RANK, or a preemption the
+ * manager decided) or draining into reversible retirement, undone when
+ * that claim goes away or the draining is cancelled (transition 19);
+ * retirement ends when the job has run (suspension not counted)
+ * MaxJobRetirementTime, or earlier by the vacate time the job will be
+ * granted, so that a hard kill happens no later than the end of the
+ * retirement (3.5.8).
  */
 #include <errno.h>
 #include <limits.h>
@@ -313,7 +314,7 @@ void pol_change(AgentSlotSM *sm, AgentState s, AgentActivity a, int number, cons
 /* ---- periodic evaluation ---- */
 
 static bool lease_expired(const AgentSlotSM *sm, const Claim *c) {
-        return c && c->lease > 0 && sm->now - c->last_alive > c->lease;
+        return c && sm->now >= pol_lease_end(c);
 }
 
 static bool all_drained(AgentSlotSM *sm) {
@@ -594,10 +595,10 @@ int64_t agent_sm_next_deadline(const AgentSlotSM *sm) {
                 t = min64(t, sm->killing_deadline);
         if (sm->state == AGENT_STATE_CLAIMED) {
                 const Claim *c = sm->cur;
-                if (c && c->lease > 0)
-                        t = min64(t, c->last_alive + c->lease + 1);
-                if (sm->pre && sm->pre->lease > 0)
-                        t = min64(t, sm->pre->last_alive + sm->pre->lease + 1);
+                if (c)
+                        t = min64(t, pol_lease_end(c));
+                if (sm->pre)
+                        t = min64(t, pol_lease_end(sm->pre));
                 if (sm->act == AGENT_ACT_IDLE && c && c->activations > 0 && sm->knobs.claim_worklife >= 0)
                         t = min64(t, c->begun + sm->knobs.claim_worklife + 1);
                 if (sm->act == AGENT_ACT_RETIRING && c && c->active) {

@@ -43,7 +43,7 @@ typedef enum AgentEventType {
         AGENT_EV_KEEP_ALIVE,   /* claim_id */
         AGENT_EV_DEACTIVATE,   /* stop the job, keep the claim (claim_id, fast) */
         AGENT_EV_RELEASE,      /* the claimant gives the claim back (claim_id) */
-        AGENT_EV_VACATE,       /* administrator: evict (fast: hard kill at once) */
+        AGENT_EV_VACATE,       /* administrator: retire the claim, then evict (fast: hard kill at once) */
         AGENT_EV_DRAIN,        /* drain (drain) */
         AGENT_EV_CANCEL_DRAIN,
         AGENT_EV_SHUTDOWN,     /* the agent is stopping (shutdown) */
@@ -71,7 +71,8 @@ typedef struct AgentEvent {
         const ClassAd *job;   /* CLAIM, ACTIVATE: copied */
         bool fast;            /* VACATE, DEACTIVATE */
         bool by_priority;     /* CLAIM on a claimed slot: preemption the manager decided
-                               * for user priority, with no RANK improvement needed */
+                               * for user priority (its reason Priority): a RANK no worse
+                               * than the current claim's is enough */
         AgentDrainHow drain;
         AgentShutdownHow shutdown;
 } AgentEvent;
@@ -172,10 +173,10 @@ void agent_sm_eval(AgentSlotSM *sm, int64_t now);
  *              deactivate, job-exit with another claim id; a claim whose id
  *              is not the one the match announced);
  *   -EBUSY     the slot is taken: a claim on a claimed slot without a
- *              better RANK (nor by_priority), on a slot that already has a
- *              preempting claim, or in a state that takes none; an
- *              activation of a claim that is not Claimed/Idle; a match of a
- *              slot that is not Owner, Unclaimed or Backfill;
+ *              better RANK, or by_priority with a worse one, on a slot that
+ *              already has a preempting claim, or in a state that takes
+ *              none; an activation of a claim that is not Claimed/Idle; a
+ *              match of a slot that is not Owner, Unclaimed or Backfill;
  *   -EPERM     START is not TRUE for the job, the slot is draining or
  *              shutting down, the claim is being preempted or its
  *              CLAIM_WORKLIFE has expired;

@@ -21,7 +21,8 @@
 
 typedef struct Replay {
         const char *source;
-        FILE *out;
+        FILE *out;             /* NULL in the check pass */
+        bool check;            /* the check pass: every line parsed and checked, nothing run */
         unsigned long max_evals;
         Config *cfg;
         ClassAd *ad;
@@ -35,6 +36,7 @@ typedef struct Replay {
         int64_t kbd_until, console_until; /* the keyboard (console) was last in use then */
         int history[HISTORY];  /* transition numbers, a ring */
         unsigned n_history;
+        unsigned mark;         /* n_history at the previous expectation line */
         int last_refusal;      /* the previous event's refusal (-errno), 0 if accepted */
         bool had_event;
         unsigned actions_seen; /* bit per AgentActionType since the last expect-(no-)action */
@@ -63,11 +65,16 @@ char *rp_rest(char *p);
 bool rp_is_attr_name(const char *s);
 int rp_parse_ad(Replay *rp, const char *text, int line, ClassAd **ret, ConfigError *err);
 
-/* ---- replay-lines.c ---- */
+/* ---- replay-lines.c ----
+ *
+ * Each line parses and checks all it is given first; in the check pass
+ * (rp->check) it stops there, before touching the state machine. */
 
 const char *rp_errno_name(int code);
 int rp_expect_state(Replay *rp, char *p, int line, ConfigError *err);
-int rp_expect_transitions(Replay *rp, char *p, int line, ConfigError *err);
+/* expect-transition, or (only_new) expect-new-transition. */
+int rp_expect_transitions(Replay *rp, char *p, bool only_new, int line, ConfigError *err);
+int rp_expect_no_transition(Replay *rp, char *p, int line, ConfigError *err);
 int rp_expect_actions(Replay *rp, char *p, bool want, int line, ConfigError *err);
 int rp_expect_refused(Replay *rp, char *p, int line, ConfigError *err);
 int rp_expect_eval(Replay *rp, char *p, int line, ConfigError *err);

@@ -59,6 +59,8 @@ int rp_expect_state(Replay *rp, char *p, int line, ConfigError *err) {
         if (agent_state_from_name(what, &s) < 0 || (slash && agent_activity_from_name(slash + 1, &a) < 0))
                 return rp_fail(err, rp->source, line, "expect: unknown state or activity '%s%s%s'", what, slash ? "/" : "",
                             slash ? slash + 1 : "");
+        if (rp->check)
+                return 0;
         AgentState hs = agent_sm_state(rp->sm);
         AgentActivity ha = agent_sm_activity(rp->sm);
         expectation(rp, hs == s && (!slash || ha == a), line, "want %s%s%s, have %s/%s", agent_state_name(s),
@@ -67,46 +69,86 @@ int rp_expect_state(Replay *rp, char *p, int line, ConfigError *err) {
         return 0;
 }
 
-int rp_expect_transitions(Replay *rp, char *p, int line, ConfigError *err) {
+/* The numbers of the last k of the n transitions in the history ("13 18"). */
+static void format_history(const Replay *rp, unsigned k, char *buf, size_t len) {
+        size_t at = 0;
+        buf[0] = 0;
+        if (k > HISTORY)
+                k = HISTORY;
+        for (unsigned i = 0; i < k && at < len - 8; i++)
+                at += (size_t) snprintf(buf + at, len - at, "%s%d", i ? " " : "",
+                                        rp->history[(rp->n_history - k + i) % HISTORY]);
+}
+
+int rp_expect_transitions(Replay *rp, char *p, bool only_new, int line, ConfigError *err) {
+        const char *name = only_new ? "expect-new-transition" : "expect-transition";
         int want[HISTORY];
         unsigned n = 0;
         char *tok, *end;
         while ((tok = rp_next_token(&p))) {
                 long v = strtol(tok, &end, 10);
                 if (*end || end == tok || v < 0 || v > 99 || n == HISTORY)
-                        return rp_fail(err, rp->source, line, "expect-transition: expected numbers, not '%s'", tok);
+                        return rp_fail(err, rp->source, line, "%s: expected numbers, not '%s'", name, tok);
                 want[n++] = (int) v;
         }
         if (!n || *rp_rest(p))
-                return rp_fail(err, rp->source, line, "expect-transition: expected one number or more");
-        bool ok = rp->n_history >= n;
+                return rp_fail(err, rp->source, line, "%s: expected one number or more", name);
+        if (rp->check)
+                return 0;
+        /* Which transitions count: all of them, or those since the previous expectation line. */
+        unsigned have = only_new ? rp->n_history - rp->mark : rp->n_history;
+        bool ok = have >= n;
         for (unsigned i = 0; ok && i < n; i++)
                 ok = rp->history[(rp->n_history - n + i) % HISTORY] == want[i];
-        char have[HISTORY * 4] = "";
-        size_t len = 0;
-        unsigned k = rp->n_history < n ? rp->n_history : n;
-        for (unsigned i = 0; i < k && len < sizeof have - 8; i++)
-                len += (size_t) snprintf(have + len, sizeof have - len, "%s%d", i ? " " : "",
-                                         rp->history[(rp->n_history - k + i) % HISTORY]);
-        expectation(rp, ok, line, "want the last transitions to be numbered as the line says, they were: %s",
-                    k ? have : "(none)");
+        char shown[HISTORY * 4];
+        format_history(rp, have < n ? have : n, shown, sizeof shown);
+        if (only_new)
+                expectation(rp, ok, line,
+                            "want the transitions since the previous expectation line to end as the line says, "
+                            "they were: %s",
+                            have ? shown : "(none)");
+        else
+                expectation(rp, ok, line, "want the last transitions to be numbered as the line says, they were: %s",
+                            have ? shown : "(none)");
+        return 0;
+}
+
+int rp_expect_no_transition(Replay *rp, char *p, int line, ConfigError *err) {
+        if (*rp_rest(p))
+                return rp_fail(err, rp->source, line, "expect-no-transition: unexpected '%s'", rp_rest(p));
+        if (rp->check)
+                return 0;
+        unsigned have = rp->n_history - rp->mark;
+        char shown[HISTORY * 4];
+        format_history(rp, have, shown, sizeof shown);
+        expectation(rp, have == 0, line, "want no transition since the previous expectation line, there were: %s%s",
+                    have > HISTORY ? "... " : "", shown);
         return 0;
 }
 
 int rp_expect_actions(Replay *rp, char *p, bool want, int line, ConfigError *err) {
-        char *tok;
+        char *first = rp_rest(p), *tok;
+        AgentActionType t;
         unsigned n = 0;
         while ((tok = rp_next_token(&p))) {
-                AgentActionType t;
                 if (agent_action_from_name(tok, &t) < 0)
                         return rp_fail(err, rp->source, line, "unknown action '%s'", tok);
-                bool seen = rp->actions_seen & (1u << t);
-                expectation(rp, seen == want, line, "want action %s %s", tok,
-                            want ? "since the last expect-action" : "not to have happened since the last expect-action");
                 n++;
         }
         if (!n || *rp_rest(p))
                 return rp_fail(err, rp->source, line, "expected the name of an action");
+        if (rp->check)
+                return 0;
+        /* The names again, now cut apart by NULs. */
+        tok = first;
+        for (unsigned i = 0; i < n; i++) {
+                if (i > 0)
+                        tok = rp_rest(tok + strlen(tok) + 1);
+                agent_action_from_name(tok, &t);
+                bool seen = rp->actions_seen & (1u << t);
+                expectation(rp, seen == want, line, "want action %s %s", tok,
+                            want ? "since the last expect-action" : "not to have happened since the last expect-action");
+        }
         rp->actions_seen = 0;
         return 0;
 }
@@ -125,6 +167,8 @@ int rp_expect_refused(Replay *rp, char *p, int line, ConfigError *err) {
                 return rp_fail(err, rp->source, line, "expect-refused: unexpected '%s'", rp_rest(p));
         if (!rp->had_event)
                 return rp_fail(err, rp->source, line, "expect-refused: no event before");
+        if (rp->check)
+                return 0;
         if (code)
                 expectation(rp, rp->last_refusal == -code, line, "want the previous event refused with %s, %s%s",
                             tok, rp->last_refusal ? "it was refused with " : "it was accepted",
@@ -136,19 +180,44 @@ int rp_expect_refused(Replay *rp, char *p, int line, ConfigError *err) {
 
 int rp_expect_eval(Replay *rp, char *p, int line, ConfigError *err) {
         const char *text = rp_rest(p);
+        if (!*text)
+                return rp_fail(err, rp->source, line, "expect-eval: expected a ClassAd expression");
+        /* Macros expand as in the configuration ($(WorkHours)). */
+        char *expanded = NULL;
+        ConfigError xerr = { 0 };
+        int r = config_expand(rp->cfg, text, &expanded, &xerr);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return rp_fail(err, rp->source, line, "expect-eval: %s", xerr.msg);
+        bool macros = strcmp(expanded, text) != 0;
         ClassAdExpr *e = NULL;
         CaError cerr;
-        if (!*text || classad_expr_parse(text, strlen(text), CA_MODE_OLD, &e, &cerr) < 0)
-                return rp_fail(err, rp->source, line, "expect-eval: not a ClassAd expression");
+        if (!*rp_rest(expanded))
+                r = rp_fail(err, rp->source, line, "expect-eval: '%s' expands to nothing", text);
+        else if (classad_expr_parse(expanded, strlen(expanded), CA_MODE_OLD, &e, &cerr) < 0)
+                r = rp_fail(err, rp->source, line, "expect-eval: not a ClassAd expression (column %d%s: %s)%s%.200s",
+                            cerr.column, macros ? " once expanded" : "", cerr.msg, macros ? ": " : "",
+                            macros ? expanded : "");
+        if (r < 0) {
+                free(expanded);
+                return r;
+        }
+        if (rp->check) {
+                classad_expr_free(e);
+                free(expanded);
+                return 0;
+        }
         CaValue v = ca_undefined();
         classad_set_now(rp->now);
-        int r = classad_expr_eval(e, rp->ad, agent_sm_job(rp->sm), CA_MODE_OLD, &v);
+        r = classad_expr_eval(e, rp->ad, agent_sm_job(rp->sm), CA_MODE_OLD, &v);
         classad_set_now(0);
         classad_expr_free(e);
         char *shown = r >= 0 ? ca_value_unparse(&v) : NULL;
-        expectation(rp, r >= 0 && v.type == CA_BOOL && v.u.b, line, "want %s to be true, it is %s", text,
-                    shown ? shown : "an error");
+        expectation(rp, r >= 0 && v.type == CA_BOOL && v.u.b, line, "want %s%s%.200s%s to be true, it is %s", text,
+                    macros ? " (" : "", macros ? expanded : "", macros ? ")" : "", shown ? shown : "an error");
         free(shown);
+        free(expanded);
         ca_value_clear(&v);
         return 0;
 }
@@ -236,12 +305,7 @@ int rp_do_event(Replay *rp, AgentEventType type, char *p, int line, ConfigError 
                                 return r;
                         ev.job = ad;
                         p += strlen(p);
-                } else if (type == AGENT_EV_ACTIVATE && agent_sm_job(rp->sm) &&
-                           agent_sm_has_claim(rp->sm, ev.claim_id) &&
-                           strcmp(agent_sm_claim_id(rp->sm), ev.claim_id) == 0)
-                        ev.job = agent_sm_job(rp->sm);
-                else
-                        ev.job = rp->job;
+                }
                 break;
         case AGENT_EV_MATCH:
         case AGENT_EV_JOB_EXIT:
@@ -279,9 +343,21 @@ int rp_do_event(Replay *rp, AgentEventType type, char *p, int line, ConfigError 
                 classad_free(ad);
                 return rp_fail(err, rp->source, line, "%s: unexpected '%s'", agent_event_name(type), rp_rest(p));
         }
+        rp->had_event = true;
+        if (rp->check) {
+                classad_free(ad);
+                return 0;
+        }
+        /* No ad: an activation of the current claim keeps its job, else the job line's. */
+        if ((type == AGENT_EV_CLAIM || type == AGENT_EV_ACTIVATE) && !ev.job) {
+                if (type == AGENT_EV_ACTIVATE && agent_sm_job(rp->sm) && agent_sm_has_claim(rp->sm, ev.claim_id) &&
+                    strcmp(agent_sm_claim_id(rp->sm), ev.claim_id) == 0)
+                        ev.job = agent_sm_job(rp->sm);
+                else
+                        ev.job = rp->job;
+        }
         char why[256];
         r = agent_sm_handle(rp->sm, rp->now, &ev, why, sizeof why);
-        rp->had_event = true;
         rp->last_refusal = r < 0 ? r : 0;
         if (type == AGENT_EV_CLAIM && r == 0)
                 rp_hold(rp, ev.claim_id, true);

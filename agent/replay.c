@@ -42,13 +42,16 @@
  *     TIME expect STATE[/ACTIVITY]        the slot is in that state (and activity) now
  *     TIME expect-transition N [N...]     the last transitions were numbers ... N of figure 3.2
  *                                         (0: a transition the figure does not number)
+ *     TIME expect-new-transition N [N...] the same, counting only the transitions since the
+ *                                         previous expectation (expect...) line
+ *     TIME expect-no-transition           no transition since the previous expectation line
  *     TIME expect-action NAME [NAME...]   each action happened since the previous expect-action
  *                                         or expect-no-action line (or the start)
  *     TIME expect-no-action NAME [NAME...]  none of them happened since then
  *     TIME expect-refused [ERRNO]         the previous event was refused (with EBUSY, ENOENT,
  *                                         EPERM, EEXIST, EALREADY or EINVAL)
- *     TIME expect-eval EXPR               EXPR, evaluated in the slot ad with the claim's job as
- *                                         TARGET, is TRUE
+ *     TIME expect-eval EXPR               EXPR, its configuration macros expanded, evaluated in
+ *                                         the slot ad with the claim's job as TARGET, is TRUE
  *
  * TIME is seconds since the epoch of the timeline, "+N" for N after the
  * previous timed line; a suffix s, m, h or d gives the unit, and units
@@ -61,7 +64,12 @@
  * at the time of a line comes before it. The slot starts in Owner at time
  * 0 and is evaluated at once, after the set and key lines of time 0 that
  * come before any other timed line (the sensor values it starts with).
- * The clock of the policy (ClockMin, ClockDay) is UTC.
+ * The clock of the policy (ClockMin, ClockDay) is UTC. Events act at once;
+ * set, key, keep-alives and others-drained are seen at the next evaluation.
+ *
+ * The whole timeline is checked first (Replay.check: every line parsed and
+ * checked, nothing run), so that a malformed line is reported before
+ * anything is printed; then it runs.
  */
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -390,6 +398,28 @@ static int header_line(Replay *rp, const char *tok, char *p, int line, ConfigErr
         return 0;
 }
 
+/* The expectation lines; each, checked, marks where the next one's
+ * "since the previous expectation line" begins. */
+static int expect_line(Replay *rp, const char *what, char *p, int line, ConfigError *err) {
+        if (strcmp(what, "expect") == 0)
+                return rp_expect_state(rp, p, line, err);
+        if (strcmp(what, "expect-transition") == 0)
+                return rp_expect_transitions(rp, p, false, line, err);
+        if (strcmp(what, "expect-new-transition") == 0)
+                return rp_expect_transitions(rp, p, true, line, err);
+        if (strcmp(what, "expect-no-transition") == 0)
+                return rp_expect_no_transition(rp, p, line, err);
+        if (strcmp(what, "expect-action") == 0)
+                return rp_expect_actions(rp, p, true, line, err);
+        if (strcmp(what, "expect-no-action") == 0)
+                return rp_expect_actions(rp, p, false, line, err);
+        if (strcmp(what, "expect-refused") == 0)
+                return rp_expect_refused(rp, p, line, err);
+        if (strcmp(what, "expect-eval") == 0)
+                return rp_expect_eval(rp, p, line, err);
+        return rp_fail(err, rp->source, line, "unknown expectation '%s'", what);
+}
+
 static int run_line(Replay *rp, char *p, int line, ConfigError *err) {
         char *tok = rp_next_token(&p);
         if (!tok)
@@ -408,10 +438,14 @@ static int run_line(Replay *rp, char *p, int line, ConfigError *err) {
         bool initial = t == 0 && (strcmp(what, "set") == 0 || strcmp(what, "key") == 0);
         if (!rp->ad && (r = make_ad(rp, err)) < 0)
                 return r;
-        if (!rp->sm && !initial && (r = start_machine(rp, err)) < 0)
-                return r;
-        if (rp->sm && (r = advance(rp, rp->epoch + t, line, err)) < 0)
-                return r;
+        if (rp->check)
+                rp->now = rp->epoch + t; /* nothing runs: the clock only moves on */
+        else {
+                if (!rp->sm && !initial && (r = start_machine(rp, err)) < 0)
+                        return r;
+                if (rp->sm && (r = advance(rp, rp->epoch + t, line, err)) < 0)
+                        return r;
+        }
 
         AgentEventType type;
         if (strcmp(what, "set") == 0)
@@ -431,21 +465,15 @@ static int run_line(Replay *rp, char *p, int line, ConfigError *err) {
         if (strcmp(what, "tick") == 0) {
                 if (*rp_rest(p))
                         return rp_fail(err, rp->source, line, "tick: unexpected '%s'", rp_rest(p));
-                agent_sm_eval(rp->sm, rp->now);
+                if (!rp->check)
+                        agent_sm_eval(rp->sm, rp->now);
                 return 0;
         }
-        if (strcmp(what, "expect") == 0)
-                return rp_expect_state(rp, p, line, err);
-        if (strcmp(what, "expect-transition") == 0)
-                return rp_expect_transitions(rp, p, line, err);
-        if (strcmp(what, "expect-action") == 0)
-                return rp_expect_actions(rp, p, true, line, err);
-        if (strcmp(what, "expect-no-action") == 0)
-                return rp_expect_actions(rp, p, false, line, err);
-        if (strcmp(what, "expect-refused") == 0)
-                return rp_expect_refused(rp, p, line, err);
-        if (strcmp(what, "expect-eval") == 0)
-                return rp_expect_eval(rp, p, line, err);
+        if (strncmp(what, "expect", 6) == 0) {
+                r = expect_line(rp, what, p, line, err);
+                rp->mark = rp->n_history;
+                return r;
+        }
         if (agent_event_from_name(what, &type) < 0)
                 return rp_fail(err, rp->source, line, "unknown event '%s'", what);
         return rp_do_event(rp, type, p, line, err);
@@ -466,12 +494,14 @@ static void strip_comment(char *l) {
         }
 }
 
-int agent_replay_string_opts(const char *text, const char *source_name, const AgentReplayOptions *opts, FILE *out,
-                             AgentReplayResult *ret, ConfigError *err) {
-        Replay rp = {
+static int replay_init(Replay *rp, const char *source_name, const AgentReplayOptions *opts, Config *cfg, FILE *out,
+                       bool check) {
+        *rp = (Replay){
                 .source = source_name,
                 .out = out,
+                .check = check,
                 .max_evals = opts && opts->max_evaluations ? opts->max_evaluations : AGENT_REPLAY_MAX_EVALUATIONS,
+                .cfg = cfg,
                 .slot_id = 1,
                 .slot_name = "slot1",
                 .epoch = DEFAULT_EPOCH,
@@ -480,11 +510,52 @@ int agent_replay_string_opts(const char *text, const char *source_name, const Ag
                 .console_until = DEFAULT_EPOCH - 86400,
                 .keep_alives = true,
         };
+        CaError cerr;
+        return classad_parse(DEFAULT_JOB, strlen(DEFAULT_JOB), CA_MODE_OLD, &rp->job, &cerr);
+}
+
+/* What replay_init() and the lines gave rp, but not the configuration. */
+static void replay_clear(Replay *rp) {
+        agent_sm_free(rp->sm);
+        for (int i = 0; i < MAX_HELD; i++)
+                free(rp->held[i]);
+        classad_free(rp->ad);
+        classad_free(rp->job);
+        *rp = (Replay){ 0 };
+}
+
+/* The timeline's lines, from first_line on: checked only (rp->check: each
+ * line parsed, nothing run, nothing printed), or run. */
+static int replay_lines(Replay *rp, const char *events, int first_line, ConfigError *err) {
+        char *copy = strdup(events); /* the lines are cut up in place */
+        if (!copy)
+                return -ENOMEM;
+        int r = 0, line = first_line;
+        for (char *l = copy; r >= 0 && l && *l; line++) {
+                char *nl = strchr(l, '\n');
+                if (nl)
+                        *nl = 0;
+                strip_comment(l);
+                if (*rp_rest(l))
+                        r = run_line(rp, l, line, err);
+                l = nl ? nl + 1 : NULL;
+        }
+        /* A timeline of no timed line still has a slot: its configuration is checked too. */
+        if (r >= 0 && !rp->ad)
+                r = make_ad(rp, err);
+        if (r >= 0 && !rp->check && !rp->sm)
+                r = start_machine(rp, err);
+        free(copy);
+        return r;
+}
+
+int agent_replay_string_opts(const char *text, const char *source_name, const AgentReplayOptions *opts, FILE *out,
+                             AgentReplayResult *ret, ConfigError *err) {
         char *copy = strdup(text);
         if (!copy)
                 return -ENOMEM;
         /* Split at the "---" line. */
-        char *events = copy;
+        const char *events = copy;
         int first_line = 1, n = 1;
         for (char *l = copy; l && *l; n++) {
                 char *nl = strchr(l, '\n');
@@ -500,32 +571,24 @@ int agent_replay_string_opts(const char *text, const char *source_name, const Ag
                 l = nl ? nl + 1 : NULL;
         }
 
-        CaError cerr;
-        int r = config_new(&rp.cfg);
+        Config *cfg = NULL;
+        int r = config_new(&cfg);
         if (r >= 0 && events != copy)
-                r = config_load_string(rp.cfg, copy, source_name, err);
-        if (r >= 0)
-                r = classad_parse(DEFAULT_JOB, strlen(DEFAULT_JOB), CA_MODE_OLD, &rp.job, &cerr);
-        int line = first_line;
-        for (char *l = events; r >= 0 && l && *l; line++) {
-                char *nl = strchr(l, '\n');
-                if (nl)
-                        *nl = 0;
-                strip_comment(l);
-                if (*rp_rest(l))
-                        r = run_line(&rp, l, line, err);
-                l = nl ? nl + 1 : NULL;
+                r = config_load_string(cfg, copy, source_name, err);
+        /* The whole timeline is checked first, so that a malformed line is
+         * reported before anything is printed; then it runs. */
+        Replay rp;
+        if (r >= 0 && (r = replay_init(&rp, source_name, opts, cfg, NULL, true)) >= 0) {
+                r = replay_lines(&rp, events, first_line, err);
+                replay_clear(&rp);
         }
-        if (r >= 0 && !rp.sm)
-                r = start_machine(&rp, err);
-        if (r >= 0 && ret)
-                *ret = rp.res;
-        agent_sm_free(rp.sm);
-        for (int i = 0; i < MAX_HELD; i++)
-                free(rp.held[i]);
-        classad_free(rp.ad);
-        classad_free(rp.job);
-        config_free(rp.cfg);
+        if (r >= 0 && (r = replay_init(&rp, source_name, opts, cfg, out, false)) >= 0) {
+                r = replay_lines(&rp, events, first_line, err);
+                if (r >= 0 && ret)
+                        *ret = rp.res;
+                replay_clear(&rp);
+        }
+        config_free(cfg);
         free(copy);
         return r < 0 ? r : 0;
 }

@@ -75,12 +75,14 @@ static const CommandSpec commands[GLEAN_CMD__MAX] = {
                 OPT_NAME("Slot"),
                 OPT_NAME("ClaimId"),
                 OPT_COUNT("LeaseDuration"),
+                OPT_NAME("Errno"),
                 END } },
         [GLEAN_CMD_STATUS] = { "Status", (const AttrSpec[]){ OPT_NAME("Slot"), END } },
         [GLEAN_CMD_SLOT_UPDATE] = { "SlotUpdate", (const AttrSpec[]){ REQ_AD("SlotAd"), END } },
         [GLEAN_CMD_MATCH] = { "Match", (const AttrSpec[]){ REQ_STRING("Slot"), REQ_STRING("ClaimId"), END } },
         [GLEAN_CMD_REQUEST_CLAIM] = { "RequestClaim", (const AttrSpec[]){
-                REQ_STRING("Slot"), REQ_STRING("ClaimId"), REQ_AD("JobAd"), OPT_REAL("Rank"), END } },
+                REQ_STRING("Slot"), REQ_STRING("ClaimId"), REQ_AD("JobAd"), OPT_REAL("Rank"),
+                OPT_BOOL("ByPriority"), END } },
         [GLEAN_CMD_ACTIVATE_CLAIM] = { "ActivateClaim", (const AttrSpec[]){
                 REQ_STRING("ClaimId"), REQ_AD("JobAd"), END } },
         [GLEAN_CMD_KEEP_ALIVE] = { "KeepAlive", (const AttrSpec[]){ REQ_STRING("ClaimId"), END } },

@@ -26,11 +26,18 @@
  *                   "glean-negotiator")
  *   Reply           Ok bool, Reason string when !Ok; (RequestId int,
  *                   Slots list of ads, Slot string, ClaimId string,
- *                   LeaseDuration int >= 0)
+ *                   LeaseDuration int >= 0, Errno string: when a slot's
+ *                   state machine refused, the errno name of why, as
+ *                   agent/policy.h lists them: "EBUSY", "EPERM", ...)
  *   Status          (Slot string)
  *   SlotUpdate      SlotAd ad
  *   Match           Slot string, ClaimId string
- *   RequestClaim    Slot string, ClaimId string, JobAd ad; (Rank real)
+ *   RequestClaim    Slot string, ClaimId string, JobAd ad; (Rank real,
+ *                   ByPriority bool: on a claimed slot, a preemption the
+ *                   negotiator decided for user priority (its reason
+ *                   Priority), which needs a RANK no worse than the
+ *                   current claim's rather than a better one; root and
+ *                   ADMINISTRATORS only)
  *   ActivateClaim   ClaimId string, JobAd ad
  *   KeepAlive       ClaimId string
  *   Deactivate      ClaimId string; (Graceful bool, default true)

@@ -165,16 +165,40 @@ static int reply(Conn *c, const ClassAd *req, bool ok, const char *reason, Class
 static int refuse(Conn *c, const ClassAd *req, const char *what, const char *fmt, ...)
         __attribute__((format(printf, 4, 5)));
 
-static int refuse(Conn *c, const ClassAd *req, const char *what, const char *fmt, ...) {
+static int vrefuse(Conn *c, const ClassAd *req, const char *what, int code, const char *fmt, va_list ap) {
         char reason[512];
-        va_list ap;
-        va_start(ap, fmt);
         vsnprintf(reason, sizeof reason, fmt, ap);
-        va_end(ap);
         GleanLogField f[] = { { "GLEAN_PEER_USER", c->peer.user }, { "GLEAN_COMMAND", what } };
         glean_log(LOG_NOTICE, NULL, f, 2, "refused %s from %s (pid %d): %s", what, c->peer.user, (int) c->peer.pid,
                   reason);
-        return reply(c, req, false, reason, NULL);
+        ClassAd *extra = NULL;
+        const char *name = code < 0 ? strerrorname_np(-code) : NULL;
+        if (name && classad_new(&extra) >= 0)
+                classad_set_string(extra, "Errno", name);
+        int r = reply(c, req, false, reason, extra);
+        classad_free(extra);
+        return r;
+}
+
+static int refuse(Conn *c, const ClassAd *req, const char *what, const char *fmt, ...) {
+        va_list ap;
+        va_start(ap, fmt);
+        int r = vrefuse(c, req, what, 0, fmt, ap);
+        va_end(ap);
+        return r;
+}
+
+/* A refusal of the slot's state machine: code is agent_sm_handle()'s
+ * -errno, which the reply names too (Errno = "EBUSY", ...). */
+static int refuse_code(Conn *c, const ClassAd *req, const char *what, int code, const char *fmt, ...)
+        __attribute__((format(printf, 5, 6)));
+
+static int refuse_code(Conn *c, const ClassAd *req, const char *what, int code, const char *fmt, ...) {
+        va_list ap;
+        va_start(ap, fmt);
+        int r = vrefuse(c, req, what, code, fmt, ap);
+        va_end(ap);
+        return r;
 }
 
 static bool is_admin(const Conn *c) {
@@ -311,6 +335,13 @@ static int on_request_claim(Conn *c, const ClassAd *req) {
                 r = refuse(c, req, what, "claim id already in use");
                 goto out;
         }
+        /* Preempting another user's job for user priority is the central
+         * manager's decision, not a user's. */
+        bool by_priority = get_bool(req, "ByPriority", false);
+        if (by_priority && !is_admin(c)) {
+                r = refuse(c, req, what, "only the central manager (root and ADMINISTRATORS) may preempt by priority");
+                goto out;
+        }
         if (!(job = owned_job(c, req, what, &r)))
                 goto out;
         if (agent_sm_broken(s->sm)) {
@@ -336,9 +367,10 @@ static int on_request_claim(Conn *c, const ClassAd *req) {
                 }
                 agent_refresh_ads(a);
         }
-        /* A claim on a claimed slot is a preempting one (a better RANK): the
-         * current claimant keeps the slot, and hears of its job's eviction,
-         * until the preempting claim takes over (23, 24: perhaps at once). */
+        /* A claim on a claimed slot is a preempting one (a better RANK, or
+         * by priority one no worse): the current claimant keeps the slot,
+         * and hears of its job's eviction, until the preempting claim takes
+         * over (23, 24: perhaps at once). */
         bool preempting = agent_sm_claim_id(target->sm) != NULL;
         Conn *old_pre = target->pre_claimant;
         uid_t old_pre_uid = target->pre_claimant_uid;
@@ -349,7 +381,7 @@ static int on_request_claim(Conn *c, const ClassAd *req) {
                 target->pre_claimant_uid = c->peer.uid;
                 snprintf(target->pre_claim_id, sizeof target->pre_claim_id, "%s", id);
         }
-        AgentEvent ev = { .type = AGENT_EV_CLAIM, .claim_id = id, .job = job };
+        AgentEvent ev = { .type = AGENT_EV_CLAIM, .claim_id = id, .job = job, .by_priority = by_priority };
         r = agent_sm_handle(target->sm, agent_now(), &ev, why, sizeof why);
         if (r < 0) {
                 target->pre_claimant = old_pre; /* refused: nothing changes */
@@ -357,7 +389,7 @@ static int on_request_claim(Conn *c, const ClassAd *req) {
                 memcpy(target->pre_claim_id, old_pre_id, sizeof old_pre_id);
                 if (target != s)
                         agent_slot_destroy(target);
-                r = refuse(c, req, what, "%s", why);
+                r = refuse_code(c, req, what, r, "%s", why);
                 goto out;
         }
         if (preempting)
@@ -440,7 +472,7 @@ static int on_activate(Conn *c, const ClassAd *req) {
                 s->claimant = before; /* refused: nothing changes */
                 agent_jobspec_free(s->spec);
                 s->spec = NULL;
-                r = refuse(c, req, what, "%s", why);
+                r = refuse_code(c, req, what, r, "%s", why);
                 goto out;
         }
         if (!s->job) {
@@ -484,7 +516,7 @@ static int on_claim_event(Conn *c, const ClassAd *req, AgentEventType type, cons
         agent_slot_sync_claims(s); /* a released preempting claim is gone */
         if (r < 0) {
                 s->exit_reason = exit_reason; /* refused: nothing changes */
-                r = refuse(c, req, what, "%s", why);
+                r = refuse_code(c, req, what, r, "%s", why);
         } else
                 r = reply(c, req, true, NULL, NULL);
         free(id);
@@ -591,8 +623,8 @@ static int dispatch(Conn *c, const ClassAd *req, GleanCommand cmd) {
                 AgentEvent ev = { .type = AGENT_EV_MATCH, .claim_id = id };
                 if (!s)
                         r = refuse(c, req, "Match", "no slot %s", name ? name : "");
-                else if (agent_sm_handle(s->sm, agent_now(), &ev, why, sizeof why) < 0)
-                        r = refuse(c, req, "Match", "%s", why);
+                else if ((r = agent_sm_handle(s->sm, agent_now(), &ev, why, sizeof why)) < 0)
+                        r = refuse_code(c, req, "Match", r, "%s", why);
                 else
                         r = reply(c, req, true, NULL, NULL);
                 free(name);

@@ -153,9 +153,14 @@ static inline bool pool_launch(Pool *p, const char *extra, bool expect_exit) {
         }
         int tries = 400 * agent_test_slowdown();
         for (int i = 0; i < tries; i++) {
-                struct stat st;
-                if (!expect_exit && stat(p->sock, &st) == 0)
+                /* Listening, not only there: the socket's file appears when
+                 * it is bound, a moment before it listens (a connection
+                 * then is refused). */
+                int fd = -1;
+                if (!expect_exit && glean_sock_connect_unix(p->sock, 0, &fd) >= 0) {
+                        close(fd);
                         return true;
+                }
                 int status;
                 if (waitpid(p->pid, &status, WNOHANG) == p->pid) {
                         pool_exited(p, status);
@@ -351,15 +356,22 @@ static inline ClassAd *job_ad(const Pool *p, const char *cmd, const char *args, 
         return ad;
 }
 
-static inline ClassAd *claim(int fd, const char *slot, const char *id, const ClassAd *job) {
+/* RequestClaim; by_priority: a preemption the negotiator decided for user priority. */
+static inline ClassAd *claim_full(int fd, const char *slot, const char *id, const ClassAd *job, bool by_priority) {
         ClassAd *m = NULL;
         glean_msg_new(GLEAN_CMD_REQUEST_CLAIM, &m);
         classad_set_string(m, "Slot", slot);
         classad_set_string(m, "ClaimId", id);
         glean_msg_set_ad(m, "JobAd", job);
+        if (by_priority)
+                classad_set_bool(m, "ByPriority", true);
         ClassAd *r = call(fd, m);
         classad_free(m);
         return r;
+}
+
+static inline ClassAd *claim(int fd, const char *slot, const char *id, const ClassAd *job) {
+        return claim_full(fd, slot, id, job, false);
 }
 
 static inline ClassAd *claim_cmd(int fd, GleanCommand c, const char *id, const ClassAd *job) {

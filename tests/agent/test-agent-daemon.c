@@ -2,9 +2,10 @@
 /*
  * test-agent-daemon.c — the real glean-agent on a temporary configuration,
  * driven through `glean agent` and through the protocol itself: jobs run
- * and report their exit, a graceful vacate, a claim lease that expires,
- * refusals that change nothing, draining, a partitionable slot carved and
- * given back, and what a user who is not an administrator may not do.
+ * and report their exit, a graceful vacate (which retires) and a fast one,
+ * a claim lease that expires, refusals that change nothing, draining, a
+ * partitionable slot carved and given back, and what a user who is not an
+ * administrator may not do (preempting by priority among it).
  *
  * The binaries: $GLEAN and $GLEAN_AGENT (set by make check to the flavour
  * being tested), else build/bin/.
@@ -180,6 +181,94 @@ static void test_vacate(void) {
         CU_ASSERT(glean_test_read_file(path, &out, NULL) >= 0 && strstr(out, "got TERM"));
         free(out);
         wait_state(&p, "slot1", "Unclaimed/Idle", 5);
+        GLEAN_TEST_CHECK(pool_stop(&p) == 0, "the agent exits 0 after SIGTERM");
+}
+
+/* The JobExit of the claim on fd within seconds; its ExitCode (or 128 +
+ * ExitSignal) in *ret_status, the seconds since start in *ret_after. */
+static ClassAd *job_exit_of(int fd, int seconds, struct timespec start, int *ret_status, double *ret_after) {
+        ClassAd *ex = wait_msg(fd, GLEAN_CMD_JOB_EXIT, seconds, NULL, 0, 0);
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        *ret_after = (double) (now.tv_sec - start.tv_sec) + (double) (now.tv_nsec - start.tv_nsec) / 1e9;
+        bool sig = false;
+        int64_t code = -1, signo = 0;
+        if (ex) {
+                classad_eval_bool(ex, "ExitBySignal", CA_MODE_OLD, &sig);
+                classad_eval_int(ex, "ExitCode", CA_MODE_OLD, &code);
+                classad_eval_int(ex, "ExitSignal", CA_MODE_OLD, &signo);
+        }
+        *ret_status = sig ? 128 + (int) signo : (int) code;
+        return ex;
+}
+
+/* HTCondor's VACATE_CLAIM retires the claim: a graceful vacate leaves the
+ * job MaxJobRetirementTime (4 s) of run time, and soft-kills it
+ * MachineMaxVacateTime (1 s) before its end; --fast hard-kills at once,
+ * whatever the retirement. The job traps TERM and exits 7. */
+static void test_vacate_retires(void) {
+        Pool p;
+        CU_ASSERT_FATAL(pool_start(&p, "MAXJOBRETIREMENTTIME = 4\nMachineMaxVacateTime = 1\n"));
+        char script[256], cmd[300], why[512];
+        snprintf(script, sizeof script, "%s/trap.sh", p.jobs);
+        write_file(script, "#!/bin/sh\ntrap 'exit 7' TERM\nwhile :; do sleep 0.1; done\n");
+        chmod(script, 0755);
+        snprintf(cmd, sizeof cmd, "%s", script);
+        ClassAd *job = job_ad(&p, cmd, "", NULL);
+        int fd = connect_agent(&p);
+        GleanTestRun r;
+
+        struct timespec start;
+        clock_gettime(CLOCK_MONOTONIC, &start);
+        pid_t pid = claim_and_run(fd, "slot1", "vacate-retires-000001", job);
+        CU_ASSERT_FATAL(pid > 0);
+        wait_state(&p, "slot1", "Claimed/Busy", 5);
+        usleep(300000); /* the shell sets its trap */
+        CU_ASSERT_FATAL(glean_cli(&p, &r, "vacate", NULL) >= 0);
+        GLEAN_TEST_CHECK(r.status == 0, "vacate: %s", r.err);
+        glean_test_run_done(&r);
+        char st[64];
+        slot_state(&p, "slot1", st, sizeof st);
+        GLEAN_TEST_CHECK(strcmp(st, "Claimed/Retiring") == 0 && proc_state(pid) != 0,
+                         "after a graceful vacate: %s, the job %s", st, proc_state(pid) ? "runs" : "is gone");
+        int status;
+        double after;
+        ClassAd *ex = job_exit_of(fd, 10, start, &status, &after);
+        char *reason = ad_string(ex, "Reason");
+        /* The soft kill comes at 3 s of run time (whole seconds: 2 s at least). */
+        GLEAN_TEST_CHECK(ex && status == 7 && after >= 2.0 && after < 8.0,
+                         "the vacated job: status %d after %.1f s (want 7, its TERM trap, after 2 to 8 s)", status,
+                         after);
+        GLEAN_TEST_CHECK(strstr(reason, "vacate"), "JobExit Reason '%s'", reason);
+        free(reason);
+        classad_free(ex);
+        GLEAN_TEST_CHECK(log_transition(&p, "slot1", "Claimed/Busy", "Claimed/Retiring", 13) &&
+                                 log_transition(&p, "slot1", "Claimed/Retiring", "Preempting/Vacating", 18),
+                         "no transitions 13 and 18 in the log");
+        wait_state(&p, "slot1", "Unclaimed/Idle", 5);
+
+        /* --fast: SIGKILL at once, the retirement and the trap notwithstanding. */
+        pid = claim_and_run(fd, "slot1", "vacate-fast-000000001", job);
+        CU_ASSERT_FATAL(pid > 0);
+        wait_state(&p, "slot1", "Claimed/Busy", 5);
+        usleep(300000);
+        clock_gettime(CLOCK_MONOTONIC, &start);
+        CU_ASSERT_FATAL(glean_cli(&p, &r, "vacate", "--fast", NULL) >= 0);
+        GLEAN_TEST_CHECK(r.status == 0, "vacate --fast: %s", r.err);
+        glean_test_run_done(&r);
+        ex = job_exit_of(fd, 10, start, &status, &after);
+        GLEAN_TEST_CHECK(ex && status == 128 + SIGKILL && after < 2.0,
+                         "the job of a fast vacate: status %d after %.1f s (want killed by SIGKILL at once)", status,
+                         after);
+        classad_free(ex);
+        GLEAN_TEST_CHECK(log_transition(&p, "slot1", "Claimed/Busy", "Preempting/Killing", 0) ||
+                                 log_line(&p, "slot1: Claimed/Busy -> Preempting/Killing", "fast vacate", NULL),
+                         "no Busy -> Preempting/Killing in the log");
+        wait_state(&p, "slot1", "Unclaimed/Idle", 5);
+        GLEAN_TEST_CHECK(!ok_why(claim_cmd(fd, GLEAN_CMD_KEEP_ALIVE, "vacate-fast-000000001", NULL), why, sizeof why),
+                         "the claim outlived a fast vacate");
+        classad_free(job);
+        close(fd);
         GLEAN_TEST_CHECK(pool_stop(&p) == 0, "the agent exits 0 after SIGTERM");
 }
 
@@ -380,6 +469,10 @@ static void test_not_admin(void) {
                         _exit(13);
                 classad_free(r);
                 classad_set_string(job, "Owner", "nobody");
+                r = claim_full(fd, "slot1", "prio-claim-00000001", job, true);
+                if (!r || reply_ok(r, NULL))
+                        _exit(16); /* preempting by priority is the central manager's */
+                classad_free(r);
                 r = claim(fd, "slot1", "own-claim-000000001", job);
                 if (!r || !reply_ok(r, NULL))
                         _exit(14); /* on their own behalf: fine */
@@ -519,6 +612,7 @@ static CU_TestInfo tests[] = {
         { "run a job", test_run_job },
         { "status", test_status },
         { "graceful vacate", test_vacate },
+        { "a graceful vacate retires, --fast kills at once", test_vacate_retires },
         { "claim lease expiry", test_lease_expiry },
         { "refusals change nothing", test_refusals },
         { "drain and cancel", test_drain },

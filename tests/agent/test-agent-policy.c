@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test-agent-policy.c — the policy a running pool shows, on the real
- * glean-agent (seed 002, 3.5.5 to 3.5.9): preemption for a better RANK, a
- * match and its MATCH_TIMEOUT, suspension of a real job by SUSPEND and
- * CONTINUE, keep-alives that keep a short lease, the three ways of
- * shutting down, backfill, garbage on the socket and a flood of
+ * glean-agent (seed 002, 3.5.5 to 3.5.9): preemption for a better RANK and
+ * by priority, a match and its MATCH_TIMEOUT, suspension of a real job by
+ * SUSPEND and CONTINUE, keep-alives that keep a short lease, the three
+ * ways of shutting down, backfill, garbage on the socket and a flood of
  * connections, and STARTD_SLOT_ATTRS.
  *
  * Each test starts its own agent on a temporary configuration with
@@ -208,6 +208,67 @@ static void test_rank_preemption(void) {
         close(fda);
         close(fdb);
         close(fdc);
+        GLEAN_TEST_CHECK(pool_stop(&p) == 0, "the agent exits 0 after SIGTERM");
+}
+
+/* Seed 000, 3.4.5: a claim by priority (ByPriority, the negotiator's
+ * reason Priority) of a worse RANK is refused with EBUSY and the running
+ * job goes on; one of an equal RANK preempts it (no retirement here: the
+ * job is vacated at once and the new claim takes the slot, 23). */
+static void test_priority_preemption(void) {
+        Pool p;
+        CU_ASSERT_FATAL(pool_start(&p, "RANK = TARGET.Prio\n"));
+        char why[512];
+        int fda = connect_agent(&p), fdb = connect_agent(&p);
+        ClassAd *running = job_ad(&p, "/bin/sleep", "60", "Prio = 5;");
+        ClassAd *worse = job_ad(&p, "/bin/true", "", "Prio = 4;");
+        ClassAd *equal = job_ad(&p, "/bin/true", "", "Prio = 5;");
+        const char *ida = "prio-claim-running-01", *idw = "prio-claim-worse-0001", *ide = "prio-claim-equal-0001";
+        pid_t pid = claim_and_run(fda, "slot1", ida, running);
+        CU_ASSERT_FATAL(pid > 0);
+        wait_state(&p, "slot1", "Claimed/Busy", 5);
+
+        /* Worse: refused with EBUSY; the job runs on, its claim untouched. */
+        ClassAd *r = claim_full(fdb, "slot1", idw, worse, true);
+        char *err = ad_string(r, "Errno");
+        GLEAN_TEST_CHECK(!ok_why(r, why, sizeof why) && strstr(why, "RANK 4 is below"), "a worse claim by priority: %s",
+                         why);
+        GLEAN_TEST_CHECK(strcmp(err, "EBUSY") == 0, "refused with Errno '%s', want EBUSY", err);
+        free(err);
+        ClassAd *ex = wait_msg(fda, GLEAN_CMD_JOB_EXIT, 1, NULL, 0, 0);
+        GLEAN_TEST_CHECK(ex == NULL, "the running job was ended by a refused claim");
+        classad_free(ex);
+        char st[64];
+        slot_state(&p, "slot1", st, sizeof st);
+        GLEAN_TEST_CHECK(strcmp(st, "Claimed/Busy") == 0 && proc_state(pid) != 0 && proc_state(pid) != 'T',
+                         "after the refusal: %s, the job's state '%c'", st, proc_state(pid));
+        GLEAN_TEST_CHECK(slot_int(&p, "slot1", "CurrentRank") == 5, "CurrentRank after the refusal");
+        GLEAN_TEST_CHECK(ok_why(claim_cmd(fda, GLEAN_CMD_KEEP_ALIVE, ida, NULL), why, sizeof why),
+                         "the running claim after the refusal: %s", why);
+        GLEAN_TEST_CHECK(!ok_why(claim_cmd(fdb, GLEAN_CMD_KEEP_ALIVE, idw, NULL), why, sizeof why),
+                         "the refused claim is kept alive");
+
+        /* Equal: accepted; the running job is vacated and the new claim takes the slot. */
+        GLEAN_TEST_CHECK(ok_why(claim_full(fdb, "slot1", ide, equal, true), why, sizeof why),
+                         "an equal claim by priority: %s", why);
+        ex = wait_msg(fda, GLEAN_CMD_JOB_EXIT, 10, NULL, 0, 0);
+        char *id = ad_string(ex, "ClaimId");
+        GLEAN_TEST_CHECK(ex && strcmp(id, ida) == 0, "no JobExit for the job preempted by priority (%s)", id);
+        free(id);
+        classad_free(ex);
+        wait_state(&p, "slot1", "Claimed/Idle", 5);
+        GLEAN_TEST_CHECK(ok_why(claim_cmd(fdb, GLEAN_CMD_KEEP_ALIVE, ide, NULL), why, sizeof why),
+                         "the claim by priority holds the slot: %s", why);
+        GLEAN_TEST_CHECK(log_transition(&p, "slot1", "Preempting/Vacating", "Claimed/Idle", 23) ||
+                                 log_transition(&p, "slot1", "Preempting/Killing", "Claimed/Idle", 24),
+                         "no transition 23 or 24 in the log");
+        GLEAN_TEST_CHECK(ok_why(claim_cmd(fdb, GLEAN_CMD_RELEASE, ide, NULL), why, sizeof why), "release: %s", why);
+        wait_state(&p, "slot1", "Unclaimed/Idle", 5);
+        classad_free(running);
+        classad_free(worse);
+        classad_free(equal);
+        close(fda);
+        close(fdb);
         GLEAN_TEST_CHECK(pool_stop(&p) == 0, "the agent exits 0 after SIGTERM");
 }
 
@@ -710,6 +771,7 @@ static void test_slot_attrs(void) {
 
 static CU_TestInfo tests[] = {
         { "preemption for a better RANK", test_rank_preemption },
+        { "preemption by priority needs a RANK no worse", test_priority_preemption },
         { "match and MATCH_TIMEOUT", test_match },
         { "suspension of a real job", test_suspend },
         { "keep-alives keep a short lease", test_keepalive },

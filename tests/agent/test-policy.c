@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "agent/policy.h"
 #include "agent/replay.h"
@@ -98,17 +99,64 @@ static void test_malformed(void) {
                 { "---\n1 tick now\n", 2, "tick" },
                 { "---\n+1 tick\n+1x tick\n", 3, "not a time" },
                 { "---\n99999999999d tick\n", 2, "not a time" },
+                { "---\n1 expect-no-transition 5\n", 2, "expect-no-transition: unexpected '5'" },
+                { "---\n1 expect-new-transition\n", 2, "expect-new-transition: expected one number" },
+                { "---\n1 expect-new-transition 3 x\n", 2, "expect-new-transition: expected numbers, not 'x'" },
+                { "---\n1 expect-everything\n", 2, "unknown expectation 'expect-everything'" },
+                { "---\n1 expect-eval $(WorkHours\n", 2, "no closing" },
+                { "---\n1 expect-eval $(NoSuchMacro)\n", 2, "expands to nothing" },
+                { "X = (\n---\n1 expect-eval $(X) && true\n", 3, "once expanded" },
+                /* Late in the timeline, after lines that change the slot: found before anything runs. */
+                { "---\n0 expect Unclaimed\n1m claim c1\n1m activate c1\n10m vacate fast\n11m job-exit\n"
+                  "1h claim c2 [ Owner = ]\n",
+                  7, "not a ClassAd" },
+                { "---\n1m claim c1\n1m activate c1\n2m expect Claimed/Busy\n3m vacate\n2m tick\n", 6,
+                  "before the previous" },
+                { "---\n1m claim c1\n1m activate c1\n2m expect Claimed/Busy\n3m expect-action start-job frobnicate\n",
+                  5, "unknown action 'frobnicate'" },
         };
         for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
                 AgentReplayResult res = { 0 };
                 ConfigError err = { 0 };
-                int r = replay_text(rows[i].text, &res, &err, 0, NULL);
+                char *out = NULL;
+                int r = replay_text(rows[i].text, &res, &err, 0, &out);
                 GLEAN_TEST_CHECK(r == -EINVAL, "row %zu: %d, want -EINVAL", i, r);
                 GLEAN_TEST_CHECK(strcmp(err.file, "<t>") == 0 && err.line == rows[i].line, "row %zu: at %s:%d, want <t>:%d",
                                  i, err.file, err.line, rows[i].line);
                 GLEAN_TEST_CHECK(strstr(err.msg, rows[i].msg) != NULL, "row %zu: '%s' does not say '%s'", i, err.msg,
                                  rows[i].msg);
+                /* The whole timeline is checked before it runs: nothing printed. */
+                GLEAN_TEST_CHECK(out && !*out, "row %zu printed before its error:\n%s", i, out ? out : "(null)");
+                GLEAN_TEST_CHECK(res.transitions == 0 && res.expectations == 0, "row %zu: a result (%u transitions)", i,
+                                 res.transitions);
+                free(out);
         }
+
+        /* A file: its name and the line, nothing printed, though its first lines would. */
+        char path[] = "/tmp/glean-test-replay-XXXXXX";
+        int fd = mkstemp(path);
+        GLEAN_TEST_CHECK_FATAL(fd >= 0, "mkstemp");
+        static const char late[] = "# a policy\nMAXJOBRETIREMENTTIME = 60\n---\n0 expect Unclaimed/Idle\n"
+                                   "1m claim c1\n1m activate c1\n2m expect Claimed/Busy\n3m vacate\n"
+                                   "10m expect Unclaimed\n11m frobnicate\n12m expect Unclaimed\n";
+        GLEAN_TEST_CHECK_FATAL(write(fd, late, sizeof late - 1) == (ssize_t) (sizeof late - 1), "write");
+        close(fd);
+        {
+                char *out = NULL;
+                size_t len = 0;
+                FILE *f = open_memstream(&out, &len);
+                GLEAN_TEST_CHECK_FATAL(f != NULL, "open_memstream");
+                AgentReplayResult res = { 0 };
+                ConfigError err = { 0 };
+                int r = agent_replay_file(path, f, &res, &err);
+                fclose(f);
+                GLEAN_TEST_CHECK(r == -EINVAL && strcmp(err.file, path) == 0 && err.line == 10 &&
+                                         strstr(err.msg, "unknown event 'frobnicate'"),
+                                 "a late malformed line: %d at %s:%d: %s", r, err.file, err.line, err.msg);
+                GLEAN_TEST_CHECK(len == 0, "printed before the error:\n%s", out);
+                free(out);
+        }
+        unlink(path);
 
         /* The configuration part: its own line numbers. */
         AgentReplayResult res = { 0 };
@@ -141,6 +189,72 @@ static void test_malformed(void) {
         err = (ConfigError){ 0 };
         r = agent_replay_file("tests/agent/timelines/no-such-file.tl", stderr, &res, &err);
         GLEAN_TEST_CHECK(r == -ENOENT && strstr(err.msg, "cannot open"), "%d %s", r, err.msg);
+}
+
+/* ---- what the expectation lines hold to ---- */
+
+/* Each row: a timeline and the lines whose expectations must fail (0-ended);
+ * every other expectation must hold. */
+static void test_expectation_lines(void) {
+        static const struct {
+                const char *text;
+                int failing[8];
+        } rows[] = {
+                /* expect-no-transition, expect-new-transition: only what happened since the
+                 * previous expectation line (of any kind) counts. */
+                { "---\n"
+                  "0 expect Unclaimed/Idle\n"        /* 2: after transition 1 */
+                  "0 expect-no-transition\n"         /* 3 */
+                  "1m claim c1\n"
+                  "1m expect-new-transition 5\n"     /* 5 */
+                  "1m expect-no-transition\n"        /* 6 */
+                  "1m expect-new-transition 5\n"     /* 7: fails, nothing new */
+                  "1m expect-transition 5\n"         /* 8: the last transition, however old */
+                  "2m activate c1\n"
+                  "2m vacate fast\n"
+                  "2m expect-new-transition 11 0\n"  /* 11 */
+                  "2m expect-new-transition 0\n"     /* 12: fails */
+                  "3m job-exit\n"
+                  "3m expect-new-transition 1\n"     /* 14: 25 then 1: the last counts */
+                  "3m expect-new-transition 5 25 1\n" /* 15: fails, 5 came long before */
+                  "4m tick\n"
+                  "4m expect-no-transition\n"        /* 17 */
+                  "5m claim c2\n"
+                  "5m expect-action claim-ended\n"   /* 19: moves the mark too */
+                  "5m expect-no-transition\n"        /* 20 */
+                  "6m claim c3\n"
+                  "6m expect-refused EBUSY\n"        /* 22 */
+                  "6m expect-no-transition\n"        /* 23 */
+                  "7m release c2\n"
+                  "7m expect-new-transition 10 22 1\n" /* 25 */
+                  "7m expect-no-transition\n"        /* 26 */
+                  "8m claim c4\n"
+                  "8m expect-no-transition\n",       /* 28: fails, 5 */
+                  { 7, 12, 15, 28 } },
+                /* expect-eval expands the configuration's macros. */
+                { "Day = (ClockDay > 0 && ClockDay < 6)\nNoon = ClockMin == 720\nTwo = 2\n---\n"
+                  "epoch 2026-11-23T12:00:00Z\n"     /* a Monday, noon */
+                  "0 expect-eval $(Day) && $(Noon)\n" /* 6 */
+                  "0 expect-eval $(Two) + $(Two) == 4\n"
+                  "0 expect-eval !($(Day))\n"        /* 8: fails */
+                  "5m expect-eval $(Noon)\n",        /* 9: fails (ClockMin follows the evaluations) */
+                  { 8, 9 } },
+        };
+        for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
+                AgentReplayResult res = { 0 };
+                ConfigError err = { 0 };
+                char *out = NULL;
+                int r = replay_text(rows[i].text, &res, &err, 0, &out);
+                GLEAN_TEST_CHECK(r == 0, "row %zu: %s:%d: %s", i, err.file, err.line, err.msg);
+                unsigned want = 0;
+                for (const int *l = rows[i].failing; *l; l++, want++) {
+                        char needle[64];
+                        snprintf(needle, sizeof needle, "EXPECTATION FAILED (line %d)", *l);
+                        GLEAN_TEST_CHECK(out && strstr(out, needle), "row %zu: line %d held:\n%s", i, *l, out);
+                }
+                GLEAN_TEST_CHECK(res.failed == want, "row %zu: %u failed, want %u:\n%s", i, res.failed, want, out);
+                free(out);
+        }
 }
 
 /* ---- the state machine directly ---- */
@@ -267,7 +381,8 @@ static int ev(Machine *m, int64_t t, AgentEventType type, const char *claim, con
 static void test_actions(void) {
         Machine m;
         machine_new(&m, "RANK = (Owner == \"coltrane\") * 10\nMAXJOBRETIREMENTTIME = 3600\n");
-        ClassAd *alice = job("[ Owner = \"alice\"; JobUniverse = 5; ClusterId = 4; ProcId = 2 ]");
+        ClassAd *alice =
+                job("[ Owner = \"alice\"; JobUniverse = 5; ClusterId = 4; ProcId = 2; JobLeaseDuration = 100000 ]");
         ClassAd *coltrane = job("[ Owner = \"coltrane\"; JobUniverse = 5; JobLeaseDuration = 100000 ]");
         ClassAd *bob = job("[ Owner = \"bob\"; JobUniverse = 5; JobLeaseDuration = 100000 ]");
         CHECK_STATE(&m, AGENT_STATE_UNCLAIMED, AGENT_ACT_IDLE);
@@ -287,28 +402,36 @@ static void test_actions(void) {
         CHECK_STATE(&m, AGENT_STATE_CLAIMED, AGENT_ACT_RETIRING);
         GLEAN_TEST_CHECK(agent_sm_has_claim(m.sm, "B") && agent_sm_has_claim(m.sm, "A") && !agent_sm_has_claim(m.sm, "C"),
                          "has A and B");
-        /* A vacate drops B, telling its claimant, and evicts A. */
+        /* A vacate drops B, telling its claimant; A retires for good, and is
+         * vacated when its retirement (less the vacate time) is over. */
         unsigned before = m.seen.n_actions;
         GLEAN_TEST_CHECK(ev(&m, 20, AGENT_EV_VACATE, NULL, NULL, NULL, 0) == 0, "vacate");
-        CHECK_STATE(&m, AGENT_STATE_PREEMPTING, AGENT_ACT_VACATING);
+        CHECK_STATE(&m, AGENT_STATE_CLAIMED, AGENT_ACT_RETIRING);
         i = last_action(&m.seen, AGENT_DO_CLAIM_ENDED);
         GLEAN_TEST_CHECK(i >= (int) before && strcmp(m.seen.claim[i], "B") == 0, "claim-ended B (%d)", i);
+        GLEAN_TEST_CHECK(!agent_sm_has_claim(m.sm, "B"), "B is gone");
+        GLEAN_TEST_CHECK(last_action(&m.seen, AGENT_DO_SOFT_KILL) < (int) before, "no soft-kill yet");
+        GLEAN_TEST_CHECK(agent_sm_next_deadline(m.sm) == T0 + 2 + 3600 - 600, "retirement end %lld",
+                         (long long) (agent_sm_next_deadline(m.sm) - T0));
+        agent_sm_eval(m.sm, T0 + 2 + 3600 - 600 - 1);
+        CHECK_STATE(&m, AGENT_STATE_CLAIMED, AGENT_ACT_RETIRING);
+        agent_sm_eval(m.sm, T0 + 2 + 3600 - 600);
+        CHECK_STATE(&m, AGENT_STATE_PREEMPTING, AGENT_ACT_VACATING);
         i = last_action(&m.seen, AGENT_DO_SOFT_KILL);
         GLEAN_TEST_CHECK(i >= (int) before && strcmp(m.seen.claim[i], "A") == 0, "soft-kill A (%d)", i);
-        GLEAN_TEST_CHECK(!agent_sm_has_claim(m.sm, "B"), "B is gone");
-        GLEAN_TEST_CHECK(ev(&m, 30, AGENT_EV_JOB_EXIT, NULL, NULL, NULL, 0) == 0, "job-exit");
+        GLEAN_TEST_CHECK(ev(&m, 3010, AGENT_EV_JOB_EXIT, NULL, NULL, NULL, 0) == 0, "job-exit");
         i = last_action(&m.seen, AGENT_DO_CLAIM_ENDED);
         GLEAN_TEST_CHECK(i >= 0 && strcmp(m.seen.claim[i], "A") == 0, "claim-ended A (%d)", i);
         GLEAN_TEST_CHECK(agent_sm_claim_id(m.sm) == NULL && agent_sm_job(m.sm) == NULL, "no claim");
         CHECK_STATE(&m, AGENT_STATE_UNCLAIMED, AGENT_ACT_IDLE);
 
         /* Preemption to the end: the preempting claim takes over (23) and A's claimant is told. */
-        ev(&m, 100, AGENT_EV_CLAIM, "A2", bob, NULL, 0);
-        ev(&m, 100, AGENT_EV_ACTIVATE, "A2", bob, NULL, 0);
-        ev(&m, 200, AGENT_EV_CLAIM, "B2", coltrane, NULL, 0);
-        agent_sm_eval(m.sm, T0 + 3000 + 100);
+        ev(&m, 4100, AGENT_EV_CLAIM, "A2", bob, NULL, 0);
+        ev(&m, 4100, AGENT_EV_ACTIVATE, "A2", bob, NULL, 0);
+        ev(&m, 4200, AGENT_EV_CLAIM, "B2", coltrane, NULL, 0);
+        agent_sm_eval(m.sm, T0 + 4100 + 3000);
         CHECK_STATE(&m, AGENT_STATE_PREEMPTING, AGENT_ACT_VACATING);
-        ev(&m, 3200, AGENT_EV_JOB_EXIT, "A2", NULL, NULL, 0);
+        ev(&m, 7200, AGENT_EV_JOB_EXIT, "A2", NULL, NULL, 0);
         CHECK_STATE(&m, AGENT_STATE_CLAIMED, AGENT_ACT_IDLE);
         GLEAN_TEST_CHECK(m.seen.numbers[(m.seen.n_transitions - 1) % MAX_SEEN] == 23 || m.seen.n_transitions > MAX_SEEN,
                          "23");
@@ -355,15 +478,15 @@ static void test_deadlines(void) {
         GLEAN_TEST_CHECK(agent_sm_next_deadline(m.sm) == T0 + 10 + 120, "Matched: MATCH_TIMEOUT");
         ev(&m, 20, AGENT_EV_CLAIM, "A", j, NULL, 0);
         /* Idle, never activated: only the lease (of the claim's ad). */
-        GLEAN_TEST_CHECK(agent_sm_next_deadline(m.sm) == T0 + 20 + 500 + 1, "Claimed/Idle: lease %lld",
+        GLEAN_TEST_CHECK(agent_sm_next_deadline(m.sm) == T0 + 20 + 500, "Claimed/Idle: lease %lld",
                          (long long) (agent_sm_next_deadline(m.sm) - T0));
         ev(&m, 100, AGENT_EV_KEEP_ALIVE, "A", NULL, NULL, 0);
-        GLEAN_TEST_CHECK(agent_sm_next_deadline(m.sm) == T0 + 100 + 500 + 1, "keep-alive renews the lease");
+        GLEAN_TEST_CHECK(agent_sm_next_deadline(m.sm) == T0 + 100 + 500, "keep-alive renews the lease");
         ev(&m, 110, AGENT_EV_ACTIVATE, "A", j, NULL, 0);
-        GLEAN_TEST_CHECK(agent_sm_next_deadline(m.sm) == T0 + 110 + 500 + 1, "activation renews the lease");
+        GLEAN_TEST_CHECK(agent_sm_next_deadline(m.sm) == T0 + 110 + 500, "activation renews the lease");
         ev(&m, 200, AGENT_EV_JOB_EXIT, NULL, NULL, NULL, 0);
         /* Idle after a job: the worklife too (claimed at 20). */
-        GLEAN_TEST_CHECK(agent_sm_next_deadline(m.sm) == T0 + 110 + 500 + 1, "lease first");
+        GLEAN_TEST_CHECK(agent_sm_next_deadline(m.sm) == T0 + 110 + 500, "lease first");
         ev(&m, 600, AGENT_EV_KEEP_ALIVE, "A", NULL, NULL, 0);
         GLEAN_TEST_CHECK(agent_sm_next_deadline(m.sm) == T0 + 20 + 1000 + 1, "CLAIM_WORKLIFE %lld",
                          (long long) (agent_sm_next_deadline(m.sm) - T0));
@@ -372,11 +495,11 @@ static void test_deadlines(void) {
         AgentEvent d = { .type = AGENT_EV_DRAIN, .drain = AGENT_DRAIN_GRACEFUL };
         GLEAN_TEST_CHECK(agent_sm_handle(m.sm, T0 + 800, &d, NULL, 0) == 0, "drain");
         CHECK_STATE(&m, AGENT_STATE_CLAIMED, AGENT_ACT_RETIRING);
-        GLEAN_TEST_CHECK(agent_sm_next_deadline(m.sm) == T0 + 700 + 500 + 1, "the lease is first");
+        GLEAN_TEST_CHECK(agent_sm_next_deadline(m.sm) == T0 + 700 + 500, "the lease is first");
         ev(&m, 1500, AGENT_EV_KEEP_ALIVE, "A", NULL, NULL, 0);
         agent_sm_eval(m.sm, T0 + 1500);
         int64_t want = T0 + 700 + 3600 - 600;
-        GLEAN_TEST_CHECK(agent_sm_next_deadline(m.sm) == T0 + 1500 + 500 + 1, "lease again");
+        GLEAN_TEST_CHECK(agent_sm_next_deadline(m.sm) == T0 + 1500 + 500, "lease again");
         /* Without a lease in the way. */
         ClassAd *nolease = job("[ Owner = \"alice\"; JobUniverse = 5; JobLeaseDuration = 100000 ]");
         machine_free(&m);
@@ -669,6 +792,7 @@ static void test_names(void) {
 static CU_TestInfo timeline_tests[] = {
         { "all", test_timelines },
         { "malformed", test_malformed },
+        { "expectation lines", test_expectation_lines },
         CU_TEST_INFO_NULL,
 };
 

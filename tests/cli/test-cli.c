@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "test-util.h"
 
@@ -188,6 +189,44 @@ static void test_example_ads_match(void) {
         free(job);
 }
 
+/* glean policy-replay checks the whole timeline first: a malformed line
+ * near its end is reported as FILE:LINE with nothing on stdout, though the
+ * lines before it would have printed transitions; fixed, it runs. */
+static void test_policy_replay_checked_first(void) {
+        static const char head[] = "---\n0 expect Unclaimed/Idle\n1m claim c1\n1m activate c1\n"
+                                   "2m expect Claimed/Busy\n3m vacate fast\n3m expect Preempting/Killing\n"
+                                   "4m job-exit\n";
+        char path[] = "/tmp/glean-test-cli-replay-XXXXXX";
+        int fd = mkstemp(path);
+        CU_ASSERT_FATAL(fd >= 0);
+        FILE *f = fdopen(fd, "w");
+        CU_ASSERT_FATAL(f != NULL);
+        fprintf(f, "%s5m expect-new-transition 25 x\n", head);
+        fclose(f);
+        char *argv[] = { (char *) glean_path(), "policy-replay", path, NULL };
+        char want[128], err[512];
+        GleanTestRun run;
+        CU_ASSERT_FATAL(glean_test_run(argv, &run) == 0);
+        snprintf(want, sizeof want, "glean policy-replay: %s:9: expect-new-transition: expected numbers, not 'x'\n",
+                 path);
+        GLEAN_TEST_CHECK(run.status == 2 && run.out_len == 0 && strcmp(run.err, want) == 0,
+                         "a late malformed line: status %d, stdout \"%s\", stderr \"%s\"", run.status,
+                         esc(run.out, err, sizeof err), run.err);
+        glean_test_run_done(&run);
+
+        f = fopen(path, "w");
+        CU_ASSERT_FATAL(f != NULL);
+        fprintf(f, "%s5m expect-new-transition 25 1\n5m expect-no-transition\n", head);
+        fclose(f);
+        CU_ASSERT_FATAL(glean_test_run(argv, &run) == 0);
+        GLEAN_TEST_CHECK(run.status == 0 && strstr(run.out, "[25] the job was killed") &&
+                                 strstr(run.out, "all 5 expectations held") && run.err_len == 0,
+                         "fixed: status %d, stdout \"%s\", stderr \"%s\"", run.status, esc(run.out, err, sizeof err),
+                         run.err);
+        glean_test_run_done(&run);
+        unlink(path);
+}
+
 static CU_TestInfo eval_tests[] = {
         { "values", test_eval_values },
         { "ads", test_eval_ads },
@@ -199,6 +238,7 @@ static CU_TestInfo eval_tests[] = {
 static CU_TestInfo main_tests[] = {
         { "usage-errors", test_usage_errors },
         { "help-version", test_help_version },
+        { "policy-replay-checked-first", test_policy_replay_checked_first },
         CU_TEST_INFO_NULL,
 };
 
