@@ -97,7 +97,8 @@ typedef struct NegoMatch {
         size_t slot;        /* index into input->slots */
         NegoReason reason;
         double cost;        /* slot weight charged (W(S) - W(S') for a partitionable slot) */
-        const char *preempted_user; /* the running job's RemoteUser when reason != No Preemption */
+        char *preempted_user; /* the running job's RemoteUser when reason != No Preemption
+                                 (malloc'd; freed with the result) */
         /* For a partitionable slot: what the match takes from it. */
         bool partitionable;
         double cpus, memory, disk;

@@ -41,25 +41,39 @@ static int suite_clean(void) {
 static const char base_config[] = "UID_DOMAIN = pool.test\n"
                                   "PRIORITY_HALFLIFE = 86400\n";
 
-static Accountant *open_acct(const char *config, const char *path, unsigned flags, double now) {
+/* The accounts with base_config + config; NULL (why says) on failure.
+ * No CUnit assertion: a forked writer uses it too. */
+static Accountant *open_acct_or_null(const char *config, const char *path, unsigned flags, double now, char *why,
+                                     size_t whylen) {
         Config *cfg = NULL;
         ConfigError err = {};
         AcctSettings s = {};
         AcctGroups *g = NULL;
         Accountant *a = NULL;
-        char why[512] = "";
         int r;
 
-        CU_ASSERT_FATAL(config_new(&cfg) == 0);
+        if (config_new(&cfg) < 0)
+                return NULL;
         r = config_load_string(cfg, base_config, "<base>", &err);
         if (r >= 0 && config)
                 r = config_load_string(cfg, config, "<test>", &err);
-        GLEAN_TEST_CHECK_FATAL(r >= 0, "config: %s", err.msg);
-        GLEAN_TEST_CHECK_FATAL(acct_settings_from_config(cfg, &s, &err) == 0, "settings: %s", err.msg);
-        GLEAN_TEST_CHECK_FATAL(acct_groups_from_config(cfg, &g, &err) == 0, "groups: %s", err.msg);
-        r = acct_open(path, flags, &s, g, now, &a, why, sizeof(why));
-        GLEAN_TEST_CHECK_FATAL(r == 0, "open %s: %s", path ? path : "(memory)", why);
+        if (r >= 0)
+                r = acct_settings_from_config(cfg, &s, &err);
+        if (r >= 0 && (r = acct_groups_from_config(cfg, &g, &err)) < 0)
+                acct_settings_clear(&s);
         config_free(cfg);
+        if (r < 0) {
+                snprintf(why, whylen, "config: %.200s", err.msg);
+                return NULL;
+        }
+        return acct_open(path, flags, &s, g, now, &a, why, whylen) < 0 ? NULL : a;
+}
+
+static Accountant *open_acct(const char *config, const char *path, unsigned flags, double now) {
+        char why[512] = "";
+        Accountant *a = open_acct_or_null(config, path, flags, now, why, sizeof(why));
+
+        GLEAN_TEST_CHECK_FATAL(a, "open %s: %s", path ? path : "(memory)", why);
         return a;
 }
 
@@ -295,7 +309,7 @@ static void test_forget(void) {
         for (int i = 0; i < 4; i++) {
                 const char *who = (const char *[]){ "alice@pool.test", "bob@pool.test", "carol@pool.test",
                                                      "g.dave@pool.test" }[i];
-                char id[8];
+                char id[16];
                 snprintf(id, sizeof(id), "c%d", i);
                 CU_ASSERT(acct_claim_begin(a, id, who, 1, T0) == 0);
                 CU_ASSERT(acct_claim_end(a, id, T0 + 3600) == 0);
@@ -515,7 +529,10 @@ static void test_kill9(void) {
                 pid = fork();
                 CU_ASSERT_FATAL(pid >= 0);
                 if (pid == 0) {
-                        Accountant *a = open_acct(kill_config, path, 0, T0);
+                        char cwhy[256];
+                        Accountant *a = open_acct_or_null(kill_config, path, 0, T0, cwhy, sizeof(cwhy));
+                        if (!a)
+                                _exit(5);
                         close(fds[0]);
                         for (unsigned i = next;; i++) {
                                 int r = apply_op(a, i);

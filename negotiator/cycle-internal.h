@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * cycle-internal.h — the state of one negotiation cycle, shared by
+ * cycle.c (groups, the pie, submitters) and match.c (one job against the
+ * pool).
+ */
+#pragma once
+
+#include "negotiator-internal.h"
+
+#define NEGO_N_RES 3           /* Cpus, Memory, Disk of a partitionable slot */
+#define NEGO_N_KEEP 6          /* the KEEP_* reasons of match.c */
+#define NEGO_MAX_BREAKDOWNS 32 /* rejections explained clause by clause, per cycle */
+
+typedef struct NegoSlot {
+        ClassAd *ad;        /* the input's; an owned copy for a partitionable slot */
+        bool own_copy;
+        bool skip;          /* Claimed without a job, Matched, Preempting: no candidate */
+        bool running;       /* Claimed with a job: a candidate only by preemption */
+        bool partitionable;
+        bool taken;         /* matched this cycle */
+        bool in_retirement; /* RetirementTimeRemaining > 0 */
+        char *remote_user;  /* the running job's submitter */
+        double remote_eup;
+        double current_rank;
+        double weight;
+} NegoSlot;
+
+/* Why a job matched nothing: counts over the slots considered. */
+typedef struct NegoWhy {
+        size_t slots;      /* considered */
+        size_t job_false;  /* the job's Requirements false */
+        size_t slot_false; /* the job's true, the slot's false */
+        size_t taken;      /* both true, taken this cycle (or the p-slot too small now) */
+        size_t kept[NEGO_N_KEEP]; /* running, not preemptible, by reason */
+} NegoWhy;
+
+typedef enum NegoJobState {
+        JOB_IDLE,      /* not tried yet (or only stopped by a limit) */
+        JOB_MATCHED,
+        JOB_REJECTED,  /* matched nothing this cycle */
+} NegoJobState;
+
+typedef struct NegoJob {
+        ClassAd *ad;
+        size_t index; /* in the submitter's jobs */
+        int64_t prio, qdate, cluster, proc;
+        double demand; /* its weight in the demand */
+        NegoJobState state;
+        NegoWhy why;
+        char *reason; /* rejection */
+        int limit;    /* the last limit that stopped it: 0 none, 1 submitter's share, 2 group quota */
+} NegoJob;
+
+typedef struct NegoSub {
+        const char *name;
+        size_t index;  /* in the input */
+        size_t group;
+        double eup;
+        double *used;  /* weight in use now (points into the cycle's usage table) */
+        NegoJob *jobs; /* sorted: JobPrio desc, QDate, ClusterId, ProcId */
+        size_t n_jobs;
+        size_t n_left; /* jobs neither matched nor rejected */
+} NegoSub;
+
+typedef struct NegoPick {
+        size_t slot;
+        int reason;
+        double amounts[NEGO_N_RES];
+} NegoPick;
+
+typedef struct NegoCycle {
+        const NegoInput *in;
+        const NegoSettings *s;
+        const AcctGroups *groups;
+        NegoSlot *slots;
+        size_t n_slots;
+        size_t slots_left;   /* not taken (p-slots count while they have room) */
+        double pool_weight;
+        double min_weight;   /* the smallest slot weight > 0 */
+        NegoSub *subs;
+        size_t n_subs;
+        double *usage;       /* weight in use per submitter of the input (+ remote users below) */
+        double *group_usage; /* per group: its own submitters' weight in use */
+        double *group_quota; /* per group: its own quota (0 outside groups) */
+        double *group_alloc;
+        NegoMatch *matches;
+        size_t n_matches, cap_matches;
+        size_t breakdowns;
+        NegoStats stats;
+} NegoCycle;
+
+double nego_slot_weight(const NegoCycle *c, const ClassAd *slot);
+bool nego_pslot_fits(const NegoCycle *c, const NegoSlot *slot, const ClassAd *job, double *amounts);
+/* What is left of a p-slot, saved and put back (a match the limit refused). */
+void nego_pslot_save(const NegoSlot *slot, double *saved);
+int nego_pslot_restore(NegoSlot *slot, const double *saved);
+int nego_pslot_consume(const NegoCycle *c, NegoSlot *slot, const double *amounts, double *ret_cost);
+/* The best slot for job: 0 and *ret, or -ENOENT with job->why filled. */
+int nego_best_slot(NegoCycle *c, NegoSub *sub, NegoJob *job, NegoPick *ret);
+/* The words for job->why (malloc'd). */
+char *nego_why_text(NegoCycle *c, const NegoJob *job);

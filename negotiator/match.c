@@ -1,0 +1,383 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * match.c — one job against the pool (3.4.5): the candidate slots and
+ * their reasons, the ranking, what a partitionable slot gives (seed 003),
+ * and why a job that matched nothing did not.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cycle-internal.h"
+
+/* ---- slot weights and partitionable slots ---- */
+
+double nego_slot_weight(const NegoCycle *c, const ClassAd *slot) {
+        CaValue v = ca_undefined();
+        double w = 1.0;
+
+        if (!c->s->use_slot_weights)
+                return 1.0;
+        if (classad_has(slot, "SlotWeight")) {
+                if (classad_eval_attr(slot, "SlotWeight", NEGO_MODE, &v) < 0 || !nego_number(&v, &w) || !(w >= 0))
+                        w = 1.0;
+                ca_value_clear(&v);
+                return w;
+        }
+        w = nego_eval_number(c->s->slot_weight, slot, NULL, 1.0);
+        return w >= 0 && isfinite(w) ? w : 1.0;
+}
+
+static const char *const res_names[NEGO_N_RES] = { "Cpus", "Memory", "Disk" };
+
+/* What a job takes from a partitionable slot: its Consumption<Res> when
+ * the slot has a consumption policy for every resource (MY the slot,
+ * TARGET the job), else the job's requests quantised by
+ * MODIFY_REQUEST_EXPR_REQUEST<RES> as the agent will carve them (MY the
+ * job, TARGET the slot). false when it cannot be told or asks for
+ * nothing at all. */
+static bool consumption(const NegoCycle *c, const ClassAd *slot, const ClassAd *job, double *amounts) {
+        bool policy = true, any = false;
+
+        for (int i = 0; i < NEGO_N_RES && policy; i++) {
+                char attr[32];
+                snprintf(attr, sizeof(attr), "Consumption%s", res_names[i]);
+                policy = classad_has(slot, attr);
+        }
+        for (int i = 0; i < NEGO_N_RES; i++) {
+                char attr[48];
+                CaValue v = ca_undefined();
+                double d = 0;
+
+                if (policy) {
+                        ClassAdExpr *e = NULL;
+                        char *text;
+                        snprintf(attr, sizeof(attr), "Consumption%s", res_names[i]);
+                        text = classad_unparse_attr(slot, attr);
+                        if (text && classad_expr_parse(text, strlen(text), NEGO_MODE, &e, NULL) >= 0)
+                                d = nego_eval_number(e, slot, job, NAN);
+                        else
+                                d = NAN;
+                        classad_expr_free(e);
+                        free(text);
+                } else {
+                        snprintf(attr, sizeof(attr), "Request%s", res_names[i]);
+                        if (classad_eval_attr(job, attr, NEGO_MODE, &v) < 0 || !nego_number(&v, &d))
+                                d = i == 0 ? 1 : 0; /* one CPU; no memory or disk said */
+                        ca_value_clear(&v);
+                        if (c->s->modify[i]) {
+                                double m = nego_eval_number(c->s->modify[i], job, slot, d);
+                                if (m >= 0 && isfinite(m))
+                                        d = ceil(m - 1e-9);
+                        }
+                }
+                if (!(d >= 0) || !isfinite(d))
+                        return false;
+                amounts[i] = d;
+                any |= d > 0;
+        }
+        return any;
+}
+
+/* The slot's amount of resource i now (what is left of a p-slot). */
+static double slot_amount(const ClassAd *slot, int i) {
+        CaValue v = ca_undefined();
+        double d = 0;
+
+        if (classad_eval_attr(slot, res_names[i], NEGO_MODE, &v) < 0 || !nego_number(&v, &d))
+                d = 0;
+        ca_value_clear(&v);
+        return d;
+}
+
+void nego_pslot_save(const NegoSlot *slot, double *saved) {
+        for (int i = 0; i < NEGO_N_RES; i++)
+                saved[i] = slot_amount(slot->ad, i);
+}
+
+static int set_amount(ClassAd *ad, int i, double v) {
+        return v == floor(v) && v >= 0 && v < 9e15 ? classad_set_int(ad, res_names[i], (int64_t) v)
+                                                   : classad_set_real(ad, res_names[i], v);
+}
+
+int nego_pslot_restore(NegoSlot *slot, const double *saved) {
+        int r = 0;
+
+        for (int i = 0; i < NEGO_N_RES && r >= 0; i++)
+                r = set_amount(slot->ad, i, saved[i]);
+        return r;
+}
+
+bool nego_pslot_fits(const NegoCycle *c, const NegoSlot *slot, const ClassAd *job, double *amounts) {
+        if (!consumption(c, slot->ad, job, amounts))
+                return false;
+        for (int i = 0; i < NEGO_N_RES; i++)
+                if (amounts[i] > slot_amount(slot->ad, i) + 1e-9)
+                        return false;
+        return true;
+}
+
+int nego_pslot_consume(const NegoCycle *c, NegoSlot *slot, const double *amounts, double *ret_cost) {
+        double before = nego_slot_weight(c, slot->ad), after;
+        int r = 0;
+
+        for (int i = 0; i < NEGO_N_RES && r >= 0; i++) {
+                double left = slot_amount(slot->ad, i) - amounts[i];
+                if (left < 0)
+                        left = 0;
+                r = set_amount(slot->ad, i, left);
+        }
+        if (r < 0)
+                return r;
+        after = nego_slot_weight(c, slot->ad);
+        *ret_cost = c->s->use_slot_weights ? before - after : 1.0;
+        if (*ret_cost < 0)
+                *ret_cost = 0;
+        return 0;
+}
+
+/* ---- candidates ---- */
+
+typedef struct Cand {
+        double pre, job_rank, post, order, prank;
+} Cand;
+
+static bool better(const Cand *a, const Cand *b) {
+        if (a->pre != b->pre)
+                return a->pre > b->pre;
+        if (a->job_rank != b->job_rank)
+                return a->job_rank > b->job_rank;
+        if (a->post != b->post)
+                return a->post > b->post;
+        if (a->order != b->order)
+                return a->order > b->order;
+        return a->prank > b->prank;
+}
+
+/* Why a running slot that both Requirements accept is no candidate. */
+enum { KEEP_NONE, KEEP_EARLY, KEEP_SAME_USER, KEEP_PRIORITY, KEEP_POLICY, KEEP_RANK };
+
+/* The reason a running slot is a candidate (or why not, in *keep). */
+static int preemption_reason(const NegoCycle *c, const NegoSlot *slot, const NegoSub *sub, const ClassAd *job,
+                             int *keep) {
+        double rank = classad_rank(slot->ad, job, NEGO_MODE);
+
+        if (slot->in_retirement && !c->s->consider_early_preemption) {
+                *keep = KEEP_EARLY;
+                return -1;
+        }
+        if (rank > slot->current_rank)
+                return NEGO_RANK;
+        if (slot->remote_user && strcmp(slot->remote_user, sub->name) == 0) {
+                *keep = KEEP_SAME_USER;
+                return -1;
+        }
+        if (!(sub->eup < slot->remote_eup)) {
+                *keep = KEEP_PRIORITY;
+                return -1;
+        }
+        if (!nego_eval_true(c->s->preemption_req, slot->ad, job)) {
+                *keep = KEEP_POLICY;
+                return -1;
+        }
+        if (rank < slot->current_rank) {
+                *keep = KEEP_RANK;
+                return -1;
+        }
+        return NEGO_PRIORITY;
+}
+
+static void job_ephemeral(const NegoCycle *c, const NegoSub *sub, ClassAd *job) {
+        classad_set_real(job, "SubmitterUserPrio", sub->eup);
+        classad_set_real(job, "SubmitterUserResourcesInUse", *sub->used);
+        classad_set_string(job, "SubmitterGroup", acct_groups_get(c->groups, sub->group)->name);
+        if (sub->group != 0) {
+                classad_set_real(job, "SubmitterGroupResourcesInUse", c->group_usage[sub->group]);
+                classad_set_real(job, "SubmitterGroupQuota", c->group_quota[sub->group]);
+        }
+}
+
+int nego_best_slot(NegoCycle *c, NegoSub *sub, NegoJob *job, NegoPick *ret) {
+        Cand best = {}, cand;
+        NegoPick pick = { .slot = SIZE_MAX };
+        NegoWhy *why = &job->why;
+
+        *why = (NegoWhy){};
+        job_ephemeral(c, sub, job->ad);
+        for (size_t i = 0; i < c->n_slots; i++) {
+                NegoSlot *slot = &c->slots[i];
+                double amounts[NEGO_N_RES] = { 0 };
+                int reason = NEGO_NO_PREEMPTION, keep = KEEP_NONE;
+                bool job_ok, slot_ok;
+
+                if (slot->skip || (slot->running && !c->s->consider_preemption))
+                        continue;
+                why->slots++;
+                if (i + 4 < c->n_slots)
+                        classad_prefetch(c->slots[i + 4].ad);
+                /* What is left of a partitionable slot first: used up this
+                 * cycle is "taken", too small from the start is the job's. */
+                if (slot->partitionable && !nego_pslot_fits(c, slot, job->ad, amounts)) {
+                        NegoSlot whole = *slot;
+                        whole.ad = c->in->slots[i];
+                        if (nego_pslot_fits(c, &whole, job->ad, amounts))
+                                why->taken++;
+                        else
+                                why->job_false++;
+                        continue;
+                }
+                c->stats.evaluations++;
+                job_ok = classad_requirements_met(job->ad, slot->ad, NEGO_MODE);
+                slot_ok = job_ok && classad_requirements_met(slot->ad, job->ad, NEGO_MODE);
+                if (!job_ok) {
+                        why->job_false++;
+                        continue;
+                }
+                if (!slot_ok) {
+                        why->slot_false++;
+                        continue;
+                }
+                if (slot->taken) {
+                        why->taken++;
+                        continue;
+                }
+                if (slot->running) {
+                        reason = preemption_reason(c, slot, sub, job->ad, &keep);
+                        if (reason < 0) {
+                                why->kept[keep]++;
+                                continue;
+                        }
+                }
+                cand = (Cand){
+                        .pre = nego_eval_number(c->s->pre_job_rank, slot->ad, job->ad, 0),
+                        .job_rank = classad_rank(job->ad, slot->ad, NEGO_MODE),
+                        .post = nego_eval_number(c->s->post_job_rank, slot->ad, job->ad, 0),
+                        .order = 2 - reason,
+                        .prank = reason == NEGO_NO_PREEMPTION
+                                         ? 0
+                                         : nego_eval_number(c->s->preemption_rank, slot->ad, job->ad, 0),
+                };
+                if (pick.slot == SIZE_MAX || better(&cand, &best)) {
+                        best = cand;
+                        pick.slot = i;
+                        pick.reason = reason;
+                        memcpy(pick.amounts, amounts, sizeof(amounts));
+                }
+        }
+        if (pick.slot == SIZE_MAX)
+                return -ENOENT;
+        *ret = pick;
+        return 0;
+}
+
+/* ---- why not ---- */
+
+/* The top-level && clauses of the job's Requirements, as text. */
+static size_t split_clauses(const char *text, char **clauses, size_t max) {
+        size_t n = 0, depth = 0, start = 0, len = strlen(text);
+        bool quoted = false;
+
+        for (size_t i = 0; i <= len && n < max; i++) {
+                char ch = text[i];
+                if (quoted) {
+                        if (ch == '\\' && text[i + 1])
+                                i++;
+                        else if (ch == '"')
+                                quoted = false;
+                        continue;
+                }
+                if (ch == '"')
+                        quoted = true;
+                else if (ch == '(' || ch == '[' || ch == '{')
+                        depth++;
+                else if ((ch == ')' || ch == ']' || ch == '}') && depth > 0)
+                        depth--;
+                else if ((ch == '\0' || (depth == 0 && ch == '&' && text[i + 1] == '&'))) {
+                        size_t b = start, e = i;
+                        while (b < e && text[b] == ' ')
+                                b++;
+                        while (e > b && text[e - 1] == ' ')
+                                e--;
+                        if (e > b)
+                                clauses[n++] = strndup(text + b, e - b);
+                        start = i + 2;
+                        i++;
+                }
+        }
+        return n;
+}
+
+#define MAX_CLAUSES 16
+
+/* "Memory >= RequestMemory false on 4,000; Arch == "aarch64" false on 800" */
+static void clause_breakdown(const NegoCycle *c, const ClassAd *job, char *buf, size_t size) {
+        char *text = classad_unparse_attr(job, "Requirements"), *clauses[MAX_CLAUSES];
+        size_t counts[MAX_CLAUSES] = { 0 }, n, len = 0;
+        ClassAdExpr *exprs[MAX_CLAUSES] = { 0 };
+
+        buf[0] = '\0';
+        if (!text)
+                return;
+        n = split_clauses(text, clauses, MAX_CLAUSES);
+        for (size_t k = 0; k < n; k++)
+                (void) classad_expr_parse(clauses[k], strlen(clauses[k]), NEGO_MODE, &exprs[k], NULL);
+        for (size_t i = 0; i < c->n_slots; i++) {
+                const NegoSlot *slot = &c->slots[i];
+                if (slot->skip || (slot->running && !c->s->consider_preemption))
+                        continue;
+                for (size_t k = 0; k < n; k++)
+                        if (exprs[k]) {
+                                CaValue v = ca_undefined();
+                                classad_expr_eval(exprs[k], job, slot->ad, NEGO_MODE, &v);
+                                if (!(v.type == CA_BOOL && v.u.b))
+                                        counts[k]++;
+                                ca_value_clear(&v);
+                        }
+        }
+        for (size_t k = 0; k < n; k++) {
+                if (counts[k] && len + 1 < size)
+                        len += (size_t) snprintf(buf + len, size - len, "%s%s false on %zu", len ? "; " : "",
+                                                 clauses[k], counts[k]);
+                classad_expr_free(exprs[k]);
+                free(clauses[k]);
+        }
+        free(text);
+}
+
+char *nego_why_text(NegoCycle *c, const NegoJob *job) {
+        const NegoWhy *w = &job->why;
+        char detail[768] = "", *s = NULL;
+        size_t kept = 0;
+
+        for (int k = 0; k < NEGO_N_KEEP; k++)
+                kept += w->kept[k];
+        if (w->slots == 0)
+                return strdup("no slot to match: the pool has none that is not busy with its own claim");
+        if (w->taken > 0)
+                (void) asprintf(&s, "a better-priority submitter took the last matching slot (%zu matching slot%s taken this cycle)",
+                                w->taken, w->taken == 1 ? "" : "s");
+        else if (w->kept[KEEP_POLICY] > 0 && w->kept[KEEP_POLICY] == kept)
+                (void) asprintf(&s, "PREEMPTION_REQUIREMENTS false on the %zu running slot%s that match", kept,
+                                kept == 1 ? "" : "s");
+        else if (kept > 0)
+                (void) asprintf(&s,
+                                "the %zu slot%s that match run other jobs and are kept (%zu in their retirement, "
+                                "%zu the submitter's own, %zu with a better priority, %zu refused by "
+                                "PREEMPTION_REQUIREMENTS, %zu preferring their job by RANK)",
+                                kept, kept == 1 ? "" : "s", w->kept[KEEP_EARLY], w->kept[KEEP_SAME_USER],
+                                w->kept[KEEP_PRIORITY], w->kept[KEEP_POLICY], w->kept[KEEP_RANK]);
+        else if (w->slot_false > 0)
+                (void) asprintf(&s, "the slots that match refuse the job (START false on %zu)", w->slot_false);
+        else {
+                if (c->breakdowns < NEGO_MAX_BREAKDOWNS) {
+                        c->breakdowns++;
+                        clause_breakdown(c, job->ad, detail, sizeof(detail));
+                }
+                (void) asprintf(&s, "no slot satisfies the job's Requirements (%zu slot%s%s%s)", w->slots,
+                                w->slots == 1 ? "" : "s", detail[0] ? ": " : "", detail);
+        }
+        return s;
+}

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * negotiator-internal.h — what the matchmaker's files share.
+ */
+#pragma once
+
+#include "common/cleanup.h"
+#include "negotiator.h"
+
+#define NEGO_MODE CA_MODE_OLD /* how the negotiator evaluates, as HTCondor's daemons */
+
+struct NegoSettings {
+        ClassAdExpr *pre_job_rank;   /* NEGOTIATOR_PRE_JOB_RANK; NULL: 0 */
+        ClassAdExpr *post_job_rank;  /* NEGOTIATOR_POST_JOB_RANK */
+        ClassAdExpr *preemption_req; /* PREEMPTION_REQUIREMENTS; NULL: False */
+        ClassAdExpr *preemption_rank;
+        ClassAdExpr *slot_weight;    /* SLOT_WEIGHT, for slots without SlotWeight */
+        ClassAdExpr *group_sort;     /* GROUP_SORT_EXPR */
+        ClassAdExpr *modify[3];      /* MODIFY_REQUEST_EXPR_REQUEST{CPUS,MEMORY,DISK} */
+        bool consider_preemption;
+        bool consider_early_preemption;
+        bool all_jobs_in_cluster;
+        bool use_slot_weights;
+        bool matchlist_caching;
+        int max_allocation_rounds;
+};
+
+/* A number from an evaluated value (bool as 0/1); false otherwise. */
+bool nego_number(const CaValue *v, double *ret);
+/* e evaluated with my as MY and target as TARGET: a number, else def. */
+double nego_eval_number(const ClassAdExpr *e, const ClassAd *my, const ClassAd *target, double def);
+/* e is TRUE there (UNDEFINED, ERROR, non-booleans: false). */
+bool nego_eval_true(const ClassAdExpr *e, const ClassAd *my, const ClassAd *target);
