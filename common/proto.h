@@ -225,10 +225,12 @@ int glean_client_connect(const char *socket_path, const char *peer_name, int tim
 /* ---- unix sockets and peers ---- */
 
 /* A listening unix stream socket at path (SOCK_NONBLOCK|SOCK_CLOEXEC),
- * chmod()ed to mode after bind, backlog SOMAXCONN. A socket file already
- * at path is removed when nothing accepts on it (a stale one) and is
- * -EADDRINUSE when a server answers; any other file type there is never
- * removed: -EEXIST. -ENAMETOOLONG when path does not fit sun_path. */
+ * chmod()ed to mode, backlog SOMAXCONN. It is made at "<path>.new" (or a short name beside it) and
+ * renamed to path once listening, so a client never finds a socket file
+ * that refuses it. A socket file already at path (or path.new) is replaced
+ * when nothing accepts on it (a stale one) and is -EADDRINUSE when a
+ * server answers; any other file type there is never removed: -EEXIST.
+ * -ENAMETOOLONG when path does not fit sun_path. */
 int glean_sock_listen_unix(const char *path, mode_t mode, int *ret_fd);
 
 /* Connects a unix stream socket to path (SOCK_CLOEXEC|SOCK_NONBLOCK), with

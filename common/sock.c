@@ -64,39 +64,56 @@ static int socket_alive(const struct sockaddr_un *sa, socklen_t len) {
         return -errno;
 }
 
+/* Whether path may be taken: absent or a dead socket (0); a live one is
+ * -EADDRINUSE; anything that is not a socket -EEXIST (never removed). */
+static int check_free(const char *path) {
+        struct sockaddr_un sa;
+        socklen_t len;
+        struct stat st;
+        int r;
+
+        if (lstat(path, &st) < 0)
+                return errno == ENOENT ? 0 : -errno;
+        if (!S_ISSOCK(st.st_mode))
+                return -EEXIST;
+        if ((r = make_addr(path, &sa, &len)) < 0)
+                return r;
+        r = socket_alive(&sa, len);
+        return r < 0 ? r : r > 0 ? -EADDRINUSE : 0;
+}
+
+/* The socket is made under a temporary name (bound, its mode set,
+ * listening) and renamed over path: a client sees either no socket or one
+ * that accepts, never a file that refuses connections. */
 int glean_sock_listen_unix(const char *path, mode_t mode, int *ret_fd) {
         _cleanup_close_ int fd = -1;
+        char tmp[sizeof(((struct sockaddr_un *) 0)->sun_path) + 16];
         struct sockaddr_un sa;
         socklen_t len;
         int r;
 
-        fd = unix_socket(path, &sa, &len);
-        if (fd < 0)
-                return fd;
-
-        if (bind(fd, (struct sockaddr *) &sa, len) < 0) {
-                struct stat st;
-
-                if (errno != EADDRINUSE)
-                        return -errno;
-                if (lstat(path, &st) < 0)
-                        return -errno;
-                if (!S_ISSOCK(st.st_mode))
-                        return -EEXIST; /* never remove anything that is not a socket */
-                r = socket_alive(&sa, len);
-                if (r < 0)
-                        return r;
-                if (r > 0)
-                        return -EADDRINUSE;
-                if (unlink(path) < 0 && errno != ENOENT)
-                        return -errno;
-                if (bind(fd, (struct sockaddr *) &sa, len) < 0)
-                        return -errno;
+        if ((r = make_addr(path, &sa, &len)) < 0) /* clients must reach it: -EINVAL, -ENAMETOOLONG */
+                return r;
+        if ((r = check_free(path)) < 0)
+                return r;
+        /* "<path>.new", or "<dir>/.gs<pid>" where that does not fit sun_path. */
+        snprintf(tmp, sizeof(tmp), "%s.new", path);
+        if (strlen(tmp) >= sizeof(sa.sun_path)) {
+                const char *slash = strrchr(path, '/');
+                int dir = slash ? (int) (slash - path + 1) : 0;
+                snprintf(tmp, sizeof(tmp), "%.*s.gs%d", dir, path, (int) getpid());
         }
-
-        if (chmod(path, mode) < 0 || listen(fd, SOMAXCONN) < 0) {
+        if ((r = check_free(tmp)) < 0)
+                return r;
+        (void) unlink(tmp);
+        fd = unix_socket(tmp, &sa, &len);
+        if (fd < 0)
+                return fd; /* -ENAMETOOLONG */
+        if (bind(fd, (struct sockaddr *) &sa, len) < 0)
+                return -errno;
+        if (chmod(tmp, mode) < 0 || listen(fd, SOMAXCONN) < 0 || rename(tmp, path) < 0) {
                 r = -errno;
-                (void) unlink(path);
+                (void) unlink(tmp);
                 return r;
         }
         *ret_fd = TAKE_FD(fd);

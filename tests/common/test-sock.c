@@ -209,6 +209,21 @@ static void test_other_files_kept(void) {
         CU_ASSERT_EQUAL(unlink(target), 0);
         CU_ASSERT_EQUAL(unlink(path), 0);
 
+        /* a file at the temporary name the socket is made under: kept too */
+        {
+                char tmpname[160];
+                path_in_tmp(target, sizeof(target), "made");
+                snprintf(tmpname, sizeof(tmpname), "%s.new", target);
+                fd = open(tmpname, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+                CU_ASSERT_FATAL(fd >= 0);
+                close(fd);
+                CU_ASSERT_EQUAL(glean_sock_listen_unix(target, 0666, &lfd), -EEXIST);
+                CU_ASSERT_EQUAL(lstat(tmpname, &st), 0);
+                CU_ASSERT(S_ISREG(st.st_mode));
+                CU_ASSERT(lstat(target, &st) < 0 && errno == ENOENT);
+                CU_ASSERT_EQUAL(unlink(tmpname), 0);
+        }
+
         /* no such directory */
         path_in_tmp(path, sizeof(path), "no/such/dir.sock");
         CU_ASSERT_EQUAL(glean_sock_listen_unix(path, 0666, &lfd), -ENOENT);
