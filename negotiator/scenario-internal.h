@@ -31,6 +31,9 @@ typedef struct ScnMachine {
         char name[];
 } ScnMachine;
 
+/* err = file, line and the reason; returns code. */
+int scn_error(ConfigError *err, int code, const char *file, int line, const char *fmt, ...)
+        __attribute__((format(printf, 5, 6)));
 /* err = the scenario's file, line and the reason; returns -EINVAL
  * (scn_too_many: -E2BIG). */
 int scn_fail(ScnReader *rd, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -146,7 +146,8 @@ static ScnMachine *machine_get(ScnReader *rd, const char *name) {
 
 /* One slot, a copy of base (whose defaults are filled): named given, or
  * slotK@MACHINE with the machine's next free K (and SlotID K). */
-static int add_slot(ScnReader *rd, const ClassAd *base, const char *given, ScnMachine *m, const NegoScenarioSlot *proto) {
+static int add_slot(ScnReader *rd, const ClassAd *base, const char *given, ScnMachine *m,
+                    const NegoScenarioSlot *proto) {
         _cleanup_free_ char *name = NULL;
         ClassAd *ad = NULL;
         int64_t id = 1;
@@ -405,7 +406,8 @@ int scn_submitter_item(ScnReader *rd, char *p, int line) {
         if (r >= 0 && *scn_skip_space(p))
                 r = scn_fail(rd, line, "submitter: unexpected '%s'", scn_skip_space(p));
         if (r >= 0 && s.nice && s.group)
-                r = scn_fail(rd, line, "submitter: a nice user is in no quota group (nice and group exclude each other)");
+                r = scn_fail(rd, line, "submitter: a nice user is in no quota group (nice and group exclude "
+                                       "each other)");
         if (r >= 0)
                 r = (s.label = strdup(label)) ? submitter_identity(rd, &s) : -ENOMEM;
         if (r < 0)
@@ -482,7 +484,8 @@ int scn_jobs_item(ScnReader *rd, char *p, const char *start, int64_t at, int lin
                 if (v && strcmp(v, "forever") == 0)
                         continue;
                 if (!v || nego_scenario_parse_duration(v, &runtime) < 0 || runtime <= 0)
-                        return scn_fail(rd, line, "runtime: expected a duration over 0 (90, 30m, 1h30m, 2d) or forever");
+                        return scn_fail(rd, line,
+                                        "runtime: expected a duration over 0 (90, 30m, 1h30m, 2d) or forever");
         }
         if (count > max - sc->total_jobs)
                 return scn_too_many(rd, line, "more than %zu jobs", max);
@@ -499,9 +502,14 @@ int scn_jobs_item(ScnReader *rd, char *p, const char *start, int64_t at, int lin
         r = acct_job_submitter(ad, sc->domain, &name, why, sizeof why);
         if (r == -ENOMEM)
                 goto out;
-        if (r < 0 || strcmp(name, s->name) != 0) {
-                r = scn_fail(rd, line, "the ad makes these jobs %s's, not %s's (its Owner, User, AccountingGroup or NiceUser)",
-                         r < 0 ? why : name, s->name);
+        if (r < 0) {
+                r = scn_fail(rd, line, "jobs: %s", why);
+                goto out;
+        }
+        if (strcmp(name, s->name) != 0) {
+                r = scn_fail(rd, line,
+                             "the ad makes these jobs %s's, not %s's (its Owner, User, AccountingGroup or NiceUser)",
+                             name, s->name);
                 goto out;
         }
         if ((r = scn_grow((void **) &sc->jobs, &rd->cap_jobs, sc->n_jobs, sizeof *sc->jobs)) < 0)

@@ -43,6 +43,14 @@ static int fail_code(ConfigError *err, int code, const char *file, int line, con
         return code;
 }
 
+int scn_error(ConfigError *err, int code, const char *file, int line, const char *fmt, ...) {
+        va_list ap;
+        va_start(ap, fmt);
+        int r = fail_code(err, code, file, line, fmt, ap);
+        va_end(ap);
+        return r;
+}
+
 int scn_fail(ScnReader *rd, int line, const char *fmt, ...) {
         va_list ap;
         va_start(ap, fmt);
@@ -292,13 +300,9 @@ static int knob_expr(ScnReader *rd, const char *name, const char *dflt, bool def
                 return (*ret = strdup(dflt)) ? 0 : -ENOMEM;
         if (r < 0)
                 return r;
-        if (classad_expr_parse(v, strlen(v), CA_MODE_OLD, &e, &cerr) < 0) {
-                snprintf(rd->err->file, sizeof rd->err->file, "%s", file);
-                rd->err->line = line;
-                snprintf(rd->err->msg, sizeof rd->err->msg, "%s = %.200s is not a ClassAd expression: %s", name, v,
-                         cerr.msg);
-                return -EINVAL;
-        }
+        if (classad_expr_parse(v, strlen(v), CA_MODE_OLD, &e, &cerr) < 0)
+                return scn_error(rd->err, -EINVAL, file, line, "%s = %.200s is not a ClassAd expression: %s", name, v,
+                                 cerr.msg);
         classad_expr_free(e);
         *ret = TAKE_PTR(v);
         return 0;
@@ -340,22 +344,15 @@ static int read_config(ScnReader *rd, const char *text) {
         if ((r = config_get(sc->cfg, "UID_DOMAIN", &sc->domain, rd->err)) < 0 && r != -ENOENT)
                 return r;
         config_where(sc->cfg, "UID_DOMAIN", &file, &line);
-        if (!sc->domain || !*sc->domain || strpbrk(sc->domain, " \t\r\n\"'\\@")) {
-                rd->err->line = line;
-                snprintf(rd->err->file, sizeof rd->err->file, "%s", file);
-                snprintf(rd->err->msg, sizeof rd->err->msg, "UID_DOMAIN must be a domain name");
-                return -EINVAL;
-        }
+        if (!sc->domain || !*sc->domain || strpbrk(sc->domain, " \t\r\n\"'\\@"))
+                return scn_error(rd->err, -EINVAL, file, line, "UID_DOMAIN must be a domain name");
         r = config_get_int(sc->cfg, "NEGOTIATOR_INTERVAL", &iv, rd->err);
         if (r < 0 && r != -ENOENT)
                 return r;
         config_where(sc->cfg, "NEGOTIATOR_INTERVAL", &file, &line);
-        if (r == -ENOENT || iv <= 0 || iv > NEGO_SCENARIO_MAX_TIME) {
-                rd->err->line = line;
-                snprintf(rd->err->file, sizeof rd->err->file, "%s", file);
-                snprintf(rd->err->msg, sizeof rd->err->msg, "NEGOTIATOR_INTERVAL must be a number of seconds over 0");
-                return -EINVAL;
-        }
+        if (r == -ENOENT || iv <= 0 || iv > NEGO_SCENARIO_MAX_TIME)
+                return scn_error(rd->err, -EINVAL, file, line,
+                                 "NEGOTIATOR_INTERVAL must be a number of seconds over 0");
         sc->interval = iv;
         if ((r = knob_expr(rd, "START", "true", true, &rd->start)) < 0 ||
             (r = knob_expr(rd, "RANK", "0", false, &rd->rank)) < 0 ||
@@ -462,15 +459,13 @@ int nego_scenario_load(const char *path, NegoScenario **ret, ConfigError *err) {
         size_t len = 0;
         int r = glean_read_file(path, 16 << 20, &buf, &len);
 
-        snprintf(err->file, sizeof err->file, "%s", path);
-        err->line = 0;
         if (r == -EFBIG)
-                return snprintf(err->msg, sizeof err->msg, "larger than 16 MiB"), -EINVAL;
+                return scn_error(err, -EINVAL, path, 0, "larger than 16 MiB");
         if (r == -ENOMEM)
                 return r;
         if (r < 0)
-                return snprintf(err->msg, sizeof err->msg, "cannot read: %s", strerror(-r)), r;
+                return scn_error(err, r, path, 0, "cannot read: %s", strerror(-r));
         if (memchr(buf, 0, len))
-                return snprintf(err->msg, sizeof err->msg, "a NUL byte: not a text file"), -EINVAL;
+                return scn_error(err, -EINVAL, path, 0, "a NUL byte: not a text file");
         return nego_scenario_parse(buf, path, NULL, ret, err);
 }
