@@ -31,6 +31,7 @@ int cli_verb_policy_replay(int argc, char **argv);
 int cli_verb_agent(int argc, char **argv);
 int cli_verb_sensors(int argc, char **argv);
 int cli_verb_userprio(int argc, char **argv);
+int cli_verb_negotiate(int argc, char **argv);
 
 /* The status ads of every slot of the agent at socket_opt (NULL: the
  * configured socket), from cli/agent.c; errors are printed. Free with
@@ -39,6 +40,8 @@ int cli_agent_status(const char *socket_opt, ClassAd ***ret_ads, size_t *ret_n);
 
 /* s as a JSON string literal (quotes, escapes) on f. */
 void cli_json_string(FILE *f, const char *s);
+/* v as a JSON number on f (15 significant digits); null when not finite. */
+void cli_json_number(FILE *f, double v);
 
 /* ---- cleanup helpers (systemd style) ---- */
 

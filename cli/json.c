@@ -2,6 +2,7 @@
 /*
  * json.c — what the verbs' --json output shares.
  */
+#include <math.h>
 #include <stdio.h>
 
 #include "cli.h"
@@ -18,4 +19,11 @@ void cli_json_string(FILE *f, const char *s) {
                         fputc(ch, f);
         }
         fputc('"', f);
+}
+
+void cli_json_number(FILE *f, double v) {
+        if (isfinite(v))
+                fprintf(f, "%.15g", v);
+        else
+                fputs("null", f);
 }

@@ -39,6 +39,7 @@ static const CliVerb verbs[] = {
         { "policy-replay", cli_verb_policy_replay, "run a slot's policy over a timeline of events" },
         { "sensors", cli_verb_sensors, "the owner's activity, load and pressure as the agent senses them" },
         { "userprio", cli_verb_userprio, "user priorities, usage and group quotas (like condor_userprio)" },
+        { "negotiate", cli_verb_negotiate, "run the matchmaker over a scenario (--simulate), cycle after cycle" },
 };
 
 static void help(FILE *f) {

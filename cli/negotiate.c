@@ -1,0 +1,339 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * negotiate.c — `glean negotiate --simulate SCENARIO [--cycles N]
+ * [--interval SECONDS] [--json] [--plot FILE.svg|FILE.png]`: the
+ * matchmaker run over a scenario (negotiator/scenario.h,
+ * docs/simulate.md), cycle after cycle, printing every match, preemption
+ * and rejection and where each submitter and group stands; --json as one
+ * object per cycle per line; --plot each submitter's weight in use and
+ * EUP over the cycles, drawn by gnuplot (negotiate-plot.c).
+ *
+ * Exit: 0; 1 when the system fails us (memory, gnuplot); 2 for a bad
+ * command line or a malformed scenario (file:line: reason on stderr).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "negotiate.h"
+#include "negotiator/simulate.h"
+
+static const char usage[] =
+        "usage: glean negotiate --simulate SCENARIO [--cycles N] [--interval SECONDS] [--json]\n"
+        "                       [--plot FILE.svg|FILE.png]";
+
+typedef struct Opts {
+        const char *scenario, *plot;
+        unsigned cycles;  /* 0: the scenario's (else 1) */
+        int64_t interval; /* 0: the scenario's NEGOTIATOR_INTERVAL */
+        bool json;
+} Opts;
+
+/* ---- text ---- */
+
+const char *cli_duration(int64_t t, char *buf, size_t size) {
+        static const struct {
+                int64_t secs;
+                char unit;
+        } units[] = { { 86400, 'd' }, { 3600, 'h' }, { 60, 'm' }, { 1, 's' } };
+        size_t n = 0;
+
+        buf[0] = 0;
+        for (size_t i = 0; i < 4 && n < size; i++)
+                if (t >= units[i].secs) {
+                        n += (size_t) snprintf(buf + n, size - n, "%" PRId64 "%c", t / units[i].secs, units[i].unit);
+                        t %= units[i].secs;
+                }
+        if (!buf[0])
+                snprintf(buf, size, "0s");
+        return buf;
+}
+
+/* A priority or a weight in a column: 2 decimals, or 4 significant
+ * digits when large (a nice user's EUP is in the millions). */
+static const char *number(double v, char *buf, size_t size) {
+        snprintf(buf, size, fabs(v) < 1e6 ? "%.2f" : "%.3e", v);
+        return buf;
+}
+
+static const char *cost_text(double v, char *buf, size_t size) {
+        snprintf(buf, size, "%.4g", v);
+        return buf;
+}
+
+/* The rejections, one line per submitter and reason, in the cycle's order. */
+static void print_rejections(const NegoSimReport *rep) {
+        _cleanup_free_ bool *done = calloc(rep->n_rejections + 1, sizeof *done);
+
+        for (size_t i = 0; done && i < rep->n_rejections; i++) {
+                const NegoSimRejection *a = &rep->rejections[i];
+                size_t n = 0;
+
+                if (done[i])
+                        continue;
+                for (size_t j = i; j < rep->n_rejections; j++)
+                        n += strcmp(rep->rejections[j].submitter, a->submitter) == 0 &&
+                             strcmp(rep->rejections[j].reason, a->reason) == 0;
+                printf("  reject   %s, %zu job%s (", a->submitter, n, n == 1 ? "" : "s");
+                for (size_t j = i, shown = 0; j < rep->n_rejections; j++) {
+                        const NegoSimRejection *b = &rep->rejections[j];
+                        if (strcmp(b->submitter, a->submitter) != 0 || strcmp(b->reason, a->reason) != 0)
+                                continue;
+                        done[j] = true;
+                        if (shown < 5)
+                                printf("%s%s", shown ? " " : "", b->job);
+                        else if (shown == 5)
+                                printf(" ...");
+                        shown++;
+                }
+                printf("): %s\n", a->reason);
+        }
+}
+
+static void print_accounts(const NegoSimReport *rep) {
+        int w = 9;
+        char a[32], b[32], c[32], d[32];
+
+        for (size_t i = 0; i < rep->n_submitters; i++)
+                if ((int) strlen(rep->submitters[i].name) > w)
+                        w = (int) strlen(rep->submitters[i].name);
+        printf("  %-*s %10s %10s %10s %6s %8s %6s %8s %6s\n", w, "submitter", "RUP", "EUP", "factor", "slots",
+               "weight", "idle", "running", "done");
+        for (size_t i = 0; i < rep->n_submitters; i++) {
+                const NegoSimSubmitter *s = &rep->submitters[i];
+                printf("  %-*s %10s %10s %10s %6u %8s %6zu %8zu %6zu\n", w, s->name, number(s->rup, a, sizeof a),
+                       number(s->eup, b, sizeof b), number(s->factor, c, sizeof c), s->in_use,
+                       number(s->weight_in_use, d, sizeof d), s->idle, s->running, s->done);
+        }
+        if (!rep->n_groups)
+                return;
+        w = 9;
+        for (size_t i = 0; i < rep->n_groups; i++)
+                if ((int) strlen(rep->groups[i].name) > w)
+                        w = (int) strlen(rep->groups[i].name);
+        printf("  %-*s %10s %10s %10s\n", w, "group", "quota", "allocated", "in use");
+        for (size_t i = 0; i < rep->n_groups; i++) {
+                const NegoSimGroup *g = &rep->groups[i];
+                printf("  %-*s %10s %10s %10s\n", w, g->name, number(g->quota, a, sizeof a),
+                       number(g->allocated, b, sizeof b), number(g->in_use, c, sizeof c));
+        }
+}
+
+static void print_text(const NegoSimReport *rep) {
+        char t[64], c[32], w[32], pool[32];
+        double in_use = 0;
+
+        for (size_t i = 0; i < rep->n_submitters; i++)
+                in_use += rep->submitters[i].weight_in_use;
+        printf("%scycle %u at %s: %zu match%s, %zu preemption%s, %zu rejection%s; %zu slot%s busy, weight %s of %s\n",
+               rep->cycle > 1 ? "\n" : "", rep->cycle, cli_duration(rep->time, t, sizeof t), rep->n_matches,
+               rep->n_matches == 1 ? "" : "es", rep->n_preemptions, rep->n_preemptions == 1 ? "" : "s",
+               rep->n_rejections, rep->n_rejections == 1 ? "" : "s", rep->slots_busy,
+               rep->slots_busy == 1 ? "" : "s", cost_text(in_use, w, sizeof w),
+               cost_text(rep->pool_weight, pool, sizeof pool));
+        if (rep->finished)
+                printf("  %zu job%s finished since the last cycle\n", rep->finished, rep->finished == 1 ? "" : "s");
+        for (size_t i = 0; i < rep->n_preemptions; i++) {
+                const NegoSimPreemption *p = &rep->preemptions[i];
+                printf("  preempt  %s (%s) on %s for %s (%s): %s\n", p->job, p->submitter, p->slot, p->by_job,
+                       p->by_submitter, nego_reason_name(p->reason));
+        }
+        for (size_t i = 0; i < rep->n_matches; i++) {
+                const NegoSimMatch *m = &rep->matches[i];
+                printf("  match    %s (%s) on %s: %s, cost %s\n", m->job, m->submitter, m->slot,
+                       nego_reason_name(m->reason), cost_text(m->cost, c, sizeof c));
+        }
+        print_rejections(rep);
+        print_accounts(rep);
+}
+
+/* ---- JSON ---- */
+
+static void json_key(const char *key) {
+        cli_json_string(stdout, key);
+        putchar(':');
+}
+
+static void print_json(const NegoSimReport *rep) {
+        printf("{\"cycle\":%u,\"time\":%" PRId64 ",\"matches\":[", rep->cycle, rep->time);
+        for (size_t i = 0; i < rep->n_matches; i++) {
+                const NegoSimMatch *m = &rep->matches[i];
+                printf("%s{\"job\":", i ? "," : "");
+                cli_json_string(stdout, m->job);
+                printf(",\"slot\":");
+                cli_json_string(stdout, m->slot);
+                printf(",\"submitter\":");
+                cli_json_string(stdout, m->submitter);
+                printf(",\"reason\":");
+                cli_json_string(stdout, nego_reason_name(m->reason));
+                printf(",\"cost\":");
+                cli_json_number(stdout, m->cost);
+                putchar('}');
+        }
+        printf("],\"preemptions\":[");
+        for (size_t i = 0; i < rep->n_preemptions; i++) {
+                const NegoSimPreemption *p = &rep->preemptions[i];
+                printf("%s{\"job\":", i ? "," : "");
+                cli_json_string(stdout, p->job);
+                printf(",\"slot\":");
+                cli_json_string(stdout, p->slot);
+                printf(",\"submitter\":");
+                cli_json_string(stdout, p->submitter);
+                printf(",\"by_job\":");
+                cli_json_string(stdout, p->by_job);
+                printf(",\"by_submitter\":");
+                cli_json_string(stdout, p->by_submitter);
+                printf(",\"reason\":");
+                cli_json_string(stdout, nego_reason_name(p->reason));
+                putchar('}');
+        }
+        printf("],\"rejections\":{");
+        for (size_t i = 0; i < rep->n_rejections; i++) {
+                printf("%s", i ? "," : "");
+                json_key(rep->rejections[i].job);
+                cli_json_string(stdout, rep->rejections[i].reason);
+        }
+        printf("},\"submitters\":{");
+        for (size_t i = 0; i < rep->n_submitters; i++) {
+                const NegoSimSubmitter *s = &rep->submitters[i];
+                printf("%s", i ? "," : "");
+                json_key(s->name);
+                printf("{\"rup\":");
+                cli_json_number(stdout, s->rup);
+                printf(",\"eup\":");
+                cli_json_number(stdout, s->eup);
+                printf(",\"in_use\":%u,\"weight_in_use\":", s->in_use);
+                cli_json_number(stdout, s->weight_in_use);
+                putchar('}');
+        }
+        printf("},\"groups\":{");
+        for (size_t i = 0; i < rep->n_groups; i++) {
+                const NegoSimGroup *g = &rep->groups[i];
+                printf("%s", i ? "," : "");
+                json_key(g->name);
+                printf("{\"quota\":");
+                cli_json_number(stdout, g->quota);
+                printf(",\"in_use\":");
+                cli_json_number(stdout, g->in_use);
+                putchar('}');
+        }
+        printf("}}\n");
+}
+
+/* ---- the verb ---- */
+
+static int parse_args(int argc, char **argv, Opts *o) {
+        for (int i = 1; i < argc; i++) {
+                const char *a = argv[i];
+                const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+
+                if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+                        printf("%s\n\nRuns the matchmaker over a scenario of slots, submitters and jobs, cycle\n"
+                               "after cycle, and prints every match, preemption and rejection and each\n"
+                               "submitter's priority and usage. See docs/simulate.md.\n",
+                               usage);
+                        return 1;
+                }
+                if (strcmp(a, "--json") == 0) {
+                        o->json = true;
+                        continue;
+                }
+                if (strcmp(a, "--simulate") != 0 && strcmp(a, "--cycles") != 0 && strcmp(a, "--interval") != 0 &&
+                    strcmp(a, "--plot") != 0)
+                        return cli_usage_error("negotiate", usage, "unknown %s '%s'",
+                                               a[0] == '-' ? "option" : "argument", a);
+                if (!v)
+                        return cli_usage_error("negotiate", usage, "%s needs a value", a);
+                i++;
+                if (strcmp(a, "--simulate") == 0)
+                        o->scenario = v;
+                else if (strcmp(a, "--plot") == 0) {
+                        if (!cli_plot_format(v))
+                                return cli_usage_error("negotiate", usage, "--plot: FILE.svg or FILE.png, not '%s'", v);
+                        o->plot = v;
+                } else if (strcmp(a, "--cycles") == 0) {
+                        char *end;
+                        errno = 0;
+                        unsigned long long c = strtoull(v, &end, 10);
+                        if (errno || *end || v[0] == '-' || c < 1 || c > NEGO_SCENARIO_MAX_CYCLES)
+                                return cli_usage_error("negotiate", usage, "--cycles: a number from 1 to %d, not '%s'",
+                                                       NEGO_SCENARIO_MAX_CYCLES, v);
+                        o->cycles = (unsigned) c;
+                } else if (nego_scenario_parse_duration(v, &o->interval) < 0 || o->interval <= 0)
+                        return cli_usage_error("negotiate", usage,
+                                               "--interval: seconds over 0 (or 30s, 5m, 1h), not '%s'", v);
+        }
+        if (!o->scenario)
+                return cli_usage_error("negotiate", usage, "--simulate SCENARIO is needed (the only mode for now)");
+        return 0;
+}
+
+static void print_error(const ConfigError *err) {
+        char *msg = config_error_format(err);
+
+        fprintf(stderr, "glean negotiate: %s\n", msg ? msg : err->msg);
+        free(msg);
+}
+
+int cli_verb_negotiate(int argc, char **argv) {
+        Opts o = { 0 };
+        NegoScenario *sc = NULL;
+        NegoSim *sim = NULL;
+        CliPlot *plot = NULL;
+        ConfigError err = { 0 };
+        int r, status = CLI_EXIT_OK;
+
+        r = parse_args(argc, argv, &o);
+        if (r != 0)
+                return r > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
+        r = nego_scenario_load(o.scenario, &sc, &err);
+        if (r == -ENOMEM)
+                return fprintf(stderr, "glean negotiate: out of memory\n"), CLI_EXIT_FAILURE;
+        if (r < 0) {
+                print_error(&err);
+                return CLI_EXIT_USAGE;
+        }
+        r = nego_sim_new(sc, o.interval, &sim, &err);
+        if (r < 0) {
+                if (r == -ENOMEM)
+                        fprintf(stderr, "glean negotiate: out of memory\n");
+                else
+                        print_error(&err);
+                nego_scenario_free(sc);
+                return r == -ENOMEM ? CLI_EXIT_FAILURE : CLI_EXIT_USAGE;
+        }
+        unsigned cycles = o.cycles ? o.cycles : sc->cycles ? sc->cycles : 1;
+        if (o.plot && cli_plot_new(sc, o.scenario, cycles, &plot) < 0) {
+                fprintf(stderr, "glean negotiate: out of memory\n");
+                status = CLI_EXIT_FAILURE;
+        }
+        for (unsigned i = 0; status == CLI_EXIT_OK && i < cycles; i++) {
+                const NegoSimReport *rep;
+                r = nego_sim_step(sim, &rep);
+                if (r < 0) {
+                        fprintf(stderr, "glean negotiate: cycle %u failed: %s\n", i + 1, strerror(-r));
+                        status = CLI_EXIT_FAILURE;
+                        break;
+                }
+                if (o.json)
+                        print_json(rep);
+                else
+                        print_text(rep);
+                if (plot)
+                        cli_plot_add(plot, rep);
+        }
+        if (fflush(stdout) != 0 && status == CLI_EXIT_OK) {
+                fprintf(stderr, "glean negotiate: writing the output: %m\n");
+                status = CLI_EXIT_FAILURE;
+        }
+        if (plot && status == CLI_EXIT_OK && cli_plot_draw(plot, o.plot) < 0)
+                status = CLI_EXIT_FAILURE;
+        cli_plot_free(plot);
+        nego_sim_free(sim);
+        nego_scenario_free(sc);
+        return status;
+}
