@@ -433,6 +433,11 @@ out:
 
 /* ---- jobs ---- */
 
+/* The Requirements condor_submit writes for a job that gives none. */
+#define DEFAULT_JOB_REQUIREMENTS                                                                          \
+        "(TARGET.Arch == \"X86_64\") && (TARGET.OpSys == \"LINUX\") && (TARGET.Disk >= RequestDisk) && " \
+        "(TARGET.Memory >= RequestMemory) && (TARGET.Cpus >= RequestCpus)"
+
 /* The defaults of a job ad (docs/simulate.md lists them). */
 static int fill_job(ClassAd *ad, const NegoScenarioSubmitter *s, int64_t cluster, int64_t at) {
         int r = set_identity(ad, s);
@@ -444,7 +449,7 @@ static int fill_job(ClassAd *ad, const NegoScenarioSubmitter *s, int64_t cluster
         r = r < 0 ? r : set_default_int(ad, "JobPrio", 0);
         r = r < 0 ? r : set_default_int(ad, "JobUniverse", 5);
         r = r < 0 ? r : classad_set_int(ad, "JobStatus", 1);
-        r = r < 0 ? r : set_default(ad, "Requirements", "true");
+        r = r < 0 ? r : set_default(ad, "Requirements", DEFAULT_JOB_REQUIREMENTS);
         r = r < 0 ? r : set_default(ad, "Rank", "0.0");
         r = r < 0 ? r : set_default_int(ad, "RequestCpus", 1);
         r = r < 0 ? r : set_default_int(ad, "RequestMemory", 128);

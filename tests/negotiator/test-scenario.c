@@ -218,7 +218,7 @@ static void test_jobs(void) {
         static const char *const want_a[][2] = {
                 { "Owner", "\"alice\"" }, { "User", "\"alice@sim\"" }, { "QDate", "1767225600" },
                 { "ClusterId", "1" },     { "ProcId", "0" },           { "JobPrio", "0" },
-                { "JobStatus", "1" },     { "JobUniverse", "5" },      { "Requirements", "true" },
+                { "JobStatus", "1" },     { "JobUniverse", "5" },
                 { "RequestCpus", "1" },   { "RequestMemory", "2048" }, { "RequestDisk", "1024" },
                 { "MyType", "\"Job\"" },  { "Rank", "0.0" },
         };
@@ -228,6 +228,17 @@ static void test_jobs(void) {
         for (size_t i = 0; i < sizeof want_a / sizeof *want_a; i++)
                 check_attr(a, want_a[i][0], want_a[i][1]);
         CU_ASSERT_FALSE(classad_has(a, "AccountingGroup") || classad_has(a, "NiceUser"));
+        char *req = classad_unparse_attr(a, "Requirements");
+        GLEAN_TEST_CHECK(req && strcmp(req, "(TARGET.Arch == \"X86_64\") && (TARGET.OpSys == \"LINUX\") && "
+                                             "(TARGET.Disk >= RequestDisk) && (TARGET.Memory >= RequestMemory) && "
+                                             "(TARGET.Cpus >= RequestCpus)") == 0,
+                         "Requirements = %s", req);
+        free(req);
+        /* the requests count: 2 GB fit the default slot of 1 GB no more */
+        NegoScenario *pool = parse_ok("---\nslot\nslot [ Memory = 4096 ]\n");
+        CU_ASSERT_FALSE(requires(a, pool->slots[0].ad));
+        CU_ASSERT_TRUE(requires(a, pool->slots[1].ad));
+        nego_scenario_free(pool);
         CU_ASSERT_TRUE(sc->jobs[0].count == 20 && sc->jobs[0].runtime == 3600 && sc->jobs[0].at == 0 &&
                        sc->jobs[0].submitter == 0 && sc->jobs[0].cluster == 1 && sc->jobs[0].line == 6);
         check_attr(c, "NiceUser", "true");
