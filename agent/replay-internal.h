@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "common/words.h"
 #include "policy.h"
 #include "replay.h"
 
@@ -59,9 +60,6 @@ void rp_update_sensors(Replay *rp);
 void rp_hold(Replay *rp, const char *id, bool held);
 /* "N[smhd]", also "1h30m" (rel_ok: "+..." means after prev). */
 int rp_parse_time(const char *tok, bool rel_ok, int64_t prev, int64_t *ret);
-/* The next white-space separated word of *p, cut there; NULL at the end or at '['. */
-char *rp_next_token(char **p);
-char *rp_rest(char *p);
 bool rp_is_attr_name(const char *s);
 int rp_parse_ad(Replay *rp, const char *text, int line, ClassAd **ret, ConfigError *err);
 

@@ -48,8 +48,8 @@ static void expectation(Replay *rp, bool ok, int line, const char *fmt, ...) {
 }
 
 int rp_expect_state(Replay *rp, char *p, int line, ConfigError *err) {
-        char *what = rp_next_token(&p);
-        if (!what || *rp_rest(p))
+        char *what = glean_next_word(&p);
+        if (!what || *glean_skip_space(p))
                 return rp_fail(err, rp->source, line, "expect: expected STATE or STATE/ACTIVITY");
         char *slash = strchr(what, '/');
         if (slash)
@@ -85,13 +85,13 @@ int rp_expect_transitions(Replay *rp, char *p, bool only_new, int line, ConfigEr
         int want[HISTORY];
         unsigned n = 0;
         char *tok, *end;
-        while ((tok = rp_next_token(&p))) {
+        while ((tok = glean_next_word(&p))) {
                 long v = strtol(tok, &end, 10);
                 if (*end || end == tok || v < 0 || v > 99 || n == HISTORY)
                         return rp_fail(err, rp->source, line, "%s: expected numbers, not '%s'", name, tok);
                 want[n++] = (int) v;
         }
-        if (!n || *rp_rest(p))
+        if (!n || *glean_skip_space(p))
                 return rp_fail(err, rp->source, line, "%s: expected one number or more", name);
         if (rp->check)
                 return 0;
@@ -114,8 +114,8 @@ int rp_expect_transitions(Replay *rp, char *p, bool only_new, int line, ConfigEr
 }
 
 int rp_expect_no_transition(Replay *rp, char *p, int line, ConfigError *err) {
-        if (*rp_rest(p))
-                return rp_fail(err, rp->source, line, "expect-no-transition: unexpected '%s'", rp_rest(p));
+        if (*glean_skip_space(p))
+                return rp_fail(err, rp->source, line, "expect-no-transition: unexpected '%s'", glean_skip_space(p));
         if (rp->check)
                 return 0;
         unsigned have = rp->n_history - rp->mark;
@@ -127,15 +127,15 @@ int rp_expect_no_transition(Replay *rp, char *p, int line, ConfigError *err) {
 }
 
 int rp_expect_actions(Replay *rp, char *p, bool want, int line, ConfigError *err) {
-        char *first = rp_rest(p), *tok;
+        char *first = glean_skip_space(p), *tok;
         AgentActionType t;
         unsigned n = 0;
-        while ((tok = rp_next_token(&p))) {
+        while ((tok = glean_next_word(&p))) {
                 if (agent_action_from_name(tok, &t) < 0)
                         return rp_fail(err, rp->source, line, "unknown action '%s'", tok);
                 n++;
         }
-        if (!n || *rp_rest(p))
+        if (!n || *glean_skip_space(p))
                 return rp_fail(err, rp->source, line, "expected the name of an action");
         if (rp->check)
                 return 0;
@@ -143,7 +143,7 @@ int rp_expect_actions(Replay *rp, char *p, bool want, int line, ConfigError *err
         tok = first;
         for (unsigned i = 0; i < n; i++) {
                 if (i > 0)
-                        tok = rp_rest(tok + strlen(tok) + 1);
+                        tok = glean_skip_space(tok + strlen(tok) + 1);
                 agent_action_from_name(tok, &t);
                 bool seen = rp->actions_seen & (1u << t);
                 expectation(rp, seen == want, line, "want action %s %s", tok,
@@ -154,7 +154,7 @@ int rp_expect_actions(Replay *rp, char *p, bool want, int line, ConfigError *err
 }
 
 int rp_expect_refused(Replay *rp, char *p, int line, ConfigError *err) {
-        char *tok = rp_next_token(&p);
+        char *tok = glean_next_word(&p);
         int code = 0;
         if (tok) {
                 for (size_t i = 0; i < sizeof errnos / sizeof *errnos; i++)
@@ -163,8 +163,8 @@ int rp_expect_refused(Replay *rp, char *p, int line, ConfigError *err) {
                 if (!code)
                         return rp_fail(err, rp->source, line, "expect-refused: unknown error '%s'", tok);
         }
-        if (*rp_rest(p))
-                return rp_fail(err, rp->source, line, "expect-refused: unexpected '%s'", rp_rest(p));
+        if (*glean_skip_space(p))
+                return rp_fail(err, rp->source, line, "expect-refused: unexpected '%s'", glean_skip_space(p));
         if (!rp->had_event)
                 return rp_fail(err, rp->source, line, "expect-refused: no event before");
         if (rp->check)
@@ -179,7 +179,7 @@ int rp_expect_refused(Replay *rp, char *p, int line, ConfigError *err) {
 }
 
 int rp_expect_eval(Replay *rp, char *p, int line, ConfigError *err) {
-        const char *text = rp_rest(p);
+        const char *text = glean_skip_space(p);
         if (!*text)
                 return rp_fail(err, rp->source, line, "expect-eval: expected a ClassAd expression");
         /* Macros expand as in the configuration ($(WorkHours)). */
@@ -193,7 +193,7 @@ int rp_expect_eval(Replay *rp, char *p, int line, ConfigError *err) {
         bool macros = strcmp(expanded, text) != 0;
         ClassAdExpr *e = NULL;
         CaError cerr;
-        if (!*rp_rest(expanded))
+        if (!*glean_skip_space(expanded))
                 r = rp_fail(err, rp->source, line, "expect-eval: '%s' expands to nothing", text);
         else if (classad_expr_parse(expanded, strlen(expanded), CA_MODE_OLD, &e, &cerr) < 0)
                 r = rp_fail(err, rp->source, line, "expect-eval: not a ClassAd expression (column %d%s: %s)%s%.200s",
@@ -229,18 +229,18 @@ int rp_set_attr(Replay *rp, char *p, int line, ConfigError *err) {
         if (!eq)
                 return rp_fail(err, rp->source, line, "set: expected ATTR = EXPR");
         *eq = 0;
-        char *name = rp_rest(p);
+        char *name = glean_skip_space(p);
         char *e = name + strlen(name);
         while (e > name && isspace((unsigned char) e[-1]))
                 *--e = 0;
-        char *expr = rp_rest(eq + 1);
+        char *expr = glean_skip_space(eq + 1);
         if (!rp_is_attr_name(name) || strlen(name) > 64 || !*expr)
                 return rp_fail(err, rp->source, line, "set: expected ATTR = EXPR");
         if (strcasecmp(name, "KeyboardIdle") == 0 || strcasecmp(name, "ConsoleIdle") == 0) {
                 char *end;
                 errno = 0;
                 long long v = strtoll(expr, &end, 10);
-                if (errno || end == expr || *rp_rest(end) || v < 0 || v > MAX_TIME)
+                if (errno || end == expr || *glean_skip_space(end) || v < 0 || v > MAX_TIME)
                         return rp_fail(err, rp->source, line, "%s: expected a number of seconds", name);
                 if (strcasecmp(name, "KeyboardIdle") == 0)
                         rp->kbd_until = rp->now - v;
@@ -258,10 +258,10 @@ int rp_set_attr(Replay *rp, char *p, int line, ConfigError *err) {
 
 int rp_key(Replay *rp, char *p, int line, ConfigError *err) {
         int64_t d = 0;
-        char *tok = rp_next_token(&p);
+        char *tok = glean_next_word(&p);
         if (tok) {
-                char *dur = rp_next_token(&p);
-                if (strcmp(tok, "for") != 0 || !dur || rp_parse_time(dur, false, 0, &d) < 0 || *rp_rest(p))
+                char *dur = glean_next_word(&p);
+                if (strcmp(tok, "for") != 0 || !dur || rp_parse_time(dur, false, 0, &d) < 0 || *glean_skip_space(p))
                         return rp_fail(err, rp->source, line, "key: expected nothing or 'for DURATION'");
         }
         rp->kbd_until = rp->console_until = rp->now + d;
@@ -270,7 +270,7 @@ int rp_key(Replay *rp, char *p, int line, ConfigError *err) {
 }
 
 static int word(Replay *rp, char **p, int line, const char *const *words, int n, int *ret, ConfigError *err) {
-        char *tok = rp_next_token(p);
+        char *tok = glean_next_word(p);
         if (!tok)
                 return 0;
         for (int i = 0; i < n; i++)
@@ -292,16 +292,16 @@ int rp_do_event(Replay *rp, AgentEventType type, char *p, int line, ConfigError 
         switch (type) {
         case AGENT_EV_CLAIM:
         case AGENT_EV_ACTIVATE:
-                ev.claim_id = rp_next_token(&p);
+                ev.claim_id = glean_next_word(&p);
                 if (!ev.claim_id)
                         return rp_fail(err, rp->source, line, "%s: a claim id is needed", agent_event_name(type));
                 if (type == AGENT_EV_CLAIM && (r = word(rp, &p, line, by_prio, 1, &w, err)) < 0)
                         return r;
                 ev.by_priority = w == 0;
-                if (*rp_rest(p) && *rp_rest(p) != '[')
-                        return rp_fail(err, rp->source, line, "%s: unexpected '%s'", agent_event_name(type), rp_rest(p));
-                if (*rp_rest(p)) {
-                        if ((r = rp_parse_ad(rp, rp_rest(p), line, &ad, err)) < 0)
+                if (*glean_skip_space(p) && *glean_skip_space(p) != '[')
+                        return rp_fail(err, rp->source, line, "%s: unexpected '%s'", agent_event_name(type), glean_skip_space(p));
+                if (*glean_skip_space(p)) {
+                        if ((r = rp_parse_ad(rp, glean_skip_space(p), line, &ad, err)) < 0)
                                 return r;
                         ev.job = ad;
                         p += strlen(p);
@@ -309,12 +309,12 @@ int rp_do_event(Replay *rp, AgentEventType type, char *p, int line, ConfigError 
                 break;
         case AGENT_EV_MATCH:
         case AGENT_EV_JOB_EXIT:
-                ev.claim_id = rp_next_token(&p);
+                ev.claim_id = glean_next_word(&p);
                 break;
         case AGENT_EV_KEEP_ALIVE:
         case AGENT_EV_RELEASE:
         case AGENT_EV_DEACTIVATE:
-                ev.claim_id = rp_next_token(&p);
+                ev.claim_id = glean_next_word(&p);
                 if (!ev.claim_id)
                         return rp_fail(err, rp->source, line, "%s: a claim id is needed", agent_event_name(type));
                 if (type == AGENT_EV_DEACTIVATE && (r = word(rp, &p, line, fast, 1, &w, err)) < 0)
@@ -339,9 +339,9 @@ int rp_do_event(Replay *rp, AgentEventType type, char *p, int line, ConfigError 
         default:
                 break;
         }
-        if (*rp_rest(p)) {
+        if (*glean_skip_space(p)) {
                 classad_free(ad);
-                return rp_fail(err, rp->source, line, "%s: unexpected '%s'", agent_event_name(type), rp_rest(p));
+                return rp_fail(err, rp->source, line, "%s: unexpected '%s'", agent_event_name(type), glean_skip_space(p));
         }
         rp->had_event = true;
         if (rp->check) {

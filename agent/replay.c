@@ -264,27 +264,6 @@ int rp_parse_time(const char *tok, bool rel_ok, int64_t prev, int64_t *ret) {
 
 /* ---- parsing helpers ---- */
 
-char *rp_next_token(char **p) {
-        char *s = *p;
-        while (isspace((unsigned char) *s))
-                s++;
-        if (!*s || *s == '[')
-                return *p = s, NULL;
-        char *t = s;
-        while (*s && !isspace((unsigned char) *s))
-                s++;
-        if (*s)
-                *s++ = 0;
-        *p = s;
-        return t;
-}
-
-char *rp_rest(char *p) {
-        while (isspace((unsigned char) *p))
-                p++;
-        return p;
-}
-
 bool rp_is_attr_name(const char *s) {
         if (!isalpha((unsigned char) *s) && *s != '_')
                 return false;
@@ -369,7 +348,7 @@ static int start_machine(Replay *rp, ConfigError *err) {
 static int header_line(Replay *rp, const char *tok, char *p, int line, ConfigError *err) {
         if (strcmp(tok, "job") == 0) {
                 ClassAd *ad;
-                int r = rp_parse_ad(rp, rp_rest(p), line, &ad, err);
+                int r = rp_parse_ad(rp, glean_skip_space(p), line, &ad, err);
                 if (r < 0)
                         return r;
                 classad_free(rp->job);
@@ -378,11 +357,11 @@ static int header_line(Replay *rp, const char *tok, char *p, int line, ConfigErr
         }
         if (rp->ad)
                 return rp_fail(err, rp->source, line, "%s: must come before the first timed line", tok);
-        char *v = rp_next_token(&p);
+        char *v = glean_next_word(&p);
         if (strcmp(tok, "epoch") == 0) {
                 struct tm tm = { 0 };
                 char *end = v ? strptime(v, "%Y-%m-%dT%H:%M:%SZ", &tm) : NULL;
-                if (!end || *end || *rp_rest(p) || tm.tm_year < 70 || tm.tm_year > 1000)
+                if (!end || *end || *glean_skip_space(p) || tm.tm_year < 70 || tm.tm_year > 1000)
                         return rp_fail(err, rp->source, line, "epoch: expected YYYY-MM-DDTHH:MM:SSZ");
                 rp->epoch = rp->now = timegm(&tm);
                 rp->kbd_until = rp->console_until = rp->epoch - 86400;
@@ -391,7 +370,7 @@ static int header_line(Replay *rp, const char *tok, char *p, int line, ConfigErr
         /* slot */
         char *end;
         long n = v ? strtol(v, &end, 10) : 0;
-        if (!v || *end || n < 1 || n > 9999 || *rp_rest(p))
+        if (!v || *end || n < 1 || n > 9999 || *glean_skip_space(p))
                 return rp_fail(err, rp->source, line, "slot: expected a slot number");
         rp->slot_id = (unsigned) n;
         snprintf(rp->slot_name, sizeof rp->slot_name, "slot%u", rp->slot_id);
@@ -421,7 +400,7 @@ static int expect_line(Replay *rp, const char *what, char *p, int line, ConfigEr
 }
 
 static int run_line(Replay *rp, char *p, int line, ConfigError *err) {
-        char *tok = rp_next_token(&p);
+        char *tok = glean_next_word(&p);
         if (!tok)
                 return rp_fail(err, rp->source, line, "expected TIME and an event");
         if (strcmp(tok, "job") == 0 || strcmp(tok, "epoch") == 0 || strcmp(tok, "slot") == 0)
@@ -431,7 +410,7 @@ static int run_line(Replay *rp, char *p, int line, ConfigError *err) {
                 return rp_fail(err, rp->source, line, "'%s' is not a time (N, +N, with s, m, h or d)", tok);
         if (rp->epoch + t < rp->now)
                 return rp_fail(err, rp->source, line, "time %lld is before the previous line's", (long long) t);
-        char *what = rp_next_token(&p);
+        char *what = glean_next_word(&p);
         if (!what)
                 return rp_fail(err, rp->source, line, "expected an event after the time");
         int r;
@@ -453,8 +432,8 @@ static int run_line(Replay *rp, char *p, int line, ConfigError *err) {
         if (strcmp(what, "key") == 0)
                 return rp_key(rp, p, line, err);
         if (strcmp(what, "keep-alives") == 0 || strcmp(what, "others-drained") == 0) {
-                char *v = rp_next_token(&p);
-                if (!v || (strcmp(v, "on") != 0 && strcmp(v, "off") != 0) || *rp_rest(p))
+                char *v = glean_next_word(&p);
+                if (!v || (strcmp(v, "on") != 0 && strcmp(v, "off") != 0) || *glean_skip_space(p))
                         return rp_fail(err, rp->source, line, "%s: on or off", what);
                 if (strcmp(what, "keep-alives") == 0)
                         rp->keep_alives = strcmp(v, "on") == 0;
@@ -463,8 +442,8 @@ static int run_line(Replay *rp, char *p, int line, ConfigError *err) {
                 return 0;
         }
         if (strcmp(what, "tick") == 0) {
-                if (*rp_rest(p))
-                        return rp_fail(err, rp->source, line, "tick: unexpected '%s'", rp_rest(p));
+                if (*glean_skip_space(p))
+                        return rp_fail(err, rp->source, line, "tick: unexpected '%s'", glean_skip_space(p));
                 if (!rp->check)
                         agent_sm_eval(rp->sm, rp->now);
                 return 0;
@@ -536,7 +515,7 @@ static int replay_lines(Replay *rp, const char *events, int first_line, ConfigEr
                 if (nl)
                         *nl = 0;
                 strip_comment(l);
-                if (*rp_rest(l))
+                if (*glean_skip_space(l))
                         r = run_line(rp, l, line, err);
                 l = nl ? nl + 1 : NULL;
         }

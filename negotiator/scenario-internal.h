@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "common/strmap.h"
+#include "common/words.h"
 #include "scenario.h"
 
 typedef struct ScnReader {
@@ -44,10 +45,6 @@ int scn_grow(void **p, size_t *cap, size_t n, size_t size);
 /* name = v, an integer when v is one (Cpus = 4, not 4.0). */
 int scn_set_number(ClassAd *ad, const char *name, double v);
 
-/* The next white-space separated word of *p, cut there; NULL at the end
- * or at '['. */
-char *scn_next_word(char **p);
-char *scn_skip_space(char *p);
 /* An integer from 1 to max; a finite number. -EINVAL otherwise. */
 int scn_parse_count(const char *s, size_t max, size_t *ret);
 int scn_parse_number(const char *s, double *ret);

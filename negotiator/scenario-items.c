@@ -195,11 +195,11 @@ int scn_slots_item(ScnReader *rd, const char *what, char *p, const char *start, 
         size_t count = 1, max = rd->limits->max_slots;
         int r;
 
-        if (strcmp(what, "slots") == 0 && scn_parse_count(scn_next_word(&p), SIZE_MAX, &count) < 0)
+        if (strcmp(what, "slots") == 0 && scn_parse_count(glean_next_word(&p), SIZE_MAX, &count) < 0)
                 return scn_fail(rd, line, "slots: expected the number of slots (1 or more), then the ad");
-        p = scn_skip_space(p);
+        p = glean_skip_space(p);
         if (*p && *p != '[')
-                return scn_fail(rd, line, "%s: unexpected '%s' (the ad goes in [ ])", what, scn_next_word(&p));
+                return scn_fail(rd, line, "%s: unexpected '%s' (the ad goes in [ ])", what, glean_next_word(&p));
         if (count > max - rd->sc->n_slots)
                 return scn_too_many(rd, line, "more than %zu slots", max);
         if ((r = parse_ad(rd, p, line, (int) (p - start), &base)) < 0)
@@ -327,18 +327,18 @@ static int submitter_option(ScnReader *rd, NegoScenarioSubmitter *s, const char 
                 if (s->has_factor)
                         return scn_fail(rd, line, "submitter: factor given twice");
                 s->has_factor = true;
-                if (scn_parse_number(scn_next_word(p), &s->factor) < 0 || s->factor < 1)
+                if (scn_parse_number(glean_next_word(p), &s->factor) < 0 || s->factor < 1)
                         return scn_fail(rd, line, "factor: expected a number, 1 or more");
         } else if (strcmp(w, "rup") == 0) {
                 if (s->has_rup)
                         return scn_fail(rd, line, "submitter: rup given twice");
                 s->has_rup = true;
-                if (scn_parse_number(scn_next_word(p), &s->rup) < 0 || s->rup < ACCT_MIN_PRIORITY)
+                if (scn_parse_number(glean_next_word(p), &s->rup) < 0 || s->rup < ACCT_MIN_PRIORITY)
                         return scn_fail(rd, line, "rup: expected a number, %g or more", ACCT_MIN_PRIORITY);
         } else if (strcmp(w, "usage") == 0) {
                 if (s->usage_time)
                         return scn_fail(rd, line, "submitter: usage given twice");
-                const char *weight = scn_next_word(p), *f = scn_next_word(p), *dur = scn_next_word(p);
+                const char *weight = glean_next_word(p), *f = glean_next_word(p), *dur = glean_next_word(p);
                 if (scn_parse_number(weight, &s->usage_weight) < 0 || s->usage_weight <= 0 || !f ||
                     strcmp(f, "for") != 0 || !dur || nego_scenario_parse_duration(dur, &s->usage_time) < 0 ||
                     s->usage_time <= 0)
@@ -347,7 +347,7 @@ static int submitter_option(ScnReader *rd, NegoScenarioSubmitter *s, const char 
         } else if (strcmp(w, "group") == 0) {
                 if (s->group)
                         return scn_fail(rd, line, "submitter: group given twice");
-                if (!(v = scn_next_word(p)))
+                if (!(v = glean_next_word(p)))
                         return scn_fail(rd, line, "group: expected a group of GROUP_NAMES");
                 if ((r = check_group(rd, v, line)) < 0)
                         return r;
@@ -392,7 +392,7 @@ static int submitter_identity(ScnReader *rd, NegoScenarioSubmitter *s) {
 /* submitter NAME [factor F] [rup R] [usage W for DURATION] [nice] [group G] */
 int scn_submitter_item(ScnReader *rd, char *p, int line) {
         NegoScenarioSubmitter s = { .line = line };
-        const char *label = scn_next_word(&p);
+        const char *label = glean_next_word(&p);
         char *w;
         int r = 0;
 
@@ -401,10 +401,10 @@ int scn_submitter_item(ScnReader *rd, char *p, int line) {
                             label && strncasecmp(label, ACCT_NICE_PREFIX, strlen(ACCT_NICE_PREFIX)) == 0
                                     ? ": for a nice user, write 'submitter NAME nice'"
                                     : "");
-        while (r >= 0 && (w = scn_next_word(&p)))
+        while (r >= 0 && (w = glean_next_word(&p)))
                 r = submitter_option(rd, &s, w, &p, line);
-        if (r >= 0 && *scn_skip_space(p))
-                r = scn_fail(rd, line, "submitter: unexpected '%s'", scn_skip_space(p));
+        if (r >= 0 && *glean_skip_space(p))
+                r = scn_fail(rd, line, "submitter: unexpected '%s'", glean_skip_space(p));
         if (r >= 0 && s.nice && s.group)
                 r = scn_fail(rd, line, "submitter: a nice user is in no quota group (nice and group exclude "
                                        "each other)");
@@ -460,7 +460,7 @@ static int fill_job(ClassAd *ad, const NegoScenarioSubmitter *s, int64_t cluster
 /* jobs NAME N [runtime DURATION|forever] [AD] */
 int scn_jobs_item(ScnReader *rd, char *p, const char *start, int64_t at, int line) {
         NegoScenario *sc = rd->sc;
-        const char *label = scn_next_word(&p), *w;
+        const char *label = glean_next_word(&p), *w;
         _cleanup_free_ char *name = NULL;
         size_t sub, count, max = rd->limits->max_jobs;
         int64_t runtime = NEGO_RUNTIME_FOREVER;
@@ -476,10 +476,10 @@ int scn_jobs_item(ScnReader *rd, char *p, const char *start, int64_t at, int lin
                 return scn_fail(rd, line, "jobs: '%s' names several submitters: write the accounting name", label);
         if (r < 0)
                 return scn_fail(rd, line, "jobs: no submitter '%s' (declare it with a submitter line before)", label);
-        if (scn_parse_count(scn_next_word(&p), SIZE_MAX, &count) < 0)
+        if (scn_parse_count(glean_next_word(&p), SIZE_MAX, &count) < 0)
                 return scn_fail(rd, line, "jobs: expected the number of jobs (1 or more) after the submitter");
-        while ((w = scn_next_word(&p))) {
-                const char *v = scn_next_word(&p);
+        while ((w = glean_next_word(&p))) {
+                const char *v = glean_next_word(&p);
 
                 if (strcmp(w, "runtime") != 0)
                         return scn_fail(rd, line, "jobs: unexpected '%s' (expected runtime, or the ad in [ ])", w);
@@ -494,7 +494,7 @@ int scn_jobs_item(ScnReader *rd, char *p, const char *start, int64_t at, int lin
         }
         if (count > max - sc->total_jobs)
                 return scn_too_many(rd, line, "more than %zu jobs", max);
-        p = scn_skip_space(p);
+        p = glean_skip_space(p);
         if ((r = parse_ad(rd, p, line, (int) (p - start), &ad)) < 0)
                 return r;
         if (classad_has(ad, "ClusterId") || classad_has(ad, "ProcId")) {

@@ -36,7 +36,8 @@
 
 #define DEFAULT_DOMAIN "UID_DOMAIN = sim\n"
 
-static int fail_code(ConfigError *err, int code, const char *file, int line, const char *fmt, va_list ap) {
+__attribute__((format(printf, 5, 0))) static int fail_code(ConfigError *err, int code, const char *file, int line,
+                                                           const char *fmt, va_list ap) {
         snprintf(err->file, sizeof err->file, "%s", file);
         err->line = line;
         vsnprintf(err->msg, sizeof err->msg, fmt, ap);
@@ -86,27 +87,6 @@ int scn_set_number(ClassAd *ad, const char *name, double v) {
 }
 
 /* ---- words ---- */
-
-char *scn_next_word(char **p) {
-        char *s = *p;
-        while (isspace((unsigned char) *s))
-                s++;
-        if (!*s || *s == '[')
-                return *p = s, NULL;
-        char *w = s;
-        while (*s && !isspace((unsigned char) *s))
-                s++;
-        if (*s)
-                *s++ = 0;
-        *p = s;
-        return w;
-}
-
-char *scn_skip_space(char *p) {
-        while (isspace((unsigned char) *p))
-                p++;
-        return p;
-}
 
 int nego_scenario_parse_duration(const char *s, int64_t *ret) {
         int64_t total = 0;
@@ -195,16 +175,16 @@ int nego_scenario_find_submitter(const NegoScenario *sc, const char *label, size
 /* ---- items ---- */
 
 static int item(ScnReader *rd, char *p, const char *start, int line) {
-        char *w = scn_next_word(&p), *t;
+        char *w = glean_next_word(&p), *t;
         int64_t at = 0;
         size_t n;
 
         if (!w)
                 return scn_fail(rd, line, "expected slot, slots, submitter, jobs, at or cycles before the ad");
         if (strcmp(w, "at") == 0) {
-                if (!(t = scn_next_word(&p)) || nego_scenario_parse_duration(t, &at) < 0)
+                if (!(t = glean_next_word(&p)) || nego_scenario_parse_duration(t, &at) < 0)
                         return scn_fail(rd, line, "at: expected a time (90, 30m, 1h30m, 2d) after 'at'");
-                w = scn_next_word(&p);
+                w = glean_next_word(&p);
                 if (!w || (strcmp(w, "slot") != 0 && strcmp(w, "slots") != 0 && strcmp(w, "jobs") != 0))
                         return scn_fail(rd, line, "at %s: expected slot, slots or jobs (only those arrive later)", t);
         }
@@ -217,7 +197,7 @@ static int item(ScnReader *rd, char *p, const char *start, int line) {
         if (strcmp(w, "cycles") == 0) {
                 if (rd->sc->cycles)
                         return scn_fail(rd, line, "cycles given twice");
-                if (scn_parse_count(scn_next_word(&p), NEGO_SCENARIO_MAX_CYCLES, &n) < 0 || *scn_skip_space(p))
+                if (scn_parse_count(glean_next_word(&p), NEGO_SCENARIO_MAX_CYCLES, &n) < 0 || *glean_skip_space(p))
                         return scn_fail(rd, line, "cycles: expected a number from 1 to %d", NEGO_SCENARIO_MAX_CYCLES);
                 rd->sc->cycles = (unsigned) n;
                 return 0;
@@ -266,7 +246,7 @@ static int read_items(ScnReader *rd, char *text, int line) {
                         return scn_fail(rd, first, "the ClassAd begun on this line has no closing ']'");
                 bool last = !*end;
                 *end = 0;
-                if (*scn_skip_space(start)) {
+                if (*glean_skip_space(start)) {
                         int r = item(rd, start, start, first);
                         if (r < 0)
                                 return r;
@@ -296,7 +276,7 @@ static int knob_expr(ScnReader *rd, const char *name, const char *dflt, bool def
         if (default_too && strcmp(file, "<default>") == 0)
                 return (*ret = strdup(dflt)) ? 0 : -ENOMEM;
         r = config_get(cfg, name, &v, rd->err);
-        if (r == -ENOENT || (r >= 0 && !*scn_skip_space(v)))
+        if (r == -ENOENT || (r >= 0 && !*glean_skip_space(v)))
                 return (*ret = strdup(dflt)) ? 0 : -ENOMEM;
         if (r < 0)
                 return r;
