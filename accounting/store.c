@@ -124,15 +124,15 @@ static const char *const stmt_sql[_STMT_MAX] = {
         [STMT_BEGIN_READ] = "BEGIN",
         [STMT_COMMIT] = "COMMIT",
         [STMT_ROLLBACK] = "ROLLBACK",
-        [STMT_PUT_RECORD] = "INSERT OR REPLACE INTO acct_records (name, is_group, priority, as_of, accumulated,"
-                            " weighted_accumulated, begin_usage, last_usage, factor)"
-                            " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+        [STMT_PUT_RECORD] = ("INSERT OR REPLACE INTO acct_records (name, is_group, priority, as_of, accumulated,"
+                             " weighted_accumulated, begin_usage, last_usage, factor)"
+                             " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"),
         [STMT_DELETE_RECORD] = "DELETE FROM acct_records WHERE name = ?1",
         [STMT_PUT_CLAIM] = "INSERT OR REPLACE INTO acct_claims (id, submitter, weight, begin) VALUES (?1, ?2, ?3, ?4)",
         [STMT_DELETE_CLAIM] = "DELETE FROM acct_claims WHERE id = ?1",
         [STMT_SET_META] = "INSERT OR REPLACE INTO acct_meta (key, value) VALUES (?1, ?2)",
-        [STMT_LOAD_RECORDS] = "SELECT name, is_group, priority, as_of, accumulated, weighted_accumulated,"
-                              " begin_usage, last_usage, factor FROM acct_records ORDER BY name",
+        [STMT_LOAD_RECORDS] = ("SELECT name, is_group, priority, as_of, accumulated, weighted_accumulated,"
+                               " begin_usage, last_usage, factor FROM acct_records ORDER BY name"),
         [STMT_LOAD_CLAIMS] = "SELECT id, submitter, weight, begin FROM acct_claims ORDER BY id",
         [STMT_LOAD_META] = "SELECT key, value FROM acct_meta ORDER BY key",
 };
