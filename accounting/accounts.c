@@ -73,6 +73,11 @@ struct Accountant {
 
 /* ---- entries ---- */
 
+/* Names go into keys and ads: no white space or quotes. */
+static bool is_plain_name(const char *s) {
+        return *s && !strpbrk(s, " \t\r\n\"'\\");
+}
+
 static void entry_free(Entry *e) {
         if (!e)
                 return;
@@ -334,10 +339,43 @@ static void sum_claims(Accountant *a) {
         }
 }
 
-static int load_record(void *userdata, const AcctRecord *r) {
-        Accountant *a = userdata;
-        Entry *e = entry_new(r->name, r->is_group, 0, r->as_of);
+/* Rows are outside input: a value no write of ours could have stored
+ * refuses the database rather than poisoning every priority after it. */
+typedef struct LoadCtx {
+        Accountant *a;
+        char why[384]; /* what was wrong with a row ("" if nothing) */
+} LoadCtx;
 
+static bool time_ok(double t) {
+        return isfinite(t) && t >= 0;
+}
+
+static int bad_row(LoadCtx *l, const char *what, const char *name, const char *field, double v) {
+        return glean_why(-EBADMSG, l->why, sizeof(l->why), "accounts database %s: %s '%.80s': %s %g is not possible",
+                         acct_store_path(l->a->store), what, name, field, v);
+}
+
+static int load_record(void *userdata, const AcctRecord *r) {
+        LoadCtx *l = userdata;
+        Accountant *a = l->a;
+        Entry *e;
+
+        if (!is_plain_name(r->name))
+                return glean_why(-EBADMSG, l->why, sizeof(l->why), "accounts database %s: an entry named '%.80s'",
+                                 acct_store_path(a->store), r->name);
+        if (!isfinite(r->priority) || r->priority < ACCT_MIN_PRIORITY)
+                return bad_row(l, "entry", r->name, "priority", r->priority);
+        if (!time_ok(r->as_of) || !time_ok(r->begin_usage) || !time_ok(r->last_usage))
+                return bad_row(l, "entry", r->name, "time", !time_ok(r->as_of) ? r->as_of
+                                                            : !time_ok(r->begin_usage) ? r->begin_usage : r->last_usage);
+        if (!isfinite(r->accumulated) || r->accumulated < 0 || !isfinite(r->weighted_accumulated) ||
+            r->weighted_accumulated < 0)
+                return bad_row(l, "entry", r->name, "usage", !isfinite(r->accumulated) || r->accumulated < 0
+                                                                     ? r->accumulated
+                                                                     : r->weighted_accumulated);
+        if (!isfinite(r->factor) || (r->factor != 0 && r->factor < 1))
+                return bad_row(l, "entry", r->name, "factor", r->factor);
+        e = entry_new(r->name, r->is_group, 0, r->as_of);
         if (!e)
                 return -ENOMEM;
         e->rup = r->priority;
@@ -350,10 +388,20 @@ static int load_record(void *userdata, const AcctRecord *r) {
 }
 
 static int load_claim(void *userdata, const AcctClaimRow *row) {
-        Accountant *a = userdata;
-        Entry *e = glean_strmap_get(a->entries, row->submitter);
+        LoadCtx *l = userdata;
+        Accountant *a = l->a;
+        Entry *e;
         Claim *c;
         int r;
+
+        if (!is_plain_name(row->id) || !is_plain_name(row->submitter))
+                return glean_why(-EBADMSG, l->why, sizeof(l->why), "accounts database %s: a claim '%.80s' of '%.80s'",
+                                 acct_store_path(a->store), row->id, row->submitter);
+        if (!isfinite(row->weight) || row->weight < 0)
+                return bad_row(l, "claim", row->id, "weight", row->weight);
+        if (!time_ok(row->begin))
+                return bad_row(l, "claim", row->id, "begin time", row->begin);
+        e = glean_strmap_get(a->entries, row->submitter);
 
         if (!e) {
                 /* Never written so, but a claim must not be lost. */
@@ -400,7 +448,11 @@ static int meta_put(Accountant *a, const char *key, double value) {
 }
 
 static int load_meta(void *userdata, const char *key, double value) {
-        Accountant *a = userdata;
+        LoadCtx *l = userdata;
+        Accountant *a = l->a;
+
+        if (!isfinite(value))
+                return bad_row(l, "value", key, "number", value);
 
         if (strcmp(key, "last_update") == 0 && value > a->now)
                 a->now = value;
@@ -409,14 +461,18 @@ static int load_meta(void *userdata, const char *key, double value) {
 
 /* Memory from the store (or empty without one). */
 static int load(Accountant *a, char *why, size_t whylen) {
-        AcctStoreLoad l = { load_record, load_claim, load_meta, a };
+        LoadCtx ctx = { .a = a };
+        AcctStoreLoad l = { load_record, load_claim, load_meta, &ctx };
         int r;
 
         clear_memory(a);
         if ((r = glean_strmap_new(false, &a->entries)) < 0 || (r = glean_strmap_new(false, &a->claims)) < 0)
                 return r;
-        if (a->store && (r = acct_store_load(a->store, &l, why, whylen)) < 0)
+        if (a->store && (r = acct_store_load(a->store, &l, why, whylen)) < 0) {
+                if (ctx.why[0])
+                        snprintf(why, whylen, "%s", ctx.why);
                 return r;
+        }
         if ((r = make_group_entries(a, a->now)) < 0)
                 return r;
         assign_groups(a);
@@ -582,10 +638,6 @@ const char *acct_last_error(const Accountant *a) {
 }
 
 /* ---- claims ---- */
-
-static bool is_plain_name(const char *s) {
-        return *s && !strpbrk(s, " \t\r\n\"'\\");
-}
 
 /* Charge (sign +1) or uncharge (-1) a claim along its chain, writing each entry. */
 static int charge_claim(Accountant *a, Claim *c, int sign, double t) {

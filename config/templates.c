@@ -17,6 +17,11 @@
  *   DESKTOP_TOGGLE   3.5.9.4: one policy for desktops and dedicated
  *                    machines; `IsDesktop = True` makes a machine a
  *                    desktop, otherwise keyboard activity is ignored
+ *   PREEMPT_BY_PRIORITY  3.4.6's "a user must have a 20% better priority"
+ *                    (glean's name; HTCondor's UWCS policy): a job that has
+ *                    run an hour in the slot may be preempted for a job of
+ *                    the same group whose submitter's EUP is 20% better;
+ *                    a nice user's job by anyone's
  */
 #include <stddef.h>
 #include <strings.h>
@@ -72,6 +77,11 @@ static const Template templates[] = {
           "MachineMaxVacateTime = 10 * $(MINUTE)\n"
           "KILL = False\n"
           "IS_OWNER = (START =?= FALSE)\n" },
+        { "POLICY", "PREEMPT_BY_PRIORITY",
+          "PREEMPTION_REQUIREMENTS = ( (SubmitterGroup =?= RemoteGroup) && ($(StateTimer) > 1 * $(HOUR)) \\\n"
+          "        && (RemoteUserPrio > TARGET.SubmitterUserPrio * 1.2) ) \\\n"
+          "        || regexp(\"^nice-user[.]\", MY.RemoteUser ?: \"\")\n"
+          "PREEMPTION_RANK = (RemoteUserPrio * 1000000) - ifThenElse(isUndefined(TotalJobRuntime), 0, TotalJobRuntime)\n" },
         { "POLICY", "TIME_OF_DAY",
           "WorkHours = ( (ClockMin >= 480 && ClockMin < 1020) && (ClockDay > 0 && ClockDay < 6) )\n"
           "AfterHours = ( (ClockMin < 480 || ClockMin >= 1020) || (ClockDay == 0 || ClockDay == 6) )\n"
@@ -92,6 +102,6 @@ const char *config_template_names(const char *category) {
         if (!category)
                 return "POLICY";
         if (strcasecmp(category, "POLICY") == 0)
-                return "ALWAYS_RUN_JOBS, DESKTOP, DESKTOP_TOGGLE, TIME_OF_DAY";
+                return "ALWAYS_RUN_JOBS, DESKTOP, DESKTOP_TOGGLE, PREEMPT_BY_PRIORITY, TIME_OF_DAY";
         return NULL;
 }

@@ -18,6 +18,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <sqlite3.h>
+
 #include "accounting/accounting.h"
 #include "test-util.h"
 
@@ -586,6 +588,48 @@ static void test_kill9(void) {
         printf("(%u changes over 12 kills) ", next);
 }
 
+/* Rows no write of ours could have made (the file is outside input):
+ * the database is refused, saying which row and why, and left as it is. */
+static void test_bad_rows(void) {
+        static const struct {
+                const char *sql, *why;
+        } rows[] = {
+                { "UPDATE acct_records SET priority = -5 WHERE name = 'alice@pool.test'",
+                  "entry 'alice@pool.test': priority -5 is not possible" },
+                { "UPDATE acct_records SET priority = 1e999 WHERE name = 'alice@pool.test'", "priority inf" },
+                { "UPDATE acct_records SET factor = 0.25 WHERE name = 'alice@pool.test'", "factor 0.25" },
+                { "UPDATE acct_records SET as_of = -1e999 WHERE name = 'alice@pool.test'", "time -inf" },
+                { "UPDATE acct_records SET weighted_accumulated = -3 WHERE name = 'alice@pool.test'", "usage -3" },
+                { "UPDATE acct_records SET name = 'al ice' WHERE name = 'alice@pool.test'", "an entry named 'al ice'" },
+                { "UPDATE acct_claims SET weight = -2", "claim 'c1': weight -2" },
+                { "UPDATE acct_claims SET begin = 1e999", "claim 'c1': begin time inf" },
+                { "INSERT INTO acct_meta VALUES ('pool_size', 1e999)", "value 'pool_size': number inf" },
+        };
+        char path[128], why[512];
+
+        snprintf(path, sizeof(path), "%s/rows.db", tmpdir);
+        for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+                Accountant *a;
+                sqlite3 *db = NULL;
+                char *err = NULL;
+
+                unlink(path);
+                a = open_acct(NULL, path, 0, T0);
+                CU_ASSERT(acct_claim_begin(a, "c1", "alice@pool.test", 2, T0) == 0);
+                acct_close(a);
+                CU_ASSERT_FATAL(sqlite3_open(path, &db) == SQLITE_OK);
+                GLEAN_TEST_CHECK(sqlite3_exec(db, rows[i].sql, NULL, NULL, &err) == SQLITE_OK, "%s: %s", rows[i].sql,
+                                 err ? err : "");
+                sqlite3_free(err);
+                sqlite3_close(db);
+                why[0] = '\0';
+                a = open_acct_or_null(NULL, path, 0, T0, why, sizeof(why));
+                GLEAN_TEST_CHECK(!a && strstr(why, rows[i].why) && strstr(why, path), "row %zu: opened %p, '%s'", i,
+                                 (void *) a, why);
+                acct_close(a);
+        }
+}
+
 static CU_TestInfo tests[] = {
         { "claim_charge", test_claim_charge },
         { "updates_do_not_matter", test_updates_do_not_matter },
@@ -597,6 +641,7 @@ static CU_TestInfo tests[] = {
         { "admin", test_admin },
         { "reopen", test_reopen },
         { "kill9", test_kill9 },
+        { "bad_rows", test_bad_rows },
         CU_TEST_INFO_NULL,
 };
 

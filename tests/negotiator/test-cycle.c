@@ -6,6 +6,8 @@
  * repartition, quota groups, partitionable slots, ephemeral attributes
  * and the rejection reasons.
  */
+#include <time.h>
+
 #include "nego-test.h"
 
 /* 3.4.5: the best EUP first: the one slot goes to bob (EUP 2), not alice (10). */
@@ -147,6 +149,40 @@ static void test_priority_preemption(void) {
                 if (rows[i].why)
                         GLEAN_TEST_CHECK(strstr(nt_why(&t, bob, 0), rows[i].why), "row %zu: '%s', want '%s'", i,
                                          nt_why(&t, bob, 0), rows[i].why);
+                nt_done(&t);
+        }
+}
+
+/* `use POLICY : PREEMPT_BY_PRIORITY`, the seed's "20% better priority"
+ * (3.4.6) after an hour in the slot; a nice user's job by anyone's. */
+static void test_preempt_by_priority_template(void) {
+        static const struct {
+                const char *running;
+                double running_prio, bob_prio, minutes;
+                bool want;
+        } rows[] = {
+                { "alice@pool", 50, 1, 120, true },     /* far better, for two hours */
+                { "alice@pool", 1.15, 1, 120, false },  /* 15% better is not enough */
+                { "alice@pool", 1.25, 1, 120, true },   /* 25% is */
+                { "alice@pool", 50, 1, 10, false },     /* ten minutes in the slot */
+                { "nice-user.alice@pool", 0, 1, 1, true }, /* a nice job, whenever */
+        };
+
+        for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+                NegoTest t;
+                size_t bob;
+
+                nt_init(&t, "use POLICY : PREEMPT_BY_PRIORITY");
+                nt_slots(&t, 1, NULL);
+                nt_running(&t, 0, rows[i].running, 0);
+                classad_set_int(t.slots[0], "EnteredCurrentState", (int64_t) time(NULL) - (int64_t) (rows[i].minutes * 60));
+                nt_sub(&t, rows[i].running, rows[i].running_prio);
+                bob = nt_sub(&t, "bob@pool", rows[i].bob_prio);
+                nt_jobs(&t, bob, 1, 1, NULL);
+                CU_ASSERT_FATAL(nt_cycle(&t, true) == 0);
+                const NegoMatch *m = nt_match(&t, bob, 0);
+                GLEAN_TEST_CHECK(rows[i].want ? m && m->reason == NEGO_PRIORITY : !m, "row %zu: %s", i,
+                                 m ? nego_reason_name(m->reason) : nt_why(&t, bob, 0));
                 nt_done(&t);
         }
 }
@@ -364,6 +400,7 @@ static CU_TestInfo tests[] = {
         { "cluster_skipping", test_cluster_skipping },
         { "reasons", test_reasons },
         { "priority_preemption", test_priority_preemption },
+        { "preempt_by_priority_template", test_preempt_by_priority_template },
         { "ranking", test_ranking },
         { "pie_ratio", test_pie_ratio },
         { "pie_repartition", test_pie_repartition },
