@@ -153,72 +153,72 @@ static void print_text(const NegoSimReport *rep) {
 
 /* ---- JSON ---- */
 
-static void json_key(const char *key) {
+/* ,"key": (no comma first) */
+static void json_key(const char *key, bool first) {
+        printf("%s", first ? "" : ",");
         cli_json_string(stdout, key);
         putchar(':');
+}
+
+/* ,"key":"value" and ,"key":number */
+static void json_str(const char *key, const char *v, bool first) {
+        json_key(key, first);
+        cli_json_string(stdout, v);
+}
+
+static void json_num(const char *key, double v, bool first) {
+        json_key(key, first);
+        cli_json_number(stdout, v);
+}
+
+/* ,"name":{ */
+static void json_object(const char *name, bool first) {
+        json_key(name, first);
+        putchar('{');
 }
 
 static void print_json(const NegoSimReport *rep) {
         printf("{\"cycle\":%u,\"time\":%" PRId64 ",\"matches\":[", rep->cycle, rep->time);
         for (size_t i = 0; i < rep->n_matches; i++) {
                 const NegoSimMatch *m = &rep->matches[i];
-                printf("%s{\"job\":", i ? "," : "");
-                cli_json_string(stdout, m->job);
-                printf(",\"slot\":");
-                cli_json_string(stdout, m->slot);
-                printf(",\"submitter\":");
-                cli_json_string(stdout, m->submitter);
-                printf(",\"reason\":");
-                cli_json_string(stdout, nego_reason_name(m->reason));
-                printf(",\"cost\":");
-                cli_json_number(stdout, m->cost);
+                printf("%s{", i ? "," : "");
+                json_str("job", m->job, true);
+                json_str("slot", m->slot, false);
+                json_str("submitter", m->submitter, false);
+                json_str("reason", nego_reason_name(m->reason), false);
+                json_num("cost", m->cost, false);
                 putchar('}');
         }
         printf("],\"preemptions\":[");
         for (size_t i = 0; i < rep->n_preemptions; i++) {
                 const NegoSimPreemption *p = &rep->preemptions[i];
-                printf("%s{\"job\":", i ? "," : "");
-                cli_json_string(stdout, p->job);
-                printf(",\"slot\":");
-                cli_json_string(stdout, p->slot);
-                printf(",\"submitter\":");
-                cli_json_string(stdout, p->submitter);
-                printf(",\"by_job\":");
-                cli_json_string(stdout, p->by_job);
-                printf(",\"by_submitter\":");
-                cli_json_string(stdout, p->by_submitter);
-                printf(",\"reason\":");
-                cli_json_string(stdout, nego_reason_name(p->reason));
+                printf("%s{", i ? "," : "");
+                json_str("job", p->job, true);
+                json_str("slot", p->slot, false);
+                json_str("submitter", p->submitter, false);
+                json_str("by_job", p->by_job, false);
+                json_str("by_submitter", p->by_submitter, false);
+                json_str("reason", nego_reason_name(p->reason), false);
                 putchar('}');
         }
         printf("],\"rejections\":{");
-        for (size_t i = 0; i < rep->n_rejections; i++) {
-                printf("%s", i ? "," : "");
-                json_key(rep->rejections[i].job);
-                cli_json_string(stdout, rep->rejections[i].reason);
-        }
+        for (size_t i = 0; i < rep->n_rejections; i++)
+                json_str(rep->rejections[i].job, rep->rejections[i].reason, i == 0);
         printf("},\"submitters\":{");
         for (size_t i = 0; i < rep->n_submitters; i++) {
                 const NegoSimSubmitter *s = &rep->submitters[i];
-                printf("%s", i ? "," : "");
-                json_key(s->name);
-                printf("{\"rup\":");
-                cli_json_number(stdout, s->rup);
-                printf(",\"eup\":");
-                cli_json_number(stdout, s->eup);
-                printf(",\"in_use\":%u,\"weight_in_use\":", s->in_use);
-                cli_json_number(stdout, s->weight_in_use);
+                json_object(s->name, i == 0);
+                json_num("rup", s->rup, true);
+                json_num("eup", s->eup, false);
+                json_num("in_use", s->in_use, false);
+                json_num("weight_in_use", s->weight_in_use, false);
                 putchar('}');
         }
         printf("},\"groups\":{");
         for (size_t i = 0; i < rep->n_groups; i++) {
-                const NegoSimGroup *g = &rep->groups[i];
-                printf("%s", i ? "," : "");
-                json_key(g->name);
-                printf("{\"quota\":");
-                cli_json_number(stdout, g->quota);
-                printf(",\"in_use\":");
-                cli_json_number(stdout, g->in_use);
+                json_object(rep->groups[i].name, i == 0);
+                json_num("quota", rep->groups[i].quota, true);
+                json_num("in_use", rep->groups[i].in_use, false);
                 putchar('}');
         }
         printf("}}\n");
