@@ -13,6 +13,7 @@
 
 #include "classad.h"
 #include "cleanup.h"
+#include "proto.h"
 
 #define _cleanup_classad_ _cleanup_(glean_classad_freep)
 
@@ -47,3 +48,29 @@ static inline int glean_remaining_ms(int64_t deadline) {
  * passes: 0 ready (or hung up: the next read/write says what), -ETIMEDOUT,
  * -errno. Implemented in frame.c. */
 int glean_wait_fd(int fd, short events, int64_t deadline);
+
+/* ---- frame reader internals, for layers that wrap frames (secure.c);
+ * implemented in frame.c ---- */
+
+/* Sets the largest declared length accepted from now on (0: the default,
+ * GLEAN_FRAME_MAX). Unlike glean_frame_reader_new() it does not clamp: a
+ * layer that wraps payloads needs a little more than GLEAN_FRAME_MAX. */
+void glean_frame_reader_set_max(GleanFrameReader *r, size_t max);
+
+/* The next whole frame without copying it: 1 with *ret pointing at its
+ * payload in the reader's buffer (valid until the next feed, fill or
+ * drop) and *ret_len its length; 0 when more bytes are needed; the header
+ * errors as glean_frame_reader_next(). */
+int glean_frame_reader_peek(GleanFrameReader *r, const unsigned char **ret, size_t *ret_len);
+
+/* Removes the frame the last peek returned 1 for. */
+void glean_frame_reader_drop(GleanFrameReader *r);
+
+/* One read() from fd into the buffer: 1 bytes came, 0 the fd would block,
+ * -EPIPE end of file, -errno (EINTR retried). */
+int glean_frame_reader_fill(GleanFrameReader *r, int fd);
+
+/* One send() (MSG_NOSIGNAL; write() on what is not a socket) of up to len
+ * bytes: the number written, -EAGAIN when the fd would block, -errno
+ * (EINTR retried). */
+ssize_t glean_send_some(int fd, const void *buf, size_t len);

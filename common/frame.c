@@ -114,10 +114,13 @@ int glean_frame_reader_feed(GleanFrameReader *r, const void *buf, size_t n) {
         return 0;
 }
 
-int glean_frame_reader_next(GleanFrameReader *r, char **ret, size_t *ret_len) {
+void glean_frame_reader_set_max(GleanFrameReader *r, size_t max) {
+        r->max = max == 0 ? GLEAN_FRAME_MAX : max;
+}
+
+int glean_frame_reader_peek(GleanFrameReader *r, const unsigned char **ret, size_t *ret_len) {
         size_t have = r->end - r->start;
         uint32_t n;
-        char *p;
 
         if (r->error)
                 return r->error;
@@ -129,32 +132,46 @@ int glean_frame_reader_next(GleanFrameReader *r, char **ret, size_t *ret_len) {
                 return r->error;
         if (have - GLEAN_FRAME_HEADER < n)
                 return 0;
-        p = malloc((size_t) n + 1);
-        if (!p)
-                return -ENOMEM;
-        memcpy(p, r->buf + r->start + GLEAN_FRAME_HEADER, n);
-        p[n] = '\0';
-        r->start += GLEAN_FRAME_HEADER + (size_t) n;
+        *ret = (const unsigned char *) r->buf + r->start + GLEAN_FRAME_HEADER;
+        *ret_len = n;
+        return 1;
+}
+
+void glean_frame_reader_drop(GleanFrameReader *r) {
+        r->start += GLEAN_FRAME_HEADER + (size_t) get_be32((const unsigned char *) r->buf + r->start);
         if (r->start == r->end)
                 r->start = r->end = 0;
+}
+
+int glean_frame_reader_next(GleanFrameReader *r, char **ret, size_t *ret_len) {
+        const unsigned char *payload;
+        size_t n;
+        char *p;
+        int e;
+
+        e = glean_frame_reader_peek(r, &payload, &n);
+        if (e <= 0)
+                return e;
+        p = malloc(n + 1);
+        if (!p)
+                return -ENOMEM;
+        memcpy(p, payload, n);
+        p[n] = '\0';
+        glean_frame_reader_drop(r);
         *ret = p;
         if (ret_len)
                 *ret_len = n;
         return 1;
 }
 
-int glean_frame_read(GleanFrameReader *r, int fd, char **ret, size_t *ret_len) {
+int glean_frame_reader_fill(GleanFrameReader *r, int fd) {
+        /* Read what the current frame still needs, at least a chunk, so
+         * that small frames arrive with few reads but a big one never
+         * makes the buffer grow beyond it plus a chunk. */
+        int e = reserve(r, READ_CHUNK);
+        if (e < 0)
+                return e;
         for (;;) {
-                int e = glean_frame_reader_next(r, ret, ret_len);
-                if (e != 0)
-                        return e;
-
-                /* Read what the current frame still needs, at least a chunk,
-                 * so that small frames arrive with few reads but a big one
-                 * never makes the buffer grow beyond it plus a chunk. */
-                e = reserve(r, READ_CHUNK);
-                if (e < 0)
-                        return e;
                 ssize_t k = read(fd, r->buf + r->end, r->cap - r->end);
                 if (k < 0) {
                         if (errno == EINTR)
@@ -166,6 +183,18 @@ int glean_frame_read(GleanFrameReader *r, int fd, char **ret, size_t *ret_len) {
                 if (k == 0)
                         return -EPIPE;
                 r->end += (size_t) k;
+                return 1;
+        }
+}
+
+int glean_frame_read(GleanFrameReader *r, int fd, char **ret, size_t *ret_len) {
+        for (;;) {
+                int e = glean_frame_reader_next(r, ret, ret_len);
+                if (e != 0)
+                        return e;
+                e = glean_frame_reader_fill(r, fd);
+                if (e <= 0)
+                        return e;
         }
 }
 
@@ -197,6 +226,20 @@ static ssize_t write_some(int fd, struct iovec *iov, int iovcnt, bool *is_socket
                 *is_socket = false;
         }
         return writev(fd, iov, iovcnt);
+}
+
+ssize_t glean_send_some(int fd, const void *buf, size_t len) {
+        struct iovec iov = { .iov_base = (void *) buf, .iov_len = len };
+        bool is_socket = true;
+
+        for (;;) {
+                ssize_t k = write_some(fd, &iov, 1, &is_socket);
+                if (k >= 0)
+                        return k;
+                if (errno == EINTR)
+                        continue;
+                return errno == EWOULDBLOCK ? -EAGAIN : -errno;
+        }
 }
 
 int glean_frame_write(int fd, const void *payload, size_t len, int timeout_ms) {
