@@ -23,6 +23,18 @@ static inline void glean_classad_freep(ClassAd **ad) {
         classad_free(*ad);
 }
 
+/* Big-endian 32-bit integers, as frame headers carry them. */
+static inline uint32_t glean_get_be32(const unsigned char *p) {
+        return (uint32_t) p[0] << 24 | (uint32_t) p[1] << 16 | (uint32_t) p[2] << 8 | (uint32_t) p[3];
+}
+
+static inline void glean_put_be32(unsigned char *p, uint32_t v) {
+        p[0] = (unsigned char) (v >> 24);
+        p[1] = (unsigned char) (v >> 16);
+        p[2] = (unsigned char) (v >> 8);
+        p[3] = (unsigned char) v;
+}
+
 /* Monotonic deadlines in milliseconds; timeout_ms < 0 means none (-1). */
 static inline int64_t glean_now_ms(void) {
         struct timespec ts;
@@ -74,3 +86,16 @@ int glean_frame_reader_fill(GleanFrameReader *r, int fd);
  * bytes: the number written, -EAGAIN when the fd would block, -errno
  * (EINTR retried). */
 ssize_t glean_send_some(int fd, const void *buf, size_t len);
+
+/* sodium_init(), run once per process (thread-safe): 0, or -EIO when
+ * libsodium cannot be initialised. Implemented in poolkey.c. */
+int glean_sodium_init(void);
+
+/* The pool key's subkeys (crypto_kdf_derive_from_key(), this context):
+ * see secure.h. */
+#define GLEAN_POOL_KDF_CONTEXT "glnpool1"
+enum {
+        GLEAN_POOL_KDF_AUTH = 1,
+        GLEAN_POOL_KDF_SESSION = 2,
+        GLEAN_POOL_KDF_FINGERPRINT = 3,
+};

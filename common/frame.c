@@ -33,17 +33,6 @@ static size_t clamp_max(size_t max) {
         return max == 0 || max > GLEAN_FRAME_MAX ? GLEAN_FRAME_MAX : max;
 }
 
-static uint32_t get_be32(const unsigned char *p) {
-        return (uint32_t) p[0] << 24 | (uint32_t) p[1] << 16 | (uint32_t) p[2] << 8 | (uint32_t) p[3];
-}
-
-static void put_be32(unsigned char *p, uint32_t v) {
-        p[0] = (unsigned char) (v >> 24);
-        p[1] = (unsigned char) (v >> 16);
-        p[2] = (unsigned char) (v >> 8);
-        p[3] = (unsigned char) v;
-}
-
 /* 0 when the declared length n is acceptable, else the error. */
 static int check_length(uint32_t n, size_t max) {
         if (n == 0)
@@ -126,7 +115,7 @@ int glean_frame_reader_peek(GleanFrameReader *r, const unsigned char **ret, size
                 return r->error;
         if (have < GLEAN_FRAME_HEADER)
                 return 0;
-        n = get_be32((const unsigned char *) r->buf + r->start);
+        n = glean_get_be32((const unsigned char *) r->buf + r->start);
         r->error = check_length(n, r->max);
         if (r->error)
                 return r->error;
@@ -138,7 +127,7 @@ int glean_frame_reader_peek(GleanFrameReader *r, const unsigned char **ret, size
 }
 
 void glean_frame_reader_drop(GleanFrameReader *r) {
-        r->start += GLEAN_FRAME_HEADER + (size_t) get_be32((const unsigned char *) r->buf + r->start);
+        r->start += GLEAN_FRAME_HEADER + (size_t) glean_get_be32((const unsigned char *) r->buf + r->start);
         if (r->start == r->end)
                 r->start = r->end = 0;
 }
@@ -251,7 +240,7 @@ int glean_frame_write(int fd, const void *payload, size_t len, int timeout_ms) {
                 return -EINVAL;
         if (len > GLEAN_FRAME_MAX)
                 return -EMSGSIZE;
-        put_be32(header, (uint32_t) len);
+        glean_put_be32(header, (uint32_t) len);
 
         struct iovec iov[2] = {
                 { .iov_base = header, .iov_len = sizeof(header) },
@@ -319,7 +308,7 @@ int glean_frame_recv(int fd, size_t max, int timeout_ms, char **ret, size_t *ret
         e = read_exactly(fd, header, sizeof(header), deadline);
         if (e < 0)
                 return e;
-        n = get_be32(header);
+        n = glean_get_be32(header);
         e = check_length(n, clamp_max(max));
         if (e < 0)
                 return e;
