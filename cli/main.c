@@ -39,6 +39,7 @@ static const CliVerb verbs[] = {
         { "policy-replay", cli_verb_policy_replay, "run a slot's policy over a timeline of events" },
         { "sensors", cli_verb_sensors, "the owner's activity, load and pressure as the agent senses them" },
         { "userprio", cli_verb_userprio, "user priorities, usage and group quotas (like condor_userprio)" },
+        { "pool-key", cli_verb_pool_key, "make or check the pool key that authenticates the pool's machines" },
 };
 
 static void help(FILE *f) {

@@ -115,7 +115,7 @@ int glean_pool_key_load(const char *path, GleanPoolKey *ret, char *why, size_t w
                 return glean_why(-EINVAL, why, whylen, "%s: the pool key is not a regular file", path);
         if (st.st_mode & 077)
                 return glean_why(-EPERM, why, whylen,
-                                 "%s: group or others have access to the pool key (mode %04o); it must be 0600",
+                                 "%s: group or others have access to the pool key (mode %04o); it must be 0600 or 0400",
                                  path, (unsigned) (st.st_mode & 07777));
         if (st.st_uid != 0 && st.st_uid != geteuid())
                 return glean_why(-EPERM, why, whylen, "%s: the pool key is owned by uid %u, not root", path,
