@@ -78,9 +78,10 @@ int glean_frame_reader_peek(GleanFrameReader *r, const unsigned char **ret, size
 /* Removes the frame the last peek returned 1 for. */
 void glean_frame_reader_drop(GleanFrameReader *r);
 
-/* One read() from fd into the buffer: 1 bytes came, 0 the fd would block,
- * -EPIPE end of file, -errno (EINTR retried). */
-int glean_frame_reader_fill(GleanFrameReader *r, int fd);
+/* One read() from fd into the buffer, of at least chunk bytes when the fd
+ * has them (0: 64 KiB): 1 bytes came, 0 the fd would block, -EPIPE end of
+ * file, -errno (EINTR retried). */
+int glean_frame_reader_fill(GleanFrameReader *r, int fd, size_t chunk);
 
 /* One send() (MSG_NOSIGNAL; write() on what is not a socket) of up to len
  * bytes: the number written, -EAGAIN when the fd would block, -errno

@@ -19,6 +19,9 @@
 #include "proto.h"
 
 #define READ_CHUNK (64u * 1024u)
+/* A buffer of more than this is freed once it is empty, so that one big
+ * frame does not pin its memory for the rest of a connection's life. */
+#define KEEP_MAX (256u * 1024u)
 
 struct GleanFrameReader {
         size_t max;   /* largest payload accepted */
@@ -128,8 +131,14 @@ int glean_frame_reader_peek(GleanFrameReader *r, const unsigned char **ret, size
 
 void glean_frame_reader_drop(GleanFrameReader *r) {
         r->start += GLEAN_FRAME_HEADER + (size_t) glean_get_be32((const unsigned char *) r->buf + r->start);
-        if (r->start == r->end)
-                r->start = r->end = 0;
+        if (r->start < r->end)
+                return;
+        r->start = r->end = 0;
+        if (r->cap > KEEP_MAX) {
+                free(r->buf);
+                r->buf = NULL;
+                r->cap = 0;
+        }
 }
 
 int glean_frame_reader_next(GleanFrameReader *r, char **ret, size_t *ret_len) {
@@ -153,11 +162,11 @@ int glean_frame_reader_next(GleanFrameReader *r, char **ret, size_t *ret_len) {
         return 1;
 }
 
-int glean_frame_reader_fill(GleanFrameReader *r, int fd) {
-        /* Read what the current frame still needs, at least a chunk, so
-         * that small frames arrive with few reads but a big one never
-         * makes the buffer grow beyond it plus a chunk. */
-        int e = reserve(r, READ_CHUNK);
+int glean_frame_reader_fill(GleanFrameReader *r, int fd, size_t chunk) {
+        /* Room for at least a chunk: small frames arrive with few reads,
+         * and a big one never makes the buffer grow beyond it plus a
+         * chunk. */
+        int e = reserve(r, chunk ? chunk : READ_CHUNK);
         if (e < 0)
                 return e;
         for (;;) {
@@ -181,7 +190,7 @@ int glean_frame_read(GleanFrameReader *r, int fd, char **ret, size_t *ret_len) {
                 int e = glean_frame_reader_next(r, ret, ret_len);
                 if (e != 0)
                         return e;
-                e = glean_frame_reader_fill(r, fd);
+                e = glean_frame_reader_fill(r, fd, READ_CHUNK);
                 if (e <= 0)
                         return e;
         }

@@ -36,6 +36,8 @@
 /* An output buffer of more than this is freed once it has been sent, so
  * that one big frame does not pin its memory for the connection's life. */
 #define OUT_KEEP (256u * 1024u)
+/* What one read() takes before the handshake is done: both its messages. */
+#define HANDSHAKE_CHUNK 256u
 
 _Static_assert(GLEAN_SECURE_HELLO_SIZE == PREFIX_LEN + NONCE_LEN, "HELLO layout");
 _Static_assert(GLEAN_SECURE_AUTH_SIZE == PREFIX_LEN + HEADER_LEN + PROOF_LEN, "AUTH layout");
@@ -480,9 +482,11 @@ int glean_secure_seal(GleanSecure *s, const void *payload, size_t len) {
 /* ---- over a file descriptor ---- */
 
 /* One read() into s, and the handshake run over what came: 1 bytes came,
- * 0 the fd would block, or the error (s failed). */
+ * 0 the fd would block, or the error (s failed). Before the peer is
+ * authenticated it gets a small buffer (a connection that never finishes
+ * its handshake costs about 2 KiB), afterwards the reader's usual chunk. */
 static int pump(GleanSecure *s, int fd) {
-        int r = glean_frame_reader_fill(s->in, fd);
+        int r = glean_frame_reader_fill(s->in, fd, s->state == STATE_ESTABLISHED ? 0 : HANDSHAKE_CHUNK);
 
         if (r == 0)
                 return 0;

@@ -90,7 +90,6 @@
 
 #define GLEAN_SECURE_VERSION 1
 #define GLEAN_POOL_KEY_SIZE 32u
-#define GLEAN_POOL_KEY_FILE_DEFAULT "/etc/glean/pool.key"
 #define GLEAN_POOL_KEY_FINGERPRINT_LEN 16u /* hexadecimal digits */
 
 #define GLEAN_SECURE_HELLO_SIZE 44u
