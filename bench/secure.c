@@ -61,7 +61,8 @@ static void move_bytes(GleanSecure *from, GleanSecure *to) {
 static void handshake_memory(void) {
         GleanSecure *a, *n;
 
-        if (glean_secure_new(GLEAN_SECURE_AGENT, &key, &a) < 0 || glean_secure_new(GLEAN_SECURE_NEGOTIATOR, &key, &n) < 0)
+        if (glean_secure_new(GLEAN_SECURE_AGENT, &key, &a) < 0 ||
+            glean_secure_new(GLEAN_SECURE_NEGOTIATOR, &key, &n) < 0)
                 die("glean_secure_new", ENOMEM);
         move_bytes(a, n);
         move_bytes(n, a);

@@ -540,7 +540,8 @@ static void test_versions_and_roles(void) {
         /* a HELLO where an AUTH must come */
         GleanSecure *n = new_end(GLEAN_SECURE_NEGOTIATOR, &key1);
         feed_hello(n, 1, GLEAN_SECURE_AGENT, "GLEANSEC", 0, "");
-        feed_hello(n, 1, GLEAN_SECURE_AGENT, "GLEANSEC", -EBADMSG, "expected AUTH from the agent, got a message of type 1");
+        feed_hello(n, 1, GLEAN_SECURE_AGENT, "GLEANSEC", -EBADMSG,
+                   "expected AUTH from the agent, got a message of type 1");
         glean_secure_free(n);
 }
 
@@ -549,7 +550,8 @@ static void test_expire(void) {
         char *m = NULL;
 
         CU_ASSERT_EQUAL(glean_secure_expire(a), -ETIMEDOUT);
-        CU_ASSERT(contains(glean_secure_reason(a), "the handshake did not finish in time (no HELLO from the negotiator)"));
+        CU_ASSERT(contains(glean_secure_reason(a),
+                           "the handshake did not finish in time (no HELLO from the negotiator)"));
         CU_ASSERT_EQUAL(glean_secure_error(a), -ETIMEDOUT);
         CU_ASSERT_EQUAL(glean_secure_next_frame(a, &m, NULL), -ETIMEDOUT);
         CU_ASSERT_EQUAL(glean_secure_feed(a, "x", 1), -ETIMEDOUT);
@@ -726,7 +728,8 @@ static void test_fd_truncated(void) {
                 pair(&a, &n);
                 socket_pair(fds, false);
                 seal_to(a, "[ Command = \"Event\" ]", 21, &f);
-                CU_ASSERT_EQUAL_FATAL(write(fds[0], f.data, whole ? f.len : f.len - 5), (ssize_t) (whole ? f.len : f.len - 5));
+                size_t part = whole ? f.len : f.len - 5;
+                CU_ASSERT_EQUAL_FATAL(write(fds[0], f.data, part), (ssize_t) part);
                 close(fds[0]);
                 if (whole) {
                         CU_ASSERT_EQUAL(glean_secure_recv(n, fds[1], TIMEOUT_MS, &m, NULL), 0);
@@ -782,7 +785,8 @@ static void test_fd_event_loop(void) {
                         while ((r = glean_secure_read(s[i], fds[i], &m, &len)) == 1) {
                                 size_t want = 1 + (got[i] * 7919u) % (64u * 1024u);
                                 unsigned char *pl = pattern(want, got[i] + 100u * (unsigned) !i);
-                                GLEAN_TEST_CHECK_FATAL(len == want && memcmp(m, pl, len) == 0, "frame %u to %d", got[i], i);
+                                GLEAN_TEST_CHECK_FATAL(len == want && memcmp(m, pl, len) == 0, "frame %u to %d",
+                                                       got[i], i);
                                 free(pl);
                                 free(m);
                                 got[i]++;
