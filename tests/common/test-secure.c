@@ -620,8 +620,9 @@ static void echo_round_trips(GleanSecure *s, int fd, const size_t *sizes, size_t
         }
 }
 
-/* A whole conversation with an echoing thread on the connected pair
- * (client, server); a and n as which role takes which end. */
+/* A whole conversation on the connected pair (client, server): this
+ * thread takes client_role on client, an echoing thread the other role on
+ * server. */
 static void converse(int client, int server, GleanSecureRole client_role) {
         Echo e = { .fd = server, .key = &key1 };
         GleanSecure *s = NULL;
