@@ -61,6 +61,32 @@ static inline int glean_remaining_ms(int64_t deadline) {
  * -errno. Implemented in frame.c. */
 int glean_wait_fd(int fd, short events, int64_t deadline);
 
+/* ---- a byte queue (buf.c) ---- */
+
+/* Bytes appended at the end and consumed from the front; all zeros is
+ * empty. data + start .. data + end are queued, cap is allocated. */
+typedef struct GleanBuf {
+        unsigned char *data;
+        size_t start, end, cap;
+} GleanBuf;
+
+/* Room for at least n more bytes at the end (moving what is queued to the
+ * front, or growing): a pointer to it, or NULL when memory runs out. The
+ * caller writes there, then adds what it wrote to end. */
+unsigned char *glean_buf_tail(GleanBuf *b, size_t n);
+
+/* Drops n bytes (at most all) from the front; once empty, a buffer of
+ * more than keep bytes is freed, so that one big message does not pin its
+ * memory for the rest of a connection's life. */
+void glean_buf_consume(GleanBuf *b, size_t n, size_t keep);
+
+/* Frees the buffer; b is empty afterwards. */
+void glean_buf_done(GleanBuf *b);
+
+static inline size_t glean_buf_size(const GleanBuf *b) {
+        return b->end - b->start;
+}
+
 /* ---- frame reader internals, for layers that wrap frames (secure.c);
  * implemented in frame.c ---- */
 

@@ -19,16 +19,11 @@
 #include "proto.h"
 
 #define READ_CHUNK (64u * 1024u)
-/* A buffer of more than this is freed once it is empty, so that one big
- * frame does not pin its memory for the rest of a connection's life. */
-#define KEEP_MAX (256u * 1024u)
+#define KEEP_MAX (256u * 1024u) /* a bigger buffer is freed once empty */
 
 struct GleanFrameReader {
         size_t max;   /* largest payload accepted */
-        char *buf;
-        size_t start; /* first unconsumed byte */
-        size_t end;   /* one past the last buffered byte */
-        size_t cap;
+        GleanBuf in;
         int error;    /* sticky: a bad header was seen */
 };
 
@@ -58,51 +53,26 @@ int glean_frame_reader_new(size_t max, GleanFrameReader **ret) {
 void glean_frame_reader_free(GleanFrameReader *r) {
         if (!r)
                 return;
-        free(r->buf);
+        glean_buf_done(&r->in);
         free(r);
 }
 
 size_t glean_frame_reader_buffered(const GleanFrameReader *r) {
-        return r->end - r->start;
-}
-
-/* Room for n more bytes at the end of the buffer. */
-static int reserve(GleanFrameReader *r, size_t n) {
-        if (r->cap - r->end >= n)
-                return 0;
-        /* Move the unconsumed bytes to the front first. */
-        if (r->start > 0) {
-                memmove(r->buf, r->buf + r->start, r->end - r->start);
-                r->end -= r->start;
-                r->start = 0;
-                if (r->cap - r->end >= n)
-                        return 0;
-        }
-        if (n > SIZE_MAX / 2 - r->end)
-                return -ENOMEM;
-        size_t want = r->end + n, cap = r->cap ? r->cap : 256;
-        while (cap < want)
-                cap *= 2;
-        char *b = realloc(r->buf, cap);
-        if (!b)
-                return -ENOMEM;
-        r->buf = b;
-        r->cap = cap;
-        return 0;
+        return glean_buf_size(&r->in);
 }
 
 int glean_frame_reader_feed(GleanFrameReader *r, const void *buf, size_t n) {
-        int e;
+        unsigned char *t;
 
         if (r->error)
                 return r->error; /* the stream is dead: buffer nothing more */
         if (n == 0)
                 return 0;
-        e = reserve(r, n);
-        if (e < 0)
-                return e;
-        memcpy(r->buf + r->end, buf, n);
-        r->end += n;
+        t = glean_buf_tail(&r->in, n);
+        if (!t)
+                return -ENOMEM;
+        memcpy(t, buf, n);
+        r->in.end += n;
         return 0;
 }
 
@@ -111,34 +81,26 @@ void glean_frame_reader_set_max(GleanFrameReader *r, size_t max) {
 }
 
 int glean_frame_reader_peek(GleanFrameReader *r, const unsigned char **ret, size_t *ret_len) {
-        size_t have = r->end - r->start;
+        size_t have = glean_buf_size(&r->in);
         uint32_t n;
 
         if (r->error)
                 return r->error;
         if (have < GLEAN_FRAME_HEADER)
                 return 0;
-        n = glean_get_be32((const unsigned char *) r->buf + r->start);
+        n = glean_get_be32(r->in.data + r->in.start);
         r->error = check_length(n, r->max);
         if (r->error)
                 return r->error;
         if (have - GLEAN_FRAME_HEADER < n)
                 return 0;
-        *ret = (const unsigned char *) r->buf + r->start + GLEAN_FRAME_HEADER;
+        *ret = r->in.data + r->in.start + GLEAN_FRAME_HEADER;
         *ret_len = n;
         return 1;
 }
 
 void glean_frame_reader_drop(GleanFrameReader *r) {
-        r->start += GLEAN_FRAME_HEADER + (size_t) glean_get_be32((const unsigned char *) r->buf + r->start);
-        if (r->start < r->end)
-                return;
-        r->start = r->end = 0;
-        if (r->cap > KEEP_MAX) {
-                free(r->buf);
-                r->buf = NULL;
-                r->cap = 0;
-        }
+        glean_buf_consume(&r->in, GLEAN_FRAME_HEADER + (size_t) glean_get_be32(r->in.data + r->in.start), KEEP_MAX);
 }
 
 int glean_frame_reader_next(GleanFrameReader *r, char **ret, size_t *ret_len) {
@@ -166,11 +128,12 @@ int glean_frame_reader_fill(GleanFrameReader *r, int fd, size_t chunk) {
         /* Room for at least a chunk: small frames arrive with few reads,
          * and a big one never makes the buffer grow beyond it plus a
          * chunk. */
-        int e = reserve(r, chunk ? chunk : READ_CHUNK);
-        if (e < 0)
-                return e;
+        unsigned char *t = glean_buf_tail(&r->in, chunk ? chunk : READ_CHUNK);
+
+        if (!t)
+                return -ENOMEM;
         for (;;) {
-                ssize_t k = read(fd, r->buf + r->end, r->cap - r->end);
+                ssize_t k = read(fd, t, r->in.cap - r->in.end);
                 if (k < 0) {
                         if (errno == EINTR)
                                 continue;
@@ -180,7 +143,7 @@ int glean_frame_reader_fill(GleanFrameReader *r, int fd, size_t chunk) {
                 }
                 if (k == 0)
                         return -EPIPE;
-                r->end += (size_t) k;
+                r->in.end += (size_t) k;
                 return 1;
         }
 }

@@ -60,18 +60,13 @@ typedef enum State {
         STATE_FAILED,
 } State;
 
-typedef struct OutBuf {
-        unsigned char *data;
-        size_t start, end, cap;
-} OutBuf;
-
 struct GleanSecure {
         GleanSecureRole role;
         State state;
         int error;
         uint64_t frames_in, frames_out;
         GleanFrameReader *in;
-        OutBuf out;
+        GleanBuf out;
 
         /* The handshake's secrets, wiped when it ends either way. */
         unsigned char k_auth[KEY_LEN];                 /* proofs */
@@ -130,34 +125,9 @@ __attribute__((format(printf, 3, 4))) static int fail(GleanSecure *s, int error,
 
 /* ---- output ---- */
 
-/* Room for n more bytes at the end of the output: a pointer to it (the
- * caller fills it and then adds n to out.end), or NULL. */
-static unsigned char *out_tail(OutBuf *b, size_t n) {
-        if (b->cap - b->end >= n)
-                return b->data + b->end;
-        if (b->start > 0) {
-                memmove(b->data, b->data + b->start, b->end - b->start);
-                b->end -= b->start;
-                b->start = 0;
-                if (b->cap - b->end >= n)
-                        return b->data + b->end;
-        }
-        if (n > SIZE_MAX / 2 - b->end)
-                return NULL;
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap < b->end + n)
-                cap *= 2;
-        unsigned char *d = realloc(b->data, cap);
-        if (!d)
-                return NULL;
-        b->data = d;
-        b->cap = cap;
-        return b->data + b->end;
-}
-
 /* Queues a frame of the len bytes at p. */
 static int queue_frame(GleanSecure *s, const unsigned char *p, size_t len) {
-        unsigned char *t = out_tail(&s->out, GLEAN_FRAME_HEADER + len);
+        unsigned char *t = glean_buf_tail(&s->out, GLEAN_FRAME_HEADER + len);
 
         if (!t)
                 return fail(s, -ENOMEM, "out of memory");
@@ -169,23 +139,11 @@ static int queue_frame(GleanSecure *s, const unsigned char *p, size_t len) {
 
 size_t glean_secure_output(const GleanSecure *s, const void **ret) {
         *ret = s->out.data ? s->out.data + s->out.start : NULL;
-        return s->out.end - s->out.start;
+        return glean_buf_size(&s->out);
 }
 
 void glean_secure_output_consume(GleanSecure *s, size_t n) {
-        OutBuf *b = &s->out;
-
-        if (n > b->end - b->start)
-                n = b->end - b->start;
-        b->start += n;
-        if (b->start < b->end)
-                return;
-        b->start = b->end = 0;
-        if (b->cap > OUT_KEEP) {
-                free(b->data);
-                b->data = NULL;
-                b->cap = 0;
-        }
+        glean_buf_consume(&s->out, n, OUT_KEEP);
 }
 
 /* ---- the handshake ---- */
@@ -375,7 +333,7 @@ void glean_secure_free(GleanSecure *s) {
         if (!s)
                 return;
         glean_frame_reader_free(s->in);
-        free(s->out.data);
+        glean_buf_done(&s->out);
         sodium_memzero(s, sizeof(*s));
         free(s);
 }
@@ -467,7 +425,7 @@ int glean_secure_seal(GleanSecure *s, const void *payload, size_t len) {
                 return -EINVAL;
         if (len > GLEAN_FRAME_MAX)
                 return -EMSGSIZE;
-        t = out_tail(&s->out, GLEAN_FRAME_HEADER + len + GLEAN_SECURE_OVERHEAD);
+        t = glean_buf_tail(&s->out, GLEAN_FRAME_HEADER + len + GLEAN_SECURE_OVERHEAD);
         if (!t)
                 return -ENOMEM;
         glean_put_be32(t, (uint32_t) (len + GLEAN_SECURE_OVERHEAD));
