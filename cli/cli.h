@@ -32,6 +32,7 @@ int cli_verb_agent(int argc, char **argv);
 int cli_verb_sensors(int argc, char **argv);
 int cli_verb_userprio(int argc, char **argv);
 int cli_verb_negotiate(int argc, char **argv);
+int cli_verb_pool_key(int argc, char **argv);
 
 /* The status ads of every slot of the agent at socket_opt (NULL: the
  * configured socket), from cli/agent.c; errors are printed. Free with

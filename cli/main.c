@@ -40,6 +40,7 @@ static const CliVerb verbs[] = {
         { "sensors", cli_verb_sensors, "the owner's activity, load and pressure as the agent senses them" },
         { "userprio", cli_verb_userprio, "user priorities, usage and group quotas (like condor_userprio)" },
         { "negotiate", cli_verb_negotiate, "run the matchmaker over a scenario (--simulate), cycle after cycle" },
+        { "pool-key", cli_verb_pool_key, "make or check the pool key that authenticates the pool's machines" },
 };
 
 static void help(FILE *f) {

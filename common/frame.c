@@ -19,29 +19,16 @@
 #include "proto.h"
 
 #define READ_CHUNK (64u * 1024u)
+#define KEEP_MAX (256u * 1024u) /* a bigger buffer is freed once empty */
 
 struct GleanFrameReader {
         size_t max;   /* largest payload accepted */
-        char *buf;
-        size_t start; /* first unconsumed byte */
-        size_t end;   /* one past the last buffered byte */
-        size_t cap;
+        GleanBuf in;
         int error;    /* sticky: a bad header was seen */
 };
 
 static size_t clamp_max(size_t max) {
         return max == 0 || max > GLEAN_FRAME_MAX ? GLEAN_FRAME_MAX : max;
-}
-
-static uint32_t get_be32(const unsigned char *p) {
-        return (uint32_t) p[0] << 24 | (uint32_t) p[1] << 16 | (uint32_t) p[2] << 8 | (uint32_t) p[3];
-}
-
-static void put_be32(unsigned char *p, uint32_t v) {
-        p[0] = (unsigned char) (v >> 24);
-        p[1] = (unsigned char) (v >> 16);
-        p[2] = (unsigned char) (v >> 8);
-        p[3] = (unsigned char) v;
 }
 
 /* 0 when the declared length n is acceptable, else the error. */
@@ -66,96 +53,87 @@ int glean_frame_reader_new(size_t max, GleanFrameReader **ret) {
 void glean_frame_reader_free(GleanFrameReader *r) {
         if (!r)
                 return;
-        free(r->buf);
+        glean_buf_done(&r->in);
         free(r);
 }
 
 size_t glean_frame_reader_buffered(const GleanFrameReader *r) {
-        return r->end - r->start;
-}
-
-/* Room for n more bytes at the end of the buffer. */
-static int reserve(GleanFrameReader *r, size_t n) {
-        if (r->cap - r->end >= n)
-                return 0;
-        /* Move the unconsumed bytes to the front first. */
-        if (r->start > 0) {
-                memmove(r->buf, r->buf + r->start, r->end - r->start);
-                r->end -= r->start;
-                r->start = 0;
-                if (r->cap - r->end >= n)
-                        return 0;
-        }
-        if (n > SIZE_MAX / 2 - r->end)
-                return -ENOMEM;
-        size_t want = r->end + n, cap = r->cap ? r->cap : 256;
-        while (cap < want)
-                cap *= 2;
-        char *b = realloc(r->buf, cap);
-        if (!b)
-                return -ENOMEM;
-        r->buf = b;
-        r->cap = cap;
-        return 0;
+        return glean_buf_size(&r->in);
 }
 
 int glean_frame_reader_feed(GleanFrameReader *r, const void *buf, size_t n) {
-        int e;
+        unsigned char *t;
 
         if (r->error)
                 return r->error; /* the stream is dead: buffer nothing more */
         if (n == 0)
                 return 0;
-        e = reserve(r, n);
-        if (e < 0)
-                return e;
-        memcpy(r->buf + r->end, buf, n);
-        r->end += n;
+        t = glean_buf_tail(&r->in, n);
+        if (!t)
+                return -ENOMEM;
+        memcpy(t, buf, n);
+        r->in.end += n;
         return 0;
 }
 
-int glean_frame_reader_next(GleanFrameReader *r, char **ret, size_t *ret_len) {
-        size_t have = r->end - r->start;
+void glean_frame_reader_set_max(GleanFrameReader *r, size_t max) {
+        r->max = max == 0 ? GLEAN_FRAME_MAX : max;
+}
+
+int glean_frame_reader_peek(GleanFrameReader *r, const unsigned char **ret, size_t *ret_len) {
+        size_t have = glean_buf_size(&r->in);
         uint32_t n;
-        char *p;
 
         if (r->error)
                 return r->error;
         if (have < GLEAN_FRAME_HEADER)
                 return 0;
-        n = get_be32((const unsigned char *) r->buf + r->start);
+        n = glean_get_be32(r->in.data + r->in.start);
         r->error = check_length(n, r->max);
         if (r->error)
                 return r->error;
         if (have - GLEAN_FRAME_HEADER < n)
                 return 0;
-        p = malloc((size_t) n + 1);
+        *ret = r->in.data + r->in.start + GLEAN_FRAME_HEADER;
+        *ret_len = n;
+        return 1;
+}
+
+void glean_frame_reader_drop(GleanFrameReader *r) {
+        glean_buf_consume(&r->in, GLEAN_FRAME_HEADER + (size_t) glean_get_be32(r->in.data + r->in.start), KEEP_MAX);
+}
+
+int glean_frame_reader_next(GleanFrameReader *r, char **ret, size_t *ret_len) {
+        const unsigned char *payload;
+        size_t n;
+        char *p;
+        int e;
+
+        e = glean_frame_reader_peek(r, &payload, &n);
+        if (e <= 0)
+                return e;
+        p = malloc(n + 1);
         if (!p)
                 return -ENOMEM;
-        memcpy(p, r->buf + r->start + GLEAN_FRAME_HEADER, n);
+        memcpy(p, payload, n);
         p[n] = '\0';
-        r->start += GLEAN_FRAME_HEADER + (size_t) n;
-        if (r->start == r->end)
-                r->start = r->end = 0;
+        glean_frame_reader_drop(r);
         *ret = p;
         if (ret_len)
                 *ret_len = n;
         return 1;
 }
 
-int glean_frame_read(GleanFrameReader *r, int fd, char **ret, size_t *ret_len) {
-        for (;;) {
-                int e = glean_frame_reader_next(r, ret, ret_len);
-                if (e != 0)
-                        return e;
+int glean_frame_reader_fill(GleanFrameReader *r, int fd, size_t chunk) {
+        /* Room for at least a chunk: small frames arrive with few reads,
+         * and a big one never makes the buffer grow beyond it plus a
+         * chunk. */
+        unsigned char *t = glean_buf_tail(&r->in, chunk ? chunk : READ_CHUNK);
 
-                /* Read what the current frame still needs, at least a chunk,
-                 * so that small frames arrive with few reads but a big one
-                 * never makes the buffer grow beyond it plus a chunk. */
-                e = reserve(r, READ_CHUNK);
-                if (e < 0)
-                        return e;
-                ssize_t k = read(fd, r->buf + r->end, r->cap - r->end);
+        if (!t)
+                return -ENOMEM;
+        for (;;) {
+                ssize_t k = read(fd, t, r->in.cap - r->in.end);
                 if (k < 0) {
                         if (errno == EINTR)
                                 continue;
@@ -165,7 +143,19 @@ int glean_frame_read(GleanFrameReader *r, int fd, char **ret, size_t *ret_len) {
                 }
                 if (k == 0)
                         return -EPIPE;
-                r->end += (size_t) k;
+                r->in.end += (size_t) k;
+                return 1;
+        }
+}
+
+int glean_frame_read(GleanFrameReader *r, int fd, char **ret, size_t *ret_len) {
+        for (;;) {
+                int e = glean_frame_reader_next(r, ret, ret_len);
+                if (e != 0)
+                        return e;
+                e = glean_frame_reader_fill(r, fd, READ_CHUNK);
+                if (e <= 0)
+                        return e;
         }
 }
 
@@ -199,6 +189,20 @@ static ssize_t write_some(int fd, struct iovec *iov, int iovcnt, bool *is_socket
         return writev(fd, iov, iovcnt);
 }
 
+ssize_t glean_send_some(int fd, const void *buf, size_t len) {
+        struct iovec iov = { .iov_base = (void *) buf, .iov_len = len };
+        bool is_socket = true;
+
+        for (;;) {
+                ssize_t k = write_some(fd, &iov, 1, &is_socket);
+                if (k >= 0)
+                        return k;
+                if (errno == EINTR)
+                        continue;
+                return errno == EWOULDBLOCK ? -EAGAIN : -errno;
+        }
+}
+
 int glean_frame_write(int fd, const void *payload, size_t len, int timeout_ms) {
         unsigned char header[GLEAN_FRAME_HEADER];
         int64_t deadline = glean_deadline(timeout_ms);
@@ -208,7 +212,7 @@ int glean_frame_write(int fd, const void *payload, size_t len, int timeout_ms) {
                 return -EINVAL;
         if (len > GLEAN_FRAME_MAX)
                 return -EMSGSIZE;
-        put_be32(header, (uint32_t) len);
+        glean_put_be32(header, (uint32_t) len);
 
         struct iovec iov[2] = {
                 { .iov_base = header, .iov_len = sizeof(header) },
@@ -276,7 +280,7 @@ int glean_frame_recv(int fd, size_t max, int timeout_ms, char **ret, size_t *ret
         e = read_exactly(fd, header, sizeof(header), deadline);
         if (e < 0)
                 return e;
-        n = get_be32(header);
+        n = glean_get_be32(header);
         e = check_length(n, clamp_max(max));
         if (e < 0)
                 return e;

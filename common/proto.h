@@ -5,7 +5,8 @@
  *
  * The same protocol runs over the agent's local unix socket (the `glean`
  * CLI; the caller is known by SO_PEERCRED) and over TCP between agents and
- * the central manager.
+ * the central manager, where every frame is sealed after a handshake that
+ * proves the pool key (secure.h, docs/protocol.md).
  *
  * Frames. A frame is a 4-byte big-endian length N followed by N bytes of
  * payload. 0 < N <= GLEAN_FRAME_MAX. A declared length of 0 is -EBADMSG, one

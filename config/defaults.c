@@ -181,6 +181,8 @@ static const Default defaults[] = {
         { "FILESYSTEM_DOMAIN", "$(FULL_HOSTNAME)" },
         { "ALL_DEBUG", "" },
         { "ETC", "/etc/glean" },
+        /* The pool key: 64 hex digits, root-only (glean pool-key --new). */
+        { "POOL_KEY_FILE", "$(ETC)/pool.key" },
         { "LOCAL_CONFIG_DIR", "$(ETC)/config.d" },
         { "LOCAL_CONFIG_DIR_EXCLUDE_REGEXP",
           "^((\\..*)|(.*~)|(#.*)|(.*\\.rpmsave)|(.*\\.rpmnew)|(.*\\.dpkg-(old|new|dist|tmp))|(.*\\.swp))$" },
