@@ -135,6 +135,10 @@ void classad_expr_free(ClassAdExpr *e) {
         free(e);
 }
 
+const CaNode *ca_expr_root(const ClassAdExpr *e) {
+        return e->root;
+}
+
 char *classad_expr_unparse(const ClassAdExpr *e) {
         CaBuf b = {};
         ca_unparse_node(&b, e->root);
