@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cycle-internal.h"
+#include "fast-internal.h"
 
 const char *nego_reason_name(NegoReason r) {
         switch (r) {
@@ -257,7 +257,7 @@ static int negotiate_sub(NegoCycle *c, NegoSub *sub, double limit, bool group_bo
                         continue;
                 }
                 c->stats.jobs_considered++;
-                r = nego_best_slot(c, sub, job, &pick);
+                r = c->fast ? nego_fast_best_slot(c, sub, job, &pick) : nego_best_slot(c, sub, job, &pick);
                 if (r == -ENOENT) {
                         job->state = JOB_REJECTED;
                         job->reason = nego_why_text(c, job);
@@ -278,13 +278,16 @@ static int negotiate_sub(NegoCycle *c, NegoSub *sub, double limit, bool group_bo
                 if (slot->partitionable) {
                         nego_pslot_save(slot, saved);
                         r = nego_pslot_consume(c, slot, pick.amounts, &cost);
+                        if (r >= 0 && c->fast)
+                                r = nego_fast_pslot_update(c->fast, pick.slot);
                         if (r < 0)
                                 return r;
                 }
                 {
                         double lim = group_bound ? fmin(limit, *group_left + spent) : limit;
                         if (!limit_permits(spent, cost, lim)) {
-                                if (slot->partitionable && (r = nego_pslot_restore(slot, saved)) < 0)
+                                if (slot->partitionable && ((r = nego_pslot_restore(slot, saved)) < 0 ||
+                                                            (c->fast && (r = nego_fast_pslot_update(c->fast, pick.slot)) < 0)))
                                         return r;
                                 job->limit = group_bound && *group_left < limit - spent ? 2 : 1;
                                 *ret = SUB_LIMIT;
@@ -477,9 +480,11 @@ static int negotiate_groups(NegoCycle *c) {
                 for (size_t g = 0; g < ng; g++) {
                         allocated += q.q[g].allocated;
                         used += fmin(c->group_usage[g], q.q[g].allocated);
-                        /* A group that could not use its allocation gives it to the others. */
+                        /* A group that could not use its allocation gives it to the
+                         * others (what it holds can look negative when the
+                         * accounts charged less than the slots it lost weigh). */
                         if (c->group_usage[g] < q.q[g].allocated)
-                                demand[g] = c->group_usage[g];
+                                demand[g] = fmax(c->group_usage[g], 0);
                 }
                 acct_quota_result_clear(&q);
                 if (used >= allocated - 1e-9 || c->slots_left == 0)
@@ -503,6 +508,7 @@ static int negotiate_groups(NegoCycle *c) {
 /* ---- the cycle ---- */
 
 static void cycle_free(NegoCycle *c) {
+        nego_fast_free(c->fast);
         for (size_t i = 0; i < c->n_slots; i++) {
                 if (c->slots[i].own_copy)
                         classad_free(c->slots[i].ad);
@@ -617,6 +623,14 @@ int nego_cycle(const NegoInput *in, NegoResult *ret) {
         for (size_t i = 0; i < c.n_subs; i++)
                 if ((r = prepare_sub(&c, i)) < 0)
                         goto done;
+        /* The autoclusters and slot shapes (the plain path counts them
+         * too, for its statistics). */
+        if ((r = nego_fast_new(&c, &c.fast)) < 0)
+                goto done;
+        if (in->plain) {
+                nego_fast_free(c.fast);
+                c.fast = NULL;
+        }
 
         if (ng <= 1) {
                 _cleanup_free_ NegoSub **subs = calloc(c.n_subs + 1, sizeof(NegoSub *));

@@ -60,7 +60,8 @@ typedef struct NegoSettings NegoSettings;
  * NEGOTIATOR_CONSIDER_EARLY_PREEMPTION, NEGOTIATE_ALL_JOBS_IN_CLUSTER,
  * NEGOTIATOR_USE_SLOT_WEIGHTS, SLOT_WEIGHT, GROUP_SORT_EXPR,
  * GROUP_QUOTA_MAX_ALLOCATION_ROUNDS, MODIFY_REQUEST_EXPR_REQUEST*,
- * NEGOTIATOR_MATCHLIST_CACHING. A malformed one: -EINVAL, err says where. */
+ * NEGOTIATOR_MATCHLIST_CACHING, PREEMPTION_REQUIREMENTS_STABLE,
+ * PREEMPTION_RANK_STABLE. A malformed one: -EINVAL, err says where. */
 int nego_settings_from_config(const Config *cfg, NegoSettings **ret, ConfigError *err);
 void nego_settings_free(NegoSettings *s); /* accepts NULL */
 

@@ -1,0 +1,715 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * autocluster.c — a job's best slot through cached candidate lists
+ * (fast-internal.h), HTCondor's NEGOTIATOR_MATCHLIST_CACHING made exact.
+ *
+ * The static slots are grouped by shape for the jobs' Requirements. For
+ * each candidate order (the job's classes for NEGOTIATOR_PRE_JOB_RANK,
+ * its Rank and NEGOTIATOR_POST_JOB_RANK), each group's idle slots and its
+ * running ones are sorted once, best first, and shared by every
+ * submitter's jobs of that order: a slot matched is skipped in all of
+ * them at once (each list's "next not taken" is a union-find).
+ *
+ * Per submitter and autocluster, a stream: the groups whose shape the
+ * job's Requirements accept (evaluated once per group), merged by a heap;
+ * a slot's own Requirements, evaluated per slot shape and job class; the
+ * running slots of the best ranks left sorted by reason and
+ * PREEMPTION_RANK as plain matching sorts them; the partitionable slots
+ * from the order's tree (pslot-tree.c), checked for fit as they are now.
+ * The next job of the autocluster takes the best candidate left: the
+ * list is computed once, not once per job.
+ *
+ * A job that matches nothing gets the plain path's counts of why, from
+ * the groups (one evaluation each for its Requirements) and the slots.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fast-internal.h"
+#include "pslot-tree.h"
+
+struct NegoGroup {
+        uint32_t *idle, *running; /* slot numbers, ascending */
+        uint32_t n_idle, n_running;
+        uint32_t rep; /* a slot of it */
+};
+
+typedef struct NegoEntry {
+        double key[3]; /* pre-job rank, the job's Rank, post-job rank */
+        uint32_t slot;
+} NegoEntry;
+
+typedef struct NegoList {
+        NegoEntry *e;
+        uint32_t *jump; /* where to look past a taken entry */
+        uint32_t n;
+} NegoList;
+
+struct NegoOrder {
+        NegoList **lists; /* [2 * group + running], sorted when first asked for */
+        NegoPTree *ptree;
+};
+
+typedef struct Cursor {
+        NegoList *l;
+        uint32_t pos;
+} Cursor;
+
+typedef struct RunEntry {
+        double prank;
+        uint32_t slot;
+        int reason;
+} RunEntry;
+
+struct NegoStream {
+        uint64_t id; /* submitter << 32 | autocluster */
+        uint32_t cls[NEGO_N_FAM];
+        bool built;
+        NegoOrder *order;
+        Cursor *heap[2]; /* idle, running: the accepted groups' lists by their heads */
+        uint32_t n_heap[2], cap_heap[2];
+        RunEntry *run;   /* running candidates of the best ranks left, sorted */
+        uint32_t n_run, pos_run, cap_run;
+        double run_key[3];
+        double need[NEGO_N_RES]; /* the least any p-slot would be asked for */
+        bool pslots;             /* some p-slot may fit */
+        bool why_valid;
+        size_t why_matches;
+        uint64_t why_pgen;
+        NegoWhy why;
+};
+
+/* A candidate's place: plain matching's better() on (pre, rank, post,
+ * reason, PREEMPTION_RANK), then the first slot seen. */
+typedef struct Key {
+        double k[3];
+        int order; /* 2 - reason */
+        double prank;
+        uint32_t slot;
+} Key;
+
+static bool triple_before(const double *a, const double *b) {
+        for (int i = 0; i < 3; i++)
+                if (a[i] != b[i])
+                        return a[i] > b[i];
+        return false;
+}
+
+static bool key_before(const Key *a, const Key *b) {
+        for (int i = 0; i < 3; i++)
+                if (a->k[i] != b->k[i])
+                        return a->k[i] > b->k[i];
+        if (a->order != b->order)
+                return a->order > b->order;
+        if (a->prank != b->prank)
+                return a->prank > b->prank;
+        return a->slot < b->slot;
+}
+
+static bool entry_before(const NegoEntry *a, const NegoEntry *b) {
+        for (int i = 0; i < 3; i++)
+                if (a->key[i] != b->key[i])
+                        return a->key[i] > b->key[i];
+        return a->slot < b->slot;
+}
+
+static int entry_cmp(const void *x, const void *y) {
+        return entry_before(x, y) ? -1 : entry_before(y, x) ? 1 : 0;
+}
+
+/* ---- groups of static slots ---- */
+
+static int groups_make(NegoFast *f) {
+        const NegoCycle *c = f->c;
+        uint32_t n_shapes = f->shape_table[NEGO_F_JREQ].n;
+        _cleanup_free_ uint32_t *group_of = malloc((n_shapes + 1) * sizeof(uint32_t));
+
+        if (!group_of)
+                return -ENOMEM;
+        memset(group_of, 0xff, (n_shapes + 1) * sizeof(uint32_t));
+        f->groups = calloc(n_shapes + 1, sizeof(NegoGroup));
+        if (!f->groups)
+                return -ENOMEM;
+        for (int pass = 0; pass < 2; pass++)
+                for (size_t i = 0; i < c->n_slots; i++) {
+                        const NegoSlot *slot = &c->slots[i];
+                        uint32_t shape = f->shape[i * NEGO_N_FAM + NEGO_F_JREQ];
+                        NegoGroup *g;
+
+                        if (slot->skip || slot->partitionable || (slot->running && !c->s->consider_preemption))
+                                continue;
+                        if (group_of[shape] == UINT32_MAX) {
+                                group_of[shape] = (uint32_t) f->n_groups++;
+                                f->groups[group_of[shape]].rep = (uint32_t) i;
+                        }
+                        g = &f->groups[group_of[shape]];
+                        if (pass == 0) {
+                                slot->running ? g->n_running++ : g->n_idle++;
+                                continue;
+                        }
+                        if (!g->idle) {
+                                g->idle = malloc((g->n_idle + 1) * sizeof(uint32_t));
+                                g->running = malloc((g->n_running + 1) * sizeof(uint32_t));
+                                if (!g->idle || !g->running)
+                                        return -ENOMEM;
+                                g->n_idle = g->n_running = 0;
+                        }
+                        if (slot->running)
+                                g->running[g->n_running++] = (uint32_t) i;
+                        else
+                                g->idle[g->n_idle++] = (uint32_t) i;
+                }
+        return 0;
+}
+
+int nego_fast_slot_groups(NegoCycle *c, size_t **ret_slots, size_t **ret_counts, size_t *ret_n) {
+        NegoFast *f = c->fast;
+        size_t n = 0, *slots, *counts;
+        int r;
+
+        if (!f->groups && (r = groups_make(f)) < 0)
+                return r;
+        slots = calloc(f->n_groups + f->n_pslots + 1, sizeof(size_t));
+        counts = calloc(f->n_groups + f->n_pslots + 1, sizeof(size_t));
+        if (!slots || !counts) {
+                free(slots);
+                free(counts);
+                return -ENOMEM;
+        }
+        for (size_t g = 0; g < f->n_groups; g++) {
+                slots[n] = f->groups[g].rep;
+                counts[n++] = f->groups[g].n_idle + f->groups[g].n_running;
+        }
+        for (size_t k = 0; k < f->n_pslots; k++) {
+                slots[n] = f->pslots[k];
+                counts[n++] = 1;
+        }
+        *ret_slots = slots;
+        *ret_counts = counts;
+        *ret_n = n;
+        return 0;
+}
+
+/* ---- candidate orders and their sorted lists ---- */
+
+static bool same_order(NegoFast *f, uint32_t id, uint32_t cand, const void *extra) {
+        (void) cand;
+        return memcmp(f->order_key[id], extra, sizeof(f->order_key[id])) == 0;
+}
+
+static int order_get(NegoFast *f, const uint32_t *cls, NegoOrder **ret) {
+        uint32_t key[3] = { cls[NEGO_F_PRE], cls[NEGO_F_JRANK], cls[NEGO_F_POST] }, id;
+        uint64_t h = ((uint64_t) key[0] * 0x9E3779B97F4A7C15ull) ^ ((uint64_t) key[1] << 21) ^ ((uint64_t) key[2] << 42);
+        bool fresh;
+        int r;
+
+        if ((r = nego_intern(f, &f->order_table, h, 0, same_order, key, &id, &fresh)) < 0)
+                return r;
+        if (fresh) {
+                NegoOrder *o = calloc(1, sizeof(NegoOrder));
+                if (!o || !(o->lists = calloc(2 * f->n_groups + 1, sizeof(NegoList *))) ||
+                    nego_grow((void **) &f->orders, &f->cap_orders, id + 1, sizeof(NegoOrder *)) < 0 ||
+                    nego_grow((void **) &f->order_key, &f->cap_order_key, id + 1, sizeof(*f->order_key)) < 0) {
+                        if (o)
+                                free(o->lists);
+                        free(o);
+                        return -ENOMEM;
+                }
+                memcpy(f->order_key[id], key, sizeof(key));
+                f->orders[id] = o;
+                f->n_orders = id + 1;
+        }
+        *ret = f->orders[id];
+        return 0;
+}
+
+/* Group g's idle or running slots, best first for job (of classes cls). */
+static int order_list(NegoFast *f, NegoOrder *o, size_t g, bool running, const uint32_t *cls, const ClassAd *job,
+                      NegoList **ret) {
+        const NegoGroup *grp = &f->groups[g];
+        NegoList **at = &o->lists[2 * g + running], *l;
+        const uint32_t *members = running ? grp->running : grp->idle;
+        uint32_t n = running ? grp->n_running : grp->n_idle;
+
+        if (*at) {
+                *ret = *at;
+                return 0;
+        }
+        l = calloc(1, sizeof(NegoList));
+        if (!l || !(l->e = malloc((n + 1) * sizeof(NegoEntry))) || !(l->jump = malloc((n + 1) * sizeof(uint32_t)))) {
+                if (l)
+                        free(l->e);
+                free(l);
+                return -ENOMEM;
+        }
+        for (uint32_t i = 0; i < n; i++) {
+                NegoEntry *e = &l->e[i];
+                e->slot = members[i];
+                e->key[0] = nego_fast_number(f, NEGO_F_PRE, cls, job, e->slot);
+                e->key[1] = nego_fast_number(f, NEGO_F_JRANK, cls, job, e->slot);
+                e->key[2] = nego_fast_number(f, NEGO_F_POST, cls, job, e->slot);
+        }
+        if (n > 1)
+                qsort(l->e, n, sizeof(NegoEntry), entry_cmp);
+        for (uint32_t i = 0; i < n; i++)
+                l->jump[i] = i + 1;
+        l->n = n;
+        *ret = *at = l;
+        return 0;
+}
+
+/* The first entry at or after i whose slot is not taken (n: none). */
+static uint32_t list_find(const NegoSlot *slots, NegoList *l, uint32_t i) {
+        uint32_t r = i;
+
+        while (r < l->n && slots[l->e[r].slot].taken)
+                r = l->jump[r];
+        while (i < r && slots[l->e[i].slot].taken) {
+                uint32_t next = l->jump[i];
+                l->jump[i] = r;
+                i = next;
+        }
+        return r;
+}
+
+/* ---- the streams: heaps of cursors ---- */
+
+static inline bool cursor_before(const Cursor *a, const Cursor *b) {
+        return entry_before(&a->l->e[a->pos], &b->l->e[b->pos]);
+}
+
+static void heap_down(Cursor *h, uint32_t n, uint32_t i) {
+        for (;;) {
+                uint32_t best = i, l = 2 * i + 1, r = l + 1;
+                Cursor t;
+                if (l < n && cursor_before(&h[l], &h[best]))
+                        best = l;
+                if (r < n && cursor_before(&h[r], &h[best]))
+                        best = r;
+                if (best == i)
+                        return;
+                t = h[i];
+                h[i] = h[best];
+                h[best] = t;
+                i = best;
+        }
+}
+
+static void heap_pop(Cursor *h, uint32_t *n) {
+        h[0] = h[--*n];
+        heap_down(h, *n, 0);
+}
+
+/* The head of heap k: the best slot not taken of the lists. */
+static const NegoEntry *heap_peek(NegoFast *f, NegoStream *st, int k) {
+        Cursor *h = st->heap[k];
+
+        while (st->n_heap[k] > 0) {
+                uint32_t p = list_find(f->c->slots, h[0].l, h[0].pos);
+                if (p >= h[0].l->n)
+                        heap_pop(h, &st->n_heap[k]);
+                else if (p != h[0].pos) {
+                        h[0].pos = p;
+                        heap_down(h, st->n_heap[k], 0);
+                } else
+                        return &h[0].l->e[p];
+        }
+        return NULL;
+}
+
+/* Past the head of heap k, for this stream only. */
+static void heap_advance(NegoStream *st, int k) {
+        Cursor *h = st->heap[k];
+
+        if (++h[0].pos >= h[0].l->n)
+                heap_pop(h, &st->n_heap[k]);
+        else
+                heap_down(h, st->n_heap[k], 0);
+}
+
+static bool same_stream_cls(const NegoStream *st, const uint32_t *cls) {
+        return memcmp(st->cls, cls, sizeof(st->cls)) == 0;
+}
+
+static int stream_get(NegoFast *f, uint32_t sub, uint32_t ac, NegoStream **ret) {
+        uint64_t id = ((uint64_t) sub << 32) | ac;
+        size_t i;
+
+        if (!f->streams || (f->n_streams + 1) * 2 > f->streams_mask + 1) {
+                size_t size = f->streams_mask ? 2 * (f->streams_mask + 1) : 256;
+                NegoStream **v = calloc(size, sizeof(NegoStream *));
+                if (!v)
+                        return -ENOMEM;
+                for (size_t k = 0; f->streams && k <= f->streams_mask; k++)
+                        if (f->streams[k]) {
+                                for (i = (f->streams[k]->id * 0x9E3779B97F4A7C15ull >> 20) & (size - 1); v[i];
+                                     i = (i + 1) & (size - 1))
+                                        ;
+                                v[i] = f->streams[k];
+                        }
+                free(f->streams);
+                f->streams = v;
+                f->streams_mask = size - 1;
+        }
+        for (i = (id * 0x9E3779B97F4A7C15ull >> 20) & f->streams_mask; f->streams[i]; i = (i + 1) & f->streams_mask)
+                if (f->streams[i]->id == id) {
+                        *ret = f->streams[i];
+                        return 0;
+                }
+        if (!(f->streams[i] = calloc(1, sizeof(NegoStream))))
+                return -ENOMEM;
+        f->streams[i]->id = id;
+        f->n_streams++;
+        *ret = f->streams[i];
+        return 0;
+}
+
+/* The least a p-slot would be asked for by the stream's jobs, over the
+ * consumption policies of the p-slots (when what is asked does not
+ * depend on what is left). */
+static void stream_need(NegoFast *f, NegoStream *st, const ClassAd *job) {
+        st->pslots = false;
+        for (int r = 0; r < NEGO_N_RES; r++)
+                st->need[r] = 0;
+        if (f->n_pslots == 0)
+                return;
+        if (f->slot_dyn[NEGO_F_AMT]) {
+                st->pslots = true;
+                return;
+        }
+        for (size_t k = 0; k < f->n_pslots; k++) {
+                size_t i = f->pslots[k];
+                bool seen = false;
+                NegoAmt amt;
+
+                for (size_t j = 0; j < k && !seen; j++)
+                        seen = f->pstate[f->pslots[j]].amt_orig == f->pstate[i].amt_orig;
+                if (seen)
+                        continue;
+                nego_fast_amounts(f, st->cls, job, i, true, &amt);
+                if (!amt.ok)
+                        continue;
+                for (int r = 0; r < NEGO_N_RES; r++)
+                        if (!st->pslots || amt.a[r] < st->need[r])
+                                st->need[r] = amt.a[r];
+                st->pslots = true;
+        }
+}
+
+static int stream_build(NegoFast *f, NegoStream *st, const uint32_t *cls, const ClassAd *job) {
+        int r;
+
+        memcpy(st->cls, cls, sizeof(st->cls));
+        st->n_heap[0] = st->n_heap[1] = 0;
+        st->n_run = st->pos_run = 0;
+        st->why_valid = false;
+        if ((r = order_get(f, cls, &st->order)) < 0)
+                return r;
+        for (size_t g = 0; g < f->n_groups; g++) {
+                const NegoGroup *grp = &f->groups[g];
+                if (!nego_fast_job_ok(f, cls, job, grp->rep))
+                        continue;
+                for (int k = 0; k < 2; k++) {
+                        NegoList *l;
+                        if ((k ? grp->n_running : grp->n_idle) == 0)
+                                continue;
+                        if ((r = order_list(f, st->order, g, k, cls, job, &l)) < 0)
+                                return r;
+                        if (nego_grow((void **) &st->heap[k], &st->cap_heap[k], st->n_heap[k] + 1, sizeof(Cursor)) < 0)
+                                return -ENOMEM;
+                        st->heap[k][st->n_heap[k]++] = (Cursor){ l, 0 };
+                }
+        }
+        for (int k = 0; k < 2; k++)
+                for (uint32_t i = st->n_heap[k] / 2; i-- > 0;)
+                        heap_down(st->heap[k], st->n_heap[k], i);
+        stream_need(f, st, job);
+        st->built = true;
+        return 0;
+}
+
+/* ---- candidates ---- */
+
+/* The best idle static slot whose Requirements accept the job. */
+static const NegoEntry *idle_peek(NegoFast *f, NegoStream *st, const ClassAd *job) {
+        const NegoEntry *e;
+
+        while ((e = heap_peek(f, st, 0)) && !nego_fast_slot_ok(f, st->cls, job, e->slot))
+                heap_advance(st, 0);
+        return e;
+}
+
+typedef struct Preq {
+        NegoFast *f;
+        const uint32_t *cls;
+        const ClassAd *job;
+        size_t slot;
+} Preq;
+
+static bool fast_preq(void *userdata) {
+        const Preq *x = userdata;
+
+        return nego_fast_preq(x->f, x->cls, x->job, x->slot);
+}
+
+static int running_reason(NegoFast *f, const uint32_t *cls, const NegoSub *sub, const ClassAd *job, size_t slot,
+                          NegoKeep *keep) {
+        Preq x = { f, cls, job, slot };
+        double rank = nego_fast_number(f, NEGO_F_SRANK, cls, job, slot);
+
+        return nego_preemption_reason(f->c, &f->c->slots[slot], sub, rank, fast_preq, &x, keep);
+}
+
+static int run_cmp(const void *x, const void *y) {
+        const RunEntry *a = x, *b = y;
+
+        if (a->reason != b->reason)
+                return a->reason < b->reason ? -1 : 1; /* Rank before Priority */
+        if (a->prank != b->prank)
+                return a->prank > b->prank ? -1 : 1;
+        return a->slot < b->slot ? -1 : a->slot > b->slot;
+}
+
+/* The best running candidate, if its ranks are better than bound's
+ * (which, idle or partitionable, wins a tie of ranks). 1 and *ret, 0
+ * none, or -errno. */
+static int running_best(NegoFast *f, NegoStream *st, const NegoSub *sub, const ClassAd *job, const Key *bound,
+                        Key *ret) {
+        const NegoSlot *slots = f->c->slots;
+
+        for (;;) {
+                const NegoEntry *top;
+                double t[3];
+
+                while (st->pos_run < st->n_run && slots[st->run[st->pos_run].slot].taken)
+                        st->pos_run++;
+                if (st->pos_run < st->n_run) {
+                        const RunEntry *e = &st->run[st->pos_run];
+                        *ret = (Key){ { st->run_key[0], st->run_key[1], st->run_key[2] }, 2 - e->reason, e->prank,
+                                      e->slot };
+                        return 1;
+                }
+                top = heap_peek(f, st, 1);
+                if (!top || (bound && !triple_before(top->key, bound->k)))
+                        return 0;
+                /* The running slots of the best ranks left, as plain
+                 * matching would order them. */
+                memcpy(t, top->key, sizeof(t));
+                st->n_run = st->pos_run = 0;
+                while ((top = heap_peek(f, st, 1)) && memcmp(top->key, t, sizeof(t)) == 0) {
+                        uint32_t slot = top->slot;
+                        NegoKeep keep;
+                        int reason;
+
+                        heap_advance(st, 1);
+                        if (!nego_fast_slot_ok(f, st->cls, job, slot) ||
+                            (reason = running_reason(f, st->cls, sub, job, slot, &keep)) < 0)
+                                continue;
+                        if (nego_grow((void **) &st->run, &st->cap_run, st->n_run + 1, sizeof(RunEntry)) < 0)
+                                return -ENOMEM;
+                        st->run[st->n_run++] = (RunEntry){
+                                .prank = nego_fast_number(f, NEGO_F_PRANK, st->cls, job, slot),
+                                .slot = slot,
+                                .reason = reason,
+                        };
+                }
+                if (st->n_run > 1)
+                        qsort(st->run, st->n_run, sizeof(RunEntry), run_cmp);
+                memcpy(st->run_key, t, sizeof(t));
+        }
+}
+
+/* ---- partitionable slots ---- */
+
+static void pslot_key(NegoFast *f, const uint32_t *cls, const ClassAd *job, size_t slot, double *key) {
+        key[0] = nego_fast_number(f, NEGO_F_PRE, cls, job, slot);
+        key[1] = nego_fast_number(f, NEGO_F_JRANK, cls, job, slot);
+        key[2] = nego_fast_number(f, NEGO_F_POST, cls, job, slot);
+}
+
+/* The order's tree, with the p-slots changed since it was last used moved. */
+static int ptree_sync(NegoFast *f, NegoStream *st, const ClassAd *job) {
+        NegoOrder *o = st->order;
+        size_t *synced;
+        double key[3];
+        int r;
+
+        if (!o->ptree) {
+                if ((r = nego_ptree_new((uint32_t) f->n_pslots, &o->ptree)) < 0)
+                        return r;
+                for (size_t k = 0; k < f->n_pslots; k++) {
+                        size_t i = f->pslots[k];
+                        pslot_key(f, st->cls, job, i, key);
+                        nego_ptree_set(o->ptree, (uint32_t) k, (uint32_t) i, key, f->pstate[i].rem);
+                }
+                *nego_ptree_synced(o->ptree) = f->n_plog;
+                return 0;
+        }
+        synced = nego_ptree_synced(o->ptree);
+        for (; *synced < f->n_plog; ++*synced) {
+                size_t i = f->plog[*synced];
+                if (f->pstate[i].gen != *synced + 1)
+                        continue; /* changed again later */
+                pslot_key(f, st->cls, job, i, key);
+                nego_ptree_set(o->ptree, f->pstate[i].ordinal, (uint32_t) i, key, f->pstate[i].rem);
+        }
+        return 0;
+}
+
+/* Whether job fits what is left of p-slot i; amounts in *amt. */
+static bool pslot_fits(NegoFast *f, const uint32_t *cls, const ClassAd *job, size_t i, bool whole, NegoAmt *amt) {
+        const double *have = whole ? f->pstate[i].orig : f->pstate[i].rem;
+
+        nego_fast_amounts(f, cls, job, i, whole, amt);
+        if (!amt->ok)
+                return false;
+        for (int r = 0; r < NEGO_N_RES; r++)
+                if (amt->a[r] > have[r] + 1e-9)
+                        return false;
+        return true;
+}
+
+typedef struct Visit {
+        NegoFast *f;
+        const uint32_t *cls;
+        const ClassAd *job;
+        NegoAmt amt;
+} Visit;
+
+static bool pslot_visit(void *userdata, uint32_t slot) {
+        Visit *v = userdata;
+
+        return pslot_fits(v->f, v->cls, v->job, slot, false, &v->amt) && nego_fast_job_ok(v->f, v->cls, v->job, slot) &&
+               nego_fast_slot_ok(v->f, v->cls, v->job, slot);
+}
+
+/* ---- why nothing matched ---- */
+
+static void why_nothing(NegoFast *f, NegoStream *st, const NegoSub *sub, const ClassAd *job, NegoWhy *w) {
+        const NegoCycle *c = f->c;
+
+        if (st->why_valid && st->why_matches == c->n_matches && st->why_pgen == f->pgen) {
+                *w = st->why;
+                return;
+        }
+        *w = (NegoWhy){ .slots = f->considered };
+        for (size_t g = 0; g < f->n_groups; g++) {
+                const NegoGroup *grp = &f->groups[g];
+                if (!nego_fast_job_ok(f, st->cls, job, grp->rep)) {
+                        w->job_false += grp->n_idle + grp->n_running;
+                        continue;
+                }
+                /* No candidate is left: every slot the job accepts refuses
+                 * it, is taken, or runs a job it may not preempt. */
+                for (int k = 0; k < 2; k++)
+                        for (uint32_t m = 0; m < (k ? grp->n_running : grp->n_idle); m++) {
+                                size_t i = k ? grp->running[m] : grp->idle[m];
+                                NegoKeep keep = NEGO_KEEP_NONE;
+                                if (!nego_fast_slot_ok(f, st->cls, job, i))
+                                        w->slot_false++;
+                                else if (c->slots[i].taken)
+                                        w->taken++;
+                                else if (k && running_reason(f, st->cls, sub, job, i, &keep) < 0)
+                                        w->kept[keep]++;
+                        }
+        }
+        for (size_t k = 0; k < f->n_pslots; k++) {
+                size_t i = f->pslots[k];
+                NegoAmt amt;
+                if (!pslot_fits(f, st->cls, job, i, false, &amt))
+                        pslot_fits(f, st->cls, job, i, true, &amt) ? w->taken++ : w->job_false++;
+                else if (!nego_fast_job_ok(f, st->cls, job, i))
+                        w->job_false++;
+                else if (!nego_fast_slot_ok(f, st->cls, job, i))
+                        w->slot_false++;
+        }
+        st->why = *w;
+        st->why_valid = true;
+        st->why_matches = c->n_matches;
+        st->why_pgen = f->pgen;
+}
+
+/* ---- the best slot ---- */
+
+int nego_fast_best_slot(NegoCycle *c, NegoSub *sub, NegoJob *job, NegoPick *ret) {
+        NegoFast *f = c->fast;
+        uint32_t cls[NEGO_N_FAM];
+        NegoStream *st;
+        const NegoEntry *idle;
+        Key best, run;
+        bool have = false;
+        NegoAmt amt = {};
+        int r;
+
+        nego_job_ephemeral(c, sub, job->ad);
+        if (!f->groups && (r = groups_make(f)) < 0)
+                return r;
+        if ((r = stream_get(f, (uint32_t) sub->index, job->ac, &st)) < 0 ||
+            (r = nego_fast_classes(f, &f->acs[job->ac], job->ad, cls)) < 0)
+                return r;
+        if (!st->built || !c->s->matchlist_caching || !same_stream_cls(st, cls))
+                if ((r = stream_build(f, st, cls, job->ad)) < 0)
+                        return r;
+
+        if ((idle = idle_peek(f, st, job->ad))) {
+                best = (Key){ { idle->key[0], idle->key[1], idle->key[2] }, 2, 0, idle->slot };
+                have = true;
+        }
+        if (st->pslots) {
+                Visit v = { f, st->cls, job->ad, {} };
+                uint32_t slot;
+                if ((r = ptree_sync(f, st, job->ad)) < 0)
+                        return r;
+                if (nego_ptree_search(st->order->ptree, have ? best.k : NULL, have ? best.slot : 0, st->need,
+                                      pslot_visit, &v, &slot)) {
+                        best = (Key){ .order = 2, .slot = slot };
+                        pslot_key(f, st->cls, job->ad, slot, best.k);
+                        amt = v.amt;
+                        have = true;
+                }
+        }
+        if ((r = running_best(f, st, sub, job->ad, have ? &best : NULL, &run)) < 0)
+                return r;
+        if (r > 0 && (!have || key_before(&run, &best))) {
+                best = run;
+                have = true;
+        }
+        if (!have) {
+                why_nothing(f, st, sub, job->ad, &job->why);
+                return -ENOENT;
+        }
+        *ret = (NegoPick){ .slot = best.slot, .reason = 2 - best.order };
+        if (c->slots[best.slot].partitionable)
+                memcpy(ret->amounts, amt.a, sizeof(ret->amounts));
+        return 0;
+}
+
+void nego_fast_streams_free(NegoFast *f) {
+        for (size_t i = 0; f->streams && i <= f->streams_mask; i++)
+                if (f->streams[i]) {
+                        free(f->streams[i]->heap[0]);
+                        free(f->streams[i]->heap[1]);
+                        free(f->streams[i]->run);
+                        free(f->streams[i]);
+                }
+        free(f->streams);
+        for (uint32_t k = 0; k < f->n_orders; k++) {
+                for (size_t g = 0; g < 2 * f->n_groups; g++)
+                        if (f->orders[k]->lists[g]) {
+                                free(f->orders[k]->lists[g]->e);
+                                free(f->orders[k]->lists[g]->jump);
+                                free(f->orders[k]->lists[g]);
+                        }
+                free(f->orders[k]->lists);
+                nego_ptree_free(f->orders[k]->ptree);
+                free(f->orders[k]);
+        }
+        free(f->orders);
+        free(f->order_key);
+        for (size_t g = 0; f->groups && g < f->n_groups; g++) {
+                free(f->groups[g].idle);
+                free(f->groups[g].running);
+        }
+        free(f->groups);
+}

@@ -1,0 +1,184 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * fast-internal.h — the fast path of the matchmaker (NegoInput.plain
+ * false): a cycle that costs work per distinct job shape and per distinct
+ * slot shape, not per job times slot, and gives exactly the plain path's
+ * matches and reasons.
+ *
+ * shape.c finds what the expressions in play read (the significant
+ * attributes), groups the jobs into autoclusters and the slots into
+ * shapes, and evaluates each expression once per (job class, slot shape)
+ * pair. autocluster.c keeps, per submitter and autocluster, the candidate
+ * list as a lazy merge of shared sorted slot lists (HTCondor's matchlist
+ * caching), and says why a job matched nothing. pslot-tree.c orders the
+ * partitionable slots, whose keys change as they are consumed.
+ *
+ * Evaluation families: an expression evaluated with one ad as MY and the
+ * other as TARGET. For each, the attribute names it may read in job ads
+ * and in slot ads (following references through either ad, as old-mode
+ * evaluation does). A job's class for a family is its projection on the
+ * job-side names; a slot's shape, its projection on the slot-side names.
+ */
+#pragma once
+
+#include "cycle-internal.h"
+
+typedef enum NegoFamily {
+        NEGO_F_JREQ,  /* the job's Requirements (MY job) */
+        NEGO_F_JRANK, /* the job's Rank */
+        NEGO_F_SREQ,  /* the slot's Requirements (MY slot) */
+        NEGO_F_SRANK, /* the slot's Rank, against CurrentRank */
+        NEGO_F_PRE,   /* NEGOTIATOR_PRE_JOB_RANK */
+        NEGO_F_POST,  /* NEGOTIATOR_POST_JOB_RANK */
+        NEGO_F_PREQ,  /* PREEMPTION_REQUIREMENTS */
+        NEGO_F_PRANK, /* PREEMPTION_RANK */
+        NEGO_F_AMT,   /* what a job takes of a partitionable slot: Consumption<Res>, MODIFY_REQUEST_EXPR_* */
+        NEGO_N_FAM,
+} NegoFamily;
+
+enum { NEGO_SIDE_JOB, NEGO_SIDE_SLOT };
+
+typedef struct NegoNames {
+        const CaName **v;
+        uint32_t n, cap;
+} NegoNames;
+
+/* Interned projections: id = position; rep = the ad (job or slot number)
+ * that first had it, to check a hash match against. */
+typedef struct NegoInternRec {
+        uint64_t hash;
+        uint32_t rep;
+        uint32_t extra; /* the user's: an offset into its own side table */
+} NegoInternRec;
+
+typedef struct NegoIntern {
+        NegoInternRec *v;
+        uint32_t n, cap;
+        uint32_t *index; /* open addressing: 0 empty, else id + 1 */
+        uint32_t mask;
+} NegoIntern;
+
+/* (job class, slot shape) -> a 64-bit result. */
+typedef struct NegoMemo {
+        uint64_t *keys; /* key + 1; 0 empty */
+        uint64_t *vals;
+        size_t mask, n;
+} NegoMemo;
+
+typedef struct NegoAmt {
+        bool ok; /* consumption() says the job can be told what it takes */
+        double a[NEGO_N_RES];
+} NegoAmt;
+
+typedef struct NegoAc {
+        uint32_t rep; /* a job of it: index into NegoFast.jobs */
+        uint32_t cls[NEGO_N_FAM];
+} NegoAc;
+
+/* A partitionable slot's state as the cycle consumes it. */
+typedef struct NegoPState {
+        double rem[NEGO_N_RES];  /* what is left (Cpus, Memory, Disk) */
+        double orig[NEGO_N_RES]; /* as given */
+        uint32_t amt_orig;       /* NEGO_F_AMT shape of the ad as given */
+        uint32_t ordinal;        /* among the partitionable slots */
+        uint64_t gen;            /* the change that last touched it */
+        bool changed;            /* Cpus/Memory/Disk rewritten as literals */
+} NegoPState;
+
+typedef struct NegoStream NegoStream;
+typedef struct NegoOrder NegoOrder;
+typedef struct NegoGroup NegoGroup;
+
+typedef struct NegoFast {
+        NegoCycle *c;
+
+        /* ---- what is read (shape.c) ---- */
+        NegoNames names[NEGO_N_FAM][2];
+        NegoNames job_all, slot_all; /* unions (job side without the ephemeral names) */
+        uint8_t eph_mask[NEGO_N_FAM];  /* which of the job's ephemeral attributes a family reads */
+        uint8_t nocache_mask;          /* families never memoised (unstable, reading what changes) */
+        bool slot_dyn[NEGO_N_FAM];     /* reads a p-slot's Cpus/Memory/Disk */
+
+        /* ---- jobs ---- */
+        ClassAd **jobs; /* every job of the input, submitter by submitter */
+        size_t n_jobs;
+        NegoAc *acs;
+        uint32_t n_acs, cap_acs;
+        NegoIntern ac_table, cls_table[NEGO_N_FAM], eph_table;
+        char **eph_text; /* per eph_table entry: family, base class, text */
+        uint32_t cap_eph_text;
+        uint32_t fresh;  /* ids for what is never cached */
+
+        /* ---- slots ---- */
+        uint32_t *shape;   /* [slot * NEGO_N_FAM + family] */
+        uint64_t *row;     /* [slot * slot_all.n + k]: fingerprints of the ads as given */
+        NegoIntern shape_table[NEGO_N_FAM];
+        uint32_t *slot_col[NEGO_N_FAM]; /* each family's slot-side names: their column in row */
+        int *slot_res[NEGO_N_FAM];      /* and which of Cpus/Memory/Disk they are (-1: none) */
+        uint64_t *shape_dyn; /* per shape record (extra): codes of Cpus, Memory, Disk, and tags */
+        size_t n_shape_dyn, cap_shape_dyn;
+        NegoPState *pstate; /* [slot] (partitionable slots only) */
+        size_t *pslots;     /* the partitionable slots considered */
+        size_t n_pslots;
+        uint64_t pgen;      /* p-slot changes so far */
+        size_t *plog;       /* the slots changed, in order */
+        size_t n_plog, cap_plog;
+        size_t considered;  /* slots a job is matched against */
+
+        /* ---- memoised evaluations ---- */
+        NegoMemo memo[NEGO_N_FAM];
+        NegoAmt *amts;
+        size_t n_amts, cap_amts;
+
+        /* ---- candidate lists (autocluster.c) ---- */
+        NegoGroup *groups; /* static slots by NEGO_F_JREQ shape */
+        size_t n_groups;
+        NegoOrder **orders;
+        uint32_t n_orders, cap_orders, cap_order_key;
+        NegoIntern order_table;
+        uint32_t (*order_key)[3]; /* its classes for PRE, JRANK, POST */
+        NegoStream **streams; /* open addressing on (submitter, autocluster) */
+        size_t streams_mask, n_streams;
+        uint64_t taken_gen; /* static slots taken so far (as last seen) */
+} NegoFast;
+
+/* ---- shape.c ---- */
+
+/* Room for need elements of elem bytes in *v (capacity *cap). */
+int nego_grow(void **v, uint32_t *cap, size_t need, size_t elem);
+/* Whether interned entry id is the same as the candidate. */
+typedef bool (*NegoSameFn)(NegoFast *f, uint32_t id, uint32_t cand, const void *extra);
+/* The id of what hashes to hash and same() says equal, or a new one
+ * (*ret_new, with cand as its rep). */
+int nego_intern(NegoFast *f, NegoIntern *t, uint64_t hash, uint32_t cand, NegoSameFn same, const void *extra,
+                uint32_t *ret_id, bool *ret_new);
+void nego_intern_free(NegoIntern *t);
+
+/* The analysis, the autoclusters and the slot shapes; *ret NULL when an
+ * expression reads what the analysis cannot name (the cycle runs plain).
+ * Fills c->stats.autoclusters and slot_shapes. */
+int nego_fast_new(NegoCycle *c, NegoFast **ret);
+void nego_fast_free(NegoFast *f);
+/* The effective classes of job (of autocluster ac) for every family: the
+ * autocluster's, with the ephemeral attributes it reads now. */
+int nego_fast_classes(NegoFast *f, const NegoAc *ac, const ClassAd *job, uint32_t *ret);
+/* Memoised evaluations of job (classes cls) against slot. */
+bool nego_fast_job_ok(NegoFast *f, const uint32_t *cls, const ClassAd *job, size_t slot);
+bool nego_fast_slot_ok(NegoFast *f, const uint32_t *cls, const ClassAd *job, size_t slot);
+bool nego_fast_preq(NegoFast *f, const uint32_t *cls, const ClassAd *job, size_t slot);
+/* NEGO_F_JRANK, SRANK, PRE, POST, PRANK: the number (NaN taken as 0). */
+double nego_fast_number(NegoFast *f, NegoFamily fam, const uint32_t *cls, const ClassAd *job, size_t slot);
+/* What job takes of p-slot `slot` as it is now, or as given (whole). */
+void nego_fast_amounts(NegoFast *f, const uint32_t *cls, const ClassAd *job, size_t slot, bool whole, NegoAmt *ret);
+/* A p-slot was consumed or given back: its state and shapes anew. */
+int nego_fast_pslot_update(NegoFast *f, size_t slot);
+
+/* ---- autocluster.c ---- */
+
+/* The plain path's nego_best_slot, through the cached candidate lists. */
+int nego_fast_best_slot(NegoCycle *c, NegoSub *sub, NegoJob *job, NegoPick *ret);
+/* The considered slots as (slot, count) pairs that evaluate alike for
+ * job's Requirements: a static slot standing for its shape, each p-slot
+ * for itself. *ret malloc'd. */
+int nego_fast_slot_groups(NegoCycle *c, size_t **ret_slots, size_t **ret_counts, size_t *ret_n);
+void nego_fast_streams_free(NegoFast *f);
