@@ -224,7 +224,25 @@ static CaNode *make_literal(CaArena *arena, const void *arg) {
         return n;
 }
 
+static bool is_scalar(CaType t) {
+        return t != CA_STRING && t != CA_LIST && t != CA_AD;
+}
+
 int classad_set_value(ClassAd *ad, const char *name, const CaValue *v) {
+        /* A number replacing a number, spelt alike: in place. Matchmakers
+         * rewrite a few such attributes of every ad they consider (what a
+         * partitionable slot has left, a submitter's usage). */
+        if (is_scalar(v->type)) {
+                size_t len = strlen(name);
+                const CaAtom *atom = ca_atom_find(name, len);
+                CaAttr *a = atom ? (CaAttr *) ca_ad_lookup(ad, atom) : NULL;
+                if (a && a->expr->kind == CA_N_LITERAL && is_scalar(a->expr->u.lit.type) && strlen(a->name) == len &&
+                    memcmp(a->name, name, len) == 0) {
+                        a->expr->u.lit = *v;
+                        a->k = *v;
+                        return 0;
+                }
+        }
         return set_node(ad, name, make_literal, v);
 }
 

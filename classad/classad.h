@@ -222,8 +222,9 @@ typedef void (*CaRefFn)(const CaName *name, CaRefKind kind, void *userdata);
  * internal references together). A record written in the tree reports
  * its own attribute names too: more than is read, never less. */
 void classad_expr_refs(const ClassAdExpr *e, CaRefFn fn, void *userdata);
-/* The same for the expression of attribute name in ad (nothing when absent). */
-void classad_attr_refs(const ClassAd *ad, const CaName *name, CaRefFn fn, void *userdata);
+/* The same for the expression of attribute name in ad; false (and no
+ * call) when ad has no such attribute. */
+bool classad_attr_refs(const ClassAd *ad, const CaName *name, CaRefFn fn, void *userdata);
 
 /* A fingerprint of the expression of attribute name in ad: the same tree
  * as parsed (values, operators, names as spelt) gives the same number;

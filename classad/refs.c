@@ -96,11 +96,13 @@ void classad_expr_refs(const ClassAdExpr *e, CaRefFn fn, void *userdata) {
                 walk(ca_expr_root(e), fn, userdata);
 }
 
-void classad_attr_refs(const ClassAd *ad, const CaName *name, CaRefFn fn, void *userdata) {
+bool classad_attr_refs(const ClassAd *ad, const CaName *name, CaRefFn fn, void *userdata) {
         const CaAttr *a = ca_ad_lookup(ad, name);
 
-        if (a)
-                walk(a->expr, fn, userdata);
+        if (!a)
+                return false;
+        walk(a->expr, fn, userdata);
+        return true;
 }
 
 /* ---- fingerprints and equality of trees ---- */
@@ -112,11 +114,15 @@ static inline uint64_t mix(uint64_t h, uint64_t v) {
 }
 
 static uint64_t hash_bytes(uint64_t h, const char *s, size_t n) {
-        uint64_t x = 0xCBF29CE484222325ull;
+        uint64_t x = 0x9E3779B97F4A7C15ull ^ n, w;
 
-        for (size_t i = 0; i < n; i++)
-                x = (x ^ (unsigned char) s[i]) * 0x100000001B3ull;
-        return mix(h, x ^ n);
+        for (; n >= 8; s += 8, n -= 8) {
+                memcpy(&w, s, 8);
+                x = mix(x, w);
+        }
+        w = 0;
+        memcpy(&w, s, n);
+        return mix(h, mix(x, w));
 }
 
 static uint64_t hash_value(uint64_t h, const CaValue *v) {
@@ -178,7 +184,12 @@ static uint64_t hash_node(uint64_t h, const CaNode *n) {
         case CA_N_FOLDED:
                 return hash_node(h, n->u.folded.orig);
         case CA_N_ATTR:
-                h = hash_bytes(h, n->u.attr.spelling, strlen(n->u.attr.spelling));
+                /* most names are spelt as first seen (and share the atom's spelling) */
+                if (n->u.attr.spelling == n->u.attr.atom->spelling ||
+                    strcmp(n->u.attr.spelling, n->u.attr.atom->spelling) == 0)
+                        h = mix(h, n->u.attr.atom->id);
+                else
+                        h = hash_bytes(h, n->u.attr.spelling, strlen(n->u.attr.spelling));
                 return hash_node(h, n->u.attr.base);
         case CA_N_OP:
                 return hash_node(hash_node(hash_node(h, n->u.op.a), n->u.op.b), n->u.op.c);
@@ -215,7 +226,8 @@ static bool node_same(const CaNode *a, const CaNode *b) {
         case CA_N_FOLDED:
                 return node_same(a->u.folded.orig, b->u.folded.orig);
         case CA_N_ATTR:
-                return strcmp(a->u.attr.spelling, b->u.attr.spelling) == 0 && node_same(a->u.attr.base, b->u.attr.base);
+                return (a->u.attr.spelling == b->u.attr.spelling || strcmp(a->u.attr.spelling, b->u.attr.spelling) == 0) &&
+                       node_same(a->u.attr.base, b->u.attr.base);
         case CA_N_OP:
                 return node_same(a->u.op.a, b->u.op.a) && node_same(a->u.op.b, b->u.op.b) &&
                        node_same(a->u.op.c, b->u.op.c);

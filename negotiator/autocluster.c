@@ -29,10 +29,20 @@
 #include "fast-internal.h"
 #include "pslot-tree.h"
 
+/* A group's live slots whose Requirements read the job, by what they read. */
+typedef struct NegoDep {
+        uint32_t d; /* the set of f->deps */
+        uint32_t *idle, *running;
+        uint32_t n_idle, n_running, cap_idle, cap_running;
+} NegoDep;
+
 struct NegoGroup {
-        uint32_t *idle, *running; /* slot numbers, ascending */
-        uint32_t n_idle, n_running;
-        uint32_t rep; /* a slot of it */
+        uint32_t *idle, *running; /* live slots (Requirements true for some job), ascending */
+        uint32_t n_idle, n_running, cap_idle, cap_running;
+        uint32_t n_dead; /* Requirements false whatever the job: in no list */
+        uint32_t rep;    /* a slot of it */
+        NegoDep *deps;
+        uint32_t n_deps, cap_deps;
 };
 
 typedef struct NegoEntry {
@@ -64,7 +74,7 @@ typedef struct RunEntry {
 
 struct NegoStream {
         uint64_t id; /* submitter << 32 | autocluster */
-        uint32_t cls[NEGO_N_FAM];
+        uint32_t cls[NEGO_N_CLS];
         bool built;
         NegoOrder *order;
         Cursor *heap[2]; /* idle, running: the accepted groups' lists by their heads */
@@ -73,7 +83,10 @@ struct NegoStream {
         uint32_t n_run, pos_run, cap_run;
         double run_key[3];
         double need[NEGO_N_RES]; /* the least any p-slot would be asked for */
+        NegoAmt *amt;            /* what is asked of each consumption shape (when it is fixed) */
+        uint32_t cap_amt;
         bool pslots;             /* some p-slot may fit */
+        size_t whole_fit;        /* p-slots the jobs fit as they were given (SIZE_MAX: not counted) */
         bool why_valid;
         size_t why_matches;
         uint64_t why_pgen;
@@ -120,10 +133,38 @@ static int entry_cmp(const void *x, const void *y) {
 
 /* ---- groups of static slots ---- */
 
+static int push_slot(uint32_t **v, uint32_t *n, uint32_t *cap, size_t slot) {
+        if (nego_grow((void **) v, cap, *n + 1, sizeof(uint32_t)) < 0)
+                return -ENOMEM;
+        (*v)[(*n)++] = (uint32_t) slot;
+        return 0;
+}
+
+/* Slot i (live, its Requirements reading the job) among its group's deps. */
+static int group_dep(NegoFast *f, NegoGroup *g, size_t i, bool running) {
+        uint32_t d = nego_fast_slot_deps(f, i);
+        NegoDep *dep = NULL;
+
+        for (uint32_t k = 0; k < g->n_deps && !dep; k++)
+                if (g->deps[k].d == d)
+                        dep = &g->deps[k];
+        if (!dep) {
+                if (nego_grow((void **) &g->deps, &g->cap_deps, g->n_deps + 1, sizeof(NegoDep)) < 0)
+                        return -ENOMEM;
+                dep = &g->deps[g->n_deps++];
+                *dep = (NegoDep){ .d = d };
+        }
+        return running ? push_slot(&dep->running, &dep->n_running, &dep->cap_running, i)
+                       : push_slot(&dep->idle, &dep->n_idle, &dep->cap_idle, i);
+}
+
+/* The static slots by shape for the jobs' Requirements; those whose own
+ * Requirements are false whatever the job (a desktop in use) in no list. */
 static int groups_make(NegoFast *f) {
         const NegoCycle *c = f->c;
         uint32_t n_shapes = f->shape_table[NEGO_F_JREQ].n;
         _cleanup_free_ uint32_t *group_of = malloc((n_shapes + 1) * sizeof(uint32_t));
+        int r;
 
         if (!group_of)
                 return -ENOMEM;
@@ -131,35 +172,31 @@ static int groups_make(NegoFast *f) {
         f->groups = calloc(n_shapes + 1, sizeof(NegoGroup));
         if (!f->groups)
                 return -ENOMEM;
-        for (int pass = 0; pass < 2; pass++)
-                for (size_t i = 0; i < c->n_slots; i++) {
-                        const NegoSlot *slot = &c->slots[i];
-                        uint32_t shape = f->shape[i * NEGO_N_FAM + NEGO_F_JREQ];
-                        NegoGroup *g;
+        for (size_t i = 0; i < c->n_slots; i++) {
+                const NegoSlot *slot = &c->slots[i];
+                uint32_t shape = f->shape[i * NEGO_N_FAM + NEGO_F_JREQ];
+                NegoGroup *g;
+                int fixed;
 
-                        if (slot->skip || slot->partitionable || (slot->running && !c->s->consider_preemption))
-                                continue;
-                        if (group_of[shape] == UINT32_MAX) {
-                                group_of[shape] = (uint32_t) f->n_groups++;
-                                f->groups[group_of[shape]].rep = (uint32_t) i;
-                        }
-                        g = &f->groups[group_of[shape]];
-                        if (pass == 0) {
-                                slot->running ? g->n_running++ : g->n_idle++;
-                                continue;
-                        }
-                        if (!g->idle) {
-                                g->idle = malloc((g->n_idle + 1) * sizeof(uint32_t));
-                                g->running = malloc((g->n_running + 1) * sizeof(uint32_t));
-                                if (!g->idle || !g->running)
-                                        return -ENOMEM;
-                                g->n_idle = g->n_running = 0;
-                        }
-                        if (slot->running)
-                                g->running[g->n_running++] = (uint32_t) i;
-                        else
-                                g->idle[g->n_idle++] = (uint32_t) i;
+                if (slot->skip || slot->partitionable || (slot->running && !c->s->consider_preemption))
+                        continue;
+                if (group_of[shape] == UINT32_MAX) {
+                        group_of[shape] = (uint32_t) f->n_groups++;
+                        f->groups[group_of[shape]].rep = (uint32_t) i;
                 }
+                g = &f->groups[group_of[shape]];
+                fixed = nego_fast_start_fixed(f, i);
+                if (fixed == 0) {
+                        g->n_dead++;
+                        continue;
+                }
+                r = slot->running ? push_slot(&g->running, &g->n_running, &g->cap_running, i)
+                                  : push_slot(&g->idle, &g->n_idle, &g->cap_idle, i);
+                if (r >= 0 && fixed < 0)
+                        r = group_dep(f, g, i, slot->running);
+                if (r < 0)
+                        return r;
+        }
         return 0;
 }
 
@@ -179,7 +216,7 @@ int nego_fast_slot_groups(NegoCycle *c, size_t **ret_slots, size_t **ret_counts,
         }
         for (size_t g = 0; g < f->n_groups; g++) {
                 slots[n] = f->groups[g].rep;
-                counts[n++] = f->groups[g].n_idle + f->groups[g].n_running;
+                counts[n++] = f->groups[g].n_idle + f->groups[g].n_running + f->groups[g].n_dead;
         }
         for (size_t k = 0; k < f->n_pslots; k++) {
                 slots[n] = f->pslots[k];
@@ -365,36 +402,32 @@ static int stream_get(NegoFast *f, uint32_t sub, uint32_t ac, NegoStream **ret) 
         return 0;
 }
 
-/* The least a p-slot would be asked for by the stream's jobs, over the
- * consumption policies of the p-slots (when what is asked does not
- * depend on what is left). */
-static void stream_need(NegoFast *f, NegoStream *st, const ClassAd *job) {
+/* What the stream's jobs ask of each consumption shape of the p-slots
+ * and the least of it (when what is asked does not depend on what is
+ * left). */
+static int stream_need(NegoFast *f, NegoStream *st, const ClassAd *job) {
         st->pslots = false;
         for (int r = 0; r < NEGO_N_RES; r++)
                 st->need[r] = 0;
         if (f->n_pslots == 0)
-                return;
+                return 0;
         if (f->slot_dyn[NEGO_F_AMT]) {
                 st->pslots = true;
-                return;
+                return 0;
         }
-        for (size_t k = 0; k < f->n_pslots; k++) {
-                size_t i = f->pslots[k];
-                bool seen = false;
-                NegoAmt amt;
-
-                for (size_t j = 0; j < k && !seen; j++)
-                        seen = f->pstate[f->pslots[j]].amt_orig == f->pstate[i].amt_orig;
-                if (seen)
-                        continue;
-                nego_fast_amounts(f, st->cls, job, i, true, &amt);
-                if (!amt.ok)
+        if (nego_grow((void **) &st->amt, &st->cap_amt, f->n_amt_groups, sizeof(NegoAmt)) < 0)
+                return -ENOMEM;
+        for (uint32_t g = 0; g < f->n_amt_groups; g++) {
+                NegoAmt *amt = &st->amt[g];
+                nego_fast_amounts(f, st->cls, job, f->amt_reps[g], true, amt);
+                if (!amt->ok)
                         continue;
                 for (int r = 0; r < NEGO_N_RES; r++)
-                        if (!st->pslots || amt.a[r] < st->need[r])
-                                st->need[r] = amt.a[r];
+                        if (!st->pslots || amt->a[r] < st->need[r])
+                                st->need[r] = amt->a[r];
                 st->pslots = true;
         }
+        return 0;
 }
 
 static int stream_build(NegoFast *f, NegoStream *st, const uint32_t *cls, const ClassAd *job) {
@@ -404,6 +437,7 @@ static int stream_build(NegoFast *f, NegoStream *st, const uint32_t *cls, const 
         st->n_heap[0] = st->n_heap[1] = 0;
         st->n_run = st->pos_run = 0;
         st->why_valid = false;
+        st->whole_fit = SIZE_MAX;
         if ((r = order_get(f, cls, &st->order)) < 0)
                 return r;
         for (size_t g = 0; g < f->n_groups; g++) {
@@ -424,7 +458,8 @@ static int stream_build(NegoFast *f, NegoStream *st, const uint32_t *cls, const 
         for (int k = 0; k < 2; k++)
                 for (uint32_t i = st->n_heap[k] / 2; i-- > 0;)
                         heap_down(st->heap[k], st->n_heap[k], i);
-        stream_need(f, st, job);
+        if ((r = stream_need(f, st, job)) < 0)
+                return r;
         st->built = true;
         return 0;
 }
@@ -557,11 +592,15 @@ static int ptree_sync(NegoFast *f, NegoStream *st, const ClassAd *job) {
         return 0;
 }
 
-/* Whether job fits what is left of p-slot i; amounts in *amt. */
-static bool pslot_fits(NegoFast *f, const uint32_t *cls, const ClassAd *job, size_t i, bool whole, NegoAmt *amt) {
+/* Whether job fits what is left of p-slot i (or of it as given: whole);
+ * what it takes in *amt. */
+static bool pslot_fits(NegoFast *f, const NegoStream *st, const ClassAd *job, size_t i, bool whole, NegoAmt *amt) {
         const double *have = whole ? f->pstate[i].orig : f->pstate[i].rem;
 
-        nego_fast_amounts(f, cls, job, i, whole, amt);
+        if (f->slot_dyn[NEGO_F_AMT])
+                nego_fast_amounts(f, st->cls, job, i, whole, amt);
+        else
+                *amt = st->amt[f->pstate[i].amt_group];
         if (!amt->ok)
                 return false;
         for (int r = 0; r < NEGO_N_RES; r++)
@@ -572,21 +611,91 @@ static bool pslot_fits(NegoFast *f, const uint32_t *cls, const ClassAd *job, siz
 
 typedef struct Visit {
         NegoFast *f;
-        const uint32_t *cls;
+        const NegoStream *st;
         const ClassAd *job;
         NegoAmt amt;
+        size_t fit, job_false, slot_false; /* of the p-slots visited */
 } Visit;
 
 static bool pslot_visit(void *userdata, uint32_t slot) {
         Visit *v = userdata;
 
-        return pslot_fits(v->f, v->cls, v->job, slot, false, &v->amt) && nego_fast_job_ok(v->f, v->cls, v->job, slot) &&
-               nego_fast_slot_ok(v->f, v->cls, v->job, slot);
+        if (!pslot_fits(v->f, v->st, v->job, slot, false, &v->amt))
+                return false;
+        v->fit++;
+        if (!nego_fast_job_ok(v->f, v->st->cls, v->job, slot)) {
+                v->job_false++;
+                return false;
+        }
+        if (!nego_fast_slot_ok(v->f, v->st->cls, v->job, slot)) {
+                v->slot_false++;
+                return false;
+        }
+        return true;
 }
 
 /* ---- why nothing matched ---- */
 
-static void why_nothing(NegoFast *f, NegoStream *st, const NegoSub *sub, const ClassAd *job, NegoWhy *w) {
+/* The p-slots' part of why: from the search that found none (when what
+ * a job takes does not depend on what is left, a p-slot it fits now fits
+ * as given, and those it fits as given are the same all cycle long). */
+static void why_pslots(NegoFast *f, NegoStream *st, const ClassAd *job, const Visit *v, NegoWhy *w) {
+        NegoAmt amt;
+
+        if (!f->slot_dyn[NEGO_F_AMT] && !st->pslots) { /* fits none, even as given */
+                w->job_false += f->n_pslots;
+                return;
+        }
+        if (f->slot_dyn[NEGO_F_AMT] || !v) {
+                for (size_t k = 0; k < f->n_pslots; k++) {
+                        size_t i = f->pslots[k];
+                        if (!pslot_fits(f, st, job, i, false, &amt))
+                                pslot_fits(f, st, job, i, true, &amt) ? w->taken++ : w->job_false++;
+                        else if (!nego_fast_job_ok(f, st->cls, job, i))
+                                w->job_false++;
+                        else if (!nego_fast_slot_ok(f, st->cls, job, i))
+                                w->slot_false++;
+                }
+                return;
+        }
+        if (st->whole_fit == SIZE_MAX) {
+                st->whole_fit = 0;
+                for (size_t k = 0; k < f->n_pslots; k++)
+                        st->whole_fit += pslot_fits(f, st, job, f->pslots[k], true, &amt);
+        }
+        w->job_false += f->n_pslots - st->whole_fit + v->job_false;
+        w->slot_false += v->slot_false;
+        w->taken += st->whole_fit - v->fit;
+}
+
+/* Of group g's slots that read set k of the job, how many, idle and
+ * running, refuse the stream's jobs (the same for every job of the same
+ * class for that set). */
+static void dep_false(NegoFast *f, const NegoStream *st, size_t g, uint32_t k, const ClassAd *job, uint32_t *sf_idle,
+                      uint32_t *sf_running) {
+        const NegoDep *dep = &f->groups[g].deps[k];
+        uint32_t cls = dep->d == NEGO_DEPS_ALL ? st->cls[NEGO_F_SREQ] : nego_fast_deps_class(f, st->cls[NEGO_CLS_AC], dep->d),
+                 a = 0, b = 0;
+        uint64_t key = ((uint64_t) g << 40) ^ ((uint64_t) k << 32) ^ cls, v;
+        bool cache = g < (1u << 24) && k < 256 && cls < NEGO_FRESH_BASE;
+
+        if (cache && nego_memo_get(&f->dep_false, key, &v)) {
+                *sf_idle += (uint32_t) (v >> 32);
+                *sf_running += (uint32_t) v;
+                return;
+        }
+        for (uint32_t m = 0; m < dep->n_idle; m++)
+                a += !nego_fast_slot_ok(f, st->cls, job, dep->idle[m]);
+        for (uint32_t m = 0; m < dep->n_running; m++)
+                b += !nego_fast_slot_ok(f, st->cls, job, dep->running[m]);
+        if (cache)
+                (void) nego_memo_put(&f->dep_false, key, ((uint64_t) a << 32) | b);
+        *sf_idle += a;
+        *sf_running += b;
+}
+
+static void why_nothing(NegoFast *f, NegoStream *st, const NegoSub *sub, const ClassAd *job, const Visit *v,
+                        NegoWhy *w) {
         const NegoCycle *c = f->c;
 
         if (st->why_valid && st->why_matches == c->n_matches && st->why_pgen == f->pgen) {
@@ -596,34 +705,30 @@ static void why_nothing(NegoFast *f, NegoStream *st, const NegoSub *sub, const C
         *w = (NegoWhy){ .slots = f->considered };
         for (size_t g = 0; g < f->n_groups; g++) {
                 const NegoGroup *grp = &f->groups[g];
+                uint32_t sf_idle = 0, sf_running = 0;
+
                 if (!nego_fast_job_ok(f, st->cls, job, grp->rep)) {
-                        w->job_false += grp->n_idle + grp->n_running;
+                        w->job_false += grp->n_idle + grp->n_running + grp->n_dead;
                         continue;
                 }
                 /* No candidate is left: every slot the job accepts refuses
                  * it, is taken, or runs a job it may not preempt. */
-                for (int k = 0; k < 2; k++)
-                        for (uint32_t m = 0; m < (k ? grp->n_running : grp->n_idle); m++) {
-                                size_t i = k ? grp->running[m] : grp->idle[m];
-                                NegoKeep keep = NEGO_KEEP_NONE;
-                                if (!nego_fast_slot_ok(f, st->cls, job, i))
-                                        w->slot_false++;
-                                else if (c->slots[i].taken)
-                                        w->taken++;
-                                else if (k && running_reason(f, st->cls, sub, job, i, &keep) < 0)
-                                        w->kept[keep]++;
-                        }
+                for (uint32_t k = 0; k < grp->n_deps; k++)
+                        dep_false(f, st, g, k, job, &sf_idle, &sf_running);
+                w->slot_false += grp->n_dead + sf_idle + sf_running;
+                w->taken += grp->n_idle - sf_idle;
+                for (uint32_t m = 0; m < grp->n_running; m++) {
+                        size_t i = grp->running[m];
+                        NegoKeep keep = NEGO_KEEP_NONE;
+                        if (!nego_fast_slot_ok(f, st->cls, job, i))
+                                continue; /* counted above */
+                        if (c->slots[i].taken)
+                                w->taken++;
+                        else if (running_reason(f, st->cls, sub, job, i, &keep) < 0)
+                                w->kept[keep]++;
+                }
         }
-        for (size_t k = 0; k < f->n_pslots; k++) {
-                size_t i = f->pslots[k];
-                NegoAmt amt;
-                if (!pslot_fits(f, st->cls, job, i, false, &amt))
-                        pslot_fits(f, st->cls, job, i, true, &amt) ? w->taken++ : w->job_false++;
-                else if (!nego_fast_job_ok(f, st->cls, job, i))
-                        w->job_false++;
-                else if (!nego_fast_slot_ok(f, st->cls, job, i))
-                        w->slot_false++;
-        }
+        why_pslots(f, st, job, v, w);
         st->why = *w;
         st->why_valid = true;
         st->why_matches = c->n_matches;
@@ -634,30 +739,31 @@ static void why_nothing(NegoFast *f, NegoStream *st, const NegoSub *sub, const C
 
 int nego_fast_best_slot(NegoCycle *c, NegoSub *sub, NegoJob *job, NegoPick *ret) {
         NegoFast *f = c->fast;
-        uint32_t cls[NEGO_N_FAM];
+        uint32_t cls[NEGO_N_CLS];
         NegoStream *st;
         const NegoEntry *idle;
         Key best, run;
-        bool have = false;
+        bool have = false, searched = false;
         NegoAmt amt = {};
         int r;
 
-        nego_job_ephemeral(c, sub, job->ad);
+        if (f->eph_read)
+                nego_job_ephemeral(c, sub, job->ad);
         if (!f->groups && (r = groups_make(f)) < 0)
                 return r;
         if ((r = stream_get(f, (uint32_t) sub->index, job->ac, &st)) < 0 ||
-            (r = nego_fast_classes(f, &f->acs[job->ac], job->ad, cls)) < 0)
+            (r = nego_fast_classes(f, job->ac, job->ad, cls)) < 0)
                 return r;
         if (!st->built || !c->s->matchlist_caching || !same_stream_cls(st, cls))
                 if ((r = stream_build(f, st, cls, job->ad)) < 0)
                         return r;
 
+        Visit v = { f, st, job->ad, {}, 0, 0, 0 };
         if ((idle = idle_peek(f, st, job->ad))) {
                 best = (Key){ { idle->key[0], idle->key[1], idle->key[2] }, 2, 0, idle->slot };
                 have = true;
         }
         if (st->pslots) {
-                Visit v = { f, st->cls, job->ad, {} };
                 uint32_t slot;
                 if ((r = ptree_sync(f, st, job->ad)) < 0)
                         return r;
@@ -668,6 +774,7 @@ int nego_fast_best_slot(NegoCycle *c, NegoSub *sub, NegoJob *job, NegoPick *ret)
                         amt = v.amt;
                         have = true;
                 }
+                searched = true;
         }
         if ((r = running_best(f, st, sub, job->ad, have ? &best : NULL, &run)) < 0)
                 return r;
@@ -676,7 +783,8 @@ int nego_fast_best_slot(NegoCycle *c, NegoSub *sub, NegoJob *job, NegoPick *ret)
                 have = true;
         }
         if (!have) {
-                why_nothing(f, st, sub, job->ad, &job->why);
+                /* nothing: the p-slots were searched without a bound */
+                why_nothing(f, st, sub, job->ad, searched ? &v : NULL, &job->why);
                 return -ENOENT;
         }
         *ret = (NegoPick){ .slot = best.slot, .reason = 2 - best.order };
@@ -691,6 +799,7 @@ void nego_fast_streams_free(NegoFast *f) {
                         free(f->streams[i]->heap[0]);
                         free(f->streams[i]->heap[1]);
                         free(f->streams[i]->run);
+                        free(f->streams[i]->amt);
                         free(f->streams[i]);
                 }
         free(f->streams);
@@ -710,6 +819,11 @@ void nego_fast_streams_free(NegoFast *f) {
         for (size_t g = 0; f->groups && g < f->n_groups; g++) {
                 free(f->groups[g].idle);
                 free(f->groups[g].running);
+                for (uint32_t k = 0; k < f->groups[g].n_deps; k++) {
+                        free(f->groups[g].deps[k].idle);
+                        free(f->groups[g].deps[k].running);
+                }
+                free(f->groups[g].deps);
         }
         free(f->groups);
 }

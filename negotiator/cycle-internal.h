@@ -21,6 +21,7 @@ typedef struct NegoSlot {
         bool taken;         /* matched this cycle */
         bool in_retirement; /* RetirementTimeRemaining > 0 */
         char *remote_user;  /* the running job's submitter */
+        size_t remote_sub;  /* that submitter's first namesake among the input's, or SIZE_MAX */
         double remote_eup;
         double current_rank;
         double weight;
@@ -66,6 +67,8 @@ typedef struct NegoJob {
 typedef struct NegoSub {
         const char *name;
         size_t index;  /* in the input */
+        size_t same;   /* the first submitter of the input with this name (usually itself) */
+        size_t next_same; /* the next one with this name, or SIZE_MAX */
         size_t group;
         double eup;
         double *used;  /* weight in use now (points into the cycle's usage table) */

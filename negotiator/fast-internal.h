@@ -38,6 +38,10 @@ typedef enum NegoFamily {
 
 enum { NEGO_SIDE_JOB, NEGO_SIDE_SLOT };
 
+/* A job's classes: one per family, then its autocluster. */
+#define NEGO_CLS_AC NEGO_N_FAM
+#define NEGO_N_CLS (NEGO_N_FAM + 1)
+
 typedef struct NegoNames {
         const CaName **v;
         uint32_t n, cap;
@@ -75,11 +79,16 @@ typedef struct NegoAc {
         uint32_t cls[NEGO_N_FAM];
 } NegoAc;
 
+/* What a slot's START reads of the job: a set of job attributes (that
+ * every job defines without references), or all of the family's. */
+#define NEGO_DEPS_ALL 0
+
 /* A partitionable slot's state as the cycle consumes it. */
 typedef struct NegoPState {
         double rem[NEGO_N_RES];  /* what is left (Cpus, Memory, Disk) */
         double orig[NEGO_N_RES]; /* as given */
         uint32_t amt_orig;       /* NEGO_F_AMT shape of the ad as given */
+        uint32_t amt_group;      /* which of the distinct amt_orig it has */
         uint32_t ordinal;        /* among the partitionable slots */
         uint64_t gen;            /* the change that last touched it */
         bool changed;            /* Cpus/Memory/Disk rewritten as literals */
@@ -96,7 +105,9 @@ typedef struct NegoFast {
         NegoNames names[NEGO_N_FAM][2];
         NegoNames job_all, slot_all; /* unions (job side without the ephemeral names) */
         uint8_t eph_mask[NEGO_N_FAM];  /* which of the job's ephemeral attributes a family reads */
+        bool eph_read;                 /* any: they are written into the job ad before matching */
         uint8_t nocache_mask;          /* families never memoised (unstable, reading what changes) */
+        NegoNames job_expr;            /* job-side names some job defines by an expression with references */
         bool slot_dyn[NEGO_N_FAM];     /* reads a p-slot's Cpus/Memory/Disk */
 
         /* ---- jobs ---- */
@@ -104,7 +115,7 @@ typedef struct NegoFast {
         size_t n_jobs;
         NegoAc *acs;
         uint32_t n_acs, cap_acs;
-        NegoIntern ac_table, cls_table[NEGO_N_FAM], eph_table;
+        NegoIntern cls_table[NEGO_N_FAM], eph_table;
         char **eph_text; /* per eph_table entry: family, base class, text */
         uint32_t cap_eph_text;
         uint32_t fresh;  /* ids for what is never cached */
@@ -120,6 +131,8 @@ typedef struct NegoFast {
         NegoPState *pstate; /* [slot] (partitionable slots only) */
         size_t *pslots;     /* the partitionable slots considered */
         size_t n_pslots;
+        size_t *amt_reps;   /* a p-slot of each distinct amt_orig */
+        uint32_t n_amt_groups;
         uint64_t pgen;      /* p-slot changes so far */
         size_t *plog;       /* the slots changed, in order */
         size_t n_plog, cap_plog;
@@ -127,6 +140,17 @@ typedef struct NegoFast {
 
         /* ---- memoised evaluations ---- */
         NegoMemo memo[NEGO_N_FAM];
+        /* The slots' Requirements per what each reads of the job: a slot
+         * that reads nothing of it is evaluated once. */
+        NegoNames *deps;    /* interned sets; [NEGO_DEPS_ALL] unused */
+        uint32_t n_deps, cap_deps;
+        uint32_t *sreq_deps; /* per NEGO_F_SREQ shape: its set (UINT32_MAX: not known yet) */
+        uint32_t cap_sreq_deps;
+        NegoIntern dep_table; /* (set, job's projection on it) -> class */
+        NegoMemo dep_of_ac;   /* (autocluster, set) -> class */
+        NegoMemo memo_dep;    /* (class, NEGO_F_SREQ shape) -> Requirements */
+        NegoMemo dep_false;   /* (group, its set, class) -> how many of its slots refuse: idle << 32 | running */
+        ClassAd *no_job;      /* an empty ad: the TARGET of what reads no job */
         NegoAmt *amts;
         size_t n_amts, cap_amts;
 
@@ -153,6 +177,9 @@ typedef bool (*NegoSameFn)(NegoFast *f, uint32_t id, uint32_t cand, const void *
 int nego_intern(NegoFast *f, NegoIntern *t, uint64_t hash, uint32_t cand, NegoSameFn same, const void *extra,
                 uint32_t *ret_id, bool *ret_new);
 void nego_intern_free(NegoIntern *t);
+bool nego_memo_get(const NegoMemo *m, uint64_t key, uint64_t *ret);
+int nego_memo_put(NegoMemo *m, uint64_t key, uint64_t val); /* -ENOMEM: not remembered */
+#define NEGO_FRESH_BASE 0x80000000u /* class ids never seen twice: not cached */
 
 /* The analysis, the autoclusters and the slot shapes; *ret NULL when an
  * expression reads what the analysis cannot name (the cycle runs plain).
@@ -160,8 +187,15 @@ void nego_intern_free(NegoIntern *t);
 int nego_fast_new(NegoCycle *c, NegoFast **ret);
 void nego_fast_free(NegoFast *f);
 /* The effective classes of job (of autocluster ac) for every family: the
- * autocluster's, with the ephemeral attributes it reads now. */
-int nego_fast_classes(NegoFast *f, const NegoAc *ac, const ClassAd *job, uint32_t *ret);
+ * autocluster's, with the ephemeral attributes it reads now; ret[NEGO_N_CLS]. */
+int nego_fast_classes(NegoFast *f, uint32_t ac, const ClassAd *job, uint32_t *ret);
+/* Whether slot's Requirements hold whatever the job (1), for none (0), or
+ * depend on the job (-1). */
+int nego_fast_start_fixed(NegoFast *f, size_t slot);
+/* What slot's Requirements read of the job: a set of f->deps. */
+uint32_t nego_fast_slot_deps(NegoFast *f, size_t slot);
+/* The job's class (autocluster ac) for what set d reads. */
+uint32_t nego_fast_deps_class(NegoFast *f, uint32_t ac, uint32_t d);
 /* Memoised evaluations of job (classes cls) against slot. */
 bool nego_fast_job_ok(NegoFast *f, const uint32_t *cls, const ClassAd *job, size_t slot);
 bool nego_fast_slot_ok(NegoFast *f, const uint32_t *cls, const ClassAd *job, size_t slot);

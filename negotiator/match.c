@@ -164,7 +164,7 @@ int nego_preemption_reason(const NegoCycle *c, const NegoSlot *slot, const NegoS
         }
         if (rank > slot->current_rank)
                 return NEGO_RANK;
-        if (slot->remote_user && strcmp(slot->remote_user, sub->name) == 0) {
+        if (slot->remote_sub != SIZE_MAX && slot->remote_sub == sub->same) {
                 *keep = NEGO_KEEP_SAME_USER;
                 return -1;
         }

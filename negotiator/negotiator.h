@@ -36,7 +36,9 @@
  *
  * Ads are borrowed. The cycle writes the ephemeral attributes of 3.4.3
  * (SubmitterUserPrio, RemoteUserPrio, ... SubmitterGroup, RemoteGroup)
- * into the ads it is given, as HTCondor's negotiator does into its copies.
+ * into the ads it is given, as HTCondor's negotiator does into its copies
+ * (the fast path writes the Submitter* ones into a job's ad only when an
+ * expression in play reads them).
  *
  * Conventions: >= 0 on success, -errno on failure; outputs last, ret_*.
  */

@@ -44,7 +44,7 @@ static const char *const eph_names[N_EPH] = {
 static const char *const dyn_names[NEGO_N_RES] = { "Cpus", "Memory", "Disk" };
 
 #define EFF_BASE 0x40000000u   /* ids of classes with ephemeral values */
-#define FRESH_BASE 0x80000000u /* ids never seen twice */
+#define FRESH_BASE NEGO_FRESH_BASE
 
 int nego_grow(void **v, uint32_t *cap, size_t need, size_t elem) {
         size_t cap2;
@@ -129,7 +129,7 @@ void nego_intern_free(NegoIntern *t) {
 
 /* ---- memo ---- */
 
-static bool memo_get(const NegoMemo *m, uint64_t key, uint64_t *ret) {
+bool nego_memo_get(const NegoMemo *m, uint64_t key, uint64_t *ret) {
         if (!m->keys)
                 return false;
         for (size_t i = mix(0, key) & m->mask; m->keys[i]; i = (i + 1) & m->mask)
@@ -140,7 +140,7 @@ static bool memo_get(const NegoMemo *m, uint64_t key, uint64_t *ret) {
         return false;
 }
 
-static int memo_put(NegoMemo *m, uint64_t key, uint64_t val) {
+int nego_memo_put(NegoMemo *m, uint64_t key, uint64_t val) {
         size_t i;
 
         if (!m->keys || (m->n + 1) * 2 > m->mask + 1) {
@@ -184,7 +184,8 @@ typedef struct Ref {
 typedef struct NameInfo {
         const CaName *name;
         bool scanned, pending;
-        Ref *refs;
+        bool missing; /* some ad of its side has no such attribute */
+        Ref *refs;    /* of its expressions in the ads of its side */
         uint32_t n_refs, cap_refs;
 } NameInfo;
 
@@ -197,18 +198,26 @@ typedef struct NameMap {
 
 typedef struct Work {
         uint8_t fam, side;
+        bool plain; /* a plain reference: TARGET's when MY has no such attribute */
         const CaName *name;
 } Work;
 
 typedef struct Analysis {
         NegoFast *f;
         NameMap info[2];
+        NegoNames plain[NEGO_N_FAM][2]; /* plain references followed */
         Work *work, *deferred;
         uint32_t n_work, cap_work, n_deferred, cap_deferred;
         bool opaque, oom;
         NegoFamily fam; /* for the callbacks */
         int side;
         NameInfo *scanning;
+        /* The jobs, refined into autoclusters as job-side names are found. */
+        uint32_t *job_ac;
+        NegoIntern acs;
+        uint32_t *parent; /* per entry of acs: the autocluster it refined */
+        uint32_t cap_parent;
+        const NegoNames *refining;
 } Analysis;
 
 static NameInfo *info_get(Analysis *a, int side, const CaName *name) {
@@ -253,15 +262,22 @@ static void reach(Analysis *a, NegoFamily fam, int side, const CaName *name) {
         if (r < 0)
                 a->oom = true;
         else if (r > 0)
-                push_work(a, &a->work, &a->n_work, &a->cap_work, (Work){ fam, (uint8_t) side, name });
+                push_work(a, &a->work, &a->n_work, &a->cap_work, (Work){ fam, (uint8_t) side, false, name });
 }
 
 /* A reference read with MY on `side`. */
 static void edge(Analysis *a, NegoFamily fam, int side, const CaName *name, CaRefKind kind) {
+        int r;
+
         switch (kind) {
         case CA_REF_PLAIN:
                 reach(a, fam, side, name);
-                reach(a, fam, !side, name); /* not in MY: TARGET's, in old mode */
+                /* in old mode TARGET's when MY has none: known once the
+                 * ads of side are scanned for it */
+                if ((r = names_add(&a->plain[fam][side], name)) < 0)
+                        a->oom = true;
+                else if (r > 0)
+                        push_work(a, &a->work, &a->n_work, &a->cap_work, (Work){ fam, (uint8_t) side, true, name });
                 break;
         case CA_REF_MY:
                 reach(a, fam, side, name);
@@ -301,32 +317,88 @@ static void on_scan_ref(const CaName *name, CaRefKind kind, void *userdata) {
         info->refs[info->n_refs++] = (Ref){ name, (uint8_t) kind };
 }
 
-/* The references of name's expression in every considered slot. */
+/* The references of name's expression in every slot that may be matched. */
 static void scan_slots(Analysis *a, NameInfo *info) {
         const NegoCycle *c = a->f->c;
 
         a->scanning = info;
         for (size_t i = 0; i < c->n_slots; i++)
-                if (!c->slots[i].skip)
-                        classad_attr_refs(c->in->slots[i], info->name, on_scan_ref, a);
+                if (!c->slots[i].skip && !classad_attr_refs(c->in->slots[i], info->name, on_scan_ref, a))
+                        info->missing = true;
         info->scanned = true;
 }
 
-/* The references of the pending names' expressions in every job. */
-static void scan_jobs(Analysis *a) {
-        NameMap *m = &a->info[NEGO_SIDE_JOB];
+typedef struct Refine {
+        Analysis *a;
+        uint32_t parent;
+} Refine;
 
-        for (size_t j = 0; j < a->f->n_jobs; j++)
-                for (uint32_t k = 0; k < m->n; k++)
-                        if (m->v[k].pending) {
-                                a->scanning = &m->v[k];
-                                classad_attr_refs(a->f->jobs[j], m->v[k].name, on_scan_ref, a);
-                        }
+static bool same_refined(NegoFast *f, uint32_t id, uint32_t cand, const void *extra) {
+        const Refine *x = extra;
+        const ClassAd *rep = f->jobs[x->a->acs.v[id].rep];
+
+        if (x->a->parent[id] != x->parent)
+                return false;
+        for (uint32_t k = 0; k < x->a->refining->n; k++)
+                if (!classad_attr_same(rep, f->jobs[cand], x->a->refining->v[k]))
+                        return false;
+        return true;
+}
+
+/* The jobs' autoclusters refined by the job-side names found since the
+ * last pass (each job compared with its autocluster's first job), and
+ * the references of those names' expressions in each autocluster. */
+static int refine(Analysis *a) {
+        NegoFast *f = a->f;
+        NameMap *m = &a->info[NEGO_SIDE_JOB];
+        NegoIntern old = a->acs;
+        _cleanup_free_ uint32_t *old_parent = a->parent;
+        NegoNames names = {};
+        int r = 0;
+
+        a->acs = (NegoIntern){};
+        a->parent = NULL;
+        a->cap_parent = 0;
         for (uint32_t k = 0; k < m->n; k++)
-                if (m->v[k].pending) {
-                        m->v[k].pending = false;
-                        m->v[k].scanned = true;
+                if (m->v[k].pending && (r = names_add(&names, m->v[k].name)) < 0)
+                        goto done;
+        a->refining = &names;
+        for (size_t j = 0; j < f->n_jobs; j++) {
+                Refine x = { a, a->job_ac[j] };
+                uint64_t h = mix(0x6A6F62, x.parent);
+                uint32_t id;
+                bool fresh;
+
+                if (j > 0 && f->jobs[j] == f->jobs[j - 1]) { /* procs sharing their cluster's ad */
+                        a->job_ac[j] = a->job_ac[j - 1];
+                        continue;
                 }
+                for (uint32_t k = 0; k < names.n; k++)
+                        h = mix(h, classad_attr_fingerprint(f->jobs[j], names.v[k]));
+                if ((r = nego_intern(f, &a->acs, h, (uint32_t) j, same_refined, &x, &id, &fresh)) < 0)
+                        goto done;
+                if (fresh) {
+                        if ((r = nego_grow((void **) &a->parent, &a->cap_parent, id + 1, sizeof(uint32_t))) < 0)
+                                goto done;
+                        a->parent[id] = x.parent;
+                }
+                a->job_ac[j] = id;
+        }
+        for (uint32_t k = 0; k < m->n; k++) {
+                NameInfo *info = &m->v[k];
+                if (!info->pending)
+                        continue;
+                a->scanning = info;
+                for (uint32_t id = 0; id < a->acs.n; id++)
+                        if (!classad_attr_refs(f->jobs[a->acs.v[id].rep], info->name, on_scan_ref, a))
+                                info->missing = true;
+                info->pending = false;
+                info->scanned = true;
+        }
+done:
+        free(names.v);
+        nego_intern_free(&old);
+        return r;
 }
 
 static void closure(Analysis *a) {
@@ -348,13 +420,21 @@ static void closure(Analysis *a) {
                                         continue;
                                 }
                         }
+                        if (w.plain) {
+                                if (info->missing)
+                                        reach(a, (NegoFamily) w.fam, !w.side, w.name);
+                                continue;
+                        }
                         /* edge() only adds work: info and its refs stay put */
                         for (uint32_t i = 0; i < info->n_refs && !a->oom; i++)
                                 edge(a, (NegoFamily) w.fam, w.side, info->refs[i].name, (CaRefKind) info->refs[i].kind);
                 }
                 if (a->oom || a->n_deferred == 0)
                         return;
-                scan_jobs(a);
+                if (refine(a) < 0) {
+                        a->oom = true;
+                        return;
+                }
                 while (a->n_deferred > 0)
                         push_work(a, &a->work, &a->n_work, &a->cap_work, a->deferred[--a->n_deferred]);
         }
@@ -366,50 +446,21 @@ static void analysis_free(Analysis *a) {
                         free(a->info[s].v[i].refs);
                 free(a->info[s].v);
                 free(a->info[s].index);
+                for (int fam = 0; fam < NEGO_N_FAM; fam++)
+                        free(a->plain[fam][s].v);
         }
         free(a->work);
         free(a->deferred);
+        free(a->job_ac);
+        free(a->parent);
+        nego_intern_free(&a->acs);
 }
 
-static int analyse(NegoFast *f) {
-        static const char *const consumption[NEGO_N_RES] = { "ConsumptionCpus", "ConsumptionMemory", "ConsumptionDisk" };
-        static const char *const requests[NEGO_N_RES] = { "RequestCpus", "RequestMemory", "RequestDisk" };
-        const NegoSettings *s = f->c->s;
-        Analysis a = { .f = f };
-        int r = 0;
-
-        /* The ephemeral attributes are written before every evaluation:
-         * what the ads hold of them is not read. */
-        for (int k = 0; k < N_EPH; k++) {
-                NameInfo *info = info_get(&a, NEGO_SIDE_JOB, classad_name(eph_names[k]));
-                if (!info) {
-                        r = -ENOMEM;
-                        goto done;
-                }
-                info->scanned = true;
-        }
-        reach(&a, NEGO_F_JREQ, NEGO_SIDE_JOB, classad_name("Requirements"));
-        reach(&a, NEGO_F_JRANK, NEGO_SIDE_JOB, classad_name("Rank"));
-        reach(&a, NEGO_F_SREQ, NEGO_SIDE_SLOT, classad_name("Requirements"));
-        reach(&a, NEGO_F_SRANK, NEGO_SIDE_SLOT, classad_name("Rank"));
-        seed_expr(&a, NEGO_F_PRE, NEGO_SIDE_SLOT, s->pre_job_rank);
-        seed_expr(&a, NEGO_F_POST, NEGO_SIDE_SLOT, s->post_job_rank);
-        seed_expr(&a, NEGO_F_PREQ, NEGO_SIDE_SLOT, s->preemption_req);
-        seed_expr(&a, NEGO_F_PRANK, NEGO_SIDE_SLOT, s->preemption_rank);
-        for (int i = 0; i < NEGO_N_RES; i++) {
-                reach(&a, NEGO_F_AMT, NEGO_SIDE_SLOT, classad_name(consumption[i]));
-                /* Request<Res> is read without a TARGET: a plain name of the job's */
-                edge(&a, NEGO_F_AMT, NEGO_SIDE_JOB, classad_name(requests[i]), CA_REF_PLAIN);
-                seed_expr(&a, NEGO_F_AMT, NEGO_SIDE_JOB, s->modify[i]);
-        }
-        closure(&a);
-        if (a.oom)
-                r = -ENOMEM;
-        else if (a.opaque)
-                r = 1;
-done:
-        analysis_free(&a);
-        return r;
+static bool is_eph(const CaName *name) {
+        for (int k = 0; k < N_EPH; k++)
+                if (classad_name(eph_names[k]) == name)
+                        return true;
+        return false;
 }
 
 /* ---- jobs: autoclusters and classes ---- */
@@ -429,11 +480,6 @@ static bool jobs_same(const NegoNames *names, const ClassAd *a, const ClassAd *b
         return true;
 }
 
-static bool same_ac(NegoFast *f, uint32_t id, uint32_t cand, const void *extra) {
-        (void) extra;
-        return jobs_same(&f->job_all, f->jobs[f->ac_table.v[id].rep], f->jobs[cand]);
-}
-
 typedef struct ClsCtx {
         NegoFamily fam;
         const NegoNames *names;
@@ -445,14 +491,9 @@ static bool same_cls(NegoFast *f, uint32_t id, uint32_t cand, const void *extra)
         return jobs_same(x->names, f->jobs[f->cls_table[x->fam].v[id].rep], f->jobs[cand]);
 }
 
-static bool is_eph(const CaName *name) {
-        for (int k = 0; k < N_EPH; k++)
-                if (classad_name(eph_names[k]) == name)
-                        return true;
-        return false;
-}
-
-static int autoclusters(NegoFast *f) {
+/* The autoclusters the analysis refined the jobs into, and each one's
+ * class for every family. */
+static int autoclusters(NegoFast *f, Analysis *a) {
         NegoNames fam_names[NEGO_N_FAM] = {};
         NegoCycle *c = f->c;
         size_t j = 0;
@@ -462,35 +503,83 @@ static int autoclusters(NegoFast *f) {
                 for (uint32_t i = 0; i < f->names[fam][NEGO_SIDE_JOB].n && r >= 0; i++) {
                         const CaName *name = f->names[fam][NEGO_SIDE_JOB].v[i];
                         for (int k = 0; k < N_EPH; k++)
-                                if (classad_name(eph_names[k]) == name)
+                                if (classad_name(eph_names[k]) == name) {
                                         f->eph_mask[fam] |= (uint8_t) (1u << k);
+                                        f->eph_read = true;
+                                }
                         if (!is_eph(name) && (r = names_add(&fam_names[fam], name)) >= 0)
                                 r = names_add(&f->job_all, name);
                 }
-        for (size_t s = 0; s < c->n_subs && r >= 0; s++)
-                for (size_t k = 0; k < c->subs[s].n_jobs && r >= 0; k++, j++) {
-                        uint32_t id;
-                        bool fresh;
-
-                        r = nego_intern(f, &f->ac_table, job_hash(&f->job_all, f->jobs[j]), (uint32_t) j, same_ac, NULL, &id,
-                                   &fresh);
-                        if (r < 0)
-                                break;
-                        c->subs[s].jobs[k].ac = id;
-                        if (!fresh)
-                                continue;
-                        if ((r = nego_grow((void **) &f->acs, &f->cap_acs, f->n_acs + 1, sizeof(NegoAc))) < 0)
-                                break;
-                        NegoAc *ac = &f->acs[f->n_acs++];
-                        ac->rep = (uint32_t) j;
-                        for (int fam = 0; fam < NEGO_N_FAM && r >= 0; fam++) {
-                                ClsCtx x = { (NegoFamily) fam, &fam_names[fam] };
-                                r = nego_intern(f, &f->cls_table[fam], job_hash(&fam_names[fam], f->jobs[j]), (uint32_t) j,
-                                           same_cls, &x, &ac->cls[fam], NULL);
-                        }
+        f->acs = calloc(a->acs.n + 1, sizeof(NegoAc));
+        if (!f->acs)
+                r = -ENOMEM;
+        for (uint32_t id = 0; id < a->acs.n && r >= 0; id++) {
+                NegoAc *ac = &f->acs[id];
+                ac->rep = a->acs.v[id].rep;
+                for (int fam = 0; fam < NEGO_N_FAM && r >= 0; fam++) {
+                        ClsCtx x = { (NegoFamily) fam, &fam_names[fam] };
+                        r = nego_intern(f, &f->cls_table[fam], job_hash(&fam_names[fam], f->jobs[ac->rep]), ac->rep,
+                                        same_cls, &x, &ac->cls[fam], NULL);
                 }
+        }
+        f->n_acs = a->acs.n;
+        for (size_t s = 0; s < c->n_subs && r >= 0; s++)
+                for (size_t k = 0; k < c->subs[s].n_jobs; k++, j++)
+                        c->subs[s].jobs[k].ac = a->job_ac[j];
         for (int fam = 0; fam < NEGO_N_FAM; fam++)
                 free(fam_names[fam].v);
+        return r;
+}
+
+static int analyse(NegoFast *f) {
+        static const char *const consumption[NEGO_N_RES] = { "ConsumptionCpus", "ConsumptionMemory", "ConsumptionDisk" };
+        static const char *const requests[NEGO_N_RES] = { "RequestCpus", "RequestMemory", "RequestDisk" };
+        const NegoSettings *s = f->c->s;
+        Analysis a = { .f = f };
+        int r = 0;
+
+        a.job_ac = calloc(f->n_jobs + 1, sizeof(uint32_t));
+        if (!a.job_ac) {
+                r = -ENOMEM;
+                goto done;
+        }
+        /* The ephemeral attributes are written before every evaluation:
+         * what the ads hold of them is not read, and a job may lack some. */
+        for (int k = 0; k < N_EPH; k++) {
+                NameInfo *info = info_get(&a, NEGO_SIDE_JOB, classad_name(eph_names[k]));
+                if (!info) {
+                        r = -ENOMEM;
+                        goto done;
+                }
+                info->scanned = info->missing = true;
+        }
+        reach(&a, NEGO_F_JREQ, NEGO_SIDE_JOB, classad_name("Requirements"));
+        reach(&a, NEGO_F_JRANK, NEGO_SIDE_JOB, classad_name("Rank"));
+        reach(&a, NEGO_F_SREQ, NEGO_SIDE_SLOT, classad_name("Requirements"));
+        reach(&a, NEGO_F_SRANK, NEGO_SIDE_SLOT, classad_name("Rank"));
+        seed_expr(&a, NEGO_F_PRE, NEGO_SIDE_SLOT, s->pre_job_rank);
+        seed_expr(&a, NEGO_F_POST, NEGO_SIDE_SLOT, s->post_job_rank);
+        seed_expr(&a, NEGO_F_PREQ, NEGO_SIDE_SLOT, s->preemption_req);
+        seed_expr(&a, NEGO_F_PRANK, NEGO_SIDE_SLOT, s->preemption_rank);
+        for (int i = 0; i < NEGO_N_RES; i++) {
+                reach(&a, NEGO_F_AMT, NEGO_SIDE_SLOT, classad_name(consumption[i]));
+                /* Request<Res> is read without a TARGET: a plain name of the job's */
+                edge(&a, NEGO_F_AMT, NEGO_SIDE_JOB, classad_name(requests[i]), CA_REF_PLAIN);
+                seed_expr(&a, NEGO_F_AMT, NEGO_SIDE_JOB, s->modify[i]);
+        }
+        closure(&a);
+        /* what jobs define by expressions that read more */
+        for (uint32_t k = 0; k < a.info[NEGO_SIDE_JOB].n && !a.oom; k++)
+                if (a.info[NEGO_SIDE_JOB].v[k].n_refs > 0 && names_add(&f->job_expr, a.info[NEGO_SIDE_JOB].v[k].name) < 0)
+                        a.oom = true;
+        if (a.oom)
+                r = -ENOMEM;
+        else if (a.opaque)
+                r = 1;
+        else
+                r = autoclusters(f, &a);
+done:
+        analysis_free(&a);
         return r;
 }
 
@@ -520,10 +609,12 @@ static uint64_t hash_str(uint64_t h, const char *s) {
         return h;
 }
 
-int nego_fast_classes(NegoFast *f, const NegoAc *ac, const ClassAd *job, uint32_t *ret) {
+int nego_fast_classes(NegoFast *f, uint32_t ac_id, const ClassAd *job, uint32_t *ret) {
+        const NegoAc *ac = &f->acs[ac_id];
         char *text[N_EPH] = {};
         int r = 0;
 
+        ret[NEGO_CLS_AC] = ac_id;
         for (int fam = 0; fam < NEGO_N_FAM && r >= 0; fam++) {
                 uint8_t mask = f->eph_mask[fam];
                 char buf[1024];
@@ -688,6 +779,8 @@ static int columns(NegoFast *f) {
         return 0;
 }
 
+static int amt_groups(NegoFast *f);
+
 static int slot_shapes(NegoFast *f) {
         NegoCycle *c = f->c;
         int r;
@@ -722,6 +815,26 @@ static int slot_shapes(NegoFast *f) {
                         ps->ordinal = (uint32_t) f->n_pslots;
                         f->pslots[f->n_pslots++] = i;
                 }
+        }
+        return amt_groups(f);
+}
+
+/* The distinct consumption shapes of the p-slots as given. */
+static int amt_groups(NegoFast *f) {
+        uint32_t n_shapes = f->shape_table[NEGO_F_AMT].n;
+        _cleanup_free_ uint32_t *group_of = malloc((n_shapes + 1) * sizeof(uint32_t));
+
+        f->amt_reps = calloc(f->n_pslots + 1, sizeof(size_t));
+        if (!group_of || !f->amt_reps)
+                return -ENOMEM;
+        memset(group_of, 0xff, (n_shapes + 1) * sizeof(uint32_t));
+        for (size_t k = 0; k < f->n_pslots; k++) {
+                NegoPState *ps = &f->pstate[f->pslots[k]];
+                if (group_of[ps->amt_orig] == UINT32_MAX) {
+                        group_of[ps->amt_orig] = f->n_amt_groups;
+                        f->amt_reps[f->n_amt_groups++] = f->pslots[k];
+                }
+                ps->amt_group = group_of[ps->amt_orig];
         }
         return 0;
 }
@@ -763,35 +876,200 @@ bool nego_fast_job_ok(NegoFast *f, const uint32_t *cls, const ClassAd *job, size
         uint64_t key = memo_key(f, NEGO_F_JREQ, cls, slot), v;
         bool ok;
 
-        if (memo_get(&f->memo[NEGO_F_JREQ], key, &v))
+        if (nego_memo_get(&f->memo[NEGO_F_JREQ], key, &v))
                 return v;
         f->c->stats.evaluations++;
         ok = classad_requirements_met(job, f->c->slots[slot].ad, NEGO_MODE);
-        (void) memo_put(&f->memo[NEGO_F_JREQ], key, ok); /* a memo that cannot grow only costs time */
+        (void) nego_memo_put(&f->memo[NEGO_F_JREQ], key, ok); /* a memo that cannot grow only costs time */
         return ok;
 }
 
+/* ---- what a slot's Requirements read of the job ---- */
+
+typedef struct DepWalk {
+        NegoFast *f;
+        const ClassAd *slot;
+        NegoNames present, absent; /* the slot's names looked up */
+        NegoNames deps;            /* the job's */
+        bool all, oom;
+} DepWalk;
+
+static void dep_ref(const CaName *name, CaRefKind kind, void *userdata);
+
+/* Follows name in the slot: false when the slot has no such attribute. */
+static bool dep_follow(DepWalk *w, const CaName *name) {
+        for (uint32_t i = 0; i < w->present.n; i++)
+                if (w->present.v[i] == name)
+                        return true;
+        for (uint32_t i = 0; i < w->absent.n; i++)
+                if (w->absent.v[i] == name)
+                        return false;
+        if (names_add(&w->present, name) < 0) {
+                w->oom = true;
+                return true;
+        }
+        if (classad_attr_refs(w->slot, name, dep_ref, w))
+                return true;
+        w->present.n--; /* absent: nothing was walked, name is still the last one */
+        if (names_add(&w->absent, name) < 0)
+                w->oom = true;
+        return false;
+}
+
+static void dep_job(DepWalk *w, const CaName *name) {
+        for (uint32_t i = 0; i < w->f->job_expr.n; i++)
+                if (w->f->job_expr.v[i] == name)
+                        w->all = true; /* the job's expression reads on */
+        if (is_eph(name))
+                w->all = true; /* written anew before each job */
+        if (names_add(&w->deps, name) < 0)
+                w->oom = true;
+}
+
+static void dep_ref(const CaName *name, CaRefKind kind, void *userdata) {
+        DepWalk *w = userdata;
+
+        switch (kind) {
+        case CA_REF_OPAQUE:
+                w->all = true;
+                break;
+        case CA_REF_TARGET:
+                dep_job(w, name);
+                break;
+        case CA_REF_MY:
+                (void) dep_follow(w, name);
+                break;
+        case CA_REF_PLAIN:
+                if (!dep_follow(w, name))
+                        dep_job(w, name); /* in old mode, TARGET's */
+                break;
+        }
+}
+
+static int by_ptr(const void *x, const void *y) {
+        uintptr_t a = (uintptr_t) *(const CaName *const *) x, b = (uintptr_t) *(const CaName *const *) y;
+
+        return a < b ? -1 : a > b;
+}
+
+/* The set of job attributes slot ad's Requirements read, interned. */
+static int deps_of(NegoFast *f, const ClassAd *slot, uint32_t *ret) {
+        DepWalk w = { .f = f, .slot = slot };
+        int r = 0;
+
+        (void) dep_follow(&w, classad_name("Requirements"));
+        if (w.oom) {
+                r = -ENOMEM;
+                goto done;
+        }
+        if (w.all) {
+                *ret = NEGO_DEPS_ALL;
+                goto done;
+        }
+        if (w.deps.n > 1)
+                qsort(w.deps.v, w.deps.n, sizeof(*w.deps.v), by_ptr);
+        for (uint32_t d = 1; d < f->n_deps; d++)
+                if (f->deps[d].n == w.deps.n && (w.deps.n == 0 || memcmp(f->deps[d].v, w.deps.v, w.deps.n * sizeof(*w.deps.v)) == 0)) {
+                        *ret = d;
+                        goto done;
+                }
+        if ((r = nego_grow((void **) &f->deps, &f->cap_deps, f->n_deps + 2, sizeof(NegoNames))) < 0)
+                goto done;
+        if (f->n_deps == 0)
+                f->deps[f->n_deps++] = (NegoNames){}; /* NEGO_DEPS_ALL */
+        f->deps[f->n_deps] = w.deps;
+        w.deps = (NegoNames){};
+        *ret = f->n_deps++;
+done:
+        free(w.present.v);
+        free(w.absent.v);
+        free(w.deps.v);
+        return r;
+}
+
+uint32_t nego_fast_slot_deps(NegoFast *f, size_t slot) {
+        uint32_t shape = f->shape[slot * NEGO_N_FAM + NEGO_F_SREQ], d;
+        uint32_t n = f->shape_table[NEGO_F_SREQ].n;
+
+        if (shape >= f->cap_sreq_deps) {
+                uint32_t old = f->cap_sreq_deps;
+                if (nego_grow((void **) &f->sreq_deps, &f->cap_sreq_deps, n, sizeof(uint32_t)) < 0)
+                        return NEGO_DEPS_ALL;
+                memset(f->sreq_deps + old, 0xff, (f->cap_sreq_deps - old) * sizeof(uint32_t));
+        }
+        if (f->sreq_deps[shape] == UINT32_MAX) {
+                /* the shape's first slot: its tree is the shape's (the
+                 * rewritten Cpus/Memory/Disk of a p-slot are literals) */
+                if (deps_of(f, f->c->in->slots[f->shape_table[NEGO_F_SREQ].v[shape].rep], &d) < 0)
+                        return NEGO_DEPS_ALL;
+                f->sreq_deps[shape] = d;
+        }
+        return f->sreq_deps[shape];
+}
+
+typedef struct DepKey {
+        uint32_t d;
+        const ClassAd *job;
+} DepKey;
+
+static bool same_dep(NegoFast *f, uint32_t id, uint32_t cand, const void *extra) {
+        const DepKey *k = extra;
+        uint32_t d = f->dep_table.v[id].extra;
+
+        (void) cand;
+        return d == k->d && jobs_same(&f->deps[d], f->jobs[f->acs[f->dep_table.v[id].rep].rep], k->job);
+}
+
+uint32_t nego_fast_deps_class(NegoFast *f, uint32_t ac, uint32_t d) {
+        uint64_t key = ((uint64_t) ac << 32) | d, v;
+        DepKey k = { d, f->jobs[f->acs[ac].rep] };
+        uint32_t id;
+        bool fresh;
+
+        if (nego_memo_get(&f->dep_of_ac, key, &v))
+                return (uint32_t) v;
+        if (nego_intern(f, &f->dep_table, mix(job_hash(&f->deps[d], k.job), d), ac, same_dep, &k, &id, &fresh) < 0)
+                return FRESH_BASE + f->fresh++; /* not shared: only time lost */
+        if (fresh)
+                f->dep_table.v[id].extra = d;
+        (void) nego_memo_put(&f->dep_of_ac, key, id);
+        return id;
+}
+
 bool nego_fast_slot_ok(NegoFast *f, const uint32_t *cls, const ClassAd *job, size_t slot) {
-        uint64_t key = memo_key(f, NEGO_F_SREQ, cls, slot), v;
+        uint32_t d = nego_fast_slot_deps(f, slot);
+        NegoMemo *m = d == NEGO_DEPS_ALL ? &f->memo[NEGO_F_SREQ] : &f->memo_dep;
+        uint64_t key = d == NEGO_DEPS_ALL ? memo_key(f, NEGO_F_SREQ, cls, slot)
+                                          : ((uint64_t) nego_fast_deps_class(f, cls[NEGO_CLS_AC], d) << 32) |
+                                                    f->shape[slot * NEGO_N_FAM + NEGO_F_SREQ],
+                 v;
         bool ok;
 
-        if (memo_get(&f->memo[NEGO_F_SREQ], key, &v))
+        if (nego_memo_get(m, key, &v))
                 return v;
         f->c->stats.evaluations++;
         ok = classad_requirements_met(f->c->slots[slot].ad, job, NEGO_MODE);
-        (void) memo_put(&f->memo[NEGO_F_SREQ], key, ok);
+        (void) nego_memo_put(m, key, ok);
         return ok;
+}
+
+int nego_fast_start_fixed(NegoFast *f, size_t slot) {
+        uint32_t d = nego_fast_slot_deps(f, slot), cls[NEGO_N_CLS] = {};
+
+        if (d == NEGO_DEPS_ALL || f->deps[d].n > 0 || f->n_acs == 0)
+                return -1;
+        return nego_fast_slot_ok(f, cls, f->no_job, slot); /* autocluster 0 stands for any */
 }
 
 bool nego_fast_preq(NegoFast *f, const uint32_t *cls, const ClassAd *job, size_t slot) {
         uint64_t key = memo_key(f, NEGO_F_PREQ, cls, slot), v;
         bool ok;
 
-        if (cached(f, NEGO_F_PREQ) && memo_get(&f->memo[NEGO_F_PREQ], key, &v))
+        if (cached(f, NEGO_F_PREQ) && nego_memo_get(&f->memo[NEGO_F_PREQ], key, &v))
                 return v;
         ok = nego_eval_true(f->c->s->preemption_req, f->c->slots[slot].ad, job);
         if (cached(f, NEGO_F_PREQ))
-                (void) memo_put(&f->memo[NEGO_F_PREQ], key, ok);
+                (void) nego_memo_put(&f->memo[NEGO_F_PREQ], key, ok);
         return ok;
 }
 
@@ -800,7 +1078,7 @@ double nego_fast_number(NegoFast *f, NegoFamily fam, const uint32_t *cls, const 
         uint64_t key = memo_key(f, fam, cls, slot), v;
         double d;
 
-        if (cached(f, fam) && memo_get(&f->memo[fam], key, &v)) {
+        if (cached(f, fam) && nego_memo_get(&f->memo[fam], key, &v)) {
                 memcpy(&d, &v, sizeof(d));
                 return d;
         }
@@ -825,7 +1103,7 @@ double nego_fast_number(NegoFast *f, NegoFamily fam, const uint32_t *cls, const 
                 d = 0;
         if (cached(f, fam)) {
                 memcpy(&v, &d, sizeof(d));
-                (void) memo_put(&f->memo[fam], key, v);
+                (void) nego_memo_put(&f->memo[fam], key, v);
         }
         return d;
 }
@@ -834,7 +1112,7 @@ void nego_fast_amounts(NegoFast *f, const uint32_t *cls, const ClassAd *job, siz
         uint32_t shape = whole ? f->pstate[slot].amt_orig : f->shape[slot * NEGO_N_FAM + NEGO_F_AMT];
         uint64_t key = ((uint64_t) cls[NEGO_F_AMT] << 32) | shape, v;
 
-        if (cached(f, NEGO_F_AMT) && memo_get(&f->memo[NEGO_F_AMT], key, &v)) {
+        if (cached(f, NEGO_F_AMT) && nego_memo_get(&f->memo[NEGO_F_AMT], key, &v)) {
                 *ret = f->amts[v];
                 return;
         }
@@ -851,7 +1129,7 @@ void nego_fast_amounts(NegoFast *f, const uint32_t *cls, const ClassAd *job, siz
                 f->cap_amts = cap;
         }
         f->amts[f->n_amts] = *ret;
-        if (memo_put(&f->memo[NEGO_F_AMT], key, f->n_amts) >= 0)
+        if (nego_memo_put(&f->memo[NEGO_F_AMT], key, f->n_amts) >= 0)
                 f->n_amts++;
 }
 
@@ -875,7 +1153,7 @@ int nego_fast_new(NegoCycle *c, NegoFast **ret) {
         for (size_t s = 0; s < c->n_subs; s++)
                 for (size_t k = 0; k < c->subs[s].n_jobs; k++)
                         f->jobs[f->n_jobs++] = c->subs[s].jobs[k].ad;
-        r = analyse(f);
+        r = analyse(f); /* and the autoclusters */
         if (r != 0) {
                 /* the plain path: every job and every slot its own */
                 c->stats.autoclusters = f->n_jobs;
@@ -889,7 +1167,7 @@ int nego_fast_new(NegoCycle *c, NegoFast **ret) {
                 if (!stable && (f->eph_mask[fam] & EPH_VOLATILE))
                         f->nocache_mask |= (uint8_t) (1u << fam);
         }
-        if ((r = autoclusters(f)) < 0 || (r = slot_shapes(f)) < 0)
+        if ((r = classad_new(&f->no_job)) < 0 || (r = slot_shapes(f)) < 0)
                 goto fail;
         c->stats.autoclusters = f->n_acs;
         c->stats.slot_shapes = f->shape_table[NEGO_F_JREQ].n;
@@ -919,7 +1197,6 @@ void nego_fast_free(NegoFast *f) {
                 free(f->eph_text[i]);
         free(f->eph_text);
         nego_intern_free(&f->eph_table);
-        nego_intern_free(&f->ac_table);
         nego_intern_free(&f->order_table);
         free(f->job_all.v);
         free(f->slot_all.v);
@@ -930,7 +1207,21 @@ void nego_fast_free(NegoFast *f) {
         free(f->shape_dyn);
         free(f->pstate);
         free(f->pslots);
+        free(f->amt_reps);
         free(f->plog);
         free(f->amts);
+        free(f->job_expr.v);
+        for (uint32_t d = 0; d < f->n_deps; d++)
+                free(f->deps[d].v);
+        free(f->deps);
+        free(f->sreq_deps);
+        nego_intern_free(&f->dep_table);
+        free(f->dep_of_ac.keys);
+        free(f->dep_of_ac.vals);
+        free(f->memo_dep.keys);
+        free(f->memo_dep.vals);
+        free(f->dep_false.keys);
+        free(f->dep_false.vals);
+        classad_free(f->no_job);
         free(f);
 }

@@ -66,7 +66,7 @@ static void test_expr_refs(void) {
         }
 }
 
-/* classad_attr_refs: the attribute's own tree; nothing when absent or literal. */
+/* classad_attr_refs: the attribute's own tree; nothing when literal; false when absent. */
 static void test_attr_refs(void) {
         const char text[] = "[ Requirements = START && Cpus > 0; START = KeyboardIdle > 900; Cpus = 4 ]";
         ClassAd *ad = NULL;
@@ -76,8 +76,8 @@ static void test_attr_refs(void) {
         classad_attr_refs(ad, classad_name("requirements"), record, &seen);
         GLEAN_TEST_CHECK(strcmp(seen.text, "START Cpus") == 0, "Requirements reads '%s'", seen.text);
         seen = (Seen){};
-        classad_attr_refs(ad, classad_name("Cpus"), record, &seen);
-        classad_attr_refs(ad, classad_name("NoSuchThing"), record, &seen);
+        CU_ASSERT(classad_attr_refs(ad, classad_name("Cpus"), record, &seen));
+        CU_ASSERT(!classad_attr_refs(ad, classad_name("NoSuchThing"), record, &seen));
         CU_ASSERT_STRING_EQUAL(seen.text, "");
         CU_ASSERT(classad_name("CPUS") == classad_name("cpus"));
         classad_free(ad);
@@ -135,6 +135,20 @@ static void test_fingerprint(void) {
         }
 }
 
+/* A copy's trees are the same trees: the same fingerprints. */
+static void test_fingerprint_copy(void) {
+        const char text[] = "[ Requirements = TARGET.Memory >= RequestMemory && Arch == \"X86_64\"; memory = 1 ]";
+        const CaName *req = classad_name("Requirements");
+        ClassAd *a = NULL, *b = NULL;
+
+        CU_ASSERT_FATAL(classad_parse(text, strlen(text), CA_MODE_OLD, &a, NULL) == 0);
+        CU_ASSERT_FATAL(classad_copy(a, &b) == 0);
+        CU_ASSERT(classad_attr_same(a, b, req));
+        CU_ASSERT(classad_attr_fingerprint(a, req) == classad_attr_fingerprint(b, req));
+        classad_free(a);
+        classad_free(b);
+}
+
 /* A value set from C is the same tree as the same literal parsed. */
 static void test_fingerprint_set(void) {
         ClassAd *a = NULL, *b = NULL;
@@ -155,6 +169,7 @@ static CU_TestInfo tests[] = {
         { "expr_refs", test_expr_refs },
         { "attr_refs", test_attr_refs },
         { "fingerprint", test_fingerprint },
+        { "fingerprint_copy", test_fingerprint_copy },
         { "fingerprint_set", test_fingerprint_set },
         CU_TEST_INFO_NULL,
 };
