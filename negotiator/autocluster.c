@@ -23,6 +23,7 @@
  * the groups (one evaluation each for its Requirements) and the slots.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,13 +48,26 @@ struct NegoGroup {
 
 typedef struct NegoEntry {
         double key[3]; /* pre-job rank, the job's Rank, post-job rank */
+        double prank;  /* PREEMPTION_RANK (running slots; 0 for idle ones) */
         uint32_t slot;
+        uint32_t run;  /* running slots: its run of equal key */
 } NegoEntry;
+
+/* In a run of running slots of equal key: the least CurrentRank of those
+ * of one NEGO_F_SRANK shape (a job can preempt one of them by Rank only
+ * if the shape's RANK for it is above that). */
+typedef struct RankMin {
+        uint32_t shape, rep;
+        double min_current;
+} RankMin;
 
 typedef struct NegoList {
         NegoEntry *e;
         uint32_t *jump; /* where to look past a taken entry */
         uint32_t n;
+        uint32_t *run_mins; /* running lists: per run, its first RankMin (and the next run's) */
+        RankMin *mins;
+        uint32_t n_mins, cap_mins;
 } NegoList;
 
 struct NegoOrder {
@@ -72,6 +86,8 @@ typedef struct RunEntry {
         int reason;
 } RunEntry;
 
+enum { RUN_NONE, RUN_BUFFER, RUN_LAZY };
+
 struct NegoStream {
         uint64_t id; /* submitter << 32 | autocluster */
         uint32_t cls[NEGO_N_CLS];
@@ -79,9 +95,15 @@ struct NegoStream {
         NegoOrder *order;
         Cursor *heap[2]; /* idle, running: the accepted groups' lists by their heads */
         uint32_t n_heap[2], cap_heap[2];
-        RunEntry *run;   /* running candidates of the best ranks left, sorted */
-        uint32_t n_run, pos_run, cap_run;
+        /* The running candidates of the best ranks left: all of them in a
+         * heap (when some may preempt by Rank), or the next one found in
+         * the lists' order, by PREEMPTION_RANK (when all are by Priority). */
+        int run_mode;
         double run_key[3];
+        RunEntry *run;
+        uint32_t n_run, cap_run;
+        RunEntry front;
+        bool have_front;
         double need[NEGO_N_RES]; /* the least any p-slot would be asked for */
         NegoAmt *amt;            /* what is asked of each consumption shape (when it is fixed) */
         uint32_t cap_amt;
@@ -124,6 +146,8 @@ static bool entry_before(const NegoEntry *a, const NegoEntry *b) {
         for (int i = 0; i < 3; i++)
                 if (a->key[i] != b->key[i])
                         return a->key[i] > b->key[i];
+        if (a->prank != b->prank)
+                return a->prank > b->prank;
         return a->slot < b->slot;
 }
 
@@ -236,8 +260,9 @@ static bool same_order(NegoFast *f, uint32_t id, uint32_t cand, const void *extr
 }
 
 static int order_get(NegoFast *f, const uint32_t *cls, NegoOrder **ret) {
-        uint32_t key[3] = { cls[NEGO_F_PRE], cls[NEGO_F_JRANK], cls[NEGO_F_POST] }, id;
-        uint64_t h = ((uint64_t) key[0] * 0x9E3779B97F4A7C15ull) ^ ((uint64_t) key[1] << 21) ^ ((uint64_t) key[2] << 42);
+        uint32_t key[4] = { cls[NEGO_F_PRE], cls[NEGO_F_JRANK], cls[NEGO_F_POST], cls[NEGO_F_PRANK] }, id;
+        uint64_t h = ((uint64_t) key[0] * 0x9E3779B97F4A7C15ull) ^ ((uint64_t) key[1] << 21) ^
+                     ((uint64_t) key[2] << 42) ^ ((uint64_t) key[3] * 0xBF58476D1CE4E5B9ull);
         bool fresh;
         int r;
 
@@ -261,6 +286,45 @@ static int order_get(NegoFast *f, const uint32_t *cls, NegoOrder **ret) {
         return 0;
 }
 
+static void list_free(NegoList *l) {
+        if (!l)
+                return;
+        free(l->e);
+        free(l->jump);
+        free(l->run_mins);
+        free(l->mins);
+        free(l);
+}
+
+/* A running list's runs of equal key, and in each the least CurrentRank
+ * per slot Rank shape. */
+static int list_runs(NegoFast *f, NegoList *l) {
+        uint32_t runs = 0;
+
+        l->run_mins = malloc((l->n + 2) * sizeof(uint32_t));
+        if (!l->run_mins)
+                return -ENOMEM;
+        for (uint32_t i = 0; i < l->n; i++) {
+                const NegoSlot *slot = &f->c->slots[l->e[i].slot];
+                uint32_t shape = f->shape[l->e[i].slot * NEGO_N_FAM + NEGO_F_SRANK], k;
+
+                if (i == 0 || memcmp(l->e[i].key, l->e[i - 1].key, sizeof(l->e[i].key)) != 0)
+                        l->run_mins[runs++] = l->n_mins;
+                l->e[i].run = runs - 1;
+                for (k = l->run_mins[runs - 1]; k < l->n_mins && l->mins[k].shape != shape; k++)
+                        ;
+                if (k == l->n_mins) {
+                        if (nego_grow((void **) &l->mins, &l->cap_mins, l->n_mins + 1, sizeof(RankMin)) < 0)
+                                return -ENOMEM;
+                        l->mins[l->n_mins++] = (RankMin){ shape, l->e[i].slot, INFINITY };
+                }
+                if (slot->current_rank < l->mins[k].min_current) /* a NaN CurrentRank is never exceeded */
+                        l->mins[k].min_current = slot->current_rank;
+        }
+        l->run_mins[runs] = l->n_mins;
+        return 0;
+}
+
 /* Group g's idle or running slots, best first for job (of classes cls). */
 static int order_list(NegoFast *f, NegoOrder *o, size_t g, bool running, const uint32_t *cls, const ClassAd *job,
                       NegoList **ret) {
@@ -275,23 +339,27 @@ static int order_list(NegoFast *f, NegoOrder *o, size_t g, bool running, const u
         }
         l = calloc(1, sizeof(NegoList));
         if (!l || !(l->e = malloc((n + 1) * sizeof(NegoEntry))) || !(l->jump = malloc((n + 1) * sizeof(uint32_t)))) {
-                if (l)
-                        free(l->e);
-                free(l);
+                list_free(l);
                 return -ENOMEM;
         }
         for (uint32_t i = 0; i < n; i++) {
                 NegoEntry *e = &l->e[i];
-                e->slot = members[i];
+                *e = (NegoEntry){ .slot = members[i] };
                 e->key[0] = nego_fast_number(f, NEGO_F_PRE, cls, job, e->slot);
                 e->key[1] = nego_fast_number(f, NEGO_F_JRANK, cls, job, e->slot);
                 e->key[2] = nego_fast_number(f, NEGO_F_POST, cls, job, e->slot);
+                if (running)
+                        e->prank = nego_fast_number(f, NEGO_F_PRANK, cls, job, e->slot);
         }
         if (n > 1)
                 qsort(l->e, n, sizeof(NegoEntry), entry_cmp);
         for (uint32_t i = 0; i < n; i++)
                 l->jump[i] = i + 1;
         l->n = n;
+        if (running && list_runs(f, l) < 0) {
+                list_free(l);
+                return -ENOMEM;
+        }
         *ret = *at = l;
         return 0;
 }
@@ -435,7 +503,9 @@ static int stream_build(NegoFast *f, NegoStream *st, const uint32_t *cls, const 
 
         memcpy(st->cls, cls, sizeof(st->cls));
         st->n_heap[0] = st->n_heap[1] = 0;
-        st->n_run = st->pos_run = 0;
+        st->run_mode = RUN_NONE;
+        st->have_front = false;
+        st->n_run = 0;
         st->why_valid = false;
         st->whole_fit = SIZE_MAX;
         if ((r = order_get(f, cls, &st->order)) < 0)
@@ -496,14 +566,69 @@ static int running_reason(NegoFast *f, const uint32_t *cls, const NegoSub *sub, 
         return nego_preemption_reason(f->c, &f->c->slots[slot], sub, rank, fast_preq, &x, keep);
 }
 
-static int run_cmp(const void *x, const void *y) {
-        const RunEntry *a = x, *b = y;
-
+/* Plain matching's order of running candidates of equal ranks: by Rank
+ * before by Priority, then PREEMPTION_RANK, then the first slot. */
+static bool run_before(const RunEntry *a, const RunEntry *b) {
         if (a->reason != b->reason)
-                return a->reason < b->reason ? -1 : 1; /* Rank before Priority */
+                return a->reason < b->reason;
         if (a->prank != b->prank)
-                return a->prank > b->prank ? -1 : 1;
-        return a->slot < b->slot ? -1 : a->slot > b->slot;
+                return a->prank > b->prank;
+        return a->slot < b->slot;
+}
+
+static void run_down(RunEntry *h, uint32_t n, uint32_t i) {
+        for (;;) {
+                uint32_t best = i, l = 2 * i + 1, r = l + 1;
+                RunEntry t;
+                if (l < n && run_before(&h[l], &h[best]))
+                        best = l;
+                if (r < n && run_before(&h[r], &h[best]))
+                        best = r;
+                if (best == i)
+                        return;
+                t = h[i];
+                h[i] = h[best];
+                h[best] = t;
+                i = best;
+        }
+}
+
+/* Whether a job of the stream may preempt by Rank some running slot of
+ * the run of key t: a slot Rank shape's RANK for it above the least
+ * CurrentRank of that shape's slots in the run. */
+static bool rank_possible(NegoFast *f, const NegoStream *st, const ClassAd *job, const double *t) {
+        for (uint32_t k = 0; k < st->n_heap[1]; k++) {
+                const Cursor *cur = &st->heap[1][k];
+                const NegoEntry *e = &cur->l->e[cur->pos];
+                if (memcmp(e->key, t, sizeof(e->key)) != 0)
+                        continue;
+                for (uint32_t m = cur->l->run_mins[e->run]; m < cur->l->run_mins[e->run + 1]; m++)
+                        if (nego_fast_number(f, NEGO_F_SRANK, st->cls, job, cur->l->mins[m].rep) >
+                            cur->l->mins[m].min_current)
+                                return true;
+        }
+        return false;
+}
+
+/* The next running slot of the run of key t that is a candidate (*ret),
+ * past those that are not; false at the end of the run. */
+static bool run_next(NegoFast *f, NegoStream *st, const NegoSub *sub, const ClassAd *job, RunEntry *ret) {
+        const NegoEntry *e;
+
+        while ((e = heap_peek(f, st, 1)) && memcmp(e->key, st->run_key, sizeof(e->key)) == 0) {
+                uint32_t slot = e->slot;
+                double prank = e->prank;
+                NegoKeep keep;
+                int reason;
+
+                heap_advance(st, 1);
+                if (!nego_fast_slot_ok(f, st->cls, job, slot) ||
+                    (reason = running_reason(f, st->cls, sub, job, slot, &keep)) < 0)
+                        continue;
+                *ret = (RunEntry){ .prank = prank, .slot = slot, .reason = reason };
+                return true;
+        }
+        return false;
 }
 
 /* The best running candidate, if its ranks are better than bound's
@@ -515,43 +640,49 @@ static int running_best(NegoFast *f, NegoStream *st, const NegoSub *sub, const C
 
         for (;;) {
                 const NegoEntry *top;
-                double t[3];
+                const RunEntry *e = NULL;
 
-                while (st->pos_run < st->n_run && slots[st->run[st->pos_run].slot].taken)
-                        st->pos_run++;
-                if (st->pos_run < st->n_run) {
-                        const RunEntry *e = &st->run[st->pos_run];
+                if (st->run_mode == RUN_BUFFER) {
+                        while (st->n_run > 0 && slots[st->run[0].slot].taken) {
+                                st->run[0] = st->run[--st->n_run];
+                                run_down(st->run, st->n_run, 0);
+                        }
+                        if (st->n_run > 0)
+                                e = &st->run[0];
+                } else if (st->run_mode == RUN_LAZY) {
+                        if (st->have_front && slots[st->front.slot].taken)
+                                st->have_front = false;
+                        if (!st->have_front)
+                                st->have_front = run_next(f, st, sub, job, &st->front);
+                        if (st->have_front)
+                                e = &st->front;
+                }
+                if (e) {
                         *ret = (Key){ { st->run_key[0], st->run_key[1], st->run_key[2] }, 2 - e->reason, e->prank,
                                       e->slot };
                         return 1;
                 }
+                /* the run is over: the next one, if it can beat bound */
+                st->run_mode = RUN_NONE;
                 top = heap_peek(f, st, 1);
                 if (!top || (bound && !triple_before(top->key, bound->k)))
                         return 0;
-                /* The running slots of the best ranks left, as plain
-                 * matching would order them. */
-                memcpy(t, top->key, sizeof(t));
-                st->n_run = st->pos_run = 0;
-                while ((top = heap_peek(f, st, 1)) && memcmp(top->key, t, sizeof(t)) == 0) {
-                        uint32_t slot = top->slot;
-                        NegoKeep keep;
-                        int reason;
-
-                        heap_advance(st, 1);
-                        if (!nego_fast_slot_ok(f, st->cls, job, slot) ||
-                            (reason = running_reason(f, st->cls, sub, job, slot, &keep)) < 0)
-                                continue;
+                memcpy(st->run_key, top->key, sizeof(st->run_key));
+                if (!rank_possible(f, st, job, st->run_key)) {
+                        /* by Priority only: the lists' order is the candidates' */
+                        st->run_mode = RUN_LAZY;
+                        st->have_front = false;
+                        continue;
+                }
+                st->n_run = 0;
+                for (RunEntry x; run_next(f, st, sub, job, &x);) {
                         if (nego_grow((void **) &st->run, &st->cap_run, st->n_run + 1, sizeof(RunEntry)) < 0)
                                 return -ENOMEM;
-                        st->run[st->n_run++] = (RunEntry){
-                                .prank = nego_fast_number(f, NEGO_F_PRANK, st->cls, job, slot),
-                                .slot = slot,
-                                .reason = reason,
-                        };
+                        st->run[st->n_run++] = x;
                 }
-                if (st->n_run > 1)
-                        qsort(st->run, st->n_run, sizeof(RunEntry), run_cmp);
-                memcpy(st->run_key, t, sizeof(t));
+                for (uint32_t i = st->n_run / 2; i-- > 0;)
+                        run_down(st->run, st->n_run, i);
+                st->run_mode = RUN_BUFFER;
         }
 }
 
@@ -805,11 +936,7 @@ void nego_fast_streams_free(NegoFast *f) {
         free(f->streams);
         for (uint32_t k = 0; k < f->n_orders; k++) {
                 for (size_t g = 0; g < 2 * f->n_groups; g++)
-                        if (f->orders[k]->lists[g]) {
-                                free(f->orders[k]->lists[g]->e);
-                                free(f->orders[k]->lists[g]->jump);
-                                free(f->orders[k]->lists[g]);
-                        }
+                        list_free(f->orders[k]->lists[g]);
                 free(f->orders[k]->lists);
                 nego_ptree_free(f->orders[k]->ptree);
                 free(f->orders[k]);

@@ -160,7 +160,7 @@ typedef struct NegoFast {
         NegoOrder **orders;
         uint32_t n_orders, cap_orders, cap_order_key;
         NegoIntern order_table;
-        uint32_t (*order_key)[3]; /* its classes for PRE, JRANK, POST */
+        uint32_t (*order_key)[4]; /* its classes for PRE, JRANK, POST, PRANK */
         NegoStream **streams; /* open addressing on (submitter, autocluster) */
         size_t streams_mask, n_streams;
         uint64_t taken_gen; /* static slots taken so far (as last seen) */

@@ -252,7 +252,8 @@ int nego_best_slot(NegoCycle *c, NegoSub *sub, NegoJob *job, NegoPick *ret) {
                 }
                 if (slot->running) {
                         PreqArgs x = { c, slot->ad, job->ad };
-                        reason = nego_preemption_reason(c, slot, sub, classad_rank(slot->ad, job->ad, NEGO_MODE),
+                        reason = nego_preemption_reason(c, slot, sub,
+                                                        nego_rank_value(classad_rank(slot->ad, job->ad, NEGO_MODE)),
                                                         plain_preq, &x, &keep);
                         if (reason < 0) {
                                 why->kept[keep]++;

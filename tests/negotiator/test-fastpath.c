@@ -69,16 +69,16 @@ static const char *const job_reqs[] = {
 };
 static const char *const job_ranks[] = { "0", "Memory", "KFlops", "- TARGET.Cpus", "TARGET.SlotID", "MyMemory - Memory" };
 
-static void random_config(uint64_t *s, char *cfg, size_t size, bool *groups, bool *weights) {
+static void random_config(uint64_t *s, bool busy, char *cfg, size_t size, bool *groups, bool *weights) {
         size_t len = 0;
         const char *x;
 
 #define ADD(...) (len += (size_t) snprintf(cfg + len, size - len, __VA_ARGS__))
-        ADD("PREEMPTION_REQUIREMENTS = %s\n", PICK(s, preemption_req));
+        ADD("PREEMPTION_REQUIREMENTS = %s\n", busy ? (pick(s, 2) ? "True" : preemption_req[2]) : PICK(s, preemption_req));
         ADD("PREEMPTION_REQUIREMENTS_STABLE = %s\n", pick(s, 2) ? "True" : "False");
-        if ((x = PICK(s, pre_rank)))
+        if ((x = busy ? "0" : PICK(s, pre_rank)))
                 ADD("NEGOTIATOR_PRE_JOB_RANK = %s\n", x);
-        if ((x = PICK(s, post_rank)))
+        if ((x = busy ? "0" : PICK(s, post_rank)))
                 ADD("NEGOTIATOR_POST_JOB_RANK = %s\n", x);
         if ((x = PICK(s, preemption_rank)))
                 ADD("PREEMPTION_RANK = %s\n", x);
@@ -118,12 +118,12 @@ static void running(NegoTest *t, size_t i, const char *user, double current_rank
         CU_ASSERT(acct_claim_begin(t->acct, id, user, (double) cpus, NT_T0) == 0);
 }
 
-static void random_slots(NegoTest *t, uint64_t *s, bool weights) {
+static void random_slots(NegoTest *t, uint64_t *s, bool busy, bool weights) {
         size_t n = 3 + pick(s, 40), machine = 0, slot_id = 0;
 
         for (size_t i = 0; i < n; i++) {
                 char extra[1024];
-                unsigned kind = pick(s, 10);
+                unsigned kind = busy ? 2 + pick(s, 4) : pick(s, 10);
                 unsigned cpus = 1 + pick(s, 4), mem = 512u << pick(s, 4);
 
                 if (slot_id == 0 || pick(s, 3) == 0) {
@@ -188,13 +188,15 @@ static void random_jobs(NegoTest *t, uint64_t *s, size_t sub) {
         }
 }
 
-static void random_pool(NegoTest *t, uint64_t seed) {
+/* A random pool; busy: most slots run jobs, and candidates tie on the
+ * rank knobs, so that Rank, Priority and PREEMPTION_RANK decide. */
+static void random_pool(NegoTest *t, uint64_t seed, bool busy) {
         uint64_t s = seed;
         char cfg[2048];
         bool groups, weights;
         size_t n_subs;
 
-        random_config(&s, cfg, sizeof(cfg), &groups, &weights);
+        random_config(&s, busy, cfg, sizeof(cfg), &groups, &weights);
         nt_init(t, cfg);
         n_subs = 1 + pick(&s, 5);
         for (size_t k = 0; k < n_subs; k++) {
@@ -203,7 +205,7 @@ static void random_pool(NegoTest *t, uint64_t seed) {
                 snprintf(name, sizeof(name), "%su%zu@pool", groups ? group[pick(&s, 3)] : "", k + 1);
                 nt_sub(t, name, 0.5 + pick(&s, 40));
         }
-        random_slots(t, &s, weights);
+        random_slots(t, &s, busy, weights);
         for (size_t k = 0; k < n_subs; k++)
                 random_jobs(t, &s, k);
 }
@@ -249,20 +251,23 @@ static bool same_result(const NegoResult *a, const NegoResult *b, char *why, siz
         return true;
 }
 
-/* Hundreds of random pools: the fast path's cycle is the plain one. */
-static void test_random_pools(void) {
-        size_t failed = 0, matches = 0, rejections = 0, preemptions = 0, pslot_matches = 0, evals[2] = { 0 };
+/* n random pools: the fast path's cycle is the plain one. */
+static void random_pools(uint64_t first, size_t n, bool busy) {
+        size_t failed = 0, matches = 0, rejections = 0, preemptions = 0, by_rank = 0, pslot_matches = 0, evals[2] = { 0 };
 
-        for (uint64_t seed = 1; seed <= N_POOLS; seed++) {
+        for (uint64_t seed = first; seed < first + n; seed++) {
                 NegoTest t;
                 NegoResult plain;
                 char why[768];
+                int r;
 
-                random_pool(&t, seed * 7919);
-                { int rc = nt_cycle(&t, true); GLEAN_TEST_CHECK_FATAL(rc == 0, "pool %" PRIu64 ": plain %d", seed, rc); }
+                random_pool(&t, seed * 7919, busy);
+                r = nt_cycle(&t, true);
+                GLEAN_TEST_CHECK_FATAL(r == 0, "pool %" PRIu64 ": plain %d", seed, r);
                 plain = t.res;
                 t.res = (NegoResult){};
-                CU_ASSERT_FATAL(nt_cycle(&t, false) == 0);
+                r = nt_cycle(&t, false);
+                GLEAN_TEST_CHECK_FATAL(r == 0, "pool %" PRIu64 ": fast %d", seed, r);
                 if (!same_result(&plain, &t.res, why, sizeof(why))) {
                         GLEAN_TEST_CHECK(false, "pool %" PRIu64 ": %s", seed, why);
                         failed++;
@@ -271,6 +276,7 @@ static void test_random_pools(void) {
                 rejections += plain.n_rejections;
                 for (size_t i = 0; i < plain.n_matches; i++) {
                         preemptions += plain.matches[i].reason != NEGO_NO_PREEMPTION;
+                        by_rank += plain.matches[i].reason == NEGO_RANK;
                         pslot_matches += plain.matches[i].partitionable;
                 }
                 evals[0] += plain.stats.evaluations;
@@ -280,15 +286,28 @@ static void test_random_pools(void) {
                 if (failed >= 5)
                         break;
         }
-        printf("\n    %d pools: %zu matches (%zu preempting, %zu of p-slots), %zu rejections; "
+        printf("\n    %zu pools: %zu matches (%zu preempting, %zu by Rank, %zu of p-slots), %zu rejections; "
                "Requirements evaluated %zu times plain, %zu fast\n",
-               N_POOLS, matches, preemptions, pslot_matches, rejections, evals[0], evals[1]);
+               n, matches, preemptions, by_rank, pslot_matches, rejections, evals[0], evals[1]);
         /* The workload must exercise what it claims to. */
-        CU_ASSERT(preemptions > 100 && pslot_matches > 100 && rejections > 1000);
+        CU_ASSERT(preemptions > 100 && by_rank > 20 && rejections > 1000);
+        if (!busy)
+                CU_ASSERT(pslot_matches > 100);
+}
+
+/* Hundreds of pools of every kind of slot. */
+static void test_random_pools(void) {
+        random_pools(1, N_POOLS, false);
+}
+
+/* Pools where most slots run jobs and the rank knobs tie. */
+static void test_busy_pools(void) {
+        random_pools(100001, N_POOLS / 2, true);
 }
 
 static CU_TestInfo tests[] = {
         { "random_pools", test_random_pools },
+        { "busy_pools", test_busy_pools },
         CU_TEST_INFO_NULL,
 };
 
