@@ -88,6 +88,15 @@ typedef struct RunEntry {
 
 enum { RUN_NONE, RUN_BUFFER, RUN_LAZY };
 
+/* A candidate's place: plain matching's better() on (pre, rank, post,
+ * reason, PREEMPTION_RANK), then the first slot seen. */
+typedef struct Key {
+        double k[3];
+        int order; /* 2 - reason */
+        double prank;
+        uint32_t slot;
+} Key;
+
 struct NegoStream {
         uint64_t id; /* submitter << 32 | autocluster */
         uint32_t cls[NEGO_N_CLS];
@@ -109,20 +118,15 @@ struct NegoStream {
         uint32_t cap_amt;
         bool pslots;             /* some p-slot may fit */
         size_t whole_fit;        /* p-slots the jobs fit as they were given (SIZE_MAX: not counted) */
+        bool pnone, pnone_bounded; /* a search found no p-slot (before pnone_bound) ... */
+        uint64_t pnone_gen;        /* ... when the p-slots had changed that many times */
+        Key pnone_bound;
         bool why_valid;
         size_t why_matches;
         uint64_t why_pgen;
         NegoWhy why;
 };
 
-/* A candidate's place: plain matching's better() on (pre, rank, post,
- * reason, PREEMPTION_RANK), then the first slot seen. */
-typedef struct Key {
-        double k[3];
-        int order; /* 2 - reason */
-        double prank;
-        uint32_t slot;
-} Key;
 
 static bool triple_before(const double *a, const double *b) {
         for (int i = 0; i < 3; i++)
@@ -508,6 +512,7 @@ static int stream_build(NegoFast *f, NegoStream *st, const uint32_t *cls, const 
         st->n_run = 0;
         st->why_valid = false;
         st->whole_fit = SIZE_MAX;
+        st->pnone = false;
         if ((r = order_get(f, cls, &st->order)) < 0)
                 return r;
         for (size_t g = 0; g < f->n_groups; g++) {
@@ -765,6 +770,48 @@ static bool pslot_visit(void *userdata, uint32_t slot) {
         return true;
 }
 
+/* The best p-slot before bound that is a candidate (*ret_slot, its amounts
+ * in v->amt). A search that found none is remembered: until the bound
+ * gets looser, only the p-slots changed since can be candidates.
+ * *ret_full: the whole tree was searched without a bound (v counts). */
+static bool pslot_search(NegoFast *f, NegoStream *st, const Key *bound, Visit *v, uint32_t *ret_slot, bool *ret_full) {
+        bool tighter = st->pnone && (!st->pnone_bounded || (bound && !key_before(&st->pnone_bound, bound)));
+        bool found = false;
+
+        *ret_full = false;
+        if (tighter && f->pgen - st->pnone_gen <= f->n_pslots / 8 + 16) {
+                Key best = {}, k = { .order = 2 };
+                for (size_t e = st->pnone_gen; e < f->n_plog; e++) {
+                        size_t i = f->plog[e];
+                        if (f->pstate[i].gen != e + 1)
+                                continue; /* changed again later */
+                        k.slot = (uint32_t) i;
+                        pslot_key(f, st->cls, v->job, i, k.k);
+                        if ((bound && !key_before(&k, bound)) || (found && !key_before(&k, &best)) || !pslot_visit(v, k.slot))
+                                continue;
+                        best = k;
+                        found = true;
+                }
+                if (!found) {
+                        st->pnone_gen = f->pgen;
+                        return false;
+                }
+                *ret_slot = best.slot;
+                return pslot_fits(f, st, v->job, best.slot, false, &v->amt); /* its amounts */
+        }
+        found = nego_ptree_search(st->order->ptree, bound ? bound->k : NULL, bound ? bound->slot : 0, st->need, pslot_visit,
+                                  v, ret_slot);
+        *ret_full = !bound;
+        if (!found) {
+                st->pnone = true;
+                st->pnone_gen = f->pgen;
+                st->pnone_bounded = bound != NULL;
+                if (bound)
+                        st->pnone_bound = *bound;
+        }
+        return found;
+}
+
 /* ---- why nothing matched ---- */
 
 /* The p-slots' part of why: from the search that found none (when what
@@ -898,14 +945,12 @@ int nego_fast_best_slot(NegoCycle *c, NegoSub *sub, NegoJob *job, NegoPick *ret)
                 uint32_t slot;
                 if ((r = ptree_sync(f, st, job->ad)) < 0)
                         return r;
-                if (nego_ptree_search(st->order->ptree, have ? best.k : NULL, have ? best.slot : 0, st->need,
-                                      pslot_visit, &v, &slot)) {
+                if (pslot_search(f, st, have ? &best : NULL, &v, &slot, &searched)) {
                         best = (Key){ .order = 2, .slot = slot };
                         pslot_key(f, st->cls, job->ad, slot, best.k);
                         amt = v.amt;
                         have = true;
                 }
-                searched = true;
         }
         if ((r = running_best(f, st, sub, job->ad, have ? &best : NULL, &run)) < 0)
                 return r;

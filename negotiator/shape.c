@@ -26,6 +26,11 @@
  *     all, as HTCondor does;
  *   - a partitionable slot's Cpus, Memory and Disk, rewritten as
  *     literals as it is consumed: its shapes are computed anew then.
+ *
+ * Jobs are grouped only when their trees are the same (compared, not
+ * just hashed): job ads are what users write. Slot ads come from the
+ * pool's own agents: slots are grouped by the 64-bit fingerprints of
+ * their attributes' trees.
  */
 #include <errno.h>
 #include <math.h>
@@ -718,7 +723,8 @@ static bool same_shape(NegoFast *f, uint32_t id, uint32_t cand, const void *extr
                 if (d >= 0 && (rep_dyn[NEGO_N_RES + d] || x->dyn[NEGO_N_RES + d])) {
                         if (rep_dyn[NEGO_N_RES + d] != x->dyn[NEGO_N_RES + d] || rep_dyn[d] != x->dyn[d])
                                 return false;
-                } else if (!classad_attr_same(f->c->in->slots[rep], f->c->in->slots[cand], names->v[m]))
+                } else if (f->row[(size_t) rep * f->slot_all.n + f->slot_col[x->fam][m]] !=
+                           f->row[(size_t) cand * f->slot_all.n + f->slot_col[x->fam][m]])
                         return false;
         }
         return true;
