@@ -496,7 +496,7 @@ int main(int argc, char **argv) {
                 make_submitters(&p, sc);
                 make_slots(&p, sc, steady);
                 make_jobs(&p, sc, shapes);
-                fprintf(stderr, "%s: pool made in %.1f s\n", title, now_s() - t);
+                fprintf(stderr, "%s: pool made in %.1f s (peak %ld MB so far)\n", title, now_s() - t, peak_mb());
                 fflush(stderr);
                 if (fast)
                         run(title, &p, p.subs, false, 1);

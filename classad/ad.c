@@ -175,7 +175,9 @@ int ca_ad_insert(ClassAd *ad, const CaAtom *atom, const char *spelling, size_t s
         if (ad->n == ad->cap && ad->holes)
                 squeeze(ad);
         if (ad->n == ad->cap) {
-                int r = alloc_tables(ad, ad->cap ? ad->cap * 2 : 32, ad->attrs);
+                /* by a quarter: ads mostly gain a few attributes after
+                 * they are parsed (a matchmaker's, an agent's) */
+                int r = alloc_tables(ad, ad->cap ? ad->cap + ad->cap / 4 + 4 : 32, ad->attrs);
                 if (r < 0)
                         return r;
         }
@@ -348,6 +350,8 @@ int classad_copy(const ClassAd *src, ClassAd **ret) {
         int r = classad_new(&ad);
         if (r < 0)
                 return r;
+        /* room for what src holds, less what was replaced */
+        ca_arena_reserve(ad->arena, src->arena->bytes > src->garbage ? src->arena->bytes - src->garbage + 64 : 64);
         r = classad_update(ad, src);
         if (r < 0) {
                 classad_free(ad);

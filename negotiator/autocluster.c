@@ -960,7 +960,7 @@ int nego_fast_best_slot(NegoCycle *c, NegoSub *sub, NegoJob *job, NegoPick *ret)
         }
         if (!have) {
                 /* nothing: the p-slots were searched without a bound */
-                why_nothing(f, st, sub, job->ad, searched ? &v : NULL, &job->why);
+                why_nothing(f, st, sub, job->ad, searched ? &v : NULL, &c->why);
                 return -ENOENT;
         }
         *ret = (NegoPick){ .slot = best.slot, .reason = 2 - best.order };

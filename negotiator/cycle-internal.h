@@ -22,6 +22,8 @@ typedef struct NegoSlot {
         bool in_retirement; /* RetirementTimeRemaining > 0 */
         char *remote_user;  /* the running job's submitter */
         size_t remote_sub;  /* that submitter's first namesake among the input's, or SIZE_MAX */
+        size_t remote_group; /* and its group */
+        double remote_in_use; /* its weight in use */
         double remote_eup;
         double current_rank;
         double weight;
@@ -58,7 +60,6 @@ typedef struct NegoJob {
         int64_t prio, qdate, cluster, proc;
         double demand; /* its weight in the demand */
         NegoJobState state;
-        NegoWhy why;
         char *reason; /* rejection */
         int limit;    /* the last limit that stopped it: 0 none, 1 submitter's share, 2 group quota */
         uint32_t ac;  /* its autocluster (the fast path) */
@@ -101,6 +102,7 @@ typedef struct NegoCycle {
         NegoMatch *matches;
         size_t n_matches, cap_matches;
         size_t breakdowns;
+        NegoWhy why;         /* why the job being matched matched nothing */
         NegoStats stats;
         struct NegoFast *fast; /* the fast path's state; NULL: plain */
 } NegoCycle;
@@ -130,7 +132,7 @@ typedef bool (*NegoPreqFn)(void *userdata);
  * slot's Rank for the job; or -1 and why not in *keep. */
 int nego_preemption_reason(const NegoCycle *c, const NegoSlot *slot, const NegoSub *sub, double rank, NegoPreqFn preq,
                            void *userdata, NegoKeep *keep);
-/* The best slot for job: 0 and *ret, or -ENOENT with job->why filled. */
+/* The best slot for job: 0 and *ret, or -ENOENT with c->why filled. */
 int nego_best_slot(NegoCycle *c, NegoSub *sub, NegoJob *job, NegoPick *ret);
-/* The words for job->why (malloc'd). */
+/* The words for c->why, job's (malloc'd). */
 char *nego_why_text(NegoCycle *c, const NegoJob *job);

@@ -79,14 +79,8 @@ static int prepare_slot(NegoCycle *c, size_t i) {
                 if (slot->remote_user) {
                         (void) acct_get(c->in->accounts, slot->remote_user, &e);
                         slot->remote_eup = e.eup;
-                        /* 3.4.3: the running job's user, as the policy sees it. */
-                        classad_set_real(ad, "RemoteUserPrio", e.eup);
-                        classad_set_real(ad, "RemoteUserResourcesInUse", e.weighted_in_use);
-                        classad_set_string(ad, "RemoteGroup", acct_groups_get(c->groups, e.group)->name);
-                        if (e.group != 0) {
-                                classad_set_real(ad, "RemoteGroupResourcesInUse", c->group_usage[e.group]);
-                                classad_set_real(ad, "RemoteGroupQuota", c->group_quota[e.group]);
-                        }
+                        slot->remote_in_use = e.weighted_in_use;
+                        slot->remote_group = e.group;
                 } else
                         slot->remote_eup = INFINITY;
         }
@@ -99,6 +93,22 @@ static int prepare_slot(NegoCycle *c, size_t i) {
                 slot->partitionable = true;
         }
         return 0;
+}
+
+/* 3.4.3: the running job's user, as the policy sees it. */
+static void slot_ephemeral(NegoCycle *c, size_t i) {
+        const NegoSlot *slot = &c->slots[i];
+        ClassAd *ad = c->in->slots[i];
+
+        if (!slot->running || !slot->remote_user)
+                return;
+        classad_set_real(ad, "RemoteUserPrio", slot->remote_eup);
+        classad_set_real(ad, "RemoteUserResourcesInUse", slot->remote_in_use);
+        classad_set_string(ad, "RemoteGroup", acct_groups_get(c->groups, slot->remote_group)->name);
+        if (slot->remote_group != 0) {
+                classad_set_real(ad, "RemoteGroupResourcesInUse", c->group_usage[slot->remote_group]);
+                classad_set_real(ad, "RemoteGroupQuota", c->group_quota[slot->remote_group]);
+        }
 }
 
 typedef struct MachineSlot {
@@ -321,7 +331,6 @@ static int negotiate_sub(NegoCycle *c, NegoSub *sub, double limit, bool group_bo
                 /* 3.4.5: after a job of a cluster fails, the rest of the cluster is skipped. */
                 if (!c->s->all_jobs_in_cluster && failed && job->cluster == failed_cluster) {
                         job->state = JOB_REJECTED;
-                        job->why = failed->why;
                         job->reason = failed->reason ? strdup(failed->reason) : NULL;
                         sub->n_left--;
                         continue;
@@ -689,16 +698,22 @@ int nego_cycle(const NegoInput *in, NegoResult *ret) {
         }
         if (!isfinite(c.min_weight))
                 c.min_weight = 1;
-        if ((r = cross_slot_prios(&c)) < 0)
-                goto done;
         for (size_t i = 0; i < c.n_subs; i++)
                 if ((r = prepare_sub(&c, i)) < 0)
                         goto done;
         if ((r = submitter_ids(&c)) < 0)
                 goto done;
-        /* The autoclusters and slot shapes (the plain path counts them
-         * too, for its statistics). */
+        /* The autoclusters, then the slots' ephemeral attributes (the fast
+         * path writes those that are read), then the slot shapes. The
+         * plain path counts autoclusters and shapes for its statistics. */
         if ((r = nego_fast_new(&c, &c.fast)) < 0)
+                goto done;
+        if (in->plain || !c.fast || nego_fast_reads_remote(c.fast))
+                for (size_t i = 0; i < c.n_slots; i++)
+                        slot_ephemeral(&c, i);
+        if ((in->plain || !c.fast || nego_fast_reads_slot_prios(c.fast)) && (r = cross_slot_prios(&c)) < 0)
+                goto done;
+        if (c.fast && (r = nego_fast_shapes(c.fast)) < 0)
                 goto done;
         if (in->plain) {
                 nego_fast_free(c.fast);

@@ -181,10 +181,16 @@ bool nego_memo_get(const NegoMemo *m, uint64_t key, uint64_t *ret);
 int nego_memo_put(NegoMemo *m, uint64_t key, uint64_t val); /* -ENOMEM: not remembered */
 #define NEGO_FRESH_BASE 0x80000000u /* class ids never seen twice: not cached */
 
-/* The analysis, the autoclusters and the slot shapes; *ret NULL when an
- * expression reads what the analysis cannot name (the cycle runs plain).
- * Fills c->stats.autoclusters and slot_shapes. */
+/* The analysis and the autoclusters; *ret NULL when an expression reads
+ * what the analysis cannot name (the cycle runs plain). Fills
+ * c->stats.autoclusters (and slot_shapes when *ret is NULL). */
 int nego_fast_new(NegoCycle *c, NegoFast **ret);
+/* Whether an expression in play reads RemoteUserPrio, RemoteGroup ... of
+ * a slot; Slot<N>_RemoteUserPrio. */
+bool nego_fast_reads_remote(const NegoFast *f);
+bool nego_fast_reads_slot_prios(const NegoFast *f);
+/* The slot shapes (the slots' ads complete), c->stats.slot_shapes. */
+int nego_fast_shapes(NegoFast *f);
 void nego_fast_free(NegoFast *f);
 /* The effective classes of job (of autocluster ac) for every family: the
  * autocluster's, with the ephemeral attributes it reads now; ret[NEGO_N_CLS]. */

@@ -207,7 +207,7 @@ static bool plain_preq(void *userdata) {
 int nego_best_slot(NegoCycle *c, NegoSub *sub, NegoJob *job, NegoPick *ret) {
         Cand best = {}, cand;
         NegoPick pick = { .slot = SIZE_MAX };
-        NegoWhy *why = &job->why;
+        NegoWhy *why = &c->why;
 
         *why = (NegoWhy){};
         nego_job_ephemeral(c, sub, job->ad);
@@ -366,7 +366,7 @@ static void clause_breakdown(const NegoCycle *c, const ClassAd *job, char *buf, 
 }
 
 char *nego_why_text(NegoCycle *c, const NegoJob *job) {
-        const NegoWhy *w = &job->why;
+        const NegoWhy *w = &c->why;
         char detail[768] = "", *s = NULL;
         size_t kept = 0;
 

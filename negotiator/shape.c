@@ -36,6 +36,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "fast-internal.h"
 
@@ -791,10 +792,6 @@ static int slot_shapes(NegoFast *f) {
         NegoCycle *c = f->c;
         int r;
 
-        for (int fam = 0; fam < NEGO_N_FAM; fam++)
-                for (uint32_t m = 0; m < f->names[fam][NEGO_SIDE_SLOT].n; m++)
-                        if (names_add(&f->slot_all, f->names[fam][NEGO_SIDE_SLOT].v[m]) < 0)
-                                return -ENOMEM;
         if ((r = columns(f)) < 0)
                 return r;
         f->row = calloc(c->n_slots * f->slot_all.n + 1, sizeof(uint64_t));
@@ -1173,16 +1170,48 @@ int nego_fast_new(NegoCycle *c, NegoFast **ret) {
                 if (!stable && (f->eph_mask[fam] & EPH_VOLATILE))
                         f->nocache_mask |= (uint8_t) (1u << fam);
         }
-        if ((r = classad_new(&f->no_job)) < 0 || (r = slot_shapes(f)) < 0)
-                goto fail;
+        for (int fam = 0; fam < NEGO_N_FAM; fam++)
+                for (uint32_t m = 0; m < f->names[fam][NEGO_SIDE_SLOT].n; m++)
+                        if ((r = names_add(&f->slot_all, f->names[fam][NEGO_SIDE_SLOT].v[m])) < 0)
+                                goto fail;
         c->stats.autoclusters = f->n_acs;
-        c->stats.slot_shapes = f->shape_table[NEGO_F_JREQ].n;
         *ret = f;
         return 0;
 fail:
         nego_fast_free(f);
         *ret = NULL;
         return r < 0 ? r : 0;
+}
+
+bool nego_fast_reads_remote(const NegoFast *f) {
+        static const char *const remote[] = { "RemoteUserPrio", "RemoteUserResourcesInUse", "RemoteGroup",
+                                              "RemoteGroupResourcesInUse", "RemoteGroupQuota" };
+
+        for (size_t k = 0; k < sizeof(remote) / sizeof(remote[0]); k++)
+                for (uint32_t m = 0; m < f->slot_all.n; m++)
+                        if (f->slot_all.v[m] == classad_name(remote[k]))
+                                return true;
+        return false;
+}
+
+bool nego_fast_reads_slot_prios(const NegoFast *f) {
+        for (uint32_t m = 0; m < f->slot_all.n; m++) {
+                const char *name = classad_name_str(f->slot_all.v[m]);
+                size_t n = strlen(name), digits = strspn(name + 4, "0123456789");
+                if (n > 4 + 15 && strncasecmp(name, "slot", 4) == 0 && digits > 0 &&
+                    strcasecmp(name + 4 + digits, "_RemoteUserPrio") == 0)
+                        return true;
+        }
+        return false;
+}
+
+int nego_fast_shapes(NegoFast *f) {
+        int r;
+
+        if ((r = classad_new(&f->no_job)) < 0 || (r = slot_shapes(f)) < 0)
+                return r;
+        f->c->stats.slot_shapes = f->shape_table[NEGO_F_JREQ].n;
+        return 0;
 }
 
 void nego_fast_free(NegoFast *f) {
