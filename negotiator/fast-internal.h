@@ -5,13 +5,15 @@
  * slot shape, not per job times slot, and gives exactly the plain path's
  * matches and reasons.
  *
- * shape.c finds what the expressions in play read (the significant
- * attributes), groups the jobs into autoclusters and the slots into
- * shapes, and evaluates each expression once per (job class, slot shape)
- * pair. autocluster.c keeps, per submitter and autocluster, the candidate
- * list as a lazy merge of shared sorted slot lists (HTCondor's matchlist
- * caching), and says why a job matched nothing. pslot-tree.c orders the
- * partitionable slots, whose keys change as they are consumed.
+ * analysis.c finds what the expressions in play read (the significant
+ * attributes) and groups the jobs into autoclusters; shape.c groups the
+ * slots into shapes and evaluates each expression once per (job class,
+ * slot shape) pair; lists.c sorts the static slots once per candidate
+ * order; autocluster.c keeps, per submitter and autocluster, the
+ * candidate list as a lazy merge of those lists (HTCondor's matchlist
+ * caching) and says why a job matched nothing; pslot-tree.c orders the
+ * partitionable slots, whose keys change as they are consumed; intern.c
+ * holds the tables.
  *
  * Evaluation families: an expression evaluated with one ad as MY and the
  * other as TARGET. For each, the attribute names it may read in job ads
@@ -166,7 +168,13 @@ typedef struct NegoFast {
         uint64_t taken_gen; /* static slots taken so far (as last seen) */
 } NegoFast;
 
-/* ---- shape.c ---- */
+/* ---- intern.c ---- */
+
+static inline uint64_t nego_mix(uint64_t h, uint64_t v) {
+        h ^= v + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
+        h *= 0xBF58476D1CE4E5B9ull;
+        return h ^ (h >> 31);
+}
 
 /* Room for need elements of elem bytes in *v (capacity *cap). */
 int nego_grow(void **v, uint32_t *cap, size_t need, size_t elem);
@@ -177,14 +185,30 @@ typedef bool (*NegoSameFn)(NegoFast *f, uint32_t id, uint32_t cand, const void *
 int nego_intern(NegoFast *f, NegoIntern *t, uint64_t hash, uint32_t cand, NegoSameFn same, const void *extra,
                 uint32_t *ret_id, bool *ret_new);
 void nego_intern_free(NegoIntern *t);
+/* Adds name to the set: 1, or 0 when it was there, or -ENOMEM. */
+int nego_names_add(NegoNames *s, const CaName *name);
 bool nego_memo_get(const NegoMemo *m, uint64_t key, uint64_t *ret);
 int nego_memo_put(NegoMemo *m, uint64_t key, uint64_t val); /* -ENOMEM: not remembered */
 #define NEGO_FRESH_BASE 0x80000000u /* class ids never seen twice: not cached */
+
+/* ---- analysis.c ---- */
 
 /* The analysis and the autoclusters; *ret NULL when an expression reads
  * what the analysis cannot name (the cycle runs plain). Fills
  * c->stats.autoclusters (and slot_shapes when *ret is NULL). */
 int nego_fast_new(NegoCycle *c, NegoFast **ret);
+/* The effective classes of job (of autocluster ac) for every family: the
+ * autocluster's, with the ephemeral attributes it reads now; and ac
+ * (ret[NEGO_N_CLS]). */
+int nego_fast_classes(NegoFast *f, uint32_t ac, const ClassAd *job, uint32_t *ret);
+/* One of the job's ephemeral attributes (SubmitterUserPrio ...). */
+bool nego_is_ephemeral(const CaName *name);
+/* A hash of an ad's trees for names, and whether two ads agree on them. */
+uint64_t nego_job_hash(const NegoNames *names, const ClassAd *ad);
+bool nego_jobs_same(const NegoNames *names, const ClassAd *a, const ClassAd *b);
+
+/* ---- shape.c ---- */
+
 /* Whether an expression in play reads RemoteUserPrio, RemoteGroup ... of
  * a slot; Slot<N>_RemoteUserPrio. */
 bool nego_fast_reads_remote(const NegoFast *f);
@@ -192,9 +216,7 @@ bool nego_fast_reads_slot_prios(const NegoFast *f);
 /* The slot shapes (the slots' ads complete), c->stats.slot_shapes. */
 int nego_fast_shapes(NegoFast *f);
 void nego_fast_free(NegoFast *f);
-/* The effective classes of job (of autocluster ac) for every family: the
- * autocluster's, with the ephemeral attributes it reads now; ret[NEGO_N_CLS]. */
-int nego_fast_classes(NegoFast *f, uint32_t ac, const ClassAd *job, uint32_t *ret);
+
 /* Whether slot's Requirements hold whatever the job (1), for none (0), or
  * depend on the job (-1). */
 int nego_fast_start_fixed(NegoFast *f, size_t slot);
@@ -212,6 +234,67 @@ double nego_fast_number(NegoFast *f, NegoFamily fam, const uint32_t *cls, const 
 void nego_fast_amounts(NegoFast *f, const uint32_t *cls, const ClassAd *job, size_t slot, bool whole, NegoAmt *ret);
 /* A p-slot was consumed or given back: its state and shapes anew. */
 int nego_fast_pslot_update(NegoFast *f, size_t slot);
+
+/* ---- lists.c ---- */
+
+/* A group's live slots whose Requirements read the job, by what they read. */
+typedef struct NegoDep {
+        uint32_t d; /* the set of f->deps */
+        uint32_t *idle, *running;
+        uint32_t n_idle, n_running, cap_idle, cap_running;
+} NegoDep;
+
+struct NegoGroup {
+        uint32_t *idle, *running; /* live slots (Requirements true for some job), ascending */
+        uint32_t n_idle, n_running, cap_idle, cap_running;
+        uint32_t n_dead; /* Requirements false whatever the job: in no list */
+        uint32_t rep;    /* a slot of it */
+        NegoDep *deps;
+        uint32_t n_deps, cap_deps;
+};
+
+typedef struct NegoEntry {
+        double key[3]; /* pre-job rank, the job's Rank, post-job rank */
+        double prank;  /* PREEMPTION_RANK (running slots; 0 for idle ones) */
+        uint32_t slot;
+        uint32_t run;  /* running slots: its run of equal key */
+} NegoEntry;
+
+/* In a run of running slots of equal key: the least CurrentRank of those
+ * of one NEGO_F_SRANK shape (a job can preempt one of them by Rank only
+ * if the shape's RANK for it is above that). */
+typedef struct RankMin {
+        uint32_t shape, rep;
+        double min_current;
+} RankMin;
+
+typedef struct NegoList {
+        NegoEntry *e;
+        uint32_t *jump; /* where to look past a taken entry */
+        uint32_t n;
+        uint32_t *run_mins; /* running lists: per run, its first RankMin (and the next run's) */
+        RankMin *mins;
+        uint32_t n_mins, cap_mins;
+} NegoList;
+
+struct NegoOrder {
+        NegoList **lists;        /* [2 * group + running], sorted when first asked for */
+        struct NegoPTree *ptree; /* its p-slots (pslot-tree.c) */
+};
+
+
+/* Candidate order: better ranks first, then PREEMPTION_RANK, then the slot. */
+bool nego_entry_before(const NegoEntry *a, const NegoEntry *b);
+/* The static slots in groups (f->groups). */
+int nego_groups_make(NegoFast *f);
+/* The order of a job of classes cls (made when first asked for). */
+int nego_order_get(NegoFast *f, const uint32_t *cls, NegoOrder **ret);
+/* Group g's idle or running slots, best first for job (of classes cls). */
+int nego_order_list(NegoFast *f, NegoOrder *o, size_t g, bool running, const uint32_t *cls, const ClassAd *job,
+                    NegoList **ret);
+/* The first entry of l at or after i whose slot is not taken (l->n: none). */
+uint32_t nego_list_find(const NegoSlot *slots, NegoList *l, uint32_t i);
+void nego_lists_free(NegoFast *f);
 
 /* ---- autocluster.c ---- */
 
