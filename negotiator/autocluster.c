@@ -104,22 +104,26 @@ static inline bool cursor_before(const Cursor *a, const Cursor *b) {
         return nego_entry_before(&a->l->e[a->pos], &b->l->e[b->pos]);
 }
 
-static void heap_down(Cursor *h, uint32_t n, uint32_t i) {
-        for (;;) {
-                uint32_t best = i, l = 2 * i + 1, r = l + 1;
-                Cursor t;
-                if (l < n && cursor_before(&h[l], &h[best]))
-                        best = l;
-                if (r < n && cursor_before(&h[r], &h[best]))
-                        best = r;
-                if (best == i)
-                        return;
-                t = h[i];
-                h[i] = h[best];
-                h[best] = t;
-                i = best;
+/* name(h, n, i): element i of binary heap h[n] sifted down, best first. */
+#define DEFINE_HEAP_DOWN(name, type, before)                                  \
+        static void name(type *h, uint32_t n, uint32_t i) {                  \
+                for (;;) {                                                    \
+                        uint32_t best = i, l = 2 * i + 1, r = l + 1;          \
+                        type t;                                               \
+                        if (l < n && before(&h[l], &h[best]))                 \
+                                best = l;                                     \
+                        if (r < n && before(&h[r], &h[best]))                 \
+                                best = r;                                     \
+                        if (best == i)                                        \
+                                return;                                       \
+                        t = h[i];                                             \
+                        h[i] = h[best];                                       \
+                        h[best] = t;                                          \
+                        i = best;                                             \
+                }                                                             \
         }
-}
+
+DEFINE_HEAP_DOWN(heap_down, Cursor, cursor_before)
 
 static void heap_pop(Cursor *h, uint32_t *n) {
         h[0] = h[--*n];
@@ -297,22 +301,7 @@ static bool run_before(const RunEntry *a, const RunEntry *b) {
         return a->slot < b->slot;
 }
 
-static void run_down(RunEntry *h, uint32_t n, uint32_t i) {
-        for (;;) {
-                uint32_t best = i, l = 2 * i + 1, r = l + 1;
-                RunEntry t;
-                if (l < n && run_before(&h[l], &h[best]))
-                        best = l;
-                if (r < n && run_before(&h[r], &h[best]))
-                        best = r;
-                if (best == i)
-                        return;
-                t = h[i];
-                h[i] = h[best];
-                h[best] = t;
-                i = best;
-        }
-}
+DEFINE_HEAP_DOWN(run_down, RunEntry, run_before)
 
 /* Whether a job of the stream may preempt by Rank some running slot of
  * the run of key t: a slot Rank shape's RANK for it above the least

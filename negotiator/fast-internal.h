@@ -129,7 +129,7 @@ typedef struct NegoFast {
         uint32_t *slot_col[NEGO_N_FAM]; /* each family's slot-side names: their column in row */
         int *slot_res[NEGO_N_FAM];      /* and which of Cpus/Memory/Disk they are (-1: none) */
         uint64_t *shape_dyn; /* per shape record (extra): codes of Cpus, Memory, Disk, and tags */
-        size_t n_shape_dyn, cap_shape_dyn;
+        uint32_t n_shape_dyn, cap_shape_dyn;
         NegoPState *pstate; /* [slot] (partitionable slots only) */
         size_t *pslots;     /* the partitionable slots considered */
         size_t n_pslots;
@@ -137,7 +137,7 @@ typedef struct NegoFast {
         uint32_t n_amt_groups;
         uint64_t pgen;      /* p-slot changes so far */
         size_t *plog;       /* the slots changed, in order */
-        size_t n_plog, cap_plog;
+        uint32_t n_plog, cap_plog;
         size_t considered;  /* slots a job is matched against */
 
         /* ---- memoised evaluations ---- */

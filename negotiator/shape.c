@@ -95,14 +95,8 @@ static int slot_shape(NegoFast *f, NegoFamily fam, size_t i, uint32_t *ret) {
                 }
                 h = nego_mix(nego_mix(h, code), tag);
         }
-        if (f->n_shape_dyn + 2 * NEGO_N_RES > f->cap_shape_dyn) {
-                size_t cap = f->cap_shape_dyn ? 2 * f->cap_shape_dyn : 1024;
-                uint64_t *v = realloc(f->shape_dyn, cap * sizeof(uint64_t));
-                if (!v)
-                        return -ENOMEM;
-                f->shape_dyn = v;
-                f->cap_shape_dyn = cap;
-        }
+        if (nego_grow((void **) &f->shape_dyn, &f->cap_shape_dyn, f->n_shape_dyn + 2 * NEGO_N_RES, sizeof(uint64_t)) < 0)
+                return -ENOMEM;
         r = nego_intern(f, &f->shape_table[fam], h, (uint32_t) i, same_shape, &x, ret, &fresh);
         if (r < 0 || !fresh)
                 return r;
@@ -197,14 +191,8 @@ int nego_fast_pslot_update(NegoFast *f, size_t i) {
                 ps->rem[k] = nego_slot_amount(f->c->slots[i].ad, k);
         ps->changed = true;
         ps->gen = ++f->pgen;
-        if (f->n_plog == f->cap_plog) {
-                size_t cap = f->cap_plog ? 2 * f->cap_plog : 1024;
-                size_t *v = realloc(f->plog, cap * sizeof(size_t));
-                if (!v)
-                        return -ENOMEM;
-                f->plog = v;
-                f->cap_plog = cap;
-        }
+        if (nego_grow((void **) &f->plog, &f->cap_plog, f->n_plog + 1, sizeof(size_t)) < 0)
+                return -ENOMEM;
         f->plog[f->n_plog++] = i;
         for (int fam = 0; fam < NEGO_N_FAM; fam++)
                 if (f->slot_dyn[fam] && (r = slot_shape(f, (NegoFamily) fam, i, &f->shape[i * NEGO_N_FAM + fam])) < 0)

@@ -110,17 +110,10 @@ static void random_config(uint64_t *s, bool busy, char *cfg, size_t size, bool *
  * the slot's weight (Cpus, as SLOT_WEIGHT says), or 1. */
 static void running(NegoTest *t, size_t i, const char *user, double current_rank, bool weights) {
         int64_t cpus = 1;
-        char id[32];
 
-        classad_set_string(t->slots[i], "State", "Claimed");
-        classad_set_string(t->slots[i], "Activity", "Busy");
-        classad_set_string(t->slots[i], "RemoteUser", user);
-        classad_set_string(t->slots[i], "RemoteOwner", user);
-        classad_set_real(t->slots[i], "CurrentRank", current_rank);
         if (weights)
                 (void) classad_eval_int(t->slots[i], "Cpus", CA_MODE_OLD, &cpus);
-        snprintf(id, sizeof(id), "claim%zu", i);
-        CU_ASSERT(acct_claim_begin(t->acct, id, user, (double) cpus, NT_T0) == 0);
+        nt_running_weight(t, i, user, current_rank, (double) cpus);
 }
 
 static void random_slots(NegoTest *t, uint64_t *s, bool busy, bool weights) {
