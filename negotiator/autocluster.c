@@ -70,6 +70,9 @@ struct NegoStream {
         uint32_t cap_amt;
         bool pslots;             /* some p-slot may fit */
         size_t whole_fit;        /* p-slots the jobs fit as they were given (SIZE_MAX: not counted) */
+        uint8_t *pclass;         /* each p-slot's part in why (2 bits), as last counted */
+        uint64_t pclass_gen;     /* then: the p-slot changes so far */
+        size_t pcount[4];        /* p-slots in each part */
         bool pnone, pnone_bounded; /* a search found no p-slot (before pnone_bound) ... */
         uint64_t pnone_gen;        /* ... when the p-slots had changed that many times */
         Key pnone_bound;
@@ -232,6 +235,8 @@ static int stream_build(NegoFast *f, NegoStream *st, const uint32_t *cls, const 
         st->n_run = 0;
         st->why_valid = false;
         st->whole_fit = SIZE_MAX;
+        free(st->pclass);
+        st->pclass = NULL;
         st->pnone = false;
         if ((r = nego_order_get(f, cls, &st->order)) < 0)
                 return r;
@@ -519,36 +524,69 @@ static bool pslot_search(NegoFast *f, NegoStream *st, const Key *bound, Visit *v
 
 /* ---- why nothing matched ---- */
 
-/* The p-slots' part of why: from the search that found none (when what
- * a job takes does not depend on what is left, a p-slot it fits now fits
- * as given, and those it fits as given are the same all cycle long). */
-static void why_pslots(NegoFast *f, NegoStream *st, const ClassAd *job, const Visit *v, NegoWhy *w) {
+/* A p-slot's part in why, as plain matching counts it: what a job does
+ * not fit as given is its Requirements' (PCLASS_JOB), what it fits as
+ * given but not now is taken (PCLASS_TAKEN); of what it fits now, the job's
+ * Requirements false, or the slot's. */
+enum { PCLASS_JOB, PCLASS_TAKEN, PCLASS_SLOT, PCLASS_CANDIDATE };
+
+static int pslot_class(NegoFast *f, const NegoStream *st, const ClassAd *job, size_t i) {
         NegoAmt amt;
 
+        if (!pslot_fits(f, st, job, i, false, &amt))
+                return pslot_fits(f, st, job, i, true, &amt) ? PCLASS_TAKEN : PCLASS_JOB;
+        if (!nego_fast_job_ok(f, st->cls, job, i))
+                return PCLASS_JOB;
+        return nego_fast_slot_ok(f, st->cls, job, i) ? PCLASS_CANDIDATE : PCLASS_SLOT;
+}
+
+/* The p-slots' part of why: from a search of the whole tree that found
+ * none (when what a job takes does not depend on what is left, a p-slot
+ * it fits now fits as given); else each p-slot's class (2 bits) as last
+ * counted, counted anew for those changed since. */
+static int why_pslots(NegoFast *f, NegoStream *st, const ClassAd *job, const Visit *v, NegoWhy *w) {
         if (!f->slot_dyn[NEGO_F_AMT] && !st->pslots) { /* fits none, even as given */
                 w->job_false += f->n_pslots;
-                return;
+                return 0;
         }
-        if (f->slot_dyn[NEGO_F_AMT] || !v) {
-                for (size_t k = 0; k < f->n_pslots; k++) {
-                        size_t i = f->pslots[k];
-                        if (!pslot_fits(f, st, job, i, false, &amt))
-                                pslot_fits(f, st, job, i, true, &amt) ? w->taken++ : w->job_false++;
-                        else if (!nego_fast_job_ok(f, st->cls, job, i))
-                                w->job_false++;
-                        else if (!nego_fast_slot_ok(f, st->cls, job, i))
-                                w->slot_false++;
+        if (v && !f->slot_dyn[NEGO_F_AMT]) {
+                if (st->whole_fit == SIZE_MAX) {
+                        NegoAmt amt;
+                        st->whole_fit = 0;
+                        for (size_t k = 0; k < f->n_pslots; k++)
+                                st->whole_fit += pslot_fits(f, st, job, f->pslots[k], true, &amt);
                 }
-                return;
+                w->job_false += f->n_pslots - st->whole_fit + v->job_false;
+                w->slot_false += v->slot_false;
+                w->taken += st->whole_fit - v->fit;
+                return 0;
         }
-        if (st->whole_fit == SIZE_MAX) {
-                st->whole_fit = 0;
-                for (size_t k = 0; k < f->n_pslots; k++)
-                        st->whole_fit += pslot_fits(f, st, job, f->pslots[k], true, &amt);
-        }
-        w->job_false += f->n_pslots - st->whole_fit + v->job_false;
-        w->slot_false += v->slot_false;
-        w->taken += st->whole_fit - v->fit;
+        if (!st->pclass || f->n_plog - st->pclass_gen > f->n_pslots) { /* counting all costs less */
+                if (!st->pclass && !(st->pclass = malloc(f->n_pslots / 4 + 1)))
+                        return -ENOMEM;
+                memset(st->pclass, 0, f->n_pslots / 4 + 1);
+                memset(st->pcount, 0, sizeof(st->pcount));
+                for (size_t k = 0; k < f->n_pslots; k++) {
+                        int x = pslot_class(f, st, job, f->pslots[k]);
+                        st->pclass[k / 4] |= (uint8_t) (x << (2 * (k % 4)));
+                        st->pcount[x]++;
+                }
+        } else
+                for (size_t e = st->pclass_gen; e < f->n_plog; e++) {
+                        size_t i = f->plog[e], k = f->pstate[i].ordinal;
+                        int old = (st->pclass[k / 4] >> (2 * (k % 4))) & 3, x;
+                        if (f->pstate[i].gen != e + 1)
+                                continue; /* changed again later */
+                        x = pslot_class(f, st, job, i);
+                        st->pclass[k / 4] = (uint8_t) ((st->pclass[k / 4] & ~(3u << (2 * (k % 4)))) | (x << (2 * (k % 4))));
+                        st->pcount[old]--;
+                        st->pcount[x]++;
+                }
+        st->pclass_gen = f->n_plog;
+        w->job_false += st->pcount[PCLASS_JOB];
+        w->taken += st->pcount[PCLASS_TAKEN];
+        w->slot_false += st->pcount[PCLASS_SLOT];
+        return 0;
 }
 
 /* Of group g's slots that read set k of the job, how many, idle and
@@ -577,13 +615,14 @@ static void dep_false(NegoFast *f, const NegoStream *st, size_t g, uint32_t k, c
         *sf_running += b;
 }
 
-static void why_nothing(NegoFast *f, NegoStream *st, const NegoSub *sub, const ClassAd *job, const Visit *v,
-                        NegoWhy *w) {
+static int why_nothing(NegoFast *f, NegoStream *st, const NegoSub *sub, const ClassAd *job, const Visit *v,
+                       NegoWhy *w) {
         const NegoCycle *c = f->c;
+        int r;
 
         if (st->why_valid && st->why_matches == c->n_matches && st->why_pgen == f->pgen) {
                 *w = st->why;
-                return;
+                return 0;
         }
         *w = (NegoWhy){ .slots = f->considered };
         for (size_t g = 0; g < f->n_groups; g++) {
@@ -611,11 +650,13 @@ static void why_nothing(NegoFast *f, NegoStream *st, const NegoSub *sub, const C
                                 w->kept[keep]++;
                 }
         }
-        why_pslots(f, st, job, v, w);
+        if ((r = why_pslots(f, st, job, v, w)) < 0)
+                return r;
         st->why = *w;
         st->why_valid = true;
         st->why_matches = c->n_matches;
         st->why_pgen = f->pgen;
+        return 0;
 }
 
 /* ---- the best slot ---- */
@@ -664,8 +705,10 @@ int nego_fast_best_slot(NegoCycle *c, NegoSub *sub, NegoJob *job, NegoPick *ret)
                 have = true;
         }
         if (!have) {
-                /* nothing: the p-slots were searched without a bound */
-                why_nothing(f, st, sub, job->ad, searched ? &v : NULL, &c->why);
+                /* nothing: the p-slots were searched without a bound, or
+                 * found none before and none changed since */
+                if ((r = why_nothing(f, st, sub, job->ad, searched ? &v : NULL, &c->why)) < 0)
+                        return r;
                 return -ENOENT;
         }
         *ret = (NegoPick){ .slot = best.slot, .reason = 2 - best.order };
@@ -681,6 +724,7 @@ void nego_fast_streams_free(NegoFast *f) {
                         free(f->streams[i]->heap[1]);
                         free(f->streams[i]->run);
                         free(f->streams[i]->amt);
+                        free(f->streams[i]->pclass);
                         free(f->streams[i]);
                 }
         free(f->streams);
