@@ -226,6 +226,14 @@ void classad_expr_refs(const ClassAdExpr *e, CaRefFn fn, void *userdata);
  * call) when ad has no such attribute. */
 bool classad_attr_refs(const ClassAd *ad, const CaName *name, CaRefFn fn, void *userdata);
 
+/* Whether a's Requirements may hold against b whatever the attributes
+ * vary[] of b are (b's other attributes, and a's, as they are): false
+ * when a top-level && conjunct of them that reads none of vary, through
+ * either ad, is false (then the whole is never true). A matchmaker asks
+ * it of a slot whose Cpus and Memory shrink as it is carved up. */
+bool classad_requirements_may_hold(const ClassAd *a, const ClassAd *b, const CaName *const *vary, size_t n_vary,
+                                   CaMode mode);
+
 /* A fingerprint of the expression of attribute name in ad: the same tree
  * as parsed (values, operators, names as spelt) gives the same number;
  * absent gives 0, present never does. */

@@ -105,6 +105,108 @@ bool classad_attr_refs(const ClassAd *ad, const CaName *name, CaRefFn fn, void *
         return true;
 }
 
+/* ---- whether Requirements can hold, whatever some attributes are ---- */
+
+typedef struct Vary {
+        const ClassAd *ad[2];     /* 0: a (MY of the Requirements), 1: b */
+        const CaName *const *names; /* of b */
+        size_t n_names;
+        const CaAtom *seen[2][64];  /* the attributes followed, per side */
+        size_t n_seen[2];
+        int side;                   /* of the tree being walked */
+        bool reads;                 /* reads one of names, or what cannot be told */
+} Vary;
+
+static void vary_ref(const CaName *name, CaRefKind kind, void *userdata);
+
+/* Follows attribute name of side s's ad (false: it has none). */
+static bool vary_follow(Vary *x, int s, const CaName *name) {
+        const CaAttr *a = ca_ad_lookup(x->ad[s], name);
+        int saved = x->side;
+
+        if (!a)
+                return false;
+        for (size_t i = 0; i < x->n_seen[s]; i++)
+                if (x->seen[s][i] == name)
+                        return true;
+        if (x->n_seen[s] == ELEMENTSOF(x->seen[s])) {
+                x->reads = true; /* too deep to tell */
+                return true;
+        }
+        x->seen[s][x->n_seen[s]++] = name;
+        x->side = s;
+        walk(a->expr, vary_ref, x);
+        x->side = saved;
+        return true;
+}
+
+/* name read in side s's ad: one of b's that vary, or what it reads in
+ * turn. false: that ad has no such attribute. */
+static bool vary_read(Vary *x, int s, const CaName *name) {
+        if (s == 1)
+                for (size_t i = 0; i < x->n_names; i++)
+                        if (x->names[i] == name) {
+                                x->reads = true;
+                                return true;
+                        }
+        return vary_follow(x, s, name);
+}
+
+static void vary_ref(const CaName *name, CaRefKind kind, void *userdata) {
+        Vary *x = userdata;
+        int me = x->side;
+
+        if (x->reads)
+                return;
+        switch (kind) {
+        case CA_REF_OPAQUE:
+                x->reads = true;
+                break;
+        case CA_REF_MY:
+                (void) vary_read(x, me, name);
+                break;
+        case CA_REF_TARGET:
+                (void) vary_read(x, !me, name);
+                break;
+        case CA_REF_PLAIN:
+                if (!vary_read(x, me, name))
+                        (void) vary_read(x, !me, name); /* in old mode, TARGET's */
+                break;
+        }
+}
+
+/* Whether some top-level conjunct of n (MY a, TARGET b) reads none of the
+ * varying names and is false. */
+static bool conjunct_false(Vary *x, const CaNode *n, CaMode mode) {
+        CaEval ev;
+        CaValue v;
+        bool no;
+
+        if (n->kind == CA_N_OP && (n->op == CA_OP_AND || n->op == CA_OP_PAREN))
+                return conjunct_false(x, n->u.op.a, mode) || (n->op == CA_OP_AND && conjunct_false(x, n->u.op.b, mode));
+        x->reads = false;
+        x->n_seen[0] = x->n_seen[1] = 0;
+        x->side = 0;
+        walk(n, vary_ref, x);
+        if (x->reads)
+                return false;
+        ca_eval_init(&ev, mode, x->ad[0], x->ad[0], x->ad[1]);
+        ca_eval(&ev, n, &v);
+        no = v.type == CA_BOOL && !v.u.b;
+        ca_value_drop(&v);
+        return no;
+}
+
+bool classad_requirements_may_hold(const ClassAd *a, const ClassAd *b, const CaName *const *vary, size_t n_vary,
+                                   CaMode mode) {
+        const CaAttr *req = ca_ad_lookup(a, ca_atom_wk(CA_WK_REQUIREMENTS));
+        Vary x = { .ad = { a, b }, .names = vary, .n_names = n_vary };
+
+        if (!req)
+                return false; /* no Requirements: UNDEFINED, never met */
+        return !conjunct_false(&x, req->expr, mode);
+}
+
 /* ---- fingerprints and equality of trees ---- */
 
 static inline uint64_t mix(uint64_t h, uint64_t v) {

@@ -165,12 +165,59 @@ static void test_fingerprint_set(void) {
         classad_free(b);
 }
 
+/* classad_requirements_may_hold: false only when a conjunct that reads
+ * none of the varying attributes (through either ad) is false. */
+static void test_may_hold(void) {
+        static const struct {
+                const char *a, *b, *vary;
+                bool want;
+        } rows[] = {
+                { "Requirements = TARGET.Arch == \"X86_64\" && TARGET.Cpus >= 2", "Arch = \"aarch64\"; Cpus = 8", "Cpus", false },
+                { "Requirements = TARGET.Arch == \"X86_64\" && TARGET.Cpus >= 2", "Arch = \"X86_64\"; Cpus = 1", "Cpus", true },
+                { "Requirements = TARGET.Arch == \"X86_64\" && TARGET.Cpus >= 2", "Arch = \"X86_64\"; Cpus = 1", "", false },
+                { "Requirements = (TARGET.Memory >= 1000) && Foo; Foo = TARGET.Cpus > 1", "Memory = 500; Cpus = 4", "Cpus", false },
+                { "Requirements = Foo && (TARGET.Memory >= 1000); Foo = TARGET.Cpus > 1", "Memory = 2000; Cpus = 1", "Cpus", true },
+                { "Requirements = (TARGET.Memory >= 1000) && Foo; Foo = TARGET.Cpus > 1", "Memory = 500; Cpus = 4", "Memory", true },
+                { "Requirements = Arch == \"X86_64\"", "Arch = \"aarch64\"", "", false },   /* plain: TARGET's */
+                { "Requirements = TARGET.Free > 0", "Free = Cpus - 1; Cpus = 1", "Cpus", true },  /* read through b */
+                { "Requirements = TARGET.Free > 0", "Free = Cpus - 1; Cpus = 1", "", false },
+                { "Requirements = TARGET.Arch == \"aarch64\" || TARGET.Cpus > 1", "Arch = \"X86_64\"; Cpus = 1", "Cpus", true },
+                { "Requirements = TARGET.Arch == \"aarch64\" && eval(\"Cpus > 1\")", "Arch = \"X86_64\"; Cpus = 1", "Cpus",
+                  false }, /* the first conjunct alone says it */
+                { "Requirements = eval(\"TARGET.Arch\") == \"aarch64\"", "Arch = \"X86_64\"", "", true }, /* cannot tell */
+                { "Rank = 1", "Cpus = 1", "", false }, /* no Requirements: never met */
+        };
+
+        for (size_t i = 0; i < ELEMS(rows); i++) {
+                char ta[512], tb[512];
+                ClassAd *a = NULL, *b = NULL;
+                const CaName *vary[2];
+                size_t n = 0;
+
+                snprintf(ta, sizeof(ta), "[ %s ]", rows[i].a);
+                snprintf(tb, sizeof(tb), "[ %s ]", rows[i].b);
+                GLEAN_TEST_CHECK_FATAL(classad_parse(ta, strlen(ta), CA_MODE_OLD, &a, NULL) == 0, "row %zu: %s", i, ta);
+                GLEAN_TEST_CHECK_FATAL(classad_parse(tb, strlen(tb), CA_MODE_OLD, &b, NULL) == 0, "row %zu: %s", i, tb);
+                if (rows[i].vary[0])
+                        vary[n++] = classad_name(rows[i].vary);
+                GLEAN_TEST_CHECK(classad_requirements_may_hold(a, b, vary, n, CA_MODE_OLD) == rows[i].want,
+                                 "row %zu: '%s' against '%s' varying '%s': want %d", i, rows[i].a, rows[i].b,
+                                 rows[i].vary, rows[i].want);
+                /* never false where the Requirements hold */
+                if (classad_requirements_met(a, b, CA_MODE_OLD))
+                        CU_ASSERT(classad_requirements_may_hold(a, b, vary, n, CA_MODE_OLD));
+                classad_free(a);
+                classad_free(b);
+        }
+}
+
 static CU_TestInfo tests[] = {
         { "expr_refs", test_expr_refs },
         { "attr_refs", test_attr_refs },
         { "fingerprint", test_fingerprint },
         { "fingerprint_copy", test_fingerprint_copy },
         { "fingerprint_set", test_fingerprint_set },
+        { "may_hold", test_may_hold },
         CU_TEST_INFO_NULL,
 };
 
