@@ -69,10 +69,13 @@ struct NegoStream {
         NegoAmt *amt;            /* what is asked of each consumption shape (when it is fixed) */
         uint32_t cap_amt;
         bool pslots;             /* some p-slot may fit */
-        size_t whole_fit;        /* p-slots the jobs fit as they were given (SIZE_MAX: not counted) */
+        size_t *kind_whole;      /* per kind, the p-slots the jobs fit as they were given (NULL: not counted) */
         uint8_t *pclass;         /* each p-slot's part in why (2 bits), as last counted */
         uint64_t pclass_gen;     /* then: the p-slot changes so far */
         size_t pcount[4];        /* p-slots in each part */
+        uint8_t *kind_ok;          /* per p-slot kind: the jobs' Requirements may accept it */
+        uint32_t cap_kind_ok;
+        Key found;                 /* the best p-slot found so far in a search */
         bool pnone, pnone_bounded; /* a search found no p-slot (before pnone_bound) ... */
         uint64_t pnone_gen;        /* ... when the p-slots had changed that many times */
         Key pnone_bound;
@@ -225,6 +228,20 @@ static int stream_need(NegoFast *f, NegoStream *st, const ClassAd *job) {
         return 0;
 }
 
+/* The kinds of p-slot the stream's jobs' Requirements may accept, whatever
+ * is left of them (Cpus, Memory and Disk vary). */
+static int stream_kinds(NegoFast *f, NegoStream *st, const ClassAd *job) {
+        const CaName *vary[NEGO_N_RES] = { classad_name("Cpus"), classad_name("Memory"), classad_name("Disk") };
+
+        if (nego_grow((void **) &st->kind_ok, &st->cap_kind_ok, f->n_kinds + 1, 1) < 0)
+                return -ENOMEM;
+        for (uint32_t k = 0; k < f->n_kinds; k++) {
+                st->kind_ok[k] = classad_requirements_may_hold(job, f->c->in->slots[f->kind_reps[k]], vary, NEGO_N_RES,
+                                                               NEGO_MODE);
+        }
+        return 0;
+}
+
 static int stream_build(NegoFast *f, NegoStream *st, const uint32_t *cls, const ClassAd *job) {
         int r;
 
@@ -234,7 +251,8 @@ static int stream_build(NegoFast *f, NegoStream *st, const uint32_t *cls, const 
         st->have_front = false;
         st->n_run = 0;
         st->why_valid = false;
-        st->whole_fit = SIZE_MAX;
+        free(st->kind_whole);
+        st->kind_whole = NULL;
         free(st->pclass);
         st->pclass = NULL;
         st->pnone = false;
@@ -258,7 +276,7 @@ static int stream_build(NegoFast *f, NegoStream *st, const uint32_t *cls, const 
         for (int k = 0; k < 2; k++)
                 for (uint32_t i = st->n_heap[k] / 2; i-- > 0;)
                         heap_down(st->heap[k], st->n_heap[k], i);
-        if ((r = stream_need(f, st, job)) < 0)
+        if ((r = stream_need(f, st, job)) < 0 || (r = stream_kinds(f, st, job)) < 0)
                 return r;
         st->built = true;
         return 0;
@@ -409,31 +427,34 @@ static void pslot_key(NegoFast *f, const uint32_t *cls, const ClassAd *job, size
         key[2] = nego_fast_number(f, NEGO_F_POST, cls, job, slot);
 }
 
-/* The order's tree, with the p-slots changed since it was last used moved. */
+/* The order's trees, with the p-slots changed since they were last used
+ * moved. */
 static int ptree_sync(NegoFast *f, NegoStream *st, const ClassAd *job) {
         NegoOrder *o = st->order;
-        size_t *synced;
         double key[3];
         int r;
 
-        if (!o->ptree) {
-                if ((r = nego_ptree_new((uint32_t) f->n_pslots, &o->ptree)) < 0)
-                        return r;
+        if (!o->ptrees) {
+                if (!(o->ptrees = calloc(f->n_kinds + 1, sizeof(NegoPTree *))))
+                        return -ENOMEM;
+                for (uint32_t k = 0; k < f->n_kinds; k++)
+                        if ((r = nego_ptree_new(f->kind_size[k], &o->ptrees[k])) < 0)
+                                return r;
                 for (size_t k = 0; k < f->n_pslots; k++) {
-                        size_t i = f->pslots[k];
-                        pslot_key(f, st->cls, job, i, key);
-                        nego_ptree_set(o->ptree, (uint32_t) k, (uint32_t) i, key, f->pstate[i].rem);
+                        const NegoPState *ps = &f->pstate[f->pslots[k]];
+                        pslot_key(f, st->cls, job, f->pslots[k], key);
+                        nego_ptree_set(o->ptrees[ps->kind], ps->kind_ordinal, (uint32_t) f->pslots[k], key, ps->rem);
                 }
-                *nego_ptree_synced(o->ptree) = f->n_plog;
+                o->psynced = f->n_plog;
                 return 0;
         }
-        synced = nego_ptree_synced(o->ptree);
-        for (; *synced < f->n_plog; ++*synced) {
-                size_t i = f->plog[*synced];
-                if (f->pstate[i].gen != *synced + 1)
+        for (; o->psynced < f->n_plog; o->psynced++) {
+                size_t i = f->plog[o->psynced];
+                const NegoPState *ps = &f->pstate[i];
+                if (ps->gen != o->psynced + 1)
                         continue; /* changed again later */
                 pslot_key(f, st->cls, job, i, key);
-                nego_ptree_set(o->ptree, f->pstate[i].ordinal, (uint32_t) i, key, f->pstate[i].rem);
+                nego_ptree_set(o->ptrees[ps->kind], ps->kind_ordinal, (uint32_t) i, key, ps->rem);
         }
         return 0;
 }
@@ -466,6 +487,8 @@ typedef struct Visit {
 static bool pslot_visit(void *userdata, uint32_t slot) {
         Visit *v = userdata;
 
+        if (!v->st->kind_ok[v->f->pstate[slot].kind])
+                return false; /* the job's Requirements refuse the kind, whatever is left */
         if (!pslot_fits(v->f, v->st, v->job, slot, false, &v->amt))
                 return false;
         v->fit++;
@@ -509,8 +532,22 @@ static bool pslot_search(NegoFast *f, NegoStream *st, const Key *bound, Visit *v
                 *ret_slot = best.slot;
                 return pslot_fits(f, st, v->job, best.slot, false, &v->amt); /* its amounts */
         }
-        found = nego_ptree_search(st->order->ptree, bound ? bound->k : NULL, bound ? bound->slot : 0, st->need, pslot_visit,
-                                  v, ret_slot);
+        /* each kind's tree the job's Requirements may accept, the bound
+         * tightened by what is found */
+        for (uint32_t kind = 0; kind < f->n_kinds; kind++) {
+                Key k = { .order = 2 };
+                if (!st->kind_ok[kind] ||
+                    !nego_ptree_search(st->order->ptrees[kind], bound ? bound->k : NULL, bound ? bound->slot : 0,
+                                       st->need, pslot_visit, v, &k.slot))
+                        continue;
+                pslot_key(f, st->cls, v->job, k.slot, k.k);
+                *ret_slot = k.slot;
+                st->found = k;
+                bound = &st->found;
+                found = true;
+        }
+        if (found && !pslot_fits(f, st, v->job, *ret_slot, false, &v->amt)) /* its amounts */
+                return false;
         *ret_full = !bound;
         if (!found) {
                 st->pnone = true;
@@ -535,9 +572,32 @@ static int pslot_class(NegoFast *f, const NegoStream *st, const ClassAd *job, si
 
         if (!pslot_fits(f, st, job, i, false, &amt))
                 return pslot_fits(f, st, job, i, true, &amt) ? PCLASS_TAKEN : PCLASS_JOB;
-        if (!nego_fast_job_ok(f, st->cls, job, i))
+        if (!st->kind_ok[f->pstate[i].kind] || !nego_fast_job_ok(f, st->cls, job, i))
                 return PCLASS_JOB;
         return nego_fast_slot_ok(f, st->cls, job, i) ? PCLASS_CANDIDATE : PCLASS_SLOT;
+}
+
+static bool pslot_fits_now(void *userdata, uint32_t slot) {
+        Visit *v = userdata;
+
+        return pslot_fits(v->f, v->st, v->job, slot, false, &v->amt);
+}
+
+/* How many p-slots of each kind the stream's jobs fit as they were given. */
+static int kinds_whole(NegoFast *f, NegoStream *st, const ClassAd *job) {
+        NegoAmt amt;
+
+        if (!(st->kind_whole = calloc(f->n_kinds + 1, sizeof(size_t))))
+                return -ENOMEM;
+        for (uint32_t k = 0; k < f->n_kinds; k++)
+                if (f->kind_alike[k])
+                        st->kind_whole[k] = pslot_fits(f, st, job, f->kind_reps[k], true, &amt) ? f->kind_size[k] : 0;
+        for (size_t k = 0; k < f->n_pslots; k++) {
+                const NegoPState *ps = &f->pstate[f->pslots[k]];
+                if (!f->kind_alike[ps->kind])
+                        st->kind_whole[ps->kind] += pslot_fits(f, st, job, f->pslots[k], true, &amt);
+        }
+        return 0;
 }
 
 /* The p-slots' part of why: from a search of the whole tree that found
@@ -545,20 +605,33 @@ static int pslot_class(NegoFast *f, const NegoStream *st, const ClassAd *job, si
  * it fits now fits as given); else each p-slot's class (2 bits) as last
  * counted, counted anew for those changed since. */
 static int why_pslots(NegoFast *f, NegoStream *st, const ClassAd *job, const Visit *v, NegoWhy *w) {
+        int r;
+
         if (!f->slot_dyn[NEGO_F_AMT] && !st->pslots) { /* fits none, even as given */
                 w->job_false += f->n_pslots;
                 return 0;
         }
         if (v && !f->slot_dyn[NEGO_F_AMT]) {
-                if (st->whole_fit == SIZE_MAX) {
-                        NegoAmt amt;
-                        st->whole_fit = 0;
-                        for (size_t k = 0; k < f->n_pslots; k++)
-                                st->whole_fit += pslot_fits(f, st, job, f->pslots[k], true, &amt);
+                size_t n_ok = 0, whole_ok = 0;
+                if (!st->kind_whole && (r = kinds_whole(f, st, job)) < 0)
+                        return r;
+                for (uint32_t k = 0; k < f->n_kinds; k++) {
+                        Visit x = { f, st, job, {}, 0, 0, 0 };
+                        size_t now;
+                        if (st->kind_ok[k]) {
+                                n_ok += f->kind_size[k];
+                                whole_ok += st->kind_whole[k];
+                                continue;
+                        }
+                        /* refused whatever is left: taken when it fits as
+                         * given but not now, else the job's Requirements' */
+                        now = nego_ptree_count(st->order->ptrees[k], st->need, pslot_fits_now, &x);
+                        w->taken += st->kind_whole[k] - now;
+                        w->job_false += f->kind_size[k] - (st->kind_whole[k] - now);
                 }
-                w->job_false += f->n_pslots - st->whole_fit + v->job_false;
+                w->job_false += n_ok - whole_ok + v->job_false;
                 w->slot_false += v->slot_false;
-                w->taken += st->whole_fit - v->fit;
+                w->taken += whole_ok - v->fit;
                 return 0;
         }
         if (!st->pclass || f->n_plog - st->pclass_gen > f->n_pslots) { /* counting all costs less */
@@ -725,6 +798,8 @@ void nego_fast_streams_free(NegoFast *f) {
                         free(f->streams[i]->run);
                         free(f->streams[i]->amt);
                         free(f->streams[i]->pclass);
+                        free(f->streams[i]->kind_ok);
+                        free(f->streams[i]->kind_whole);
                         free(f->streams[i]);
                 }
         free(f->streams);

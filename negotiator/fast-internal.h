@@ -91,6 +91,8 @@ typedef struct NegoPState {
         double orig[NEGO_N_RES]; /* as given */
         uint32_t amt_orig;       /* NEGO_F_AMT shape of the ad as given */
         uint32_t amt_group;      /* which of the distinct amt_orig it has */
+        uint32_t kind;           /* its kind: the p-slots alike as given for the jobs' Requirements */
+        uint32_t kind_ordinal;   /* among its kind's */
         uint32_t ordinal;        /* among the partitionable slots */
         uint64_t gen;            /* the change that last touched it */
         bool changed;            /* Cpus/Memory/Disk rewritten as literals */
@@ -135,6 +137,10 @@ typedef struct NegoFast {
         size_t n_pslots;
         size_t *amt_reps;   /* a p-slot of each distinct amt_orig */
         uint32_t n_amt_groups;
+        size_t *kind_reps;  /* a p-slot of each kind (NEGO_F_JREQ shape as given) */
+        uint32_t *kind_size;
+        bool *kind_alike;   /* its p-slots were given alike Cpus, Memory and Disk */
+        uint32_t n_kinds;
         uint64_t pgen;      /* p-slot changes so far */
         size_t *plog;       /* the slots changed, in order */
         uint32_t n_plog, cap_plog;
@@ -278,8 +284,9 @@ typedef struct NegoList {
 } NegoList;
 
 struct NegoOrder {
-        NegoList **lists;        /* [2 * group + running], sorted when first asked for */
-        struct NegoPTree *ptree; /* its p-slots (pslot-tree.c) */
+        NegoList **lists;          /* [2 * group + running], sorted when first asked for */
+        struct NegoPTree **ptrees; /* its p-slots, per kind (pslot-tree.c); NULL: not made yet */
+        size_t psynced;            /* the p-slot changes applied to them */
 };
 
 

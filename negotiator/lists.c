@@ -258,7 +258,9 @@ void nego_lists_free(NegoFast *f) {
                 for (size_t g = 0; g < 2 * f->n_groups; g++)
                         list_free(f->orders[k]->lists[g]);
                 free(f->orders[k]->lists);
-                nego_ptree_free(f->orders[k]->ptree);
+                for (uint32_t kind = 0; f->orders[k]->ptrees && kind < f->n_kinds; kind++)
+                        nego_ptree_free(f->orders[k]->ptrees[kind]);
+                free(f->orders[k]->ptrees);
                 free(f->orders[k]);
         }
         free(f->orders);

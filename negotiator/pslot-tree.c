@@ -29,7 +29,6 @@ struct NegoPTree {
         Node *nodes; /* by ordinal */
         uint32_t n;
         int32_t root;
-        size_t synced; /* p-slot changes applied (the cycle's log) */
 };
 
 int nego_ptree_new(uint32_t n, NegoPTree **ret) {
@@ -56,10 +55,6 @@ void nego_ptree_free(NegoPTree *t) {
                 return;
         free(t->nodes);
         free(t);
-}
-
-size_t *nego_ptree_synced(NegoPTree *t) {
-        return &t->synced;
 }
 
 /* Whether a comes before b: better ranks first, then the lower slot. */
@@ -210,4 +205,33 @@ bool nego_ptree_search(const NegoPTree *t, const double *bound_key, uint32_t bou
                 return false;
         *ret_slot = s.found;
         return true;
+}
+
+typedef struct Count {
+        const NegoPTree *t;
+        const double *need;
+        NegoPTreeVisit fits;
+        void *userdata;
+        size_t n;
+} Count;
+
+static void count(Count *c, int32_t i) {
+        const Node *n;
+
+        if (i < 0)
+                return;
+        n = &c->t->nodes[i];
+        if (too_small(n->max, c->need))
+                return;
+        count(c, n->left);
+        if (!too_small(n->rem, c->need) && c->fits(c->userdata, n->slot))
+                c->n++;
+        count(c, n->right);
+}
+
+size_t nego_ptree_count(const NegoPTree *t, const double *need, NegoPTreeVisit fits, void *userdata) {
+        Count c = { t, need, fits, userdata, 0 };
+
+        count(&c, t->root);
+        return c.n;
 }

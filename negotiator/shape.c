@@ -128,6 +128,7 @@ static int columns(NegoFast *f) {
 }
 
 static int amt_groups(NegoFast *f);
+static int kinds(NegoFast *f);
 
 static int slot_shapes(NegoFast *f) {
         NegoCycle *c = f->c;
@@ -160,7 +161,37 @@ static int slot_shapes(NegoFast *f) {
                         f->pslots[f->n_pslots++] = i;
                 }
         }
-        return amt_groups(f);
+        r = amt_groups(f);
+        return r < 0 ? r : kinds(f);
+}
+
+/* The p-slots' kinds: alike as given for the jobs' Requirements (what
+ * tells them apart stays as they are consumed, but Cpus, Memory, Disk). */
+static int kinds(NegoFast *f) {
+        uint32_t n_shapes = f->shape_table[NEGO_F_JREQ].n;
+        _cleanup_free_ uint32_t *kind_of = malloc((n_shapes + 1) * sizeof(uint32_t));
+
+        f->kind_reps = calloc(f->n_pslots + 1, sizeof(size_t));
+        f->kind_size = calloc(f->n_pslots + 1, sizeof(uint32_t));
+        f->kind_alike = calloc(f->n_pslots + 1, sizeof(bool));
+        if (!kind_of || !f->kind_reps || !f->kind_size || !f->kind_alike)
+                return -ENOMEM;
+        memset(kind_of, 0xff, (n_shapes + 1) * sizeof(uint32_t));
+        for (size_t k = 0; k < f->n_pslots; k++) {
+                size_t i = f->pslots[k];
+                NegoPState *ps = &f->pstate[i];
+                uint32_t shape = f->shape[i * NEGO_N_FAM + NEGO_F_JREQ];
+                if (kind_of[shape] == UINT32_MAX) {
+                        kind_of[shape] = f->n_kinds;
+                        f->kind_alike[f->n_kinds] = true;
+                        f->kind_reps[f->n_kinds++] = i;
+                }
+                ps->kind = kind_of[shape];
+                if (memcmp(ps->orig, f->pstate[f->kind_reps[ps->kind]].orig, sizeof(ps->orig)) != 0)
+                        f->kind_alike[ps->kind] = false;
+                ps->kind_ordinal = f->kind_size[ps->kind]++;
+        }
+        return 0;
 }
 
 /* The distinct consumption shapes of the p-slots as given. */
@@ -533,6 +564,9 @@ void nego_fast_free(NegoFast *f) {
         free(f->pstate);
         free(f->pslots);
         free(f->amt_reps);
+        free(f->kind_reps);
+        free(f->kind_size);
+        free(f->kind_alike);
         free(f->plog);
         free(f->amts);
         free(f->job_expr.v);
