@@ -50,11 +50,13 @@ typedef struct Key {
 } Key;
 
 struct NegoStream {
-        uint64_t id; /* submitter << 32 | autocluster */
-        uint32_t cls[NEGO_N_CLS];
+        uint64_t id;              /* submitter << 32 | autocluster */
+        uint32_t cls[NEGO_N_CLS]; /* the job classes it was built for */
         bool built;
         NegoOrder *order;
-        Cursor *heap[2]; /* idle, running: the accepted groups' lists by their heads */
+
+        /* Static slots: the accepted groups' lists by their heads. */
+        Cursor *heap[2]; /* idle, running */
         uint32_t n_heap[2], cap_heap[2];
         /* The running candidates of the best ranks left: all of them in a
          * heap (when some may preempt by Rank), or the next one found in
@@ -65,26 +67,29 @@ struct NegoStream {
         uint32_t n_run, cap_run;
         RunEntry front;
         bool have_front;
-        double need[NEGO_N_RES]; /* the least any p-slot would be asked for */
-        NegoAmt *amt;            /* what is asked of each consumption shape (when it is fixed) */
-        uint32_t cap_amt;
-        bool pslots;             /* some p-slot may fit */
-        size_t *kind_whole;      /* per kind, the p-slots the jobs fit as they were given (NULL: not counted) */
-        uint8_t *pclass;         /* each p-slot's part in why (2 bits), as last counted */
-        uint64_t pclass_gen;     /* then: the p-slot changes so far */
-        size_t pcount[4];        /* p-slots in each part */
-        uint8_t *kind_ok;          /* per p-slot kind: the jobs' Requirements may accept it */
+
+        /* Partitionable slots. */
+        uint8_t *kind_ok;          /* per kind: the jobs' Requirements may accept it */
         uint32_t cap_kind_ok;
+        bool pslots;               /* some p-slot may fit */
+        double need[NEGO_N_RES];   /* the least any p-slot would be asked for */
+        NegoAmt *amt;              /* what is asked of each consumption shape (when it is fixed) */
+        uint32_t cap_amt;
         Key found;                 /* the best p-slot found so far in a search */
         bool pnone, pnone_bounded; /* a search found no p-slot (before pnone_bound) ... */
         uint64_t pnone_gen;        /* ... when the p-slots had changed that many times */
         Key pnone_bound;
-        bool why_valid;
+
+        /* Why nothing matched. */
+        size_t *kind_whole;  /* per kind, the p-slots the jobs fit as they were given (NULL: not counted) */
+        uint8_t *pclass;     /* each p-slot's part in why (2 bits), as last counted */
+        uint64_t pclass_gen; /* then: the p-slot changes so far */
+        size_t pcount[4];    /* p-slots in each part */
+        bool why_valid;      /* why, as it was when why_matches matches and why_pgen p-slot changes were made */
         size_t why_matches;
         uint64_t why_pgen;
         NegoWhy why;
 };
-
 
 static bool triple_before(const double *a, const double *b) {
         for (int i = 0; i < 3; i++)
@@ -235,10 +240,9 @@ static int stream_kinds(NegoFast *f, NegoStream *st, const ClassAd *job) {
 
         if (nego_grow((void **) &st->kind_ok, &st->cap_kind_ok, f->n_kinds + 1, 1) < 0)
                 return -ENOMEM;
-        for (uint32_t k = 0; k < f->n_kinds; k++) {
+        for (uint32_t k = 0; k < f->n_kinds; k++)
                 st->kind_ok[k] = classad_requirements_may_hold(job, f->c->in->slots[f->kind_reps[k]], vary, NEGO_N_RES,
                                                                NEGO_MODE);
-        }
         return 0;
 }
 
@@ -740,8 +744,9 @@ int nego_fast_best_slot(NegoCycle *c, NegoSub *sub, NegoJob *job, NegoPick *ret)
         NegoStream *st;
         const NegoEntry *idle;
         Key best, run;
-        bool have = false, searched = false;
+        bool have = false, searched = false; /* the p-slots' trees searched whole: their counts in v */
         NegoAmt amt = {};
+        Visit v;
         int r;
 
         if (f->eph_read)
@@ -755,7 +760,7 @@ int nego_fast_best_slot(NegoCycle *c, NegoSub *sub, NegoJob *job, NegoPick *ret)
                 if ((r = stream_build(f, st, cls, job->ad)) < 0)
                         return r;
 
-        Visit v = { f, st, job->ad, {}, 0, 0, 0 };
+        v = (Visit){ f, st, job->ad, {}, 0, 0, 0 };
         if ((idle = idle_peek(f, st, job->ad))) {
                 best = (Key){ { idle->key[0], idle->key[1], idle->key[2] }, 2, 0, idle->slot };
                 have = true;
@@ -778,8 +783,6 @@ int nego_fast_best_slot(NegoCycle *c, NegoSub *sub, NegoJob *job, NegoPick *ret)
                 have = true;
         }
         if (!have) {
-                /* nothing: the p-slots were searched without a bound, or
-                 * found none before and none changed since */
                 if ((r = why_nothing(f, st, sub, job->ad, searched ? &v : NULL, &c->why)) < 0)
                         return r;
                 return -ENOENT;

@@ -83,7 +83,9 @@ typedef struct NegoInput {
         const Accountant *accounts; /* priorities, usage in force, groups and their quotas */
         const NegoSettings *settings;
         bool plain;                 /* the plain algorithm: no autoclusters, no cached candidate
-                                       lists (the reference the fast path is tested against) */
+                                       lists (the reference the fast path is tested against; the
+                                       fast path gives the same matches and reasons, at a cost per
+                                       job shape and slot shape rather than per job and slot) */
 } NegoInput;
 
 typedef enum NegoReason {
@@ -115,9 +117,11 @@ typedef struct NegoRejection {
 typedef struct NegoStats {
         size_t spins;                 /* pie spins, over all groups and rounds */
         size_t jobs_considered;       /* jobs the cycle tried to match */
-        size_t autoclusters;          /* distinct job shapes */
-        size_t slot_shapes;           /* distinct slot shapes */
-        size_t evaluations;           /* Requirements evaluations */
+        size_t autoclusters;          /* distinct job shapes: jobs agreeing on every attribute the
+                                         expressions in play read (each job its own when those
+                                         expressions read what cannot be named, eval() ...) */
+        size_t slot_shapes;           /* distinct slot shapes for the jobs' Requirements, likewise */
+        size_t evaluations;           /* Requirements evaluated (a job's or a slot's) */
 } NegoStats;
 
 typedef struct NegoResult {
