@@ -175,7 +175,9 @@ int ca_ad_insert(ClassAd *ad, const CaAtom *atom, const char *spelling, size_t s
         if (ad->n == ad->cap && ad->holes)
                 squeeze(ad);
         if (ad->n == ad->cap) {
-                int r = alloc_tables(ad, ad->cap ? ad->cap * 2 : 32, ad->attrs);
+                /* by a quarter: ads mostly gain a few attributes after
+                 * they are parsed (a matchmaker's, an agent's) */
+                int r = alloc_tables(ad, ad->cap ? ad->cap + ad->cap / 4 + 4 : 32, ad->attrs);
                 if (r < 0)
                         return r;
         }
@@ -224,7 +226,25 @@ static CaNode *make_literal(CaArena *arena, const void *arg) {
         return n;
 }
 
+static bool is_scalar(CaType t) {
+        return t != CA_STRING && t != CA_LIST && t != CA_AD;
+}
+
 int classad_set_value(ClassAd *ad, const char *name, const CaValue *v) {
+        /* A number replacing a number, spelt alike: in place. Matchmakers
+         * rewrite a few such attributes of every ad they consider (what a
+         * partitionable slot has left, a submitter's usage). */
+        if (is_scalar(v->type)) {
+                size_t len = strlen(name);
+                const CaAtom *atom = ca_atom_find(name, len);
+                CaAttr *a = atom ? (CaAttr *) ca_ad_lookup(ad, atom) : NULL;
+                if (a && a->expr->kind == CA_N_LITERAL && is_scalar(a->expr->u.lit.type) && strlen(a->name) == len &&
+                    memcmp(a->name, name, len) == 0) {
+                        a->expr->u.lit = *v;
+                        a->k = *v;
+                        return 0;
+                }
+        }
         return set_node(ad, name, make_literal, v);
 }
 
@@ -330,6 +350,8 @@ int classad_copy(const ClassAd *src, ClassAd **ret) {
         int r = classad_new(&ad);
         if (r < 0)
                 return r;
+        /* room for what src holds, less what was replaced */
+        ca_arena_reserve(ad->arena, src->arena->bytes > src->garbage ? src->arena->bytes - src->garbage + 64 : 64);
         r = classad_update(ad, src);
         if (r < 0) {
                 classad_free(ad);

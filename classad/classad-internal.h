@@ -212,6 +212,9 @@ bool ca_name_needs_quotes(const char *name);
 /* A new ad embedded in arena (refs = -1), freed by ca_arena_release. */
 ClassAd *ca_ad_new_embedded(CaArena *arena);
 
+/* The tree of a stand-alone expression. */
+const CaNode *ca_expr_root(const ClassAdExpr *e);
+
 /* Deep copy of a tree into another arena; NULL on ENOMEM. */
 CaNode *ca_node_copy(CaArena *dst, const CaNode *n, const ClassAd *new_parent);
 

@@ -22,6 +22,7 @@ typedef struct ClassAd ClassAd;         /* a record: attribute name -> expressio
 typedef struct ClassAdExpr ClassAdExpr; /* an owned, stand-alone expression */
 typedef struct CaStr CaStr;             /* reference-counted string */
 typedef struct CaList CaList;           /* list value (lazy or materialised) */
+typedef struct CaAtom CaName;           /* an attribute name, interned */
 
 typedef enum CaMode {
         CA_MODE_OLD = 0,    /* HTCondor daemons' default ("old ClassAd" compatibility) */
@@ -196,3 +197,48 @@ void classad_prefetch(const ClassAd *ad);
 bool classad_requirements_met(const ClassAd *a, const ClassAd *b, CaMode mode);
 /* Rank of `ad` evaluated against target; non-numeric gives 0.0. */
 double classad_rank(const ClassAd *ad, const ClassAd *target, CaMode mode);
+
+/* ---- analysis: what expressions read ---- */
+
+/* An attribute name interned once (case-insensitive), for lookups
+ * repeated over many ads; the same pointer for the same name, for the
+ * life of the process. NULL on ENOMEM. */
+const CaName *classad_name(const char *name);
+const char *classad_name_str(const CaName *name); /* as first spelt */
+
+typedef enum CaRefKind {
+        CA_REF_PLAIN,  /* name: looked up in MY (and the ads around it), in old mode then in TARGET */
+        CA_REF_MY,     /* MY.name, SELF.name, .name */
+        CA_REF_TARGET, /* TARGET.name, OTHER.name */
+        CA_REF_OPAQUE, /* a read the tree does not name: eval(), unresolved(), PARENT.x, ROOT.x,
+                          LEFT.x, RIGHT.x, an attribute of an expression's value, MY or TARGET as a value */
+} CaRefKind;
+
+/* name is NULL for CA_REF_OPAQUE. */
+typedef void (*CaRefFn)(const CaName *name, CaRefKind kind, void *userdata);
+
+/* Calls fn for each attribute reference in e's tree, as written: the
+ * references are not followed into any ad (HTCondor's external and
+ * internal references together). A record written in the tree reports
+ * its own attribute names too: more than is read, never less. */
+void classad_expr_refs(const ClassAdExpr *e, CaRefFn fn, void *userdata);
+/* The same for the expression of attribute name in ad; false (and no
+ * call) when ad has no such attribute. */
+bool classad_attr_refs(const ClassAd *ad, const CaName *name, CaRefFn fn, void *userdata);
+
+/* Whether a's Requirements may hold against b whatever the attributes
+ * vary[] of b are (b's other attributes, and a's, as they are): false
+ * when a top-level && conjunct of them that reads none of vary, through
+ * either ad, is false (then the whole is never true). A matchmaker asks
+ * it of a slot whose Cpus and Memory shrink as it is carved up. */
+bool classad_requirements_may_hold(const ClassAd *a, const ClassAd *b, const CaName *const *vary, size_t n_vary,
+                                   CaMode mode);
+
+/* A fingerprint of the expression of attribute name in ad: the same tree
+ * as parsed (values, operators, names as spelt) gives the same number;
+ * absent gives 0, present never does. */
+uint64_t classad_attr_fingerprint(const ClassAd *ad, const CaName *name);
+/* Whether a and b hold the same tree for name (both without it: true).
+ * Ads that agree on every attribute an evaluation reads give it the same
+ * result. */
+bool classad_attr_same(const ClassAd *a, const ClassAd *b, const CaName *name);

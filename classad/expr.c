@@ -54,8 +54,9 @@ static CaNode *copy(CaArena *dst, const CaNode *n, const ClassAd *parent) {
                 c->u.folded.orig = copy(dst, n->u.folded.orig, parent);
                 return c->u.folded.orig ? c : NULL;
         case CA_N_ATTR:
-                c->u.attr.spelling = ca_arena_strndup(dst, n->u.attr.spelling, strlen(n->u.attr.spelling));
-                if (!c->u.attr.spelling)
+                /* the atom's spelling is shared, as the parser shares it */
+                if (n->u.attr.spelling != n->u.attr.atom->spelling &&
+                    !(c->u.attr.spelling = ca_arena_strndup(dst, n->u.attr.spelling, strlen(n->u.attr.spelling))))
                         return NULL;
                 if (n->u.attr.base && !(c->u.attr.base = copy(dst, n->u.attr.base, parent)))
                         return NULL;
@@ -133,6 +134,10 @@ void classad_expr_free(ClassAdExpr *e) {
                 return;
         ca_arena_release(&e->arena);
         free(e);
+}
+
+const CaNode *ca_expr_root(const ClassAdExpr *e) {
+        return e->root;
 }
 
 char *classad_expr_unparse(const ClassAdExpr *e) {

@@ -9,7 +9,7 @@
 #include "negotiator-internal.h"
 
 #define NEGO_N_RES 3           /* Cpus, Memory, Disk of a partitionable slot */
-#define NEGO_N_KEEP 6          /* the KEEP_* reasons of match.c */
+#define NEGO_N_KEEP 6          /* the NegoKeep reasons */
 #define NEGO_MAX_BREAKDOWNS 32 /* rejections explained clause by clause, per cycle */
 
 typedef struct NegoSlot {
@@ -21,10 +21,23 @@ typedef struct NegoSlot {
         bool taken;         /* matched this cycle */
         bool in_retirement; /* RetirementTimeRemaining > 0 */
         char *remote_user;  /* the running job's submitter */
+        size_t remote_sub;  /* that submitter's first namesake among the input's, or SIZE_MAX */
+        size_t remote_group; /* and its group */
+        double remote_in_use; /* its weight in use */
         double remote_eup;
         double current_rank;
         double weight;
 } NegoSlot;
+
+/* Why a running slot that both Requirements accept is no candidate. */
+typedef enum NegoKeep {
+        NEGO_KEEP_NONE,
+        NEGO_KEEP_EARLY,     /* in its retirement time */
+        NEGO_KEEP_SAME_USER, /* runs the submitter's own job */
+        NEGO_KEEP_PRIORITY,  /* the running job's submitter has the better EUP */
+        NEGO_KEEP_POLICY,    /* PREEMPTION_REQUIREMENTS false */
+        NEGO_KEEP_RANK,      /* the slot's RANK prefers its job */
+} NegoKeep;
 
 /* Why a job matched nothing: counts over the slots considered. */
 typedef struct NegoWhy {
@@ -47,14 +60,16 @@ typedef struct NegoJob {
         int64_t prio, qdate, cluster, proc;
         double demand; /* its weight in the demand */
         NegoJobState state;
-        NegoWhy why;
         char *reason; /* rejection */
         int limit;    /* the last limit that stopped it: 0 none, 1 submitter's share, 2 group quota */
+        uint32_t ac;  /* its autocluster (the fast path) */
 } NegoJob;
 
 typedef struct NegoSub {
         const char *name;
         size_t index;  /* in the input */
+        size_t same;   /* the first submitter of the input with this name (usually itself) */
+        size_t next_same; /* the next one with this name, or SIZE_MAX */
         size_t group;
         double eup;
         double *used;  /* weight in use now (points into the cycle's usage table) */
@@ -87,16 +102,37 @@ typedef struct NegoCycle {
         NegoMatch *matches;
         size_t n_matches, cap_matches;
         size_t breakdowns;
+        NegoWhy why;         /* why the job being matched matched nothing */
         NegoStats stats;
+        struct NegoFast *fast; /* the fast path's state; NULL: plain */
 } NegoCycle;
 
 double nego_slot_weight(const NegoCycle *c, const ClassAd *slot);
+/* Resource i (Cpus, Memory, Disk) of a slot ad, 0 when not a number. */
+double nego_slot_amount(const ClassAd *slot, int i);
+/* What job would take of partitionable slot (amounts[NEGO_N_RES]): false
+ * when it cannot be told or is nothing at all. */
+bool nego_consumption(const NegoCycle *c, const ClassAd *slot, const ClassAd *job, double *amounts);
 bool nego_pslot_fits(const NegoCycle *c, const NegoSlot *slot, const ClassAd *job, double *amounts);
 /* What is left of a p-slot, saved and put back (a match the limit refused). */
 void nego_pslot_save(const NegoSlot *slot, double *saved);
 int nego_pslot_restore(NegoSlot *slot, const double *saved);
 int nego_pslot_consume(const NegoCycle *c, NegoSlot *slot, const double *amounts, double *ret_cost);
-/* The best slot for job: 0 and *ret, or -ENOENT with job->why filled. */
+/* A candidate's ranks: NaN counts as 0 (no preference), so that the
+ * order of candidates is total. */
+static inline double nego_rank_value(double d) {
+        return d != d ? 0 : d;
+}
+
+/* The submitter's ephemeral attributes of 3.4.3, written into job. */
+void nego_job_ephemeral(const NegoCycle *c, const NegoSub *sub, ClassAd *job);
+/* Whether PREEMPTION_REQUIREMENTS holds (asked only when it matters). */
+typedef bool (*NegoPreqFn)(void *userdata);
+/* The reason a running slot is a candidate for a job of sub, given the
+ * slot's Rank for the job; or -1 and why not in *keep. */
+int nego_preemption_reason(const NegoCycle *c, const NegoSlot *slot, const NegoSub *sub, double rank, NegoPreqFn preq,
+                           void *userdata, NegoKeep *keep);
+/* The best slot for job: 0 and *ret, or -ENOENT with c->why filled. */
 int nego_best_slot(NegoCycle *c, NegoSub *sub, NegoJob *job, NegoPick *ret);
-/* The words for job->why (malloc'd). */
+/* The words for c->why, job's (malloc'd). */
 char *nego_why_text(NegoCycle *c, const NegoJob *job);

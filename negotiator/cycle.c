@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cycle-internal.h"
+#include "fast-internal.h"
 
 const char *nego_reason_name(NegoReason r) {
         switch (r) {
@@ -79,14 +79,8 @@ static int prepare_slot(NegoCycle *c, size_t i) {
                 if (slot->remote_user) {
                         (void) acct_get(c->in->accounts, slot->remote_user, &e);
                         slot->remote_eup = e.eup;
-                        /* 3.4.3: the running job's user, as the policy sees it. */
-                        classad_set_real(ad, "RemoteUserPrio", e.eup);
-                        classad_set_real(ad, "RemoteUserResourcesInUse", e.weighted_in_use);
-                        classad_set_string(ad, "RemoteGroup", acct_groups_get(c->groups, e.group)->name);
-                        if (e.group != 0) {
-                                classad_set_real(ad, "RemoteGroupResourcesInUse", c->group_usage[e.group]);
-                                classad_set_real(ad, "RemoteGroupQuota", c->group_quota[e.group]);
-                        }
+                        slot->remote_in_use = e.weighted_in_use;
+                        slot->remote_group = e.group;
                 } else
                         slot->remote_eup = INFINITY;
         }
@@ -101,29 +95,69 @@ static int prepare_slot(NegoCycle *c, size_t i) {
         return 0;
 }
 
-/* Slot<N>_RemoteUserPrio in every slot of a machine (3.4.3). */
-static void cross_slot_prios(NegoCycle *c) {
-        for (size_t i = 0; i < c->n_slots; i++) {
-                char *machine, attr[64];
-                int64_t id;
+/* 3.4.3: the running job's user, as the policy sees it. */
+static void slot_ephemeral(NegoCycle *c, size_t i) {
+        const NegoSlot *slot = &c->slots[i];
+        ClassAd *ad = c->in->slots[i];
 
-                if (!c->slots[i].running || !c->slots[i].remote_user)
-                        continue;
-                machine = ad_string(c->in->slots[i], "Machine");
-                id = (int64_t) ad_number(c->in->slots[i], "SlotID", 0);
-                if (!machine || id <= 0) {
-                        free(machine);
-                        continue;
-                }
-                snprintf(attr, sizeof(attr), "Slot%lld_RemoteUserPrio", (long long) id);
-                for (size_t j = 0; j < c->n_slots; j++)
-                        if (ad_string_is(c->in->slots[j], "Machine", machine)) {
-                                classad_set_real(c->in->slots[j], attr, c->slots[i].remote_eup);
-                                if (c->slots[j].own_copy)
-                                        classad_set_real(c->slots[j].ad, attr, c->slots[i].remote_eup);
-                        }
-                free(machine);
+        if (!slot->running || !slot->remote_user)
+                return;
+        classad_set_real(ad, "RemoteUserPrio", slot->remote_eup);
+        classad_set_real(ad, "RemoteUserResourcesInUse", slot->remote_in_use);
+        classad_set_string(ad, "RemoteGroup", acct_groups_get(c->groups, slot->remote_group)->name);
+        if (slot->remote_group != 0) {
+                classad_set_real(ad, "RemoteGroupResourcesInUse", c->group_usage[slot->remote_group]);
+                classad_set_real(ad, "RemoteGroupQuota", c->group_quota[slot->remote_group]);
         }
+}
+
+typedef struct MachineSlot {
+        char *machine;
+        size_t slot;
+} MachineSlot;
+
+static int by_machine(const void *x, const void *y) {
+        const MachineSlot *a = x, *b = y;
+        int d = strcasecmp(a->machine, b->machine);
+
+        return d ? d : a->slot < b->slot ? -1 : a->slot > b->slot;
+}
+
+/* Slot<N>_RemoteUserPrio in every slot of a machine (3.4.3): the slots
+ * sorted by Machine, each machine's running slots written into its
+ * slots. */
+static int cross_slot_prios(NegoCycle *c) {
+        _cleanup_free_ MachineSlot *v = calloc(c->n_slots + 1, sizeof(MachineSlot));
+        size_t n = 0;
+
+        if (!v)
+                return -ENOMEM;
+        for (size_t i = 0; i < c->n_slots; i++)
+                if ((v[n].machine = ad_string(c->in->slots[i], "Machine")))
+                        v[n++].slot = i;
+        qsort(v, n, sizeof(*v), by_machine);
+        for (size_t a = 0, b; a < n; a = b) {
+                for (b = a + 1; b < n && strcasecmp(v[a].machine, v[b].machine) == 0; b++)
+                        ;
+                for (size_t x = a; x < b; x++) {
+                        const NegoSlot *slot = &c->slots[v[x].slot];
+                        int64_t id = (int64_t) ad_number(c->in->slots[v[x].slot], "SlotID", 0);
+                        char attr[64];
+
+                        if (!slot->running || !slot->remote_user || id <= 0)
+                                continue;
+                        snprintf(attr, sizeof(attr), "Slot%lld_RemoteUserPrio", (long long) id);
+                        for (size_t y = a; y < b; y++) {
+                                size_t j = v[y].slot;
+                                classad_set_real(c->in->slots[j], attr, slot->remote_eup);
+                                if (c->slots[j].own_copy)
+                                        classad_set_real(c->slots[j].ad, attr, slot->remote_eup);
+                        }
+                }
+        }
+        for (size_t k = 0; k < n; k++)
+                free(v[k].machine);
+        return 0;
 }
 
 /* ---- preparing the submitters ---- */
@@ -174,6 +208,53 @@ static int prepare_sub(NegoCycle *c, size_t i) {
         return 0;
 }
 
+static int by_name(const void *x, const void *y, void *userdata) {
+        const NegoCycle *c = userdata;
+        size_t a = *(const size_t *) x, b = *(const size_t *) y;
+        int d = strcmp(c->subs[a].name, c->subs[b].name);
+
+        return d ? d : a < b ? -1 : a > b;
+}
+
+/* Submitters by name: each one's first namesake, and the submitter of
+ * each running slot among them (compared by number, not by name, as
+ * candidates are classified and preemptions charged). */
+static int submitter_ids(NegoCycle *c) {
+        _cleanup_free_ size_t *order = calloc(c->n_subs + 1, sizeof(size_t));
+
+        if (!order)
+                return -ENOMEM;
+        for (size_t i = 0; i < c->n_subs; i++)
+                order[i] = i;
+        qsort_r(order, c->n_subs, sizeof(size_t), by_name, c);
+        for (size_t k = 0; k < c->n_subs; k++) {
+                NegoSub *sub = &c->subs[order[k]];
+                bool first = k == 0 || strcmp(c->subs[order[k - 1]].name, sub->name) != 0;
+                sub->same = first ? order[k] : c->subs[order[k - 1]].same;
+                sub->next_same = k + 1 < c->n_subs && strcmp(c->subs[order[k + 1]].name, sub->name) == 0
+                                         ? order[k + 1]
+                                         : SIZE_MAX;
+        }
+        for (size_t i = 0; i < c->n_slots; i++) {
+                NegoSlot *slot = &c->slots[i];
+                size_t lo = 0, hi = c->n_subs;
+
+                slot->remote_sub = SIZE_MAX;
+                if (!slot->remote_user)
+                        continue;
+                while (lo < hi) { /* the first name not before remote_user */
+                        size_t mid = (lo + hi) / 2;
+                        if (strcmp(c->subs[order[mid]].name, slot->remote_user) < 0)
+                                lo = mid + 1;
+                        else
+                                hi = mid;
+                }
+                if (lo < c->n_subs && strcmp(c->subs[order[lo]].name, slot->remote_user) == 0)
+                        slot->remote_sub = order[lo];
+        }
+        return 0;
+}
+
 /* ---- matching a submitter's jobs ---- */
 
 static int add_match(NegoCycle *c, NegoSub *sub, NegoJob *job, const NegoPick *p, double cost) {
@@ -210,11 +291,10 @@ static int add_match(NegoCycle *c, NegoSub *sub, NegoJob *job, const NegoPick *p
         c->group_usage[sub->group] += cost;
         if (p->reason != NEGO_NO_PREEMPTION && slot->remote_user) {
                 /* The preempted submitter gives the slot's weight back. */
-                for (size_t k = 0; k < c->n_subs; k++)
-                        if (strcmp(c->subs[k].name, slot->remote_user) == 0) {
-                                *c->subs[k].used -= slot->weight;
-                                c->group_usage[c->subs[k].group] -= slot->weight;
-                        }
+                for (size_t k = slot->remote_sub; k != SIZE_MAX; k = c->subs[k].next_same) {
+                        *c->subs[k].used -= slot->weight;
+                        c->group_usage[c->subs[k].group] -= slot->weight;
+                }
         }
         return 0;
 }
@@ -251,13 +331,12 @@ static int negotiate_sub(NegoCycle *c, NegoSub *sub, double limit, bool group_bo
                 /* 3.4.5: after a job of a cluster fails, the rest of the cluster is skipped. */
                 if (!c->s->all_jobs_in_cluster && failed && job->cluster == failed_cluster) {
                         job->state = JOB_REJECTED;
-                        job->why = failed->why;
                         job->reason = failed->reason ? strdup(failed->reason) : NULL;
                         sub->n_left--;
                         continue;
                 }
                 c->stats.jobs_considered++;
-                r = nego_best_slot(c, sub, job, &pick);
+                r = c->fast ? nego_fast_best_slot(c, sub, job, &pick) : nego_best_slot(c, sub, job, &pick);
                 if (r == -ENOENT) {
                         job->state = JOB_REJECTED;
                         job->reason = nego_why_text(c, job);
@@ -278,13 +357,16 @@ static int negotiate_sub(NegoCycle *c, NegoSub *sub, double limit, bool group_bo
                 if (slot->partitionable) {
                         nego_pslot_save(slot, saved);
                         r = nego_pslot_consume(c, slot, pick.amounts, &cost);
+                        if (r >= 0 && c->fast)
+                                r = nego_fast_pslot_update(c->fast, pick.slot);
                         if (r < 0)
                                 return r;
                 }
                 {
                         double lim = group_bound ? fmin(limit, *group_left + spent) : limit;
                         if (!limit_permits(spent, cost, lim)) {
-                                if (slot->partitionable && (r = nego_pslot_restore(slot, saved)) < 0)
+                                if (slot->partitionable && ((r = nego_pslot_restore(slot, saved)) < 0 ||
+                                                            (c->fast && (r = nego_fast_pslot_update(c->fast, pick.slot)) < 0)))
                                         return r;
                                 job->limit = group_bound && *group_left < limit - spent ? 2 : 1;
                                 *ret = SUB_LIMIT;
@@ -477,9 +559,11 @@ static int negotiate_groups(NegoCycle *c) {
                 for (size_t g = 0; g < ng; g++) {
                         allocated += q.q[g].allocated;
                         used += fmin(c->group_usage[g], q.q[g].allocated);
-                        /* A group that could not use its allocation gives it to the others. */
+                        /* A group that could not use its allocation gives it to the
+                         * others (what it holds can look negative when the
+                         * accounts charged less than the slots it lost weigh). */
                         if (c->group_usage[g] < q.q[g].allocated)
-                                demand[g] = c->group_usage[g];
+                                demand[g] = fmax(c->group_usage[g], 0);
                 }
                 acct_quota_result_clear(&q);
                 if (used >= allocated - 1e-9 || c->slots_left == 0)
@@ -503,6 +587,7 @@ static int negotiate_groups(NegoCycle *c) {
 /* ---- the cycle ---- */
 
 static void cycle_free(NegoCycle *c) {
+        nego_fast_free(c->fast);
         for (size_t i = 0; i < c->n_slots; i++) {
                 if (c->slots[i].own_copy)
                         classad_free(c->slots[i].ad);
@@ -613,10 +698,27 @@ int nego_cycle(const NegoInput *in, NegoResult *ret) {
         }
         if (!isfinite(c.min_weight))
                 c.min_weight = 1;
-        cross_slot_prios(&c);
         for (size_t i = 0; i < c.n_subs; i++)
                 if ((r = prepare_sub(&c, i)) < 0)
                         goto done;
+        if ((r = submitter_ids(&c)) < 0)
+                goto done;
+        /* The autoclusters, then the slots' ephemeral attributes (the fast
+         * path writes those that are read), then the slot shapes. The
+         * plain path counts autoclusters and shapes for its statistics. */
+        if ((r = nego_fast_new(&c, &c.fast)) < 0)
+                goto done;
+        if (in->plain || !c.fast || nego_fast_reads_remote(c.fast))
+                for (size_t i = 0; i < c.n_slots; i++)
+                        slot_ephemeral(&c, i);
+        if ((in->plain || !c.fast || nego_fast_reads_slot_prios(c.fast)) && (r = cross_slot_prios(&c)) < 0)
+                goto done;
+        if (c.fast && (r = nego_fast_shapes(c.fast)) < 0)
+                goto done;
+        if (in->plain) {
+                nego_fast_free(c.fast);
+                c.fast = NULL;
+        }
 
         if (ng <= 1) {
                 _cleanup_free_ NegoSub **subs = calloc(c.n_subs + 1, sizeof(NegoSub *));

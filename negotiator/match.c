@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cycle-internal.h"
+#include "fast-internal.h"
 
 /* ---- slot weights and partitionable slots ---- */
 
@@ -39,7 +39,7 @@ static const char *const res_names[NEGO_N_RES] = { "Cpus", "Memory", "Disk" };
  * MODIFY_REQUEST_EXPR_REQUEST<RES> as the agent will carve them (MY the
  * job, TARGET the slot). false when it cannot be told or asks for
  * nothing at all. */
-static bool consumption(const NegoCycle *c, const ClassAd *slot, const ClassAd *job, double *amounts) {
+bool nego_consumption(const NegoCycle *c, const ClassAd *slot, const ClassAd *job, double *amounts) {
         bool policy = true, any = false;
 
         for (int i = 0; i < NEGO_N_RES && policy; i++) {
@@ -82,8 +82,7 @@ static bool consumption(const NegoCycle *c, const ClassAd *slot, const ClassAd *
         return any;
 }
 
-/* The slot's amount of resource i now (what is left of a p-slot). */
-static double slot_amount(const ClassAd *slot, int i) {
+double nego_slot_amount(const ClassAd *slot, int i) {
         CaValue v = ca_undefined();
         double d = 0;
 
@@ -95,7 +94,7 @@ static double slot_amount(const ClassAd *slot, int i) {
 
 void nego_pslot_save(const NegoSlot *slot, double *saved) {
         for (int i = 0; i < NEGO_N_RES; i++)
-                saved[i] = slot_amount(slot->ad, i);
+                saved[i] = nego_slot_amount(slot->ad, i);
 }
 
 static int set_amount(ClassAd *ad, int i, double v) {
@@ -112,10 +111,10 @@ int nego_pslot_restore(NegoSlot *slot, const double *saved) {
 }
 
 bool nego_pslot_fits(const NegoCycle *c, const NegoSlot *slot, const ClassAd *job, double *amounts) {
-        if (!consumption(c, slot->ad, job, amounts))
+        if (!nego_consumption(c, slot->ad, job, amounts))
                 return false;
         for (int i = 0; i < NEGO_N_RES; i++)
-                if (amounts[i] > slot_amount(slot->ad, i) + 1e-9)
+                if (amounts[i] > nego_slot_amount(slot->ad, i) + 1e-9)
                         return false;
         return true;
 }
@@ -125,7 +124,7 @@ int nego_pslot_consume(const NegoCycle *c, NegoSlot *slot, const double *amounts
         int r = 0;
 
         for (int i = 0; i < NEGO_N_RES && r >= 0; i++) {
-                double left = slot_amount(slot->ad, i) - amounts[i];
+                double left = nego_slot_amount(slot->ad, i) - amounts[i];
                 if (left < 0)
                         left = 0;
                 r = set_amount(slot->ad, i, left);
@@ -157,40 +156,34 @@ static bool better(const Cand *a, const Cand *b) {
         return a->prank > b->prank;
 }
 
-/* Why a running slot that both Requirements accept is no candidate. */
-enum { KEEP_NONE, KEEP_EARLY, KEEP_SAME_USER, KEEP_PRIORITY, KEEP_POLICY, KEEP_RANK };
-
-/* The reason a running slot is a candidate (or why not, in *keep). */
-static int preemption_reason(const NegoCycle *c, const NegoSlot *slot, const NegoSub *sub, const ClassAd *job,
-                             int *keep) {
-        double rank = classad_rank(slot->ad, job, NEGO_MODE);
-
+int nego_preemption_reason(const NegoCycle *c, const NegoSlot *slot, const NegoSub *sub, double rank, NegoPreqFn preq,
+                           void *userdata, NegoKeep *keep) {
         if (slot->in_retirement && !c->s->consider_early_preemption) {
-                *keep = KEEP_EARLY;
+                *keep = NEGO_KEEP_EARLY;
                 return -1;
         }
         if (rank > slot->current_rank)
                 return NEGO_RANK;
-        if (slot->remote_user && strcmp(slot->remote_user, sub->name) == 0) {
-                *keep = KEEP_SAME_USER;
+        if (slot->remote_sub != SIZE_MAX && slot->remote_sub == sub->same) {
+                *keep = NEGO_KEEP_SAME_USER;
                 return -1;
         }
         if (!(sub->eup < slot->remote_eup)) {
-                *keep = KEEP_PRIORITY;
+                *keep = NEGO_KEEP_PRIORITY;
                 return -1;
         }
-        if (!nego_eval_true(c->s->preemption_req, slot->ad, job)) {
-                *keep = KEEP_POLICY;
+        if (!preq(userdata)) {
+                *keep = NEGO_KEEP_POLICY;
                 return -1;
         }
         if (rank < slot->current_rank) {
-                *keep = KEEP_RANK;
+                *keep = NEGO_KEEP_RANK;
                 return -1;
         }
         return NEGO_PRIORITY;
 }
 
-static void job_ephemeral(const NegoCycle *c, const NegoSub *sub, ClassAd *job) {
+void nego_job_ephemeral(const NegoCycle *c, const NegoSub *sub, ClassAd *job) {
         classad_set_real(job, "SubmitterUserPrio", sub->eup);
         classad_set_real(job, "SubmitterUserResourcesInUse", *sub->used);
         classad_set_string(job, "SubmitterGroup", acct_groups_get(c->groups, sub->group)->name);
@@ -200,17 +193,29 @@ static void job_ephemeral(const NegoCycle *c, const NegoSub *sub, ClassAd *job) 
         }
 }
 
+typedef struct PreqArgs {
+        const NegoCycle *c;
+        const ClassAd *slot, *job;
+} PreqArgs;
+
+static bool plain_preq(void *userdata) {
+        const PreqArgs *x = userdata;
+
+        return nego_eval_true(x->c->s->preemption_req, x->slot, x->job);
+}
+
 int nego_best_slot(NegoCycle *c, NegoSub *sub, NegoJob *job, NegoPick *ret) {
         Cand best = {}, cand;
         NegoPick pick = { .slot = SIZE_MAX };
-        NegoWhy *why = &job->why;
+        NegoWhy *why = &c->why;
 
         *why = (NegoWhy){};
-        job_ephemeral(c, sub, job->ad);
+        nego_job_ephemeral(c, sub, job->ad);
         for (size_t i = 0; i < c->n_slots; i++) {
                 NegoSlot *slot = &c->slots[i];
                 double amounts[NEGO_N_RES] = { 0 };
-                int reason = NEGO_NO_PREEMPTION, keep = KEEP_NONE;
+                int reason = NEGO_NO_PREEMPTION;
+                NegoKeep keep = NEGO_KEEP_NONE;
                 bool job_ok, slot_ok;
 
                 if (slot->skip || (slot->running && !c->s->consider_preemption))
@@ -229,8 +234,9 @@ int nego_best_slot(NegoCycle *c, NegoSub *sub, NegoJob *job, NegoPick *ret) {
                                 why->job_false++;
                         continue;
                 }
-                c->stats.evaluations++;
+                c->stats.evaluations += 1;
                 job_ok = classad_requirements_met(job->ad, slot->ad, NEGO_MODE);
+                c->stats.evaluations += job_ok;
                 slot_ok = job_ok && classad_requirements_met(slot->ad, job->ad, NEGO_MODE);
                 if (!job_ok) {
                         why->job_false++;
@@ -245,20 +251,24 @@ int nego_best_slot(NegoCycle *c, NegoSub *sub, NegoJob *job, NegoPick *ret) {
                         continue;
                 }
                 if (slot->running) {
-                        reason = preemption_reason(c, slot, sub, job->ad, &keep);
+                        PreqArgs x = { c, slot->ad, job->ad };
+                        reason = nego_preemption_reason(c, slot, sub,
+                                                        nego_rank_value(classad_rank(slot->ad, job->ad, NEGO_MODE)),
+                                                        plain_preq, &x, &keep);
                         if (reason < 0) {
                                 why->kept[keep]++;
                                 continue;
                         }
                 }
                 cand = (Cand){
-                        .pre = nego_eval_number(c->s->pre_job_rank, slot->ad, job->ad, 0),
-                        .job_rank = classad_rank(job->ad, slot->ad, NEGO_MODE),
-                        .post = nego_eval_number(c->s->post_job_rank, slot->ad, job->ad, 0),
+                        .pre = nego_rank_value(nego_eval_number(c->s->pre_job_rank, slot->ad, job->ad, 0)),
+                        .job_rank = nego_rank_value(classad_rank(job->ad, slot->ad, NEGO_MODE)),
+                        .post = nego_rank_value(nego_eval_number(c->s->post_job_rank, slot->ad, job->ad, 0)),
                         .order = 2 - reason,
                         .prank = reason == NEGO_NO_PREEMPTION
                                          ? 0
-                                         : nego_eval_number(c->s->preemption_rank, slot->ad, job->ad, 0),
+                                         : nego_rank_value(nego_eval_number(c->s->preemption_rank, slot->ad,
+                                                                            job->ad, 0)),
                 };
                 if (pick.slot == SIZE_MAX || better(&cand, &best)) {
                         best = cand;
@@ -315,16 +325,24 @@ static size_t split_clauses(const char *text, char **clauses, size_t max) {
 /* "Memory >= RequestMemory false on 4,000; Arch == "aarch64" false on 800" */
 static void clause_breakdown(const NegoCycle *c, const ClassAd *job, char *buf, size_t size) {
         char *text = classad_unparse_attr(job, "Requirements"), *clauses[MAX_CLAUSES];
-        size_t counts[MAX_CLAUSES] = { 0 }, n, len = 0;
+        size_t counts[MAX_CLAUSES] = { 0 }, n, len = 0, n_groups = 0;
+        _cleanup_free_ size_t *group_slots = NULL, *group_counts = NULL;
         ClassAdExpr *exprs[MAX_CLAUSES] = { 0 };
 
         buf[0] = '\0';
         if (!text)
                 return;
+        /* The fast path's slot shapes evaluate alike for the job's
+         * Requirements, and so for each of its clauses. */
+        if (c->fast && nego_fast_slot_groups((NegoCycle *) c, &group_slots, &group_counts, &n_groups) < 0) {
+                free(text);
+                return;
+        }
         n = split_clauses(text, clauses, MAX_CLAUSES);
         for (size_t k = 0; k < n; k++)
                 (void) classad_expr_parse(clauses[k], strlen(clauses[k]), NEGO_MODE, &exprs[k], NULL);
-        for (size_t i = 0; i < c->n_slots; i++) {
+        for (size_t g = 0; g < (c->fast ? n_groups : c->n_slots); g++) {
+                size_t i = c->fast ? group_slots[g] : g, weight = c->fast ? group_counts[g] : 1;
                 const NegoSlot *slot = &c->slots[i];
                 if (slot->skip || (slot->running && !c->s->consider_preemption))
                         continue;
@@ -333,7 +351,7 @@ static void clause_breakdown(const NegoCycle *c, const ClassAd *job, char *buf, 
                                 CaValue v = ca_undefined();
                                 classad_expr_eval(exprs[k], job, slot->ad, NEGO_MODE, &v);
                                 if (!(v.type == CA_BOOL && v.u.b))
-                                        counts[k]++;
+                                        counts[k] += weight;
                                 ca_value_clear(&v);
                         }
         }
@@ -348,7 +366,7 @@ static void clause_breakdown(const NegoCycle *c, const ClassAd *job, char *buf, 
 }
 
 char *nego_why_text(NegoCycle *c, const NegoJob *job) {
-        const NegoWhy *w = &job->why;
+        const NegoWhy *w = &c->why;
         char detail[768] = "", *s = NULL;
         size_t kept = 0;
 
@@ -359,7 +377,7 @@ char *nego_why_text(NegoCycle *c, const NegoJob *job) {
         if (w->taken > 0)
                 (void) asprintf(&s, "a better-priority submitter took the last matching slot (%zu matching slot%s taken this cycle)",
                                 w->taken, w->taken == 1 ? "" : "s");
-        else if (w->kept[KEEP_POLICY] > 0 && w->kept[KEEP_POLICY] == kept)
+        else if (w->kept[NEGO_KEEP_POLICY] > 0 && w->kept[NEGO_KEEP_POLICY] == kept)
                 (void) asprintf(&s, "PREEMPTION_REQUIREMENTS false on the %zu running slot%s that match", kept,
                                 kept == 1 ? "" : "s");
         else if (kept > 0)
@@ -367,8 +385,8 @@ char *nego_why_text(NegoCycle *c, const NegoJob *job) {
                                 "the %zu slot%s that match run other jobs and are kept (%zu in their retirement, "
                                 "%zu the submitter's own, %zu with a better priority, %zu refused by "
                                 "PREEMPTION_REQUIREMENTS, %zu preferring their job by RANK)",
-                                kept, kept == 1 ? "" : "s", w->kept[KEEP_EARLY], w->kept[KEEP_SAME_USER],
-                                w->kept[KEEP_PRIORITY], w->kept[KEEP_POLICY], w->kept[KEEP_RANK]);
+                                kept, kept == 1 ? "" : "s", w->kept[NEGO_KEEP_EARLY], w->kept[NEGO_KEEP_SAME_USER],
+                                w->kept[NEGO_KEEP_PRIORITY], w->kept[NEGO_KEEP_POLICY], w->kept[NEGO_KEEP_RANK]);
         else if (w->slot_false > 0)
                 (void) asprintf(&s, "the slots that match refuse the job (START false on %zu)", w->slot_false);
         else {

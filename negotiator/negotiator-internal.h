@@ -22,6 +22,8 @@ struct NegoSettings {
         bool all_jobs_in_cluster;
         bool use_slot_weights;
         bool matchlist_caching;
+        bool preemption_req_stable;  /* PREEMPTION_REQUIREMENTS_STABLE */
+        bool preemption_rank_stable; /* PREEMPTION_RANK_STABLE */
         int max_allocation_rounds;
 };
 

@@ -36,7 +36,9 @@
  *
  * Ads are borrowed. The cycle writes the ephemeral attributes of 3.4.3
  * (SubmitterUserPrio, RemoteUserPrio, ... SubmitterGroup, RemoteGroup)
- * into the ads it is given, as HTCondor's negotiator does into its copies.
+ * into the ads it is given, as HTCondor's negotiator does into its copies
+ * (the fast path writes the Submitter* ones into a job's ad only when an
+ * expression in play reads them).
  *
  * Conventions: >= 0 on success, -errno on failure; outputs last, ret_*.
  */
@@ -60,7 +62,8 @@ typedef struct NegoSettings NegoSettings;
  * NEGOTIATOR_CONSIDER_EARLY_PREEMPTION, NEGOTIATE_ALL_JOBS_IN_CLUSTER,
  * NEGOTIATOR_USE_SLOT_WEIGHTS, SLOT_WEIGHT, GROUP_SORT_EXPR,
  * GROUP_QUOTA_MAX_ALLOCATION_ROUNDS, MODIFY_REQUEST_EXPR_REQUEST*,
- * NEGOTIATOR_MATCHLIST_CACHING. A malformed one: -EINVAL, err says where. */
+ * NEGOTIATOR_MATCHLIST_CACHING, PREEMPTION_REQUIREMENTS_STABLE,
+ * PREEMPTION_RANK_STABLE. A malformed one: -EINVAL, err says where. */
 int nego_settings_from_config(const Config *cfg, NegoSettings **ret, ConfigError *err);
 void nego_settings_free(NegoSettings *s); /* accepts NULL */
 
@@ -80,7 +83,9 @@ typedef struct NegoInput {
         const Accountant *accounts; /* priorities, usage in force, groups and their quotas */
         const NegoSettings *settings;
         bool plain;                 /* the plain algorithm: no autoclusters, no cached candidate
-                                       lists (the reference the fast path is tested against) */
+                                       lists (the reference the fast path is tested against; the
+                                       fast path gives the same matches and reasons, at a cost per
+                                       job shape and slot shape rather than per job and slot) */
 } NegoInput;
 
 typedef enum NegoReason {
@@ -112,9 +117,11 @@ typedef struct NegoRejection {
 typedef struct NegoStats {
         size_t spins;                 /* pie spins, over all groups and rounds */
         size_t jobs_considered;       /* jobs the cycle tried to match */
-        size_t autoclusters;          /* distinct job shapes */
-        size_t slot_shapes;           /* distinct slot shapes */
-        size_t evaluations;           /* Requirements evaluations */
+        size_t autoclusters;          /* distinct job shapes: jobs agreeing on every attribute the
+                                         expressions in play read (each job its own when those
+                                         expressions read what cannot be named, eval() ...) */
+        size_t slot_shapes;           /* distinct slot shapes for the jobs' Requirements, likewise */
+        size_t evaluations;           /* Requirements evaluated (a job's or a slot's) */
 } NegoStats;
 
 typedef struct NegoResult {

@@ -89,7 +89,9 @@ int nego_settings_from_config(const Config *cfg, NegoSettings **ret, ConfigError
             (r = get_bool(cfg, "NEGOTIATOR_CONSIDER_EARLY_PREEMPTION", false, &s->consider_early_preemption, err)) < 0 ||
             (r = get_bool(cfg, "NEGOTIATE_ALL_JOBS_IN_CLUSTER", false, &s->all_jobs_in_cluster, err)) < 0 ||
             (r = get_bool(cfg, "NEGOTIATOR_USE_SLOT_WEIGHTS", true, &s->use_slot_weights, err)) < 0 ||
-            (r = get_bool(cfg, "NEGOTIATOR_MATCHLIST_CACHING", true, &s->matchlist_caching, err)) < 0)
+            (r = get_bool(cfg, "NEGOTIATOR_MATCHLIST_CACHING", true, &s->matchlist_caching, err)) < 0 ||
+            (r = get_bool(cfg, "PREEMPTION_REQUIREMENTS_STABLE", true, &s->preemption_req_stable, err)) < 0 ||
+            (r = get_bool(cfg, "PREEMPTION_RANK_STABLE", true, &s->preemption_rank_stable, err)) < 0)
                 goto fail;
         r = config_get_int(cfg, "GROUP_QUOTA_MAX_ALLOCATION_ROUNDS", &rounds, err);
         if (r < 0 && r != -ENOENT)

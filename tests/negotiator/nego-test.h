@@ -150,8 +150,9 @@ static inline const NegoMatch *nt_match(const NegoTest *t, size_t s, size_t j) {
         return NULL;
 }
 
-/* Makes slot i Claimed/Busy by submitter user (a claim in the accounts too). */
-static inline void nt_running(NegoTest *t, size_t i, const char *user, double current_rank) {
+/* Makes slot i Claimed/Busy by submitter user (a claim of that weight in
+ * the accounts too). */
+static inline void nt_running_weight(NegoTest *t, size_t i, const char *user, double current_rank, double weight) {
         char id[32];
 
         classad_set_string(t->slots[i], "State", "Claimed");
@@ -160,5 +161,9 @@ static inline void nt_running(NegoTest *t, size_t i, const char *user, double cu
         classad_set_string(t->slots[i], "RemoteOwner", user);
         classad_set_real(t->slots[i], "CurrentRank", current_rank);
         snprintf(id, sizeof(id), "claim%zu", i);
-        CU_ASSERT(acct_claim_begin(t->acct, id, user, 1, NT_T0) == 0);
+        CU_ASSERT(acct_claim_begin(t->acct, id, user, weight, NT_T0) == 0);
+}
+
+static inline void nt_running(NegoTest *t, size_t i, const char *user, double current_rank) {
+        nt_running_weight(t, i, user, current_rank, 1);
 }
