@@ -349,7 +349,6 @@ static inline void ca_value_drop(CaValue *v) {
 /* Helpers for functions. */
 static inline bool ca_is_number(const CaValue *v) { return v->type == CA_INT || v->type == CA_REAL; }
 /* int, real or bool to double; false otherwise. */
-bool ca_to_real(const CaValue *v, double *ret);
 /* "boolean equivalent": bool, or number (non-zero is true). */
 static inline bool ca_to_bool(const CaValue *v, bool *ret) {
         switch (v->type) {

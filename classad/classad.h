@@ -117,6 +117,9 @@ const char *ca_type_name(CaType t);
 /* Value as the HTCondor unparser prints it; malloc'd, NULL on ENOMEM. */
 char *ca_value_unparse(const CaValue *v);
 
+/* A number (int, real, or bool as 0/1) as a double; false for any other type. */
+bool ca_to_real(const CaValue *v, double *ret);
+
 /* Number of elements of a list value; -1 if v is not a list. */
 int64_t ca_list_size(const CaValue *v);
 /* Element i of a list value, evaluated (detached). */

@@ -43,7 +43,7 @@ static double ad_number(const ClassAd *ad, const char *name, double def) {
         CaValue v = ca_undefined();
         double d = def;
 
-        if (classad_eval_attr(ad, name, NEGO_MODE, &v) < 0 || !nego_number(&v, &d))
+        if (classad_eval_attr(ad, name, NEGO_MODE, &v) < 0 || !ca_to_real(&v, &d))
                 d = def;
         ca_value_clear(&v);
         return d;

@@ -22,7 +22,7 @@ double nego_slot_weight(const NegoCycle *c, const ClassAd *slot) {
         if (!c->s->use_slot_weights)
                 return 1.0;
         if (classad_has(slot, "SlotWeight")) {
-                if (classad_eval_attr(slot, "SlotWeight", NEGO_MODE, &v) < 0 || !nego_number(&v, &w) || !(w >= 0))
+                if (classad_eval_attr(slot, "SlotWeight", NEGO_MODE, &v) < 0 || !ca_to_real(&v, &w) || !(w >= 0))
                         w = 1.0;
                 ca_value_clear(&v);
                 return w;
@@ -65,7 +65,7 @@ bool nego_consumption(const NegoCycle *c, const ClassAd *slot, const ClassAd *jo
                         free(text);
                 } else {
                         snprintf(attr, sizeof(attr), "Request%s", res_names[i]);
-                        if (classad_eval_attr(job, attr, NEGO_MODE, &v) < 0 || !nego_number(&v, &d))
+                        if (classad_eval_attr(job, attr, NEGO_MODE, &v) < 0 || !ca_to_real(&v, &d))
                                 d = i == 0 ? 1 : 0; /* one CPU; no memory or disk said */
                         ca_value_clear(&v);
                         if (c->s->modify[i]) {
@@ -86,7 +86,7 @@ double nego_slot_amount(const ClassAd *slot, int i) {
         CaValue v = ca_undefined();
         double d = 0;
 
-        if (classad_eval_attr(slot, res_names[i], NEGO_MODE, &v) < 0 || !nego_number(&v, &d))
+        if (classad_eval_attr(slot, res_names[i], NEGO_MODE, &v) < 0 || !ca_to_real(&v, &d))
                 d = 0;
         ca_value_clear(&v);
         return d;

@@ -27,8 +27,6 @@ struct NegoSettings {
         int max_allocation_rounds;
 };
 
-/* A number from an evaluated value (bool as 0/1); false otherwise. */
-bool nego_number(const CaValue *v, double *ret);
 /* e evaluated with my as MY and target as TARGET: a number, else def. */
 double nego_eval_number(const ClassAdExpr *e, const ClassAd *my, const ClassAd *target, double def);
 /* e is TRUE there (UNDEFINED, ERROR, non-booleans: false). */

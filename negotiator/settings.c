@@ -8,27 +8,11 @@
 
 #include "negotiator-internal.h"
 
-bool nego_number(const CaValue *v, double *ret) {
-        switch (v->type) {
-        case CA_INT:
-                *ret = (double) v->u.i;
-                return true;
-        case CA_REAL:
-                *ret = v->u.r;
-                return true;
-        case CA_BOOL:
-                *ret = v->u.b ? 1 : 0;
-                return true;
-        default:
-                return false;
-        }
-}
-
 double nego_eval_number(const ClassAdExpr *e, const ClassAd *my, const ClassAd *target, double def) {
         CaValue v = ca_undefined();
         double d = def;
 
-        if (e && classad_expr_eval(e, my, target, NEGO_MODE, &v) >= 0 && !nego_number(&v, &d))
+        if (e && classad_expr_eval(e, my, target, NEGO_MODE, &v) >= 0 && !ca_to_real(&v, &d))
                 d = def;
         ca_value_clear(&v);
         return d;
