@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "classad/classad.h"
+#include "config/config.h"
 
 /* Exit codes of every verb. */
 enum {
@@ -38,6 +39,9 @@ int cli_verb_pool_key(int argc, char **argv);
  * configured socket), from cli/agent.c; errors are printed. Free with
  * glean_ad_list_free(). */
 int cli_agent_status(const char *socket_opt, ClassAd ***ret_ads, size_t *ret_n);
+
+/* "glean VERB: file:line: reason" on stderr for a configuration error. */
+void cli_config_error(const char *verb, const ConfigError *err);
 
 /* s as a JSON string literal (quotes, escapes) on f. */
 void cli_json_string(FILE *f, const char *s);

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -23,6 +24,13 @@ int cli_usage_error(const char *verb, const char *usage, const char *fmt, ...) {
         va_end(ap);
         fprintf(stderr, "\n%s\n", usage);
         return -EINVAL;
+}
+
+void cli_config_error(const char *verb, const ConfigError *err) {
+        char *msg = config_error_format(err);
+
+        fprintf(stderr, "glean %s: %s\n", verb, msg ? msg : err->msg);
+        free(msg);
 }
 
 typedef struct CliVerb {

@@ -272,13 +272,6 @@ static int parse_args(int argc, char **argv, Opts *o) {
         return 0;
 }
 
-static void print_error(const ConfigError *err) {
-        char *msg = config_error_format(err);
-
-        fprintf(stderr, "glean negotiate: %s\n", msg ? msg : err->msg);
-        free(msg);
-}
-
 int cli_verb_negotiate(int argc, char **argv) {
         Opts o = { 0 };
         NegoScenario *sc = NULL;
@@ -294,7 +287,7 @@ int cli_verb_negotiate(int argc, char **argv) {
         if (r == -ENOMEM)
                 return fprintf(stderr, "glean negotiate: out of memory\n"), CLI_EXIT_FAILURE;
         if (r < 0) {
-                print_error(&err);
+                cli_config_error("negotiate", &err);
                 return CLI_EXIT_USAGE;
         }
         r = nego_sim_new(sc, o.interval, &sim, &err);
@@ -302,7 +295,7 @@ int cli_verb_negotiate(int argc, char **argv) {
                 if (r == -ENOMEM)
                         fprintf(stderr, "glean negotiate: out of memory\n");
                 else
-                        print_error(&err);
+                        cli_config_error("negotiate", &err);
                 nego_scenario_free(sc);
                 return r == -ENOMEM ? CLI_EXIT_FAILURE : CLI_EXIT_USAGE;
         }

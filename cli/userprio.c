@@ -159,12 +159,6 @@ static bool is_admin(const Config *cfg) {
         return ok;
 }
 
-static void print_config_error(const ConfigError *err) {
-        _cleanup_free_ char *msg = config_error_format(err);
-
-        fprintf(stderr, "glean userprio: %s\n", msg ? msg : "configuration error");
-}
-
 /* The database path: --db, else NEGOTIATOR_DATABASE. */
 static int db_path(const Opts *o, const Config *cfg, char **ret) {
         ConfigError err = {};
@@ -174,7 +168,7 @@ static int db_path(const Opts *o, const Config *cfg, char **ret) {
                 return (*ret = strdup(o->db)) ? 0 : -ENOMEM;
         r = config_get(cfg, "NEGOTIATOR_DATABASE", ret, &err);
         if (r < 0) {
-                print_config_error(&err);
+                cli_config_error("userprio", &err);
                 return r;
         }
         return 0;
@@ -190,7 +184,7 @@ static int open_accounts(const Config *cfg, const char *path, bool readonly, Acc
 
         if ((r = acct_settings_from_config(cfg, &s, &err)) < 0 || (r = acct_groups_from_config(cfg, &g, &err)) < 0) {
                 acct_settings_clear(&s);
-                print_config_error(&err);
+                cli_config_error("userprio", &err);
                 return r;
         }
         r = acct_open(path, readonly ? ACCT_OPEN_READONLY : 0, &s, g, (double) time(NULL), ret, why, sizeof(why));
@@ -491,7 +485,7 @@ int cli_verb_userprio(int argc, char **argv) {
                 return r;
         r = config_load_path(o.config, &cfg, &err);
         if (r < 0) {
-                print_config_error(&err);
+                cli_config_error("userprio", &err);
                 return CLI_EXIT_USAGE;
         }
         readonly = o.action == ACTION_LIST || o.action == ACTION_QUOTAS;
