@@ -569,19 +569,6 @@ void acct_close(Accountant *a) {
         free(a);
 }
 
-/* Every entry brought to t and written: what they hold may change now. */
-static int write_all_at(Accountant *a, double t) {
-        size_t pos = 0;
-        void *v;
-        int r = 0;
-
-        while (r >= 0 && glean_strmap_next(a->entries, &pos, NULL, &v)) {
-                advance(a, v, t);
-                r = write_entry(a, v);
-        }
-        return r;
-}
-
 int acct_reconfigure(Accountant *a, AcctSettings *settings, AcctGroups *groups, double now) {
         double t = clock_to(a, now);
         size_t pos = 0;
@@ -593,18 +580,20 @@ int acct_reconfigure(Accountant *a, AcctSettings *settings, AcctGroups *groups, 
                 acct_groups_free(groups);
                 return -EBUSY;
         }
-        /* Bring everyone to now under the old rules (written, so that the
-         * store's entries are as of now too), then switch. */
-        if (!a->readonly && ((r = change_begin(a)) < 0 || (r = write_all_at(a, t)) < 0)) {
-                if (r != -EROFS)
-                        (void) change_fail(a, r, NULL);
+        if (!a->readonly && (r = change_begin(a)) < 0) {
                 acct_settings_clear(settings);
                 acct_groups_free(groups);
                 return r;
         }
+        /* Bring everyone to now under the old rules (written, so that the
+         * store's entries are as of now too), then switch. A failed write
+         * reloads the store under the new rules at change_end(). */
+        r = 0;
         while (glean_strmap_next(a->entries, &pos, NULL, &v)) {
                 advance(a, v, t);
                 ((Entry *) v)->configured = false;
+                if (!a->readonly && r >= 0)
+                        r = write_entry(a, v);
         }
         acct_settings_clear(&a->settings);
         a->settings = *settings;
@@ -613,8 +602,7 @@ int acct_reconfigure(Accountant *a, AcctSettings *settings, AcctGroups *groups, 
         a->groups = groups;
         free(a->group_entry);
         a->group_entry = NULL;
-        r = make_group_entries(a, t);
-        if (r >= 0) {
+        if (r >= 0 && (r = make_group_entries(a, t)) >= 0) {
                 assign_groups(a);
                 sum_claims(a);
         }

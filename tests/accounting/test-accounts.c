@@ -630,6 +630,47 @@ static void test_bad_rows(void) {
         }
 }
 
+/* A reconfiguration: a new group takes its submitters' claims in its
+ * roll-up, usage charged so far stays charged, and the store agrees. */
+static void test_reconfigure(void) {
+        char path[128];
+        Accountant *a, *b;
+        Config *cfg = NULL;
+        ConfigError err = {};
+        AcctSettings s = {};
+        AcctGroups *g = NULL;
+        AcctEntry e;
+        size_t gi;
+
+        snprintf(path, sizeof(path), "%s/reconf.db", tmpdir);
+        a = open_acct(NULL, path, 0, T0);
+        CU_ASSERT(acct_claim_begin(a, "c1", "g.alice@pool.test", 2, T0) == 0);
+        CU_ASSERT(acct_update(a, T0 + 3600, NULL, NULL) == 0);
+        CU_ASSERT(get(a, "<none>").weighted_in_use == 2);
+
+        CU_ASSERT_FATAL(config_new(&cfg) == 0);
+        CU_ASSERT_FATAL(config_load_string(cfg, "UID_DOMAIN = pool.test\nGROUP_NAMES = g\nPRIORITY_HALFLIFE = 86400\n",
+                                           "<t>", &err) == 0);
+        CU_ASSERT_FATAL(acct_settings_from_config(cfg, &s, &err) == 0 && acct_groups_from_config(cfg, &g, &err) == 0);
+        config_free(cfg);
+        CU_ASSERT_FATAL(acct_reconfigure(a, &s, g, T0 + 3600) == 0);
+        CU_ASSERT_FATAL(acct_groups_find(acct_groups(a), "g", &gi) == 0);
+        e = get(a, "g.alice@pool.test");
+        GLEAN_TEST_CHECK(e.group == gi && e.weighted_accumulated == 7200, "alice: group %zu usage %g", e.group,
+                         e.weighted_accumulated);
+        GLEAN_TEST_CHECK(get(a, "g").weighted_in_use == 2 && get(a, "<none>").weighted_in_use == 0,
+                         "g %g <none> %g", get(a, "g").weighted_in_use, get(a, "<none>").weighted_in_use);
+        CU_ASSERT(acct_claim_end(a, "c1", T0 + 7200) == 0);
+        CU_ASSERT(acct_update(a, T0 + 7200, NULL, NULL) == 0);
+        acct_close(a);
+
+        b = open_acct("GROUP_NAMES = g", path, 0, T0);
+        e = get(b, "g.alice@pool.test");
+        GLEAN_TEST_CHECK(e.weighted_accumulated == 14400 && get(b, "g").weighted_accumulated == 7200,
+                         "reopened: alice %g, g %g", e.weighted_accumulated, get(b, "g").weighted_accumulated);
+        acct_close(b);
+}
+
 static CU_TestInfo tests[] = {
         { "claim_charge", test_claim_charge },
         { "updates_do_not_matter", test_updates_do_not_matter },
@@ -642,6 +683,7 @@ static CU_TestInfo tests[] = {
         { "reopen", test_reopen },
         { "kill9", test_kill9 },
         { "bad_rows", test_bad_rows },
+        { "reconfigure", test_reconfigure },
         CU_TEST_INFO_NULL,
 };
 
