@@ -61,6 +61,8 @@ typedef struct CommandSpec {
 
 static const char *const peers[] = { "glean", "glean-agent", "glean-negotiator", NULL };
 static const char *const drain_hows[] = { "graceful", "quick", "fast", NULL };
+static const char *const job_actions[] = { "Remove", "Hold", "Release", "SetPrio", "Vacate", NULL };
+static const char *const userprio_actions[] = { "list", "setprio", "setfactor", "resetusage", "delete", NULL };
 
 static const CommandSpec commands[GLEAN_CMD__MAX] = {
         [GLEAN_CMD_HELLO] = { "Hello", (const AttrSpec[]){
@@ -76,6 +78,13 @@ static const CommandSpec commands[GLEAN_CMD__MAX] = {
                 OPT_NAME("ClaimId"),
                 OPT_COUNT("LeaseDuration"),
                 OPT_NAME("Errno"),
+                { .name = "Ads", .type = T_AD_LIST },
+                { .name = "Ad", .type = T_AD },
+                { .name = "Results", .type = T_AD_LIST },
+                OPT_COUNT("Count"),
+                OPT_BOOL("More"),
+                OPT_INT("ClusterId"),
+                OPT_COUNT("NumProcs"),
                 END } },
         [GLEAN_CMD_STATUS] = { "Status", (const AttrSpec[]){ OPT_NAME("Slot"), END } },
         [GLEAN_CMD_SLOT_UPDATE] = { "SlotUpdate", (const AttrSpec[]){ REQ_AD("SlotAd"), END } },
@@ -89,12 +98,14 @@ static const CommandSpec commands[GLEAN_CMD__MAX] = {
         [GLEAN_CMD_DEACTIVATE] = { "Deactivate", (const AttrSpec[]){
                 REQ_STRING("ClaimId"), OPT_BOOL("Graceful"), END } },
         [GLEAN_CMD_RELEASE] = { "Release", (const AttrSpec[]){ REQ_STRING("ClaimId"), END } },
-        [GLEAN_CMD_VACATE] = { "Vacate", (const AttrSpec[]){ OPT_NAME("Slot"), OPT_BOOL("Fast"), END } },
+        [GLEAN_CMD_VACATE] = { "Vacate", (const AttrSpec[]){
+                OPT_NAME("Slot"), OPT_BOOL("Fast"), OPT_NAME("Machine"), END } },
         [GLEAN_CMD_DRAIN] = { "Drain", (const AttrSpec[]){
                 { .name = "How", .type = T_STRING, .allowed = drain_hows },
                 OPT_STRING("Reason"),
+                OPT_NAME("Machine"),
                 END } },
-        [GLEAN_CMD_CANCEL_DRAIN] = { "CancelDrain", (const AttrSpec[]){ END } },
+        [GLEAN_CMD_CANCEL_DRAIN] = { "CancelDrain", (const AttrSpec[]){ OPT_NAME("Machine"), END } },
         [GLEAN_CMD_SHUTDOWN] = { "Shutdown", (const AttrSpec[]){ OPT_BOOL("Fast"), OPT_BOOL("Peaceful"), END } },
         [GLEAN_CMD_JOB_EXIT] = { "JobExit", (const AttrSpec[]){
                 REQ_STRING("ClaimId"),
@@ -113,6 +124,25 @@ static const CommandSpec commands[GLEAN_CMD__MAX] = {
                 END } },
         [GLEAN_CMD_EVENT] = { "Event", (const AttrSpec[]){
                 REQ_STRING("Slot"), REQ_STRING("State"), REQ_STRING("Activity"), OPT_INT("Transition"), END } },
+        [GLEAN_CMD_SUBMIT] = { "Submit", (const AttrSpec[]){
+                REQ_AD("Cluster"),
+                { .name = "Procs", .type = T_AD_LIST, .flags = A_REQUIRED },
+                OPT_BOOL("More"),
+                END } },
+        [GLEAN_CMD_QUERY] = { "Query", (const AttrSpec[]){
+                OPT_STRING("Ids"), OPT_STRING("Constraint"), OPT_STRING("Attrs"), OPT_COUNT("Limit"), END } },
+        [GLEAN_CMD_HISTORY] = { "History", (const AttrSpec[]){
+                OPT_STRING("Ids"), OPT_STRING("Constraint"), OPT_STRING("Attrs"), OPT_COUNT("Limit"), END } },
+        [GLEAN_CMD_QUERY_SLOTS] = { "QuerySlots", (const AttrSpec[]){
+                OPT_STRING("Constraint"), OPT_STRING("Attrs"), OPT_COUNT("Limit"), END } },
+        [GLEAN_CMD_JOB_ACTION] = { "JobAction", (const AttrSpec[]){
+                { .name = "Action", .type = T_STRING, .flags = A_REQUIRED | A_NONEMPTY, .allowed = job_actions },
+                OPT_STRING("Ids"), OPT_STRING("Constraint"), OPT_STRING("Reason"), OPT_INT("Prio"),
+                OPT_BOOL("Fast"), END } },
+        [GLEAN_CMD_USER_PRIO] = { "UserPrio", (const AttrSpec[]){
+                { .name = "Action", .type = T_STRING, .allowed = userprio_actions },
+                OPT_NAME("Submitter"), OPT_REAL("Value"), END } },
+        [GLEAN_CMD_WAIT] = { "Wait", (const AttrSpec[]){ REQ_STRING("Id"), OPT_SECONDS("Timeout"), END } },
 };
 
 /* Every message may carry it. */

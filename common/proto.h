@@ -27,6 +27,8 @@
  *                   "glean-negotiator")
  *   Reply           Ok bool, Reason string when !Ok; (RequestId int,
  *                   Slots list of ads, Slot string, ClaimId string,
+ *                   Ads list of ads, Ad ad, Results list of ads, Count int,
+ *                   More bool, ClusterId int, NumProcs int,
  *                   LeaseDuration int >= 0, Errno string: when a slot's
  *                   state machine refused, the errno name of why, as
  *                   agent/policy.h lists them: "EBUSY", "EPERM", ...)
@@ -54,6 +56,51 @@
  *                   RemoteWallClockTime real >= 0, ResidentSetSize,
  *                   ImageSize int >= 0 (KiB), Reason string)
  *   Event           Slot string, State string, Activity string; (Transition int)
+ *
+ * The central manager (glean-negotiator) and its users. Over the
+ * negotiator's unix socket the caller is known by SO_PEERCRED; on an
+ * agent's sealed connection a user's request is one the agent relays for a
+ * local caller, and carries RelayUser string and RelayUid int (set by the
+ * agent from SO_PEERCRED; the agent replaces any the caller wrote). A
+ * request from an agent without RelayUser acts as the pool (root).
+ *
+ *   Submit          Cluster ad (the attributes every proc of the cluster
+ *                   shares), Procs list of ads (each proc's own attributes,
+ *                   in ProcId order; [] when a proc has none of its own);
+ *                   (More bool: another Submit part of the same cluster
+ *                   follows on this connection; nothing is queued until the
+ *                   last part, and all parts go in as one transaction).
+ *                   Owner, User, ClusterId, ProcId, QDate, JobStatus ... are
+ *                   the central manager's to set, whatever the request says.
+ *                   Reply (last part): ClusterId int, NumProcs int
+ *   Query           (Ids string: "C" or "C.P" separated by spaces/commas;
+ *                   Constraint string: an expression over the job ad;
+ *                   Attrs string: names to return (all when absent);
+ *                   Limit int >= 0: at most so many ads (0 none: count only))
+ *                   Reply: Ads list of ads, Count int; More bool
+ *   History         as Query, over the jobs that left the queue, newest first
+ *   QuerySlots      (Constraint string, Attrs string, Limit int) as Query, over the
+ *                   collector's slot ads
+ *   JobAction       Action string ("Remove", "Hold", "Release", "SetPrio",
+ *                   "Vacate"); (Ids string, Constraint string, Reason string,
+ *                   Prio int (SetPrio), Fast bool (Vacate))
+ *                   Reply: Results list of [ Id = "C.P"; Ok; Reason ], Count int
+ *                   (of jobs changed); Ok false when some target was not found
+ *                   or refused
+ *   UserPrio        (Action string: "list" (the default), "setprio",
+ *                   "setfactor", "resetusage", "delete"; Submitter string;
+ *                   Value real) Reply: Ads list, one per account entry
+ *   Wait            Id string "C.P"; (Timeout real seconds >= 0: none when
+ *                   absent) Reply once the job left the queue: Ad (its
+ *                   history ad: JobStatus, ExitCode, ...); Ok false with
+ *                   Errno "ETIMEDOUT" when the time ran out first
+ *   Vacate, Drain, CancelDrain to the central manager name their target with
+ *                   Machine string (every slot of that agent) or Slot string
+ *                   ("slot1@host"); the central manager forwards them.
+ *
+ * Listings come in pieces: a Reply with More = true is followed by another
+ * Reply with the same RequestId, until one without More (or More = false).
+ * Each piece stays under GLEAN_FRAME_MAX.
  *
  * "real" accepts an integer too; "bool" accepts only true/false. Required
  * strings must not be empty. Every command may carry RequestId (int).
@@ -144,6 +191,13 @@ typedef enum GleanCommand {
         GLEAN_CMD_SHUTDOWN,
         GLEAN_CMD_JOB_EXIT,
         GLEAN_CMD_EVENT,
+        GLEAN_CMD_SUBMIT,
+        GLEAN_CMD_QUERY,
+        GLEAN_CMD_HISTORY,
+        GLEAN_CMD_QUERY_SLOTS,
+        GLEAN_CMD_JOB_ACTION,
+        GLEAN_CMD_USER_PRIO,
+        GLEAN_CMD_WAIT,
         GLEAN_CMD__MAX,
 } GleanCommand;
 

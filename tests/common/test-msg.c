@@ -56,6 +56,19 @@ static const struct {
           "ImageSize = 4096; Reason = \"vacated\" ]" },
         { GLEAN_CMD_EVENT, "Event",
           "[ Command = \"Event\"; Slot = \"slot1\"; State = \"Claimed\"; Activity = \"Busy\"; Transition = 4 ]" },
+        { GLEAN_CMD_SUBMIT, "Submit",
+          "[ Command = \"Submit\"; Cluster = [ Cmd = \"/bin/true\" ]; Procs = { [ ], [ Arguments = \"1\" ] }; "
+          "More = false ]" },
+        { GLEAN_CMD_QUERY, "Query",
+          "[ Command = \"Query\"; Ids = \"1 2.3\"; Constraint = \"JobStatus == 1\"; Attrs = \"Owner\"; "
+          "Limit = 10 ]" },
+        { GLEAN_CMD_HISTORY, "History", "[ Command = \"History\"; Limit = 5 ]" },
+        { GLEAN_CMD_QUERY_SLOTS, "QuerySlots", "[ Command = \"QuerySlots\"; Constraint = \"Cpus > 1\" ]" },
+        { GLEAN_CMD_JOB_ACTION, "JobAction",
+          "[ Command = \"JobAction\"; Action = \"Hold\"; Ids = \"4.1\"; Reason = \"by hand\" ]" },
+        { GLEAN_CMD_USER_PRIO, "UserPrio",
+          "[ Command = \"UserPrio\"; Action = \"setfactor\"; Submitter = \"a@pool\"; Value = 2 ]" },
+        { GLEAN_CMD_WAIT, "Wait", "[ Command = \"Wait\"; Id = \"1.0\"; Timeout = 2.5 ]" },
 };
 
 static ClassAd *parse_ok(const char *text) {
