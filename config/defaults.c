@@ -178,6 +178,22 @@ static const Default defaults[] = {
         { "SPOOL", "/var/lib/glean" },
         /* The central manager's database: the accounts and the job queue. */
         { "NEGOTIATOR_DATABASE", "$(SPOOL)/negotiator.db" },
+        /* The pool: where agents and remote users find the central manager. */
+        { "CONDOR_HOST", "" },                       /* empty: the agent runs alone (glean agent run) */
+        { "COLLECTOR_HOST", "$(CONDOR_HOST)" },      /* host or host:port */
+        { "COLLECTOR_PORT", "9628" },                /* glean's own port, when COLLECTOR_HOST has none */
+        { "NEGOTIATOR_ADDRESS", "" },                /* the address glean-negotiator listens on; empty: all */
+        { "NEGOTIATOR_SOCKET", "/run/glean/negotiator.sock" }, /* local users and administrators */
+        { "CLASSAD_LIFETIME", "900" },               /* a slot ad outlives its agent's connection so long */
+        { "PERIODIC_EXPR_INTERVAL", "60" },          /* PeriodicHold/Release/Remove */
+        { "SYSTEM_PERIODIC_HOLD", "" },
+        { "SYSTEM_PERIODIC_RELEASE", "" },
+        { "SYSTEM_PERIODIC_REMOVE", "" },
+        { "MAX_JOBS_PER_OWNER", "100000000" },
+        { "MAX_JOBS_SUBMITTED", "100000000" },
+        { "HISTORY_DURATION", "604800" },            /* a week in the history */
+        { "HISTORY_MAX_JOBS", "1000000" },
+        { "NEGOTIATOR_RECONNECT_MAX", "60" },        /* the agent's back-off ceiling, seconds */
         { "FILESYSTEM_DOMAIN", "$(FULL_HOSTNAME)" },
         { "ALL_DEBUG", "" },
         { "ETC", "/etc/glean" },
