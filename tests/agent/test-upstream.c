@@ -395,6 +395,53 @@ static void test_reconnect(void) {
         mgr_close(&m);
 }
 
+/* A claim whose lease ends while the manager is away: its job is killed,
+ * and after the re-advertisement (the slot no longer claimed) the manager
+ * hears of it as it would have then: the JobExit and the end of the claim. */
+static void test_lease_ends_while_away(void) {
+        Manager m;
+        Pool p;
+        CU_ASSERT_FATAL(start_pair(&m, &p, NULL));
+        char why[512];
+        GLEAN_TEST_CHECK_FATAL(mgr_accept(&m, NULL, 10, why, sizeof why) == 0, "handshake: %s", why);
+        CU_ASSERT_FATAL(mgr_greet(&m, NULL, 2));
+        const char *id = "upstream-claim-000003";
+        ClassAd *job = job_ad(&p, "/bin/sleep", "60", "JobLeaseDuration = 2;");
+        GLEAN_TEST_CHECK_FATAL(ok_why(mgr_claim_cmd(&m, GLEAN_CMD_REQUEST_CLAIM, "slot1", id, job), why, sizeof why),
+                               "RequestClaim: %s", why);
+        GLEAN_TEST_CHECK_FATAL(ok_why(mgr_claim_cmd(&m, GLEAN_CMD_ACTIVATE_CLAIM, NULL, id, job), why, sizeof why),
+                               "ActivateClaim: %s", why);
+        mgr_drop(&m);
+        GLEAN_TEST_CHECK(wait_state(&p, "slot1", "Unclaimed/Idle", 15), "the lease ends");
+        GLEAN_TEST_CHECK_FATAL(mgr_accept(&m, NULL, 10, why, sizeof why) == 0, "handshake again: %s", why);
+        ClassAd *slots[2] = { 0 };
+        CU_ASSERT_FATAL(mgr_greet(&m, slots, 2));
+        GLEAN_TEST_CHECK(!classad_has(slots[0], "ClaimId"), "slot1 is no longer claimed");
+        classad_free(slots[0]);
+        classad_free(slots[1]);
+        GleanCommand c;
+        ClassAd *ex = mgr_recv(&m, 5000, &c);
+        char *reason = ad_string(ex, "Reason"), *exid = ad_string(ex, "ClaimId");
+        GLEAN_TEST_CHECK(ex && c == GLEAN_CMD_JOB_EXIT && strcmp(exid, id) == 0 && strstr(reason, "lease"),
+                         "the JobExit kept: %s, ClaimId %s, Reason %s", ex ? glean_command_name(c) : "nothing", exid,
+                         reason);
+        free(reason);
+        free(exid);
+        classad_free(ex);
+        ClassAd *ev = mgr_wait(&m, GLEAN_CMD_EVENT, "ClaimId", id, 5);
+        bool ended = false;
+        if (ev)
+                classad_eval_bool(ev, "ClaimEnded", CA_MODE_OLD, &ended);
+        GLEAN_TEST_CHECK(ev && ended, "the end of the claim, kept");
+        classad_free(ev);
+        GLEAN_TEST_CHECK(!ok_why(mgr_claim_cmd(&m, GLEAN_CMD_KEEP_ALIVE, NULL, id, NULL), why, sizeof why) &&
+                                 strstr(why, "no such claim"),
+                         "KeepAlive of the ended claim: %s", why);
+        classad_free(job);
+        GLEAN_TEST_CHECK(pool_stop(&p) == 0, "the agent exits 0 after SIGTERM");
+        mgr_close(&m);
+}
+
 static void test_wrong_key(void) {
         Manager m;
         Pool p;
@@ -529,6 +576,91 @@ static void test_relay(void) {
         mgr_close(&m);
 }
 
+/* Submit of a client on fd: More when more parts follow. */
+static void client_submit(int fd, int64_t rid, bool more) {
+        ClassAd *q = NULL, *cluster = NULL;
+        glean_msg_new(GLEAN_CMD_SUBMIT, &q);
+        classad_new(&cluster);
+        classad_set_string(cluster, "Cmd", "/bin/true");
+        glean_msg_set_ad(q, "Cluster", cluster);
+        glean_msg_set_ad_list(q, "Procs", &cluster, 1);
+        if (more)
+                classad_set_bool(q, "More", true);
+        classad_set_int(q, "RequestId", rid);
+        GLEAN_TEST_CHECK(glean_msg_send(fd, q, 5000) >= 0, "sending a Submit");
+        classad_free(cluster);
+        classad_free(q);
+}
+
+static void mgr_reply_cluster(Manager *m, int64_t rid, int64_t cluster) {
+        ClassAd *r = NULL;
+        glean_msg_reply(NULL, true, NULL, &r);
+        classad_set_int(r, "RequestId", rid);
+        classad_set_int(r, "ClusterId", cluster);
+        classad_set_int(r, "NumProcs", 1);
+        mgr_send(m, r);
+        classad_free(r);
+}
+
+/* The parts of one client's Submit go up together: another client's
+ * Submit waits for the last part. A client that leaves in the middle of
+ * its parts: the connection is made again (the manager drops the parts). */
+static void test_relay_submit_parts(void) {
+        Manager m;
+        Pool p;
+        CU_ASSERT_FATAL(start_pair(&m, &p, NULL));
+        char why[512];
+        GLEAN_TEST_CHECK_FATAL(mgr_accept(&m, NULL, 10, why, sizeof why) == 0, "handshake: %s", why);
+        CU_ASSERT_FATAL(mgr_greet(&m, NULL, 2));
+        int a = connect_agent(&p), b = connect_agent(&p);
+        CU_ASSERT_FATAL(a >= 0 && b >= 0);
+        client_submit(a, 1, true);
+        ClassAd *part = mgr_wait(&m, GLEAN_CMD_SUBMIT, NULL, NULL, 5);
+        bool more = false;
+        if (part)
+                classad_eval_bool(part, "More", CA_MODE_OLD, &more);
+        GLEAN_TEST_CHECK(part && more, "the first part of A's Submit");
+        classad_free(part);
+        client_submit(b, 2, false);
+        part = mgr_wait(&m, GLEAN_CMD_SUBMIT, NULL, NULL, 1);
+        GLEAN_TEST_CHECK(!part, "B's Submit waits for the end of A's");
+        classad_free(part);
+        client_submit(a, 3, false);
+        ClassAd *last = mgr_wait(&m, GLEAN_CMD_SUBMIT, NULL, NULL, 5);
+        ClassAd *other = mgr_wait(&m, GLEAN_CMD_SUBMIT, NULL, NULL, 5);
+        more = false; /* absent: the last part */
+        if (last)
+                classad_eval_bool(last, "More", CA_MODE_OLD, &more);
+        GLEAN_TEST_CHECK(last && !more && other, "A's last part, then B's Submit");
+        int64_t rid_a = int_of(last, "RequestId"), rid_b = int_of(other, "RequestId");
+        classad_free(last);
+        classad_free(other);
+        mgr_reply_cluster(&m, rid_b, 12);
+        mgr_reply_cluster(&m, rid_a, 11);
+        ClassAd *ra = client_recv(a), *rb = client_recv(b);
+        GLEAN_TEST_CHECK(int_of(ra, "RequestId") == 3 && int_of(ra, "ClusterId") == 11, "A's reply");
+        GLEAN_TEST_CHECK(int_of(rb, "RequestId") == 2 && int_of(rb, "ClusterId") == 12, "B's reply");
+        classad_free(ra);
+        classad_free(rb);
+        /* A leaves in the middle: the connection is made again. */
+        client_submit(a, 4, true);
+        part = mgr_wait(&m, GLEAN_CMD_SUBMIT, NULL, NULL, 5);
+        classad_free(part);
+        close(a);
+        GLEAN_TEST_CHECK(wait_log(&p, 5, "in the middle of a multi-part submission", "reconnecting"),
+                         "no log record of the abandoned submission");
+        GLEAN_TEST_CHECK(mgr_accept(&m, NULL, 10, why, sizeof why) == 0, "handshake again: %s", why);
+        GLEAN_TEST_CHECK(mgr_greet(&m, NULL, 2), "greeting again");
+        /* B's next Submit goes up at once. */
+        client_submit(b, 5, false);
+        part = mgr_wait(&m, GLEAN_CMD_SUBMIT, NULL, NULL, 5);
+        GLEAN_TEST_CHECK(part && has_string(part, "RelayUser", me()), "B's Submit after the reconnection");
+        classad_free(part);
+        close(b);
+        GLEAN_TEST_CHECK(pool_stop(&p) == 0, "the agent exits 0 after SIGTERM");
+        mgr_close(&m);
+}
+
 static void test_no_manager(void) {
         Pool p;
         CU_ASSERT_FATAL(pool_start(&p, NULL));
@@ -586,8 +718,10 @@ static void test_no_manager(void) {
 static CU_TestInfo tests[] = {
         { "handshake, Hello, slots, a job through the connection", test_connect_and_run },
         { "claims survive a lost connection; exits kept and delivered", test_reconnect },
+        { "a lease that ends while the manager is away", test_lease_ends_while_away },
         { "a manager with another pool key", test_wrong_key },
         { "users' requests relayed", test_relay },
+        { "the parts of a Submit go up together", test_relay_submit_parts },
         { "no central manager, no key", test_no_manager },
         CU_TEST_INFO_NULL,
 };
