@@ -83,7 +83,9 @@ static void mgr_close(Manager *m) {
 /* The configuration that points an agent at m. */
 static char *mgr_config(const Manager *m, const char *extra) {
         char *text = NULL;
-        if (asprintf(&text, "COLLECTOR_HOST = 127.0.0.1:%u\nPOOL_KEY_FILE = %s\nNEGOTIATOR_RECONNECT_MAX = 2\n%s",
+        if (asprintf(&text,
+                     "AGENT_EXECUTOR = fork\nCOLLECTOR_HOST = 127.0.0.1:%u\nPOOL_KEY_FILE = %s\n"
+                     "NEGOTIATOR_RECONNECT_MAX = 2\n%s",
                      m->port, m->key_path, extra ? extra : "") < 0)
                 return NULL;
         return text;
@@ -663,7 +665,7 @@ static void test_relay_submit_parts(void) {
 
 static void test_no_manager(void) {
         Pool p;
-        CU_ASSERT_FATAL(pool_start(&p, NULL));
+        CU_ASSERT_FATAL(pool_start(&p, "AGENT_EXECUTOR = fork\n"));
         int fd = connect_agent(&p);
         ClassAd *q = NULL;
         glean_msg_new(GLEAN_CMD_SUBMIT, &q);
@@ -689,7 +691,7 @@ static void test_no_manager(void) {
         Manager m;
         CU_ASSERT_FATAL(mgr_open(&m));
         char *conf = NULL;
-        CU_ASSERT_FATAL(asprintf(&conf, "COLLECTOR_HOST = localhost:%u\nPOOL_KEY_FILE = %s/missing.key\n", m.port,
+        CU_ASSERT_FATAL(asprintf(&conf, "AGENT_EXECUTOR = fork\nCOLLECTOR_HOST = localhost:%u\nPOOL_KEY_FILE = %s/missing.key\n", m.port,
                                  m.dir) > 0);
         CU_ASSERT_FATAL(pool_start(&p, conf));
         free(conf);
@@ -705,7 +707,7 @@ static void test_no_manager(void) {
         GLEAN_TEST_CHECK(pool_stop(&p) == 0, "the agent exits 0 after SIGTERM");
         /* The name resolved (in a thread), the key there: it connects. */
         char *conf2 = NULL;
-        CU_ASSERT_FATAL(asprintf(&conf2, "COLLECTOR_HOST = localhost:%u\nPOOL_KEY_FILE = %s\n", m.port, m.key_path) >
+        CU_ASSERT_FATAL(asprintf(&conf2, "AGENT_EXECUTOR = fork\nCOLLECTOR_HOST = localhost:%u\nPOOL_KEY_FILE = %s\n", m.port, m.key_path) >
                         0);
         CU_ASSERT_FATAL(pool_start(&p, conf2));
         free(conf2);
