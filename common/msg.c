@@ -87,7 +87,8 @@ static const CommandSpec commands[GLEAN_CMD__MAX] = {
                 OPT_COUNT("NumProcs"),
                 END } },
         [GLEAN_CMD_STATUS] = { "Status", (const AttrSpec[]){ OPT_NAME("Slot"), END } },
-        [GLEAN_CMD_SLOT_UPDATE] = { "SlotUpdate", (const AttrSpec[]){ REQ_AD("SlotAd"), END } },
+        [GLEAN_CMD_SLOT_UPDATE] = { "SlotUpdate", (const AttrSpec[]){
+                REQ_AD("SlotAd"), OPT_NAME("ClaimId"), END } },
         [GLEAN_CMD_MATCH] = { "Match", (const AttrSpec[]){ REQ_STRING("Slot"), REQ_STRING("ClaimId"), END } },
         [GLEAN_CMD_REQUEST_CLAIM] = { "RequestClaim", (const AttrSpec[]){
                 REQ_STRING("Slot"), REQ_STRING("ClaimId"), REQ_AD("JobAd"), OPT_REAL("Rank"),

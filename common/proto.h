@@ -33,7 +33,9 @@
  *                   state machine refused, the errno name of why, as
  *                   agent/policy.h lists them: "EBUSY", "EPERM", ...)
  *   Status          (Slot string)
- *   SlotUpdate      SlotAd ad
+ *   SlotUpdate      SlotAd ad; (ClaimId string: on an agent's connection,
+ *                   the id of the slot's claim when the central manager
+ *                   holds it)
  *   Match           Slot string, ClaimId string
  *   RequestClaim    Slot string, ClaimId string, JobAd ad; (Rank real,
  *                   ByPriority bool: on a claimed slot, a preemption the

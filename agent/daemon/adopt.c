@@ -48,6 +48,8 @@ void agent_state_save(Slot *s) {
                 classad_set_string(ad, "Parent", s->parent->name);
         classad_set_string(ad, "ClaimId", s->claim_id);
         classad_set_int(ad, "ClaimantUid", (int64_t) s->claimant_uid);
+        /* The central manager's claim: its connection's again after a restart. */
+        classad_set_bool(ad, "ManagerClaim", s->claimant && s->claimant->upstream);
         classad_set_int(ad, "JobPid", (int64_t) agent_job_pid(s->job));
         classad_set_real(ad, "JobStartWall", (double) time(NULL));
         classad_set_int(ad, "Cpus", s->res.cpus);
@@ -144,7 +146,9 @@ static int adopt_one(Agent *a, const ClassAd *st, char *why, size_t whylen) {
         r = agent_sm_handle(s->sm, agent_now(), &ev, why, whylen);
         if (r < 0)
                 goto fail;
-        s->claimant = NULL;
+        bool manager = false;
+        classad_eval_bool(st, "ManagerClaim", CA_MODE_OLD, &manager);
+        s->claimant = manager ? agent_upstream_conn(a) : NULL;
         s->claimant_uid = (uid_t) uid;
         snprintf(s->claim_id, sizeof s->claim_id, "%s", claim);
         r = agent_jobspec_from_ad(job, &a->runas, a->execute, s->name, &s->spec, why, whylen);

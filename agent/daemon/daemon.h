@@ -26,6 +26,8 @@
 typedef struct Agent Agent;
 typedef struct Conn Conn;
 typedef struct Slot Slot;
+typedef struct Upstream Upstream;
+typedef struct RelayEntry RelayEntry;
 
 struct Slot {
         Agent *agent;
@@ -81,8 +83,17 @@ struct Conn {
         bool hello;             /* the handshake is done */
         bool manager;           /* the peer is the central manager: it gets SlotUpdate */
         bool dead;              /* sending failed: dropped by the deferred work */
+        bool upstream;          /* the connection to the central manager (upstream.c): never in conns */
         char *out;              /* frames not yet taken by the socket */
         size_t out_len, out_cap;
+        /* Relayed requests (relay.c): how many await their last reply; a
+         * Submit held while another client's multi-part Submit goes up
+         * (reading from the connection paused meanwhile); a multi-part
+         * Submit whose earlier parts were lost with the upstream connection. */
+        unsigned relays;
+        ClassAd *held;
+        bool paused;
+        bool submit_broken;
 };
 
 struct Agent {
@@ -116,6 +127,10 @@ struct Agent {
         double drain_badput, drain_unclaimed;
         int64_t drain_last;
         int exit_code;
+        Upstream *up;           /* the central manager connection (NULL: standalone, no COLLECTOR_HOST) */
+        RelayEntry *relays;     /* relayed requests awaiting replies */
+        int64_t relay_next_id;
+        Conn *submit_series;    /* the client whose multi-part Submit is going up */
 };
 
 /* ---- slots.c ---- */
@@ -147,9 +162,58 @@ int agent_server_start(Agent *a);
 void agent_server_stop(Agent *a);
 void agent_conn_drop(Conn *c);
 void agent_server_reap(Agent *a); /* drop the dead connections */
+/* Queues msg for the peer (never blocks). On the upstream connection:
+ * see agent_upstream_send(). */
 int agent_conn_send(Conn *c, const ClassAd *msg);
+/* A Reply to req (its RequestId echoed) with Ok, Reason and extra's attributes. */
+int agent_reply(Conn *c, const ClassAd *req, bool ok, const char *reason, const ClassAd *extra);
+/* Carries out a validated request of c (a local client or the central
+ * manager): the commands of the slots, and for local clients the relayed
+ * ones. < 0 only when c cannot be written to any more. */
+int agent_dispatch(Conn *c, const ClassAd *req, GleanCommand cmd);
+/* Stops reading from c (a request of it is held); agent_server_resume()
+ * relays the held requests and reads on. */
+void agent_conn_pause(Conn *c);
+void agent_server_resume(Agent *a);
 /* Tell the claimant of s (if connected) about an event of its claim. */
 void agent_notify_claimant(Slot *s, GleanCommand cmd, ClassAd *msg);
+
+/* ---- upstream.c: the persistent connection to the central manager ---- */
+/* Reads COLLECTOR_HOST (empty: a->up stays NULL, the agent is standalone),
+ * COLLECTOR_PORT, POOL_KEY_FILE and NEGOTIATOR_RECONNECT_MAX. Before
+ * agent_adopt_jobs(), which gives adopted claims of the manager back to it. */
+int agent_upstream_setup(Agent *a);
+void agent_upstream_start(Agent *a);   /* the first dial, from the event loop */
+void agent_upstream_stop(Agent *a);    /* flushes what is queued (briefly), closes */
+void agent_upstream_free(Agent *a);    /* after the slots are gone */
+/* The connection object the central manager's claims hold (s->claimant):
+ * it outlives every TCP connection. NULL when standalone. */
+Conn *agent_upstream_conn(Agent *a);
+/* The Hello exchange is done: requests can be relayed. */
+bool agent_upstream_ready(const Agent *a);
+/* Sends msg up, sealed. JobExit, and Event with ClaimEnded, are kept while
+ * disconnected and sent after the re-advertisement of a reconnection;
+ * anything else is -ENOTCONN when the connection is not ready. */
+int agent_upstream_send(Agent *a, const ClassAd *msg);
+/* SlotUpdate of s (SlotAd, and ClaimId when the manager holds its claim). */
+void agent_upstream_publish(Agent *a, Slot *s);
+/* Closes the connection soon (from the event loop) with a logged reason,
+ * then reconnects with back-off. */
+void agent_upstream_fail(Agent *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- relay.c: users' requests for the central manager ---- */
+/* Whether a local client's request goes to the central manager: Submit,
+ * Query, History, QuerySlots, JobAction, UserPrio, Wait; Vacate, Drain and
+ * CancelDrain naming another machine (Machine, or Slot "name@host"). */
+bool agent_relay_wanted(const Agent *a, const ClassAd *req, GleanCommand cmd);
+/* Forwards req with RelayUser/RelayUid of c and a RequestId of the
+ * agent's, or refuses it; the replies come back to c. */
+int agent_relay(Conn *c, const ClassAd *req, GleanCommand cmd);
+/* A Reply from the central manager: to the client that asked (dropped
+ * when it is gone). Takes nothing. */
+void agent_relay_reply(Agent *a, const ClassAd *reply);
+void agent_relay_forget_conn(Agent *a, Conn *c); /* c goes away */
+void agent_relay_upstream_lost(Agent *a);        /* every request in flight fails */
 
 /* ---- main.c ---- */
 /* The expanded value of a string knob; def (may be NULL) when it is

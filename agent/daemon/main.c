@@ -44,6 +44,7 @@ static int on_defer(sd_event_source *src, void *userdata) {
         (void) src;
         Agent *a = userdata;
         agent_server_reap(a);
+        agent_server_resume(a);
         for (Slot *s = a->slots, *next; s; s = next) {
                 next = s->next;
                 if (s->release && !s->job)
@@ -181,6 +182,8 @@ static int agent_setup(Agent *a, const char *config_path, const char *socket_pat
                   "%s: %lld CPUs, %lld MB memory, %lld KB disk in %s; %u slots; executor %s; running as uid %d",
                   a->machine.hostname, (long long) a->machine.total.cpus, (long long) a->machine.total.memory,
                   (long long) a->machine.total.disk, a->execute, n, agent_executor_name(a->exec), (int) getuid());
+        if ((r = agent_upstream_setup(a)) < 0)
+                return r;
         agent_adopt_jobs(a);
         r = sd_event_add_defer(a->event, &a->defer, on_defer, a);
         if (r < 0)
@@ -190,8 +193,10 @@ static int agent_setup(Agent *a, const char *config_path, const char *socket_pat
 }
 
 static void agent_teardown(Agent *a) {
+        agent_upstream_stop(a);
         agent_server_stop(a);
         agent_slots_free(a);
+        agent_upstream_free(a);
         agent_sensors_close(a);
         agent_executor_free(a->exec);
         cg_root_free(a->cgroot);
@@ -294,6 +299,7 @@ int main(int argc, char **argv) {
                 return 1;
         }
         agent_evaluate(&a);
+        agent_upstream_start(&a);
         sd_notify(0, "READY=1\nSTATUS=running");
         glean_log(LOG_NOTICE, NULL, NULL, 0, "listening on %s", a.socket_path);
         r = sd_event_loop(a.event);

@@ -29,6 +29,7 @@
 #define MAX_CONNS 256
 
 static void forget_conn(Agent *a, Conn *c) {
+        agent_relay_forget_conn(a, c);
         for (Slot *s = a->slots; s; s = s->next) {
                 if (s->claimant == c)
                         s->claimant = NULL; /* the claim lives on until its lease ends */
@@ -52,6 +53,13 @@ static void conn_fail(Conn *c, const char *why) {
         agent_request_defer(c->agent);
 }
 
+/* What to wait for: input unless paused (a request held: EPOLLHUP and
+ * EPOLLERR still come), output while some is queued. */
+static void conn_events(Conn *c) {
+        uint32_t ev = (c->paused ? 0 : EPOLLIN) | (c->out_len ? EPOLLOUT : 0);
+        sd_event_source_set_io_events(c->src, ev);
+}
+
 static int conn_flush(Conn *c) {
         while (c->out_len > 0) {
                 ssize_t n = send(c->fd, c->out, c->out_len, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -66,11 +74,13 @@ static int conn_flush(Conn *c) {
                 memmove(c->out, c->out + n, c->out_len - (size_t) n);
                 c->out_len -= (size_t) n;
         }
-        sd_event_source_set_io_events(c->src, c->out_len ? EPOLLIN | EPOLLOUT : EPOLLIN);
+        conn_events(c);
         return 0;
 }
 
 int agent_conn_send(Conn *c, const ClassAd *msg) {
+        if (c->upstream)
+                return agent_upstream_send(c->agent, msg);
         if (c->dead)
                 return -EPIPE;
         char *text = classad_unparse(msg);
@@ -137,6 +147,7 @@ void agent_notify_claimant(Slot *s, GleanCommand cmd, ClassAd *msg) {
 }
 
 void agent_publish(Agent *a, Slot *s) {
+        agent_upstream_publish(a, s);
         for (Conn *c = a->conns; c; c = c->next) {
                 if (!c->manager || c->dead)
                         continue;
@@ -151,7 +162,7 @@ void agent_publish(Agent *a, Slot *s) {
 
 /* ---- replies ---- */
 
-static int reply(Conn *c, const ClassAd *req, bool ok, const char *reason, ClassAd *extra) {
+int agent_reply(Conn *c, const ClassAd *req, bool ok, const char *reason, const ClassAd *extra) {
         ClassAd *msg = NULL;
         int r = glean_msg_reply(req, ok, reason, &msg);
         if (r >= 0 && extra)
@@ -160,6 +171,10 @@ static int reply(Conn *c, const ClassAd *req, bool ok, const char *reason, Class
                 r = agent_conn_send(c, msg);
         classad_free(msg);
         return r;
+}
+
+static int reply(Conn *c, const ClassAd *req, bool ok, const char *reason, const ClassAd *extra) {
+        return agent_reply(c, req, ok, reason, extra);
 }
 
 static int refuse(Conn *c, const ClassAd *req, const char *what, const char *fmt, ...)
@@ -599,7 +614,9 @@ static int on_admin(Conn *c, const ClassAd *req, GleanCommand cmd) {
         return reply(c, req, true, NULL, NULL);
 }
 
-static int dispatch(Conn *c, const ClassAd *req, GleanCommand cmd) {
+int agent_dispatch(Conn *c, const ClassAd *req, GleanCommand cmd) {
+        if (!c->upstream && agent_relay_wanted(c->agent, req, cmd))
+                return agent_relay(c, req, cmd);
         switch (cmd) {
         case GLEAN_CMD_STATUS:
                 return on_status(c, req);
@@ -632,10 +649,13 @@ static int dispatch(Conn *c, const ClassAd *req, GleanCommand cmd) {
                 agent_schedule(c->agent);
                 return r;
         }
+        case GLEAN_CMD_SHUTDOWN:
+                if (c->upstream)
+                        return refuse(c, req, "Shutdown", "the agent is shut down on its own machine only");
+                return on_admin(c, req, cmd);
         case GLEAN_CMD_VACATE:
         case GLEAN_CMD_DRAIN:
         case GLEAN_CMD_CANCEL_DRAIN:
-        case GLEAN_CMD_SHUTDOWN:
                 return on_admin(c, req, cmd);
         default:
                 return refuse(c, req, glean_command_name(cmd), "the agent does not take %s",
@@ -682,26 +702,15 @@ static int on_frame(Conn *c, const char *payload, size_t len) {
                                 agent_publish(c->agent, s);
                 return r;
         }
-        r = dispatch(c, req, cmd);
+        r = agent_dispatch(c, req, cmd);
         classad_free(req);
         return r == -EPIPE || r == -ECONNRESET || r == -ETIMEDOUT ? r : 0;
 }
 
-static int on_conn_io(sd_event_source *src, int fd, uint32_t revents, void *userdata) {
-        (void) src;
-        (void) fd;
-        Conn *c = userdata;
-        Agent *a = c->agent;
-        if (revents & EPOLLOUT) {
-                conn_flush(c);
-                if (c->dead) {
-                        agent_conn_drop(c);
-                        return 0;
-                }
-        }
-        if (!(revents & (EPOLLIN | EPOLLHUP | EPOLLERR)))
-                return 0;
-        for (;;) {
+/* Reads and handles the frames of c until the socket would block or c is
+ * paused (a request of it held). Returns false when c was dropped (freed). */
+static bool conn_read(Conn *c) {
+        while (!c->paused) {
                 char *payload = NULL;
                 size_t len = 0;
                 int r = glean_frame_read(c->reader, c->fd, &payload, &len);
@@ -714,17 +723,62 @@ static int on_conn_io(sd_event_source *src, int fd, uint32_t revents, void *user
                                           c->peer.user, (int) c->peer.pid, strerror(-r));
                         }
                         agent_conn_drop(c);
-                        return 0;
+                        return false;
                 }
                 r = on_frame(c, payload, len);
                 free(payload);
                 if (r < 0 || c->dead) {
                         agent_conn_drop(c);
+                        return false;
+                }
+        }
+        return true;
+}
+
+static int on_conn_io(sd_event_source *src, int fd, uint32_t revents, void *userdata) {
+        (void) src;
+        (void) fd;
+        Conn *c = userdata;
+        if (revents & EPOLLOUT) {
+                conn_flush(c);
+                if (c->dead) {
+                        agent_conn_drop(c);
                         return 0;
                 }
         }
-        (void) a;
+        if (c->paused && (revents & (EPOLLHUP | EPOLLERR))) {
+                agent_conn_drop(c); /* gone while its request was held */
+                return 0;
+        }
+        if (revents & (EPOLLIN | EPOLLHUP | EPOLLERR))
+                conn_read(c);
         return 0;
+}
+
+void agent_conn_pause(Conn *c) {
+        c->paused = true;
+        conn_events(c);
+}
+
+void agent_server_resume(Agent *a) {
+        /* Held requests first, one at a time: one may open a new multi-part
+         * Submit, which holds the others again. */
+        for (Conn *c = a->conns; c && !a->submit_series; c = c->next) {
+                if (!c->held || c->dead)
+                        continue;
+                ClassAd *req = c->held;
+                c->held = NULL;
+                agent_relay(c, req, GLEAN_CMD_SUBMIT); /* may hold it again */
+                classad_free(req);
+        }
+        for (Conn *c = a->conns, *next; c; c = next) {
+                next = c->next;
+                if (!c->paused || c->held || c->dead)
+                        continue;
+                c->paused = false;
+                conn_events(c);
+                conn_read(c); /* the frames buffered already */
+        }
 }
 
 static int on_accept(sd_event_source *src, int fd, uint32_t revents, void *userdata) {
