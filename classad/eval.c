@@ -241,18 +241,32 @@ _noinline_ static void select_attr(CaEval *ev, CaValue *v, const CaAtom *atom, C
         }
 }
 
-/* Look up the name of reference node n in ad alone, trying first the
- * position where the name was found last time: ads of one kind (slot
- * ads of one agent, say) list their attributes in the same order, so the
- * guess, checked against the entry, saves the hash lookup. */
-static inline const CaAttr *lookup_at_guess(const ClassAd *ad, const CaNode *n) {
+/* Look up the name of reference node n in ad's own attributes, trying
+ * first the position where the name was found last time: ads of one kind
+ * (slot ads of one agent, say) list their attributes in the same order,
+ * so the guess, checked against the entry, saves the hash lookup. */
+static inline const CaAttr *lookup_own_at_guess(const ClassAd *ad, const CaNode *n) {
         uint32_t guess = n->nargs;
         if (guess && guess <= ad->n && ad->attrs[guess - 1].atom == n->u.attr.atom)
                 return &ad->attrs[guess - 1];
-        const CaAttr *a = ca_ad_lookup(ad, n->u.attr.atom);
+        const CaAttr *a = ca_ad_lookup_own(ad, n->u.attr.atom);
         if (a && a - ad->attrs < CA_MAX_ARGS)
                 ((CaNode *) n)->nargs = (uint16_t) (a - ad->attrs + 1); /* a hint only */
         return a;
+}
+
+/* What a chained ad inherits: the guess then holds the position in the
+ * parent, shared by all the procs of a cluster. */
+_noinline_ static const CaAttr *lookup_inherited(const ClassAd *up, const CaNode *n) {
+        return lookup_own_at_guess(up, n);
+}
+
+/* The name of reference node n in ad alone (with what it is chained to). */
+static inline const CaAttr *lookup_at_guess(const ClassAd *ad, const CaNode *n) {
+        const CaAttr *a = lookup_own_at_guess(ad, n);
+        if (a || _likely_(!ad->chain))
+                return a;
+        return lookup_inherited(ad->chain, n);
 }
 
 /* lookup_chain with the guess for the first ad. */
@@ -270,7 +284,7 @@ static inline const CaAttr *lookup_chain_guess(const ClassAd *ad, const CaNode *
 /* Whether ad or an enclosing ad defines a scope name as an attribute. */
 static bool defines_scope_name(const ClassAd *ad, const CaAtom *atom) {
         for (; ad; ad = ad->parent)
-                if (ad->has_special && ca_ad_lookup(ad, atom))
+                if (ca_ad_special(ad) && ca_ad_lookup(ad, atom))
                         return true;
         return false;
 }
@@ -298,7 +312,7 @@ _noinline_ static void eval_attr_node(CaEval *ev, const CaNode *n, CaValue *ret)
         }
         const CaNode *base = n->u.attr.base;
         /* Fast path for MY.x and TARGET.x: no value for the ad itself. */
-        if (n->op == SP_TARGET && ev->cur && !ev->cur->parent && !ev->cur->has_special &&
+        if (n->op == SP_TARGET && ev->cur && !ev->cur->parent && !ca_ad_special(ev->cur) &&
             (ev->cur == ev->left || ev->cur == ev->right)) {
                 /* TARGET.x from the top of one of the two matched ads */
                 const ClassAd *target = ev->cur == ev->left ? ev->right : ev->left, *scope;
@@ -330,11 +344,11 @@ _noinline_ static void eval_attr_node(CaEval *ev, const CaNode *n, CaValue *ret)
  * name of the current ad or TARGET.name, when it names a constant. false:
  * take the general path (which also covers enclosing ads, the old-mode
  * TARGET fallback, expressions, cycles). */
-static inline bool eval_ref_fast(CaEval *ev, const CaNode *n, CaValue *ret) {
+static _always_inline_ bool eval_ref_fast(CaEval *ev, const CaNode *n, CaValue *ret) {
         if (n->kind != CA_N_ATTR)
                 return false;
         const ClassAd *cur = ev->cur, *ad;
-        if (!cur || cur->has_special)
+        if (!cur || ca_ad_special(cur))
                 return false;
         if (n->op == SP_TARGET) {
                 if (cur->parent || (cur != ev->left && cur != ev->right))
