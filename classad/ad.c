@@ -190,7 +190,7 @@ void classad_shrink(ClassAd *ad) {
         else if (ad->cap > ad->n)
                 (void) alloc_tables(ad, ad->n, ad->attrs); /* on failure the old table stays */
         size_t live = live_bytes(ad);
-        if (ca_arena_capacity(ad->arena) > live + live / 16 + 64)
+        if (ca_arena_capacity(ad->arena) > live + 64)
                 compact(ad);
 }
 
@@ -583,8 +583,10 @@ int classad_parse(const char *text, size_t len, CaMode mode, ClassAd **ret, CaEr
         int r = classad_new(&ad);
         if (r < 0)
                 return r;
-        /* trees take about four times the bytes of their text: one chunk */
-        ca_arena_reserve(ad->arena, len < CA_MAX_INPUT_SIZE ? len * 4 + 512 : 4096);
+        /* trees take three to four times the bytes of their text: a
+         * first chunk for three, then what the rest of the text may take
+         * (the parser's hint), so that little is left unused */
+        ca_arena_reserve(ad->arena, len < CA_MAX_INPUT_SIZE ? len * 3 + 256 : 4096);
         if (len < CA_MAX_INPUT_SIZE)
                 reserve_tables(ad, count_of(text, len, ';'));
         r = ca_parse_ad_into(ad, text, len, mode, err);
@@ -608,6 +610,7 @@ int classad_parse_old(const char *text, size_t len, CaMode mode, ClassAd **ret, 
         if (r < 0)
                 return r;
         reserve_tables(ad, count_of(text, len, '\n'));
+        ca_arena_reserve(ad->arena, len * 3 + 256);
         int line = 0;
         for (size_t pos = 0; pos < len;) {
                 const char *start = text + pos;
@@ -620,7 +623,9 @@ int classad_parse_old(const char *text, size_t len, CaMode mode, ClassAd **ret, 
                         i++;
                 if (i == n || start[i] == '#')
                         continue;
+                ad->arena->hint = (len - (size_t) (start - text)) * CA_TREE_PER_TEXT + 64;
                 r = ca_parse_attr_def(ad, start, n, mode, err);
+                ad->arena->hint = 0;
                 if (r < 0) {
                         if (err) {
                                 err->line = line;

@@ -13,8 +13,10 @@ struct CaChunk {
 /* The first chunk holds a small ad (a proc's own attributes, a few
  * hundred bytes); each further one about half of what the arena holds, so
  * that chunks stay few (their number grows with the logarithm of the
- * size) and the unused tail stays under a third. Parsers reserve the
- * first chunk at the size they expect instead. */
+ * size) and the unused tail stays under a third. A parser reserves the
+ * first chunk at what it expects the trees to take, and while it parses
+ * keeps a->hint at what the rest of its text may take, the size of a
+ * chunk it overflows into. */
 #define CHUNK_FIRST 256u
 #define CHUNK_MAX (1u << 20)
 
@@ -45,7 +47,7 @@ void *ca_arena_alloc(CaArena *a, size_t n) {
         n = (n + 7u) & ~(size_t) 7u;
         CaChunk *c = a->head;
         if (_unlikely_(!c || c->size - c->used < n)) {
-                size_t size = a->bytes / 2;
+                size_t size = a->hint ? a->hint : a->bytes / 2;
                 if (size < CHUNK_FIRST)
                         size = CHUNK_FIRST;
                 if (size > CHUNK_MAX)

@@ -27,6 +27,7 @@ typedef struct CaChunk CaChunk;
 typedef struct CaArena {
         CaChunk *head;
         size_t bytes;          /* total handed out */
+        size_t hint;           /* a parser's guess of the bytes still to come: the size of a next chunk; or 0 */
         ClassAd *nested;       /* ads embedded in the trees, freed with the arena */
 } CaArena;
 
@@ -259,6 +260,9 @@ int ca_parse_ad_into(ClassAd *ad, const char *text, size_t len, CaMode mode, CaE
  * holding n and its value, or n itself when its value is not a scalar. */
 CaNode *ca_fold(CaArena *arena, CaNode *n, CaMode mode);
 #define CA_MAX_TREE_DEPTH 1000 /* height of one expression tree */
+/* Bytes of tree per byte of text: about 3 for slot ads, up to 4 and a
+ * little more for a job's Requirements of many comparisons. */
+#define CA_TREE_PER_TEXT 4
 
 /* ---- string buffer ---- */
 
