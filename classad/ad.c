@@ -210,7 +210,7 @@ int ca_ad_insert(ClassAd *ad, const CaAtom *atom, const char *spelling, size_t s
                 entry.is_const = true;
         }
         if (atom->scope != CA_SCOPE_NONE)
-                ad->has_special = true;
+                ad->has_special = ad->no_fast = true;
         CaAttr *a = (CaAttr *) ca_ad_lookup_own(ad, atom);
         if (a) {
                 ad->garbage += a->bytes;

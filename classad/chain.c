@@ -25,6 +25,7 @@ int classad_chain(ClassAd *ad, ClassAd *parent) {
         classad_ref(parent);
         classad_unchain(ad);
         ad->chain = parent;
+        ad->no_fast = true; /* the evaluator's fast leaves do not look through chains */
         return 0;
 }
 
@@ -36,6 +37,7 @@ void classad_unchain(ClassAd *ad) {
         ad->chain = NULL;
         parent->n_chained--;
         classad_free(parent);
+        ad->no_fast = ad->has_special;
 }
 
 const ClassAd *classad_chained_parent(const ClassAd *ad) {

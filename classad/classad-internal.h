@@ -14,7 +14,6 @@
 
 #define _unused_ __attribute__((unused))
 #define _noinline_ __attribute__((noinline))
-#define _always_inline_ inline __attribute__((always_inline))
 #define _fallthrough_ __attribute__((fallthrough))
 #define _printf_(a, b) __attribute__((format(printf, a, b)))
 #define _likely_(x) __builtin_expect(!!(x), 1)
@@ -205,6 +204,7 @@ struct ClassAd {
         CaArena own_arena;   /* used when the ad is top-level */
         size_t garbage;      /* bytes of replaced expressions, for compaction */
         bool has_special;    /* defines a name such as TARGET or MY itself */
+        bool no_fast;        /* has_special, or chained: the evaluator's fast leaves leave it alone */
         ClassAd *next_nested; /* chain in the owning arena */
 };
 
@@ -216,10 +216,6 @@ static inline const CaAttr *ca_ad_lookup(const ClassAd *ad, const CaAtom *atom) 
         if (a || !ad || _likely_(!ad->chain))
                 return a;
         return ca_ad_lookup_own(ad->chain, atom);
-}
-/* Whether ad, or what it is chained to, defines a scope name (TARGET...). */
-static inline bool ca_ad_special(const ClassAd *ad) {
-        return ad->has_special || (ad->chain && ad->chain->has_special);
 }
 /* The next attribute of ad's flattened view from *pos (which starts at
  * 0): the chained parent's that ad does not override, then ad's own; with

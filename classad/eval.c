@@ -150,7 +150,7 @@ bool ca_eval_enter(CaEval *ev, const ClassAd *ad, const void *key) {
 }
 
 /* Look name up in ad and the ads enclosing it. */
-static const CaAttr *lookup_chain(const ClassAd *ad, const CaAtom *atom, const ClassAd **ret_scope) {
+static inline const CaAttr *lookup_chain(const ClassAd *ad, const CaAtom *atom, const ClassAd **ret_scope) {
         for (; ad; ad = ad->parent) {
                 const CaAttr *a = ca_ad_lookup(ad, atom);
                 if (a) {
@@ -281,12 +281,19 @@ static inline const CaAttr *lookup_chain_guess(const ClassAd *ad, const CaNode *
         return ad->parent ? lookup_chain(ad->parent, n->u.attr.atom, ret_scope) : NULL;
 }
 
-/* Whether ad or an enclosing ad defines a scope name as an attribute. */
+/* Whether ad or an enclosing ad (or what one is chained to) defines a
+ * scope name as an attribute. */
 static bool defines_scope_name(const ClassAd *ad, const CaAtom *atom) {
         for (; ad; ad = ad->parent)
-                if (ca_ad_special(ad) && ca_ad_lookup(ad, atom))
+                if ((ad->has_special || (ad->chain && ad->chain->has_special)) && ca_ad_lookup(ad, atom))
                         return true;
         return false;
+}
+
+/* Whether no attribute of ad, nor of what it is chained to, is called
+ * TARGET, MY...: then TARGET.x is the other ad's x. */
+static inline bool plain_scopes(const ClassAd *ad) {
+        return !ad->no_fast || (!ad->has_special && ad->chain && !ad->chain->has_special);
 }
 
 _noinline_ static void eval_attr_node(CaEval *ev, const CaNode *n, CaValue *ret) {
@@ -312,7 +319,7 @@ _noinline_ static void eval_attr_node(CaEval *ev, const CaNode *n, CaValue *ret)
         }
         const CaNode *base = n->u.attr.base;
         /* Fast path for MY.x and TARGET.x: no value for the ad itself. */
-        if (n->op == SP_TARGET && ev->cur && !ev->cur->parent && !ca_ad_special(ev->cur) &&
+        if (n->op == SP_TARGET && ev->cur && !ev->cur->parent && plain_scopes(ev->cur) &&
             (ev->cur == ev->left || ev->cur == ev->right)) {
                 /* TARGET.x from the top of one of the two matched ads */
                 const ClassAd *target = ev->cur == ev->left ? ev->right : ev->left, *scope;
@@ -344,11 +351,11 @@ _noinline_ static void eval_attr_node(CaEval *ev, const CaNode *n, CaValue *ret)
  * name of the current ad or TARGET.name, when it names a constant. false:
  * take the general path (which also covers enclosing ads, the old-mode
  * TARGET fallback, expressions, cycles). */
-static _always_inline_ bool eval_ref_fast(CaEval *ev, const CaNode *n, CaValue *ret) {
+static inline bool eval_ref_fast(CaEval *ev, const CaNode *n, CaValue *ret) {
         if (n->kind != CA_N_ATTR)
                 return false;
         const ClassAd *cur = ev->cur, *ad;
-        if (!cur || ca_ad_special(cur))
+        if (!cur || cur->no_fast) /* a chained ad too: what it inherits is not a fast leaf */
                 return false;
         if (n->op == SP_TARGET) {
                 if (cur->parent || (cur != ev->left && cur != ev->right))
@@ -358,7 +365,8 @@ static _always_inline_ bool eval_ref_fast(CaEval *ev, const CaNode *n, CaValue *
                 ad = cur;
         else
                 return false;
-        const CaAttr *a = lookup_at_guess(ad, n);
+        /* (the inherited attributes of a chained TARGET take the general path) */
+        const CaAttr *a = lookup_own_at_guess(ad, n);
         if (!a || !a->is_const)
                 return false;
         *ret = a->k;

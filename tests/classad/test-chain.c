@@ -217,6 +217,38 @@ static void test_same_as_flat(void) {
         classad_free(cluster);
 }
 
+/* A parent that defines a scope name as an attribute (Target = [...]):
+ * TARGET.x in the child reads it, as in the flattened copy, also when the
+ * parent gains it after the chain was made. */
+static void test_scope_names(void) {
+        ClassAd *cluster = parse_ad("[ RequestMemory = 1024; Rank = TARGET.Memory; "
+                                    "Requirements = TARGET.Memory >= RequestMemory ]");
+        ClassAd *proc = chained_ad("[ ProcId = 0 ]", cluster);
+        ClassAd *slot = parse_ad("[ Memory = 8192; Requirements = true ]");
+        ClassAd *flat = NULL;
+
+        CU_ASSERT(classad_rank(proc, slot, CA_MODE_OLD) == 8192.0);
+        CU_ASSERT(classad_match(proc, slot, CA_MODE_OLD));
+        CU_ASSERT(classad_set_expr_text(cluster, "Target", "[ Memory = 7 ]", CA_MODE_OLD, NULL) == 0);
+        CU_ASSERT_FATAL(classad_copy(proc, &flat) == 0);
+        GLEAN_TEST_CHECK(classad_rank(flat, slot, CA_MODE_OLD) == 7.0, "flattened Rank %g",
+                         classad_rank(flat, slot, CA_MODE_OLD));
+        GLEAN_TEST_CHECK(classad_rank(proc, slot, CA_MODE_OLD) == 7.0, "chained Rank %g",
+                         classad_rank(proc, slot, CA_MODE_OLD));
+        CU_ASSERT(classad_match(proc, slot, CA_MODE_OLD) == classad_match(flat, slot, CA_MODE_OLD));
+        /* the slot's TARGET is the proc still */
+        CU_ASSERT(classad_set_expr_text(slot, "Rank", "TARGET.RequestMemory + TARGET.ProcId", CA_MODE_OLD, NULL) == 0);
+        CU_ASSERT(classad_rank(slot, proc, CA_MODE_OLD) == 1024.0);
+        /* and once unchained, the proc sees TARGET as the other ad again */
+        classad_unchain(proc);
+        CU_ASSERT(classad_set_expr_text(proc, "Rank", "TARGET.Memory", CA_MODE_OLD, NULL) == 0);
+        CU_ASSERT(classad_rank(proc, slot, CA_MODE_OLD) == 8192.0);
+        classad_free(flat);
+        classad_free(slot);
+        classad_free(proc);
+        classad_free(cluster);
+}
+
 /* ---- matching ---- */
 
 /* A chained job against slot ads: the cluster's Requirements and Rank read
@@ -584,6 +616,7 @@ static CU_TestInfo tests[] = {
         { "override", test_override },
         { "my_scope", test_my_scope },
         { "same_as_flat", test_same_as_flat },
+        { "scope_names", test_scope_names },
         { "match", test_match },
         { "flattened", test_flattened },
         { "refs", test_refs },
