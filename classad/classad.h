@@ -178,12 +178,13 @@ bool classad_iter_next(ClassAdIter *it, const char **ret_name, char **ret_expr_t
  * with the child as MY. An inherited expression is evaluated with the
  * child as its scope (MY): the cluster's Requirements = TARGET.Memory >=
  * RequestMemory reads the proc's RequestMemory when the proc has one.
- * (A record written inside an inherited expression, [ a = x ], still has
- * the parent as its enclosing ad, as in HTCondor.)
+ * (A record written inside an inherited expression, [ a = x ], has the
+ * parent as its enclosing ad: a name the record does not define is looked
+ * up in the parent, not in the child.)
  *
  * Listing sees the flattened view, each name once, the parent's
- * attributes the child does not override first, then the child's own (as
- * HTCondor prints a chained ad): classad_size, classad_iter,
+ * attributes the child does not override first, then the child's own
+ * (the order in which HTCondor sends a chained ad): classad_size, classad_iter,
  * classad_unparse, classad_unparse_old, classad_copy (an unchained ad
  * with all of them), classad_update with a chained src.
  *
