@@ -197,8 +197,9 @@ static void test_same_as_flat(void) {
                                 CaValue a = ca_undefined(), b = ca_undefined();
                                 const ClassAd *target = in_match ? slot : NULL;
 
-                                GLEAN_TEST_CHECK_FATAL(classad_expr_parse(exprs[i], strlen(exprs[i]), mode, &e, NULL) == 0,
-                                                       "parse %s", exprs[i]);
+                                int r = classad_expr_parse(exprs[i], strlen(exprs[i]), mode, &e, NULL);
+
+                                GLEAN_TEST_CHECK_FATAL(r == 0, "parse %s", exprs[i]);
                                 CU_ASSERT(classad_expr_eval(e, proc, target, mode, &a) == 0);
                                 CU_ASSERT(classad_expr_eval(e, flat, target, mode, &b) == 0);
                                 char *ta = ca_value_unparse(&a), *tb = ca_value_unparse(&b);
@@ -481,8 +482,9 @@ static void test_set_never_parent(void) {
         CU_ASSERT(classad_set_int(proc, "L", 3) == 0);
         CU_ASSERT(classad_set_int(proc, "New", 1) == 0);
         check_text(classad_unparse(cluster), "the parent after setting the child", before);
-        check_text(classad_unparse_own(proc),
-                   "the child's own", "[ I = 100; R = 2.500000000000000E+00; Bo = false; S = \"t\"; E = I * 10; V = 70; L = 3; New = 1 ]");
+        check_text(classad_unparse_own(proc), "the child's own",
+                   "[ I = 100; R = 2.500000000000000E+00; Bo = false; S = \"t\"; E = I * 10; V = 70; L = 3; "
+                   "New = 1 ]");
         check_attr(proc, "E", CA_MODE_OLD, "1000");
         check_attr(cluster, "E", CA_MODE_OLD, "2");
         /* again, now replacing the child's own (in place for numbers) */
