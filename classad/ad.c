@@ -47,6 +47,7 @@ ClassAd *classad_ref(ClassAd *ad) {
 void classad_free(ClassAd *ad) {
         if (!ad || ad->refs <= 0 || --ad->refs > 0)
                 return;
+        classad_unchain(ad);
         ca_arena_release(&ad->own_arena);
         ad_free_tables(ad);
         free(ad);
@@ -56,7 +57,7 @@ static inline uint32_t slot_of(const CaAtom *atom, uint32_t mask) {
         return (uint32_t) ((atom->id * 0x9E3779B97F4A7C15ull) >> 40) & mask;
 }
 
-const CaAttr *ca_ad_lookup(const ClassAd *ad, const CaAtom *atom) {
+const CaAttr *ca_ad_lookup_own(const ClassAd *ad, const CaAtom *atom) {
         if (!ad || !ad->index)
                 return NULL;
         for (uint32_t i = slot_of(atom, ad->index_mask);; i = (i + 1) & ad->index_mask) {
@@ -82,7 +83,7 @@ static void rebuild_index(ClassAd *ad) {
 
 /* A block for cap attributes and their index; attrs[0..n) copied from src. */
 static int alloc_tables(ClassAd *ad, uint32_t cap, const CaAttr *src) {
-        uint32_t size = 16;
+        uint32_t size = 8;
         while (size < cap * 2)
                 size *= 2;
         size_t bytes = (size_t) cap * sizeof(CaAttr) + (size_t) size * sizeof(uint32_t);
@@ -98,6 +99,21 @@ static int alloc_tables(ClassAd *ad, uint32_t cap, const CaAttr *src) {
         ad->index_mask = size - 1;
         rebuild_index(ad);
         return 0;
+}
+
+/* Room for about n attributes, before parsing n definitions of text (an
+ * estimate: ca_ad_fit trims it afterwards). */
+static void reserve_tables(ClassAd *ad, size_t n) {
+        if (!ad->cap && n > 4)
+                (void) alloc_tables(ad, n < 4096 ? (uint32_t) n : 4096, NULL); /* on failure inserts grow it */
+}
+
+/* Definitions in text: one per separator, and one more. */
+static size_t count_of(const char *text, size_t len, char sep) {
+        size_t n = 1;
+        for (const char *p = text, *end = text + len; (p = memchr(p, sep, (size_t) (end - p))); p++)
+                n++;
+        return n;
 }
 
 void ca_ad_fit(ClassAd *ad) {
@@ -116,36 +132,66 @@ static void squeeze(ClassAd *ad) {
         rebuild_index(ad);
 }
 
-/* Copy every live expression into a fresh arena once replaced expressions
- * make up most of the old one, so that an ad updated forever stays small. */
-static void maybe_compact(ClassAd *ad) {
-        if (ad->arena != &ad->own_arena || ad->garbage < 65536 || ad->garbage < ad->arena->bytes / 2)
-                return;
+/* Bytes of arena an ad's live expressions take. */
+static size_t live_bytes(const ClassAd *ad) {
+        return ad->arena->bytes > ad->garbage ? ad->arena->bytes - ad->garbage : 0;
+}
+
+/* Copy every live expression into a fresh arena, one chunk of the size
+ * they take. On ENOMEM the ad stays as it was. */
+static void compact(ClassAd *ad) {
         if (ad->holes)
                 squeeze(ad);
         CaArena fresh = {};
         CaAttr *attrs = calloc(ad->n ? ad->n : 1, sizeof(CaAttr));
         if (!attrs)
                 return; /* compaction is an optimisation; try again later */
+        if (live_bytes(ad))
+                ca_arena_reserve(&fresh, live_bytes(ad));
         for (uint32_t k = 0; k < ad->n; k++) {
-                size_t before = fresh.bytes;
-                attrs[k].atom = ad->attrs[k].atom;
-                attrs[k].name = ca_arena_strndup(&fresh, ad->attrs[k].name, strlen(ad->attrs[k].name));
-                attrs[k].expr = ca_node_copy(&fresh, ad->attrs[k].expr, ad);
+                const CaAttr *old = &ad->attrs[k];
+                size_t before = fresh.bytes, len = strlen(old->name);
+                attrs[k] = *old;
+                attrs[k].name = ca_atom_spelled(old->atom, old->name, len);
+                if (!attrs[k].name)
+                        attrs[k].name = ca_arena_strndup(&fresh, old->name, len);
+                attrs[k].expr = ca_node_copy(&fresh, old->expr, ad);
                 if (!attrs[k].name || !attrs[k].expr) {
                         ca_arena_release(&fresh);
                         free(attrs);
                         return;
                 }
                 attrs[k].bytes = (uint32_t) (fresh.bytes - before);
-                attrs[k].is_const = (attrs[k].expr->flags & CA_NF_CONST) != 0;
                 attrs[k].k = attrs[k].is_const ? attrs[k].expr->u.lit : ca_undefined();
         }
         ca_arena_release(&ad->own_arena);
         ad->own_arena = fresh;
-        memcpy(ad->attrs, attrs, ad->n * sizeof(CaAttr));
+        if (ad->n)
+                memcpy(ad->attrs, attrs, ad->n * sizeof(CaAttr));
         free(attrs);
         ad->garbage = 0;
+}
+
+/* Compact once replaced expressions make up most of the arena, so that an
+ * ad updated forever stays small. */
+static void maybe_compact(ClassAd *ad) {
+        if (ad->arena != &ad->own_arena || ad->garbage < 65536 || ad->garbage < ad->arena->bytes / 2)
+                return;
+        compact(ad);
+}
+
+void classad_shrink(ClassAd *ad) {
+        if (!ad || ad->refs < 0)
+                return;
+        if (ad->holes)
+                squeeze(ad);
+        if (!ad->n)
+                ad_free_tables(ad);
+        else if (ad->cap > ad->n)
+                (void) alloc_tables(ad, ad->n, ad->attrs); /* on failure the old table stays */
+        size_t live = live_bytes(ad);
+        if (ca_arena_capacity(ad->arena) > live + 64)
+                compact(ad);
 }
 
 int ca_ad_insert(ClassAd *ad, const CaAtom *atom, const char *spelling, size_t spelling_len, CaNode *expr,
@@ -164,8 +210,8 @@ int ca_ad_insert(ClassAd *ad, const CaAtom *atom, const char *spelling, size_t s
                 entry.is_const = true;
         }
         if (atom->scope != CA_SCOPE_NONE)
-                ad->has_special = true;
-        CaAttr *a = (CaAttr *) ca_ad_lookup(ad, atom);
+                ad->has_special = ad->no_fast = true;
+        CaAttr *a = (CaAttr *) ca_ad_lookup_own(ad, atom);
         if (a) {
                 ad->garbage += a->bytes;
                 *a = entry;
@@ -175,9 +221,13 @@ int ca_ad_insert(ClassAd *ad, const CaAtom *atom, const char *spelling, size_t s
         if (ad->n == ad->cap && ad->holes)
                 squeeze(ad);
         if (ad->n == ad->cap) {
-                /* by a quarter: ads mostly gain a few attributes after
-                 * they are parsed (a matchmaker's, an agent's) */
-                int r = alloc_tables(ad, ad->cap ? ad->cap + ad->cap / 4 + 4 : 32, ad->attrs);
+                /* small ads double from a few (a proc's own attributes
+                 * are about ten); larger ones grow by a quarter: ads
+                 * mostly gain a few attributes after they are parsed (a
+                 * matchmaker's, an agent's). Parsers size the table
+                 * first (reserve_tables). */
+                uint32_t cap = ad->cap < 32 ? (ad->cap ? ad->cap * 2 : 4) : ad->cap + ad->cap / 4 + 4;
+                int r = alloc_tables(ad, cap, ad->attrs);
                 if (r < 0)
                         return r;
         }
@@ -237,7 +287,7 @@ int classad_set_value(ClassAd *ad, const char *name, const CaValue *v) {
         if (is_scalar(v->type)) {
                 size_t len = strlen(name);
                 const CaAtom *atom = ca_atom_find(name, len);
-                CaAttr *a = atom ? (CaAttr *) ca_ad_lookup(ad, atom) : NULL;
+                CaAttr *a = atom ? (CaAttr *) ca_ad_lookup_own(ad, atom) : NULL;
                 if (a && a->expr->kind == CA_N_LITERAL && is_scalar(a->expr->u.lit.type) && strlen(a->name) == len &&
                     memcmp(a->name, name, len) == 0) {
                         a->expr->u.lit = *v;
@@ -289,7 +339,7 @@ int classad_set_expr_text(ClassAd *ad, const char *name, const char *expr_text, 
 
 int classad_delete(ClassAd *ad, const char *name) {
         const CaAtom *atom = ca_atom_find(name, strlen(name));
-        const CaAttr *a = atom ? ca_ad_lookup(ad, atom) : NULL;
+        const CaAttr *a = atom ? ca_ad_lookup_own(ad, atom) : NULL;
         if (!a)
                 return -ENOENT;
         uint32_t k = (uint32_t) (a - ad->attrs);
@@ -326,14 +376,29 @@ bool classad_has(const ClassAd *ad, const char *name) {
 }
 
 size_t classad_size(const ClassAd *ad) {
+        size_t n = ad->n - ad->holes;
+        if (_unlikely_(ad->chain)) {
+                /* the parent's, less those ad overrides */
+                n += ad->chain->n - ad->chain->holes;
+                for (uint32_t k = 0; k < ad->n; k++)
+                        if (ad->attrs[k].atom && ca_ad_lookup_own(ad->chain, ad->attrs[k].atom))
+                                n--;
+        }
+        return n;
+}
+
+size_t classad_size_own(const ClassAd *ad) {
         return ad->n - ad->holes;
 }
 
-int classad_update(ClassAd *dst, const ClassAd *src) {
-        for (uint32_t k = 0; k < src->n; k++) {
-                const CaAttr *a = &src->attrs[k];
-                if (!a->atom)
-                        continue;
+/* Copy src's attributes (own: its own only) into dst. */
+static int update_view(ClassAd *dst, const ClassAd *src, bool own) {
+        if (dst == src)
+                return 0;
+        if (dst == src->chain)
+                own = true; /* the parent has the rest already */
+        size_t pos = 0;
+        for (const CaAttr *a; (a = ca_ad_next(src, &pos, own));) {
                 size_t before = dst->arena->bytes;
                 CaNode *n = ca_node_copy(dst->arena, a->expr, dst);
                 if (!n)
@@ -345,14 +410,22 @@ int classad_update(ClassAd *dst, const ClassAd *src) {
         return 0;
 }
 
-int classad_copy(const ClassAd *src, ClassAd **ret) {
+int classad_update(ClassAd *dst, const ClassAd *src) {
+        return update_view(dst, src, false);
+}
+
+static int copy_view(const ClassAd *src, bool own, ClassAd **ret) {
         ClassAd *ad;
         int r = classad_new(&ad);
         if (r < 0)
                 return r;
-        /* room for what src holds, less what was replaced */
-        ca_arena_reserve(ad->arena, src->arena->bytes > src->garbage ? src->arena->bytes - src->garbage + 64 : 64);
-        r = classad_update(ad, src);
+        /* room for what src shows, less what was replaced */
+        size_t bytes = live_bytes(src) + (!own && src->chain ? live_bytes(src->chain) : 0);
+        size_t n = own ? classad_size_own(src) : classad_size(src);
+        ca_arena_reserve(ad->arena, bytes + 64);
+        r = n ? alloc_tables(ad, (uint32_t) n, NULL) : 0;
+        if (r >= 0)
+                r = update_view(ad, src, own);
         if (r < 0) {
                 classad_free(ad);
                 return r;
@@ -361,12 +434,18 @@ int classad_copy(const ClassAd *src, ClassAd **ret) {
         return 0;
 }
 
+int classad_copy(const ClassAd *src, ClassAd **ret) {
+        return copy_view(src, false, ret);
+}
+
+int classad_copy_own(const ClassAd *src, ClassAd **ret) {
+        return copy_view(src, true, ret);
+}
+
 bool classad_iter_next(ClassAdIter *it, const char **ret_name, char **ret_expr_text) {
-        while (it->pos < it->ad->n && !it->ad->attrs[it->pos].atom)
-                it->pos++;
-        if (it->pos >= it->ad->n)
+        const CaAttr *a = ca_ad_next(it->ad, &it->pos, it->own);
+        if (!a)
                 return false;
-        const CaAttr *a = &it->ad->attrs[it->pos++];
         if (ret_name)
                 *ret_name = a->name;
         if (ret_expr_text) {
@@ -465,19 +544,24 @@ int classad_eval_string(const ClassAd *ad, const char *name, CaMode mode, char *
 
 char *classad_unparse(const ClassAd *ad) {
         CaBuf b = {};
-        ca_unparse_ad(&b, ad);
+        ca_unparse_ad(&b, ad, false);
+        return ca_buf_steal(&b);
+}
+
+char *classad_unparse_own(const ClassAd *ad) {
+        CaBuf b = {};
+        ca_unparse_ad(&b, ad, true);
         return ca_buf_steal(&b);
 }
 
 char *classad_unparse_old(const ClassAd *ad) {
         CaBuf b = {};
         ca_unparse_set_old_style(true);
-        for (uint32_t k = 0; k < ad->n; k++) {
-                if (!ad->attrs[k].atom)
-                        continue;
-                ca_unparse_def_name(&b, ad->attrs[k].name);
+        size_t pos = 0;
+        for (const CaAttr *a; (a = ca_ad_next(ad, &pos, false));) {
+                ca_unparse_def_name(&b, a->name);
                 ca_buf_puts(&b, " = ");
-                ca_unparse_node(&b, ad->attrs[k].expr);
+                ca_unparse_node(&b, a->expr);
                 ca_buf_putc(&b, '\n');
         }
         ca_unparse_set_old_style(false);
@@ -499,8 +583,12 @@ int classad_parse(const char *text, size_t len, CaMode mode, ClassAd **ret, CaEr
         int r = classad_new(&ad);
         if (r < 0)
                 return r;
-        /* trees take about four times the bytes of their text: one chunk */
-        ca_arena_reserve(ad->arena, len < CA_MAX_INPUT_SIZE ? len * 4 + 512 : 4096);
+        /* trees take three to four times the bytes of their text: a
+         * first chunk for three, then what the rest of the text may take
+         * (the parser's hint), so that little is left unused */
+        ca_arena_reserve(ad->arena, len < CA_MAX_INPUT_SIZE ? len * 3 + 256 : 4096);
+        if (len < CA_MAX_INPUT_SIZE)
+                reserve_tables(ad, count_of(text, len, ';'));
         r = ca_parse_ad_into(ad, text, len, mode, err);
         if (r < 0) {
                 classad_free(ad);
@@ -521,6 +609,8 @@ int classad_parse_old(const char *text, size_t len, CaMode mode, ClassAd **ret, 
         int r = classad_new(&ad);
         if (r < 0)
                 return r;
+        reserve_tables(ad, count_of(text, len, '\n'));
+        ca_arena_reserve(ad->arena, len * 3 + 256);
         int line = 0;
         for (size_t pos = 0; pos < len;) {
                 const char *start = text + pos;
@@ -533,7 +623,9 @@ int classad_parse_old(const char *text, size_t len, CaMode mode, ClassAd **ret, 
                         i++;
                 if (i == n || start[i] == '#')
                         continue;
+                ad->arena->hint = (len - (size_t) (start - text)) * CA_TREE_PER_TEXT + 64;
                 r = ca_parse_attr_def(ad, start, n, mode, err);
+                ad->arena->hint = 0;
                 if (r < 0) {
                         if (err) {
                                 err->line = line;
@@ -543,6 +635,7 @@ int classad_parse_old(const char *text, size_t len, CaMode mode, ClassAd **ret, 
                         return r;
                 }
         }
+        ca_ad_fit(ad);
         *ret = ad;
         return 0;
 }

@@ -10,7 +10,15 @@ struct CaChunk {
         max_align_t data[];
 };
 
-#define CHUNK_MIN 4096u
+/* The first chunk holds a small ad (a proc's own attributes, a few
+ * hundred bytes); each further one about half of what the arena holds, so
+ * that chunks stay few (their number grows with the logarithm of the
+ * size) and the unused tail stays under a third. A parser reserves the
+ * first chunk at what it expects the trees to take, and while it parses
+ * keeps a->hint at what the rest of its text may take, the size of a
+ * chunk it overflows into. */
+#define CHUNK_FIRST 256u
+#define CHUNK_MAX (1u << 20)
 
 static CaChunk *new_chunk(CaArena *a, size_t size) {
         CaChunk *c = malloc(sizeof(CaChunk) + size);
@@ -28,14 +36,22 @@ void ca_arena_reserve(CaArena *a, size_t n) {
                 (void) new_chunk(a, (n + 7u) & ~(size_t) 7u); /* failure shows at the next alloc */
 }
 
+size_t ca_arena_capacity(const CaArena *a) {
+        size_t size = 0;
+        for (const CaChunk *c = a->head; c; c = c->next)
+                size += c->size;
+        return size;
+}
+
 void *ca_arena_alloc(CaArena *a, size_t n) {
         n = (n + 7u) & ~(size_t) 7u;
         CaChunk *c = a->head;
-        if (!c || c->size - c->used < n) {
-                /* Geometric growth keeps the number of chunks logarithmic. */
-                size_t size = a->head ? 1024 : CHUNK_MIN;
-                if (a->bytes > size)
-                        size = a->bytes < (1u << 20) ? a->bytes : (1u << 20);
+        if (_unlikely_(!c || c->size - c->used < n)) {
+                size_t size = a->hint ? a->hint : a->bytes / 2;
+                if (size < CHUNK_FIRST)
+                        size = CHUNK_FIRST;
+                if (size > CHUNK_MAX)
+                        size = CHUNK_MAX;
                 if (size < n)
                         size = n;
                 c = new_chunk(a, size);

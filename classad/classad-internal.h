@@ -26,11 +26,13 @@ typedef struct CaChunk CaChunk;
 typedef struct CaArena {
         CaChunk *head;
         size_t bytes;          /* total handed out */
+        size_t hint;           /* a parser's guess of the bytes still to come: the size of a next chunk; or 0 */
         ClassAd *nested;       /* ads embedded in the trees, freed with the arena */
 } CaArena;
 
 void *ca_arena_alloc(CaArena *a, size_t n);                  /* 8-aligned, zeroed; NULL on ENOMEM */
 void ca_arena_reserve(CaArena *a, size_t n);                 /* size of the first chunk, if none yet */
+size_t ca_arena_capacity(const CaArena *a);                  /* bytes of its chunks, used or not */
 char *ca_arena_strndup(CaArena *a, const char *s, size_t n); /* NUL-terminated copy */
 CaStr *ca_arena_str(CaArena *a, const char *s, size_t n);    /* static CaStr (refs = -1) */
 void ca_arena_release(CaArena *a);                           /* frees everything, leaves it empty */
@@ -183,6 +185,11 @@ typedef struct CaAttr {
         const char *name;   /* spelling of the latest insert (arena) */
 } CaAttr;
 
+/* Two different "parents": `parent` is lexical, the ad a nested record is
+ * written in (PARENT.x, and where a name not found in the record is looked
+ * up next); `chain` is the ad a top-level ad was chained to with
+ * classad_chain (HTCondor's ChainToAd), whose attributes it shows as its
+ * own unless it defines them itself. Only top-level ads chain, one level. */
 struct ClassAd {
         int32_t refs;        /* < 0: embedded in an expression tree */
         uint32_t n, cap;     /* attrs[0..n) in insertion order; deleted ones have atom == NULL */
@@ -190,15 +197,31 @@ struct ClassAd {
         CaAttr *attrs;
         uint32_t *index;     /* open addressing: 0 = empty, else attrs index + 1 */
         uint32_t index_mask; /* size - 1; 0 when index == NULL */
-        const ClassAd *parent;
+        uint32_t n_chained;  /* ads chained to this one */
+        const ClassAd *parent; /* lexical: the ad this record is written in */
+        ClassAd *chain;      /* chained to (one reference), or NULL */
         CaArena *arena;      /* where attribute expressions live */
         CaArena own_arena;   /* used when the ad is top-level */
         size_t garbage;      /* bytes of replaced expressions, for compaction */
         bool has_special;    /* defines a name such as TARGET or MY itself */
+        bool no_fast;        /* has_special, or chained: the evaluator's fast leaves leave it alone */
         ClassAd *next_nested; /* chain in the owning arena */
 };
 
-const CaAttr *ca_ad_lookup(const ClassAd *ad, const CaAtom *atom);
+/* name in ad itself, not what it is chained to: for changing ad. */
+const CaAttr *ca_ad_lookup_own(const ClassAd *ad, const CaAtom *atom);
+/* name as ad shows it: its own, else its chained parent's. For reading. */
+static inline const CaAttr *ca_ad_lookup(const ClassAd *ad, const CaAtom *atom) {
+        const CaAttr *a = ca_ad_lookup_own(ad, atom);
+        if (a || !ad || _likely_(!ad->chain))
+                return a;
+        return ca_ad_lookup_own(ad->chain, atom);
+}
+/* The next attribute of ad's flattened view from *pos (which starts at
+ * 0): the chained parent's that ad does not override, then ad's own; with
+ * own, ad's own only. NULL at the end. ad and its parent must not change
+ * in between. */
+const CaAttr *ca_ad_next(const ClassAd *ad, size_t *pos, bool own);
 /* Shrink the attribute table to what the ad holds (after parsing it). */
 void ca_ad_fit(ClassAd *ad);
 /* Insert expr (already in ad->arena, taking `bytes` of it) under name;
@@ -233,6 +256,9 @@ int ca_parse_ad_into(ClassAd *ad, const char *text, size_t len, CaMode mode, CaE
  * holding n and its value, or n itself when its value is not a scalar. */
 CaNode *ca_fold(CaArena *arena, CaNode *n, CaMode mode);
 #define CA_MAX_TREE_DEPTH 1000 /* height of one expression tree */
+/* Bytes of tree per byte of text: about 3 for slot ads, up to 4 and a
+ * little more for a job's Requirements of many comparisons. */
+#define CA_TREE_PER_TEXT 4
 
 /* ---- string buffer ---- */
 
@@ -254,7 +280,7 @@ void ca_buf_free(CaBuf *b);
 
 void ca_unparse_node(CaBuf *b, const CaNode *n);
 void ca_unparse_value(CaBuf *b, const CaValue *v);
-void ca_unparse_ad(CaBuf *b, const ClassAd *ad);
+void ca_unparse_ad(CaBuf *b, const ClassAd *ad, bool own); /* own: without what it is chained to */
 void ca_unparse_string(CaBuf *b, const char *s, size_t len); /* quoted, escaped */
 void ca_unparse_name(CaBuf *b, const char *name);            /* 'quoted' when needed */
 void ca_unparse_def_name(CaBuf *b, const char *name);        /* same, for a definition */

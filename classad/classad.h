@@ -129,7 +129,7 @@ int ca_list_get(const CaValue *v, int64_t i, CaMode mode, CaValue *ret);
 
 int classad_new(ClassAd **ret);
 ClassAd *classad_ref(ClassAd *ad);
-void classad_free(ClassAd *ad); /* drops a reference; accepts NULL */
+void classad_free(ClassAd *ad); /* drops a reference (and a chained ad's on its parent); accepts NULL */
 
 /* Bracketed syntax "[ a = 1; b = "x" ]" (whitespace around it allowed). */
 int classad_parse(const char *text, size_t len, CaMode mode, ClassAd **ret, CaError *err);
@@ -146,17 +146,75 @@ int classad_set_real(ClassAd *ad, const char *name, double v);
 int classad_set_bool(ClassAd *ad, const char *name, bool v);
 int classad_set_string(ClassAd *ad, const char *name, const char *v);
 int classad_set_value(ClassAd *ad, const char *name, const CaValue *v);
-int classad_delete(ClassAd *ad, const char *name); /* -ENOENT if absent */
+int classad_delete(ClassAd *ad, const char *name); /* -ENOENT if absent (from ad itself: see chains) */
 bool classad_has(const ClassAd *ad, const char *name);
 size_t classad_size(const ClassAd *ad);
 /* Copy all attributes of src into dst (replacing same-named ones). */
 int classad_update(ClassAd *dst, const ClassAd *src);
-int classad_copy(const ClassAd *src, ClassAd **ret);
+int classad_copy(const ClassAd *src, ClassAd **ret); /* not chained; see chains */
+/* For ads kept for long (a job queue's): trims the attribute table and the
+ * arena to what the ad holds, at the cost of one copy of its expressions.
+ * Attributes set afterwards take room again, a little at a time. Nothing
+ * for an ad that is already tight; accepts NULL. */
+void classad_shrink(ClassAd *ad);
 
-/* Iterate in insertion order: returns false at the end. */
-typedef struct ClassAdIter { const ClassAd *ad; size_t pos; } ClassAdIter;
-static inline ClassAdIter classad_iter(const ClassAd *ad) { return (ClassAdIter){ ad, 0 }; }
+/* Iterate in insertion order: returns false at the end. The ad (and the
+ * ad it is chained to) must not change during the iteration. */
+typedef struct ClassAdIter { const ClassAd *ad; size_t pos; bool own; } ClassAdIter;
+static inline ClassAdIter classad_iter(const ClassAd *ad) { return (ClassAdIter){ ad, 0, false }; }
 bool classad_iter_next(ClassAdIter *it, const char **ret_name, char **ret_expr_text /* malloc'd or NULL */);
+
+/* ---- chained ads ----
+ *
+ * HTCondor's ChainToAd: a job queue keeps what the procs of a `queue N`
+ * share in one cluster ad, and per proc a small ad of its own attributes
+ * (ProcId, JobStatus, ...) chained to it. The child shows the parent's
+ * attributes it does not define itself; one level only.
+ *
+ * Reading sees the chained view: classad_has, classad_eval_*,
+ * classad_unparse_attr, classad_match, classad_requirements_met,
+ * classad_rank, classad_attr_refs, classad_attr_fingerprint,
+ * classad_attr_same, classad_requirements_may_hold and classad_expr_eval
+ * with the child as MY. An inherited expression is evaluated with the
+ * child as its scope (MY): the cluster's Requirements = TARGET.Memory >=
+ * RequestMemory reads the proc's RequestMemory when the proc has one.
+ * (A record written inside an inherited expression, [ a = x ], has the
+ * parent as its enclosing ad: a name the record does not define is looked
+ * up in the parent, not in the child.)
+ *
+ * Listing sees the flattened view, each name once, the parent's
+ * attributes the child does not override first, then the child's own
+ * (the order in which HTCondor sends a chained ad): classad_size, classad_iter,
+ * classad_unparse, classad_unparse_old, classad_copy (an unchained ad
+ * with all of them), classad_update with a chained src.
+ *
+ * Writing touches the child only: classad_set_* on the child adds or
+ * replaces the child's own attribute (overriding the parent's), never
+ * the parent; classad_delete on the child deletes the child's own
+ * attribute, after which the parent's shows again, and a name only the
+ * parent defines cannot be deleted through the child (-ENOENT).
+ * Changing the parent changes what every child shows.
+ */
+
+/* Chain ad to parent, replacing an earlier chain. Takes a reference on
+ * parent (dropped by classad_unchain, a later classad_chain, or freeing
+ * ad), so parent may be freed by its owner first. -EINVAL when ad ==
+ * parent, when parent is itself chained, when ad is the parent of a
+ * chained ad (one level only), or for an ad that is part of an
+ * expression (a record value). */
+int classad_chain(ClassAd *ad, ClassAd *parent);
+/* Drops the chain (and the reference); nothing when ad is not chained. */
+void classad_unchain(ClassAd *ad);
+/* What ad is chained to; NULL when none. */
+const ClassAd *classad_chained_parent(const ClassAd *ad);
+/* The child's own attributes only, what a queue stores per proc:
+ * their number, an iteration, the canonical text, and an unchained copy
+ * (chain it to get the view back). Equal to the plain calls for an ad
+ * that is not chained. */
+size_t classad_size_own(const ClassAd *ad);
+static inline ClassAdIter classad_iter_own(const ClassAd *ad) { return (ClassAdIter){ ad, 0, true }; }
+char *classad_unparse_own(const ClassAd *ad); /* malloc'd */
+int classad_copy_own(const ClassAd *src, ClassAd **ret);
 
 /* Evaluate attribute `name` of ad (UNDEFINED when absent), no match context. */
 int classad_eval_attr(const ClassAd *ad, const char *name, CaMode mode, CaValue *ret);

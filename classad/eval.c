@@ -150,7 +150,7 @@ bool ca_eval_enter(CaEval *ev, const ClassAd *ad, const void *key) {
 }
 
 /* Look name up in ad and the ads enclosing it. */
-static const CaAttr *lookup_chain(const ClassAd *ad, const CaAtom *atom, const ClassAd **ret_scope) {
+static inline const CaAttr *lookup_chain(const ClassAd *ad, const CaAtom *atom, const ClassAd **ret_scope) {
         for (; ad; ad = ad->parent) {
                 const CaAttr *a = ca_ad_lookup(ad, atom);
                 if (a) {
@@ -241,18 +241,32 @@ _noinline_ static void select_attr(CaEval *ev, CaValue *v, const CaAtom *atom, C
         }
 }
 
-/* Look up the name of reference node n in ad alone, trying first the
- * position where the name was found last time: ads of one kind (slot
- * ads of one agent, say) list their attributes in the same order, so the
- * guess, checked against the entry, saves the hash lookup. */
-static inline const CaAttr *lookup_at_guess(const ClassAd *ad, const CaNode *n) {
+/* Look up the name of reference node n in ad's own attributes, trying
+ * first the position where the name was found last time: ads of one kind
+ * (slot ads of one agent, say) list their attributes in the same order,
+ * so the guess, checked against the entry, saves the hash lookup. */
+static inline const CaAttr *lookup_own_at_guess(const ClassAd *ad, const CaNode *n) {
         uint32_t guess = n->nargs;
         if (guess && guess <= ad->n && ad->attrs[guess - 1].atom == n->u.attr.atom)
                 return &ad->attrs[guess - 1];
-        const CaAttr *a = ca_ad_lookup(ad, n->u.attr.atom);
+        const CaAttr *a = ca_ad_lookup_own(ad, n->u.attr.atom);
         if (a && a - ad->attrs < CA_MAX_ARGS)
                 ((CaNode *) n)->nargs = (uint16_t) (a - ad->attrs + 1); /* a hint only */
         return a;
+}
+
+/* What a chained ad inherits: the guess then holds the position in the
+ * parent, shared by all the procs of a cluster. */
+_noinline_ static const CaAttr *lookup_inherited(const ClassAd *up, const CaNode *n) {
+        return lookup_own_at_guess(up, n);
+}
+
+/* The name of reference node n in ad alone (with what it is chained to). */
+static inline const CaAttr *lookup_at_guess(const ClassAd *ad, const CaNode *n) {
+        const CaAttr *a = lookup_own_at_guess(ad, n);
+        if (a || _likely_(!ad->chain))
+                return a;
+        return lookup_inherited(ad->chain, n);
 }
 
 /* lookup_chain with the guess for the first ad. */
@@ -267,12 +281,19 @@ static inline const CaAttr *lookup_chain_guess(const ClassAd *ad, const CaNode *
         return ad->parent ? lookup_chain(ad->parent, n->u.attr.atom, ret_scope) : NULL;
 }
 
-/* Whether ad or an enclosing ad defines a scope name as an attribute. */
+/* Whether ad or an enclosing ad (or what one is chained to) defines a
+ * scope name as an attribute. */
 static bool defines_scope_name(const ClassAd *ad, const CaAtom *atom) {
         for (; ad; ad = ad->parent)
-                if (ad->has_special && ca_ad_lookup(ad, atom))
+                if ((ad->has_special || (ad->chain && ad->chain->has_special)) && ca_ad_lookup(ad, atom))
                         return true;
         return false;
+}
+
+/* Whether no attribute of ad, nor of what it is chained to, is called
+ * TARGET, MY...: then TARGET.x is the other ad's x. */
+static inline bool plain_scopes(const ClassAd *ad) {
+        return !ad->no_fast || (!ad->has_special && ad->chain && !ad->chain->has_special);
 }
 
 _noinline_ static void eval_attr_node(CaEval *ev, const CaNode *n, CaValue *ret) {
@@ -298,7 +319,7 @@ _noinline_ static void eval_attr_node(CaEval *ev, const CaNode *n, CaValue *ret)
         }
         const CaNode *base = n->u.attr.base;
         /* Fast path for MY.x and TARGET.x: no value for the ad itself. */
-        if (n->op == SP_TARGET && ev->cur && !ev->cur->parent && !ev->cur->has_special &&
+        if (n->op == SP_TARGET && ev->cur && !ev->cur->parent && plain_scopes(ev->cur) &&
             (ev->cur == ev->left || ev->cur == ev->right)) {
                 /* TARGET.x from the top of one of the two matched ads */
                 const ClassAd *target = ev->cur == ev->left ? ev->right : ev->left, *scope;
@@ -334,7 +355,7 @@ static inline bool eval_ref_fast(CaEval *ev, const CaNode *n, CaValue *ret) {
         if (n->kind != CA_N_ATTR)
                 return false;
         const ClassAd *cur = ev->cur, *ad;
-        if (!cur || cur->has_special)
+        if (!cur || cur->no_fast) /* a chained ad too: what it inherits is not a fast leaf */
                 return false;
         if (n->op == SP_TARGET) {
                 if (cur->parent || (cur != ev->left && cur != ev->right))
@@ -344,7 +365,8 @@ static inline bool eval_ref_fast(CaEval *ev, const CaNode *n, CaValue *ret) {
                 ad = cur;
         else
                 return false;
-        const CaAttr *a = lookup_at_guess(ad, n);
+        /* (the inherited attributes of a chained TARGET take the general path) */
+        const CaAttr *a = lookup_own_at_guess(ad, n);
         if (!a || !a->is_const)
                 return false;
         *ret = a->k;

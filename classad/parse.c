@@ -995,8 +995,13 @@ static bool parse_definition(Parser *ps, ClassAd *ad) {
         next(ps);
         if (!expect(ps, T_ASSIGN, "'=' after attribute name"))
                 return false;
-        size_t before = ps->arena->bytes;
+        size_t before = ps->arena->bytes, hint = ps->arena->hint;
+        /* a chunk this overflows into holds what the rest may take (the
+         * old syntax's caller, which parses line by line, sets it) */
+        if (!ps->old_syntax)
+                ps->arena->hint = (size_t) (ps->end - ps->p) * CA_TREE_PER_TEXT + 64;
         CaNode *e = parse_expr(ps);
+        ps->arena->hint = hint;
         if (!e)
                 return false;
         if (ca_ad_insert(ad, atom, spelling, len, e, ps->arena->bytes - before + spelling_bytes) < 0) {

@@ -144,18 +144,17 @@ void ca_unparse_def_name(CaBuf *b, const char *name) {
                 ca_unparse_name(b, name);
 }
 
-void ca_unparse_ad(CaBuf *b, const ClassAd *ad) {
+void ca_unparse_ad(CaBuf *b, const ClassAd *ad, bool own) {
         ca_buf_puts(b, "[ ");
         bool first = true;
-        for (uint32_t k = 0; k < ad->n; k++) {
-                if (!ad->attrs[k].atom)
-                        continue; /* deleted */
+        size_t pos = 0;
+        for (const CaAttr *a; (a = ca_ad_next(ad, &pos, own));) {
                 if (!first)
                         ca_buf_puts(b, "; ");
                 first = false;
-                ca_unparse_def_name(b, ad->attrs[k].name);
+                ca_unparse_def_name(b, a->name);
                 ca_buf_puts(b, " = ");
-                ca_unparse_node(b, ad->attrs[k].expr);
+                ca_unparse_node(b, a->expr);
         }
         ca_buf_puts(b, " ]");
 }
@@ -169,7 +168,7 @@ void ca_unparse_value(CaBuf *b, const CaValue *v) {
         case CA_REAL: ca_unparse_real(b, v->u.r); return;
         case CA_STRING: ca_unparse_string(b, v->u.s->s, v->u.s->len); return;
         case CA_LIST: unparse_list(b, v->u.l.list); return;
-        case CA_AD: ca_unparse_ad(b, v->u.ad); return;
+        case CA_AD: ca_unparse_ad(b, v->u.ad, false); return;
         case CA_ABSTIME: ca_unparse_abstime(b, v->u.at.secs, v->u.at.offset); return;
         case CA_RELTIME: ca_unparse_reltime(b, v->u.rt); return;
         }
@@ -246,7 +245,7 @@ void ca_unparse_node(CaBuf *b, const CaNode *n) {
                 unparse_list_nodes(b, n->u.list->u.items, n->u.list->n);
                 return;
         case CA_N_AD:
-                ca_unparse_ad(b, n->u.ad);
+                ca_unparse_ad(b, n->u.ad, false);
                 return;
         case CA_N_FOLDED:
                 ca_unparse_node(b, n->u.folded.orig);
