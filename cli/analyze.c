@@ -125,7 +125,9 @@ static void print_clauses(FILE *f, const ClassAd *job, const char *req, ClassAd 
         for (size_t k = 0; k < nc; k++) {
                 ClassAdExpr *e = NULL;
                 size_t matched = 0;
+                char step[24];
 
+                snprintf(step, sizeof step, "[%zu]", k);
                 if (classad_expr_parse(clauses[k], strlen(clauses[k]), MODE, &e, NULL) >= 0) {
                         for (size_t i = 0; i < n; i++) {
                                 CaValue v = ca_undefined();
@@ -133,9 +135,9 @@ static void print_clauses(FILE *f, const ClassAd *job, const char *req, ClassAd 
                                 matched += is_true(&v);
                                 ca_value_clear(&v);
                         }
-                        fprintf(f, "[%zu]%*s%8zu  %s\n", k, k < 10 ? 5 : k < 100 ? 4 : 3, "", matched, clauses[k]);
+                        fprintf(f, "%-5s%10zu  %s\n", step, matched, clauses[k]);
                 } else
-                        fprintf(f, "[%zu]%*s%8s  %s\n", k, k < 10 ? 5 : k < 100 ? 4 : 3, "", "?", clauses[k]);
+                        fprintf(f, "%-5s%10s  %s\n", step, "?", clauses[k]);
                 classad_expr_free(e);
                 free(clauses[k]);
         }
@@ -219,8 +221,9 @@ void cli_print_analysis(FILE *f, const ClassAd *job, ClassAd **slots, size_t n, 
 
         if (!better || slot_no == 0)
                 return;
-        fprintf(f, "\nThe slots' side: %zu slot%s match the job's Requirements but refuse the job by their own:\n\n",
-                slot_no, slot_no == 1 ? "" : "s");
+        fprintf(f, "\nThe slots' side: of the slots that match the job's Requirements, %zu refuse%s the job by their\n"
+                   "own Requirements:\n\n",
+                slot_no, slot_no == 1 ? "s" : "");
         for (size_t i = 0; i < n && named < MAX_SLOT_LINES; i++) {
                 if (!classad_requirements_met(job, slots[i], MODE) || classad_requirements_met(slots[i], job, MODE))
                         continue;

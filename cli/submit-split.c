@@ -4,6 +4,7 @@
  * cluster's shared attributes, each proc's own, parts under the frame
  * limit; and $(Cluster) turned back into ClusterId.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -173,8 +174,9 @@ static bool word_char(char c) {
 }
 
 /* text with the placeholder digits ph replaced: inside a string literal
- * by `", string(ClusterId), "` (the whole wrapped in strcat()), outside
- * by ClusterId where it is a whole token. NULL when nothing changes. */
+ * by `", string(ClusterId), "` (the whole wrapped in strcat()) where no
+ * digit touches it, outside by ClusterId where it is a whole token. NULL
+ * when nothing changes. */
 static char *rewrite(const char *text, const char *ph, bool whole_string) {
         size_t len = strlen(text), pl = strlen(ph), cap = len * 4 + 32, o = 0;
         char *out = malloc(cap), quote = 0;
@@ -194,7 +196,9 @@ static char *rewrite(const char *text, const char *ph, bool whole_string) {
                 }
                 if (strncmp(text + i, ph, pl) == 0) {
                         bool whole = (i == 0 || !word_char(text[i - 1])) && !word_char(text[i + pl]);
-                        if (quote == '"' && whole_string) {
+                        bool digits_apart = (i == 0 || !isdigit((unsigned char) text[i - 1])) &&
+                                            !isdigit((unsigned char) text[i + pl]);
+                        if (quote == '"' && whole_string && digits_apart) {
                                 o += (size_t) snprintf(out + o, cap - o, "\", string(ClusterId), \"");
                                 i += pl;
                                 changed = true;
