@@ -26,6 +26,7 @@
 #include "cli.h"
 #include "common/proto.h"
 #include "config/config.h"
+#include "jobs.h"
 
 #define TIMEOUT_MS 10000
 
@@ -153,38 +154,6 @@ static int simple(Client *c, GleanCommand cmd, ClassAd *req, const char *what) {
 
 /* ---- status ---- */
 
-/* An ad as a JSON object: literal values as JSON values, expressions as
- * their text. */
-static void print_json_ad(FILE *f, const ClassAd *ad) {
-        ClassAdIter it = classad_iter(ad);
-        const char *name;
-        char *text;
-        bool first = true;
-        fputc('{', f);
-        while (classad_iter_next(&it, &name, &text)) {
-                CaValue v = ca_undefined();
-                classad_eval_attr(ad, name, CA_MODE_OLD, &v);
-                char *lit = ca_value_unparse(&v);
-                bool literal = lit && text && strcmp(lit, text) == 0;
-                fprintf(f, "%s\n  ", first ? "" : ",");
-                first = false;
-                cli_json_string(f, name);
-                fputs(": ", f);
-                if (literal && (v.type == CA_INT || v.type == CA_REAL || v.type == CA_BOOL))
-                        fputs(lit, f);
-                else if (literal && v.type == CA_STRING)
-                        cli_json_string(f, v.u.s->s);
-                else if (literal && v.type == CA_UNDEFINED)
-                        fputs("null", f);
-                else
-                        cli_json_string(f, text ? text : "");
-                free(lit);
-                free(text);
-                ca_value_clear(&v);
-        }
-        fputs("\n}", f);
-}
-
 static char *attr_str(const ClassAd *ad, const char *name) {
         char *v = NULL;
         if (classad_eval_string(ad, name, CA_MODE_OLD, &v) < 0)
@@ -278,12 +247,7 @@ static int cmd_status(Client *c, int argc, char **argv) {
                 return CLI_EXIT_FAILURE;
         }
         if (json) {
-                printf("[");
-                for (size_t i = 0; i < n; i++) {
-                        printf("%s\n", i ? "," : "");
-                        print_json_ad(stdout, ads[i]);
-                }
-                printf("\n]\n");
+                cli_json_ads(stdout, ads, n);
         } else if (longform) {
                 for (size_t i = 0; i < n; i++) {
                         char *text = classad_unparse_old(ads[i]);

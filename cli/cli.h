@@ -34,6 +34,16 @@ int cli_verb_sensors(int argc, char **argv);
 int cli_verb_userprio(int argc, char **argv);
 int cli_verb_negotiate(int argc, char **argv);
 int cli_verb_pool_key(int argc, char **argv);
+int cli_verb_q(int argc, char **argv);
+int cli_verb_history(int argc, char **argv);
+int cli_verb_rm(int argc, char **argv);
+int cli_verb_hold(int argc, char **argv);
+int cli_verb_release(int argc, char **argv);
+int cli_verb_prio(int argc, char **argv);
+int cli_verb_status(int argc, char **argv);
+int cli_verb_vacate(int argc, char **argv);
+int cli_verb_drain(int argc, char **argv);
+int cli_verb_wait(int argc, char **argv);
 
 /* The status ads of every slot of the agent at socket_opt (NULL: the
  * configured socket), from cli/agent.c; errors are printed. Free with
@@ -56,6 +66,14 @@ static inline void cli_freep(void *p) {
         free(*(void **) p);
 }
 #define _cleanup_free_ _cleanup_(cli_freep)
+
+/* The pointer, leaving NULL behind (ownership handed on). */
+#define TAKE_PTR(p)                          \
+        ({                                   \
+                __typeof__(p) _taken_ = (p); \
+                (p) = NULL;                  \
+                _taken_;                     \
+        })
 
 static inline void cli_classad_freep(ClassAd **p) {
         classad_free(*p);

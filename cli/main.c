@@ -42,7 +42,17 @@ typedef struct CliVerb {
 static const CliVerb verbs[] = {
         { "eval", cli_verb_eval, "evaluate a ClassAd expression" },
         { "config", cli_verb_config, "print configuration values (like condor_config_val)" },
-        { "submit", cli_verb_submit, "read a submit description file (--dry-run: print the job ads)" },
+        { "submit", cli_verb_submit, "queue the jobs of a submit description file (like condor_submit)" },
+        { "q", cli_verb_q, "the jobs in the queue (like condor_q)" },
+        { "history", cli_verb_history, "the jobs that left the queue (like condor_history)" },
+        { "rm", cli_verb_rm, "remove jobs (like condor_rm)" },
+        { "hold", cli_verb_hold, "hold jobs (like condor_hold)" },
+        { "release", cli_verb_release, "release held jobs (like condor_release)" },
+        { "prio", cli_verb_prio, "change the priority of jobs (like condor_prio)" },
+        { "wait", cli_verb_wait, "wait for a job to leave the queue, with its exit code (like condor_wait)" },
+        { "status", cli_verb_status, "the pool's slots (like condor_status)" },
+        { "vacate", cli_verb_vacate, "vacate the claims of a slot or machine (like condor_vacate)" },
+        { "drain", cli_verb_drain, "drain a machine, or --cancel (like condor_drain)" },
         { "agent", cli_verb_agent, "talk to this machine's glean-agent (status, run, vacate, drain)" },
         { "policy-replay", cli_verb_policy_replay, "run a slot's policy over a timeline of events" },
         { "sensors", cli_verb_sensors, "the owner's activity, load and pressure as the agent senses them" },
@@ -58,13 +68,17 @@ static void help(FILE *f) {
                 "\n"
                 "glean is a batch system for Linux compute nodes and desktops.\n"
                 "\n"
-                "Verbs:\n");
+                "Verbs (each also answers to its condor_ name: glean condor_q, or a link\n"
+                "named condor_q to glean):\n");
         for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
                 fprintf(f, "  %-14s %s\n", verbs[i].name, verbs[i].summary);
         fprintf(f, "\nRun 'glean VERB --help' for a verb's arguments.\n");
 }
 
+/* "q" or "condor_q": HTCondor users find their way by the condor_ names. */
 static const CliVerb *find_verb(const char *name) {
+        if (strncmp(name, "condor_", 7) == 0 && name[7])
+                name += 7;
         for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
                 if (strcmp(verbs[i].name, name) == 0)
                         return &verbs[i];
@@ -74,6 +88,11 @@ static const CliVerb *find_verb(const char *name) {
 int main(int argc, char **argv) {
         const CliVerb *verb;
         const char *name;
+
+        /* Called through a link named condor_q, condor_rm, ...: that verb. */
+        name = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
+        if (strncmp(name, "condor_", 7) == 0 && (verb = find_verb(name)))
+                return verb->fn(argc, argv);
 
         if (argc < 2) {
                 help(stderr);

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * submit.c — `glean submit --dry-run [--cluster N] [--bracketed] FILE`:
- * read an HTCondor submit description and print the job ads it would
- * queue, one per job: one attribute per line with a blank line after each
- * ad (as condor_submit -dump and condor_q -l print them), or with
- * --bracketed one "[ ... ]" ad per line. Without --dry-run there is
- * nowhere to queue them yet: the negotiator does not exist.
+ * submit.c — `glean submit FILE` (condor_submit): read an HTCondor submit
+ * description and queue its jobs with the central manager, as one cluster
+ * sent in Submit parts under the frame limit (jobs.h). With --dry-run,
+ * print the job ads instead, one per job: one attribute per line with a
+ * blank line after each ad (as condor_submit -dump and condor_q -l print
+ * them), or with --bracketed one "[ ... ]" ad per line.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -16,15 +16,19 @@
 #include <string.h>
 
 #include "cli.h"
+#include "common/proto.h"
 #include "config/config.h"
+#include "jobs.h"
 
-#define USAGE "usage: glean submit --dry-run [--cluster N] [--bracketed] FILE"
+#define USAGE "usage: glean submit [--socket PATH] FILE\n       glean submit --dry-run [--cluster N] [--bracketed] FILE"
+#define SUBMIT_TIMEOUT_MS 300000 /* a queue 100000 is one transaction */
 
 typedef struct SubmitArgs {
         bool dry_run;
         bool bracketed;
         int64_t cluster;
         const char *file; /* "-": standard input */
+        const char *socket;
 } SubmitArgs;
 
 static void submit_help(FILE *f) {
@@ -32,11 +36,14 @@ static void submit_help(FILE *f) {
                 USAGE "\n"
                 "\n"
                 "Read the HTCondor submit description FILE ('-': standard input) and\n"
-                "print the job ads it queues, one per job.\n"
+                "queue its jobs with the central manager, as one cluster; prints\n"
+                "\"N job(s) submitted to cluster C.\" as condor_submit does.\n"
                 "\n"
-                "  --dry-run      print the job ads instead of queueing them (there is\n"
-                "                 no negotiator to queue them with yet)\n"
-                "  --cluster N    the cluster id of the jobs, $(Cluster) (default 1)\n"
+                "  --socket PATH  the central manager's (or an agent's) socket; default:\n"
+                "                 NEGOTIATOR_SOCKET when it exists, else this machine's agent\n"
+                "  --dry-run      print the job ads instead of queueing them\n"
+                "  --cluster N    with --dry-run, the cluster id of the jobs, $(Cluster)\n"
+                "                 (default 1); when queueing, the central manager gives it\n"
                 "  --bracketed    one bracketed ad per line instead of one attribute\n"
                 "                 per line with a blank line after each ad\n"
                 "  -h, --help     show this help\n"
@@ -44,9 +51,10 @@ static void submit_help(FILE *f) {
                 "JOB_DEFAULT_REQUESTMEMORY and the other defaults come from the\n"
                 "configuration ($GLEAN_CONFIG, else /etc/glean/glean.conf).\n"
                 "\n"
-                "Exit status: 0 when the ads were printed, 2 when FILE is wrong (the\n"
-                "error names file and line; nothing is printed) or the command line\n"
-                "is, 1 on a system failure.\n");
+                "Exit status: 0 when the jobs were queued (or the ads printed), 2 when\n"
+                "FILE is wrong (the error names file and line; nothing is queued) or\n"
+                "the command line is, 1 when the central manager refused the jobs or\n"
+                "could not be reached, or on a system failure.\n");
 }
 
 #define usage_error(...) cli_usage_error("submit", USAGE, __VA_ARGS__)
@@ -66,12 +74,13 @@ static int parse_cluster(const char *text, int64_t *ret) {
 /* Returns 0 with *ret filled, 1 when --help was shown, -EINVAL on a usage
  * error (already reported). */
 static int parse_args(int argc, char **argv, SubmitArgs *ret) {
-        enum { OPT_DRY_RUN = 0x100, OPT_CLUSTER, OPT_BRACKETED };
+        enum { OPT_DRY_RUN = 0x100, OPT_CLUSTER, OPT_BRACKETED, OPT_SOCKET };
         static const struct option options[] = {
                 { "help",      no_argument,       NULL, 'h' },
                 { "dry-run",   no_argument,       NULL, OPT_DRY_RUN },
                 { "cluster",   required_argument, NULL, OPT_CLUSTER },
                 { "bracketed", no_argument,       NULL, OPT_BRACKETED },
+                { "socket",    required_argument, NULL, OPT_SOCKET },
                 {}
         };
         SubmitArgs args = { .cluster = 1 };
@@ -95,12 +104,15 @@ static int parse_args(int argc, char **argv, SubmitArgs *ret) {
                 case OPT_BRACKETED:
                         args.bracketed = true;
                         break;
+                case OPT_SOCKET:
+                        args.socket = optarg;
+                        break;
                 case ':':
                         return usage_error("option '%s' needs an argument", argv[optind - 1]);
                 default:
                         if (optopt == 0)
                                 return usage_error("unknown option '%s'", argv[optind - 1]);
-                        if (optopt == 'h' || optopt >= OPT_DRY_RUN)
+                        if (optopt == 'h' || optopt == OPT_DRY_RUN || optopt == OPT_BRACKETED)
                                 return usage_error("option '%s' takes no argument", argv[optind - 1]);
                         return usage_error("unknown option '-%c'", optopt);
                 }
@@ -179,6 +191,91 @@ static int print_ads(ClassAd **ads, size_t n, bool bracketed) {
         return CLI_EXIT_OK;
 }
 
+/* Sends the parts on one connection, then reads the replies: the central
+ * manager answers the last part with ClusterId and NumProcs (and may
+ * answer the others with a plain Ok); an Ok = false ends it. */
+static int queue_jobs(const SubmitArgs *args, ClassAd **ads, size_t n) {
+        CliSubmitPlan plan = {};
+        char why[512] = "";
+        int64_t last_id = 0, cluster = -1, procs = -1;
+        int r, status = CLI_EXIT_FAILURE;
+        CliConn c;
+
+        r = cli_submit_cluster_refs(ads, n, CLI_CLUSTER_PLACEHOLDER);
+        if (r >= 0)
+                r = cli_submit_plan(ads, n, GLEAN_FRAME_MAX, &plan, why, sizeof why);
+        if (r < 0) {
+                fprintf(stderr, "glean submit: %s: %s\n", args->file, why[0] ? why : strerror(-r));
+                return r == -ENOMEM ? CLI_EXIT_FAILURE : CLI_EXIT_USAGE;
+        }
+        if (cli_cm_connect("submit", args->socket, &c) < 0) {
+                cli_submit_plan_clear(&plan);
+                return CLI_EXIT_FAILURE;
+        }
+        for (size_t k = 0; k < plan.n_parts; k++) {
+                ClassAd *msg = NULL;
+
+                r = cli_submit_message(&plan, k, &msg);
+                if (r >= 0) {
+                        last_id = c.next_id++;
+                        classad_set_int(msg, "RequestId", last_id);
+                        r = glean_msg_send(c.fd, msg, SUBMIT_TIMEOUT_MS);
+                }
+                classad_free(msg);
+                if (r < 0) {
+                        /* A refusal may have closed the connection: its
+                         * reason is read below. */
+                        fprintf(stderr, "glean submit: cannot send part %zu of %zu to %s: %s\n", k + 1, plan.n_parts,
+                                c.path, strerror(-r));
+                        break;
+                }
+        }
+        for (;;) {
+                ClassAd *msg = NULL;
+                GleanCommand cmd;
+                int64_t rid = -1;
+                bool ok = false;
+
+                r = glean_msg_recv(c.fd, SUBMIT_TIMEOUT_MS, &msg, &cmd, why, sizeof why);
+                if (r < 0) {
+                        fprintf(stderr, "glean submit: %s %s: %s; nothing was queued\n",
+                                r == -EBADMSG ? "malformed reply from" : "no answer from", c.path, why);
+                        break;
+                }
+                if (cmd != GLEAN_CMD_REPLY) {
+                        classad_free(msg);
+                        continue;
+                }
+                classad_eval_int(msg, "RequestId", GLEAN_CA_MODE, &rid);
+                classad_eval_bool(msg, "Ok", GLEAN_CA_MODE, &ok);
+                if (!ok) {
+                        _cleanup_free_ char *reason = NULL;
+                        classad_eval_string(msg, "Reason", GLEAN_CA_MODE, &reason);
+                        fprintf(stderr, "glean submit: the central manager refused the jobs: %s\n",
+                                reason ? reason : "no reason given");
+                        classad_free(msg);
+                        break;
+                }
+                if (rid == last_id || classad_has(msg, "ClusterId")) {
+                        if (classad_eval_int(msg, "ClusterId", GLEAN_CA_MODE, &cluster) < 0) {
+                                fprintf(stderr, "glean submit: malformed reply from %s: no ClusterId\n", c.path);
+                                classad_free(msg);
+                                break;
+                        }
+                        if (classad_eval_int(msg, "NumProcs", GLEAN_CA_MODE, &procs) < 0)
+                                procs = (int64_t) n;
+                        classad_free(msg);
+                        printf("%lld job(s) submitted to cluster %lld.\n", (long long) procs, (long long) cluster);
+                        status = fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_FAILURE;
+                        break;
+                }
+                classad_free(msg);
+        }
+        cli_cm_close(&c);
+        cli_submit_plan_clear(&plan);
+        return status;
+}
+
 int cli_verb_submit(int argc, char **argv) {
         ConfigSubmitOptions opts = {};
         ConfigError err = {};
@@ -191,16 +288,13 @@ int cli_verb_submit(int argc, char **argv) {
         r = parse_args(argc, argv, &args);
         if (r != 0)
                 return r > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
-        if (!args.dry_run) {
-                fprintf(stderr, "glean submit: cannot queue jobs: the negotiator does not exist yet; "
-                                "use --dry-run to print the job ads\n");
-                return CLI_EXIT_USAGE;
-        }
 
         r = config_load_default(&cfg, &err);
         if (r < 0)
                 return report(r, &err);
-        opts.cluster_id = args.cluster;
+        /* Queueing, the central manager gives the cluster id: expand
+         * $(Cluster) as a placeholder and turn it back into ClusterId. */
+        opts.cluster_id = args.dry_run ? args.cluster : CLI_CLUSTER_PLACEHOLDER;
 
         if (strcmp(args.file, "-") == 0) {
                 _cleanup_free_ char *text = NULL;
@@ -218,8 +312,13 @@ int cli_verb_submit(int argc, char **argv) {
         config_free(cfg);
         if (r < 0)
                 return report(r, &err);
+        if (n == 0 && !args.dry_run) {
+                fprintf(stderr, "glean submit: %s queues no job\n", args.file);
+                config_submit_free(ads, n);
+                return CLI_EXIT_USAGE;
+        }
 
-        status = print_ads(ads, n, args.bracketed);
+        status = args.dry_run ? print_ads(ads, n, args.bracketed) : queue_jobs(&args, ads, n);
         config_submit_free(ads, n);
         return status;
 }

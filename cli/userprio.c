@@ -4,9 +4,13 @@
  * and groups' priorities, factors and usage from the central manager's
  * accounts, the group quotas, and the administrators' changes.
  *
- * Until the central manager runs, the command reads and writes the
- * accounts database itself (--db, default NEGOTIATOR_DATABASE). Options
- * take one dash or two (-allusers, --allusers), as condor_userprio's do.
+ * The listing and the administrators' changes go to the central manager
+ * (the UserPrio message, through its socket or this machine's agent: see
+ * jobs.h). With --db PATH (--database), or when no central manager
+ * answers (said on stderr), the command reads and writes the accounts
+ * database itself (default NEGOTIATOR_DATABASE). -quotas always computes
+ * here, from the configuration and the database. Options take one dash or
+ * two (-allusers, --allusers), as condor_userprio's do.
  */
 #include <errno.h>
 #include <math.h>
@@ -22,12 +26,14 @@
 #include "common/proto.h"
 #include "common/users.h"
 #include "config/config.h"
+#include "jobs.h"
 
 static const char usage_text[] =
-        "usage: glean userprio [--db PATH] [--config FILE] [-allusers] [-usage] [-grouprollup] [--json]\n"
+        "usage: glean userprio [--socket PATH | --db PATH] [--config FILE] [-allusers] [-usage] [-grouprollup]\n"
+        "                      [--json]\n"
         "       glean userprio [--db PATH] [--config FILE] -quotas [--pool-size N] [--json]\n"
-        "       glean userprio [--db PATH] [--config FILE] -setfactor USER FACTOR | -setprio USER PRIO |\n"
-        "                      -resetusage USER | -delete USER";
+        "       glean userprio [--socket PATH | --db PATH] [--config FILE] -setfactor USER FACTOR |\n"
+        "                      -setprio USER PRIO | -resetusage USER | -delete USER";
 
 #define DAY 86400.0
 
@@ -41,7 +47,7 @@ typedef enum Action {
 } Action;
 
 typedef struct Opts {
-        const char *db, *config;
+        const char *db, *config, *socket;
         bool all, usage, rollup, json;
         bool have_pool_size;
         double pool_size;
@@ -96,8 +102,10 @@ static int parse_args(int argc, char **argv, Opts *o) {
                 if (is_opt(a, "-h") || is_opt(a, "-help")) {
                         printf("%s\n", usage_text);
                         exit(CLI_EXIT_OK);
-                } else if (is_opt(a, "-db") && more)
+                } else if ((is_opt(a, "-db") || is_opt(a, "-database")) && more)
                         o->db = argv[++i];
+                else if (is_opt(a, "-socket") && more)
+                        o->socket = argv[++i];
                 else if (is_opt(a, "-config") && more)
                         o->config = argv[++i];
                 else if (is_opt(a, "-allusers"))
@@ -262,10 +270,8 @@ static void print_row(const Opts *o, const AcctEntry *e, double now, int indent)
                        e->weighted_in_use, e->weighted_accumulated / 3600, begin, last);
 }
 
-static void print_header(const Opts *o, const Accountant *a) {
-        double t;
-
-        if (acct_get_meta(a, "last_update", &t) >= 0 && t > 0) {
+static void print_header(const Opts *o, double t) {
+        if (t > 0) {
                 char when[32];
                 format_time(t, 0, false, when, sizeof(when));
                 printf("Last Priority Update: %s\n", when);
@@ -288,8 +294,7 @@ static void print_header(const Opts *o, const Accountant *a) {
 }
 
 /* The tree below group gi, its own submitters under it (by EUP). */
-static void print_group(const Opts *o, const Accountant *a, const AcctEntry *list, size_t n, size_t gi, double now) {
-        const AcctGroups *g = acct_groups(a);
+static void print_group(const Opts *o, const AcctGroups *g, const AcctEntry *list, size_t n, size_t gi, double now) {
         const AcctGroup *grp = acct_groups_get(g, gi);
 
         for (size_t i = 0; i < n; i++)
@@ -299,37 +304,34 @@ static void print_group(const Opts *o, const Accountant *a, const AcctEntry *lis
                 if (!list[i].is_group && list[i].group == gi && shown(o, &list[i], now))
                         print_row(o, &list[i], now, 2 * (int) grp->depth);
         for (size_t c = 0; c < grp->n_children; c++)
-                print_group(o, a, list, n, grp->children[c], now);
+                print_group(o, g, list, n, grp->children[c], now);
 }
 
-static int list(const Opts *o, const Accountant *a) {
-        _cleanup_free_ AcctEntry *entries = NULL;
-        double now = acct_now(a), in_use = 0, usage = 0;
-        size_t n = 0, users = 0;
+/* entries: the accounts as of now, g their groups. */
+static void list_entries(const Opts *o, AcctEntry *entries, size_t n, const AcctGroups *g, double now,
+                         double last_update) {
+        double in_use = 0, usage = 0;
+        size_t users = 0;
         bool first = true;
-        int r;
 
-        r = acct_list(a, &entries, &n);
-        if (r < 0)
-                return r;
         qsort(entries, n, sizeof(*entries), by_eup);
         if (o->json) {
                 printf("[\n");
                 for (size_t i = 0; i < n; i++)
                         if (shown(o, &entries[i], now)) {
-                                print_json_entry(&entries[i], acct_groups(a), first);
+                                print_json_entry(&entries[i], g, first);
                                 first = false;
                         }
                 printf("%s]\n", first ? "" : "\n");
-                return 0;
+                return;
         }
-        print_header(o, a);
+        print_header(o, last_update);
         if (o->rollup) {
-                const AcctGroup *root = acct_groups_get(acct_groups(a), 0);
+                const AcctGroup *root = acct_groups_get(g, 0);
                 /* Top-level groups first, then what is in no group. */
                 for (size_t c = 0; c < root->n_children; c++)
-                        print_group(o, a, entries, n, root->children[c], now);
-                print_group(o, a, entries, n, 0, now);
+                        print_group(o, g, entries, n, root->children[c], now);
+                print_group(o, g, entries, n, 0, now);
         } else
                 for (size_t i = 0; i < n; i++)
                         if (shown(o, &entries[i], now))
@@ -346,6 +348,20 @@ static int list(const Opts *o, const Accountant *a) {
         else
                 printf("Number of users: %-21zu %11s %11s %10s %8.2f %14.2f\n", users, "", "", "", in_use,
                        usage / 3600);
+}
+
+static int list(const Opts *o, const Accountant *a) {
+        _cleanup_free_ AcctEntry *entries = NULL;
+        double last_update = 0;
+        size_t n = 0;
+        int r;
+
+        r = acct_list(a, &entries, &n);
+        if (r < 0)
+                return r;
+        if (acct_get_meta(a, "last_update", &last_update) < 0)
+                last_update = 0;
+        list_entries(o, entries, n, acct_groups(a), acct_now(a), last_update);
         return 0;
 }
 
@@ -420,6 +436,22 @@ static int quotas(const Opts *o, const Accountant *a) {
 
 /* ---- administrators ---- */
 
+static void print_changed(const Opts *o) {
+        switch (o->action) {
+        case ACTION_SETFACTOR:
+                printf("The priority factor of %s was set to %g\n", o->user, o->value);
+                break;
+        case ACTION_SETPRIO:
+                printf("The real priority of %s was set to %g\n", o->user, o->value);
+                break;
+        case ACTION_RESETUSAGE:
+                printf("The accumulated usage of %s was reset\n", o->user);
+                break;
+        default:
+                printf("%s was deleted from the accounts\n", o->user);
+        }
+}
+
 static int change(const Opts *o, Accountant *a) {
         double now = (double) time(NULL);
         int r;
@@ -455,19 +487,126 @@ static int change(const Opts *o, Accountant *a) {
                 fprintf(stderr, "glean userprio: %s\n", acct_last_error(a)[0] ? acct_last_error(a) : strerror(-r));
                 return CLI_EXIT_FAILURE;
         }
-        switch (o->action) {
-        case ACTION_SETFACTOR:
-                printf("The priority factor of %s was set to %g\n", o->user, o->value);
-                break;
-        case ACTION_SETPRIO:
-                printf("The real priority of %s was set to %g\n", o->user, o->value);
-                break;
-        case ACTION_RESETUSAGE:
-                printf("The accumulated usage of %s was reset\n", o->user);
-                break;
-        default:
-                printf("%s was deleted from the accounts\n", o->user);
+        print_changed(o);
+        return CLI_EXIT_OK;
+}
+
+/* ---- through the central manager ---- */
+
+static double ad_real(const ClassAd *ad, const char *name, double dflt) {
+        double v;
+
+        return classad_eval_real(ad, name, CA_MODE_OLD, &v) < 0 ? dflt : v;
+}
+
+/* The accounts the central manager lists, one ad per entry with
+ * condor_userprio's attribute names (docs/commands.md). */
+static int daemon_list(const Opts *o, const Config *cfg, CliConn *c) {
+        _cleanup_free_ AcctEntry *entries = NULL;
+        _cleanup_free_ char **names = NULL;
+        AcctGroups *g = NULL;
+        ConfigError err = {};
+        ClassAd *req = NULL;
+        CliReply rep;
+        size_t n = 0;
+        int r;
+
+        if ((r = acct_groups_from_config(cfg, &g, &err)) < 0) {
+                cli_config_error("userprio", &err);
+                return CLI_EXIT_USAGE;
         }
+        if (glean_msg_new(GLEAN_CMD_USER_PRIO, &req) < 0) {
+                acct_groups_free(g);
+                return CLI_EXIT_FAILURE;
+        }
+        classad_set_string(req, "Action", "list");
+        r = cli_cm_request(c, "userprio", req, 60000, &rep);
+        classad_free(req);
+        if (r < 0) {
+                acct_groups_free(g);
+                return CLI_EXIT_FAILURE;
+        }
+        if (!rep.ok) {
+                fprintf(stderr, "glean userprio: refused: %s\n", rep.reason ? rep.reason : "no reason given");
+                cli_reply_clear(&rep);
+                acct_groups_free(g);
+                return CLI_EXIT_FAILURE;
+        }
+        entries = calloc(rep.n_ads ? rep.n_ads : 1, sizeof(*entries));
+        names = calloc(rep.n_ads ? rep.n_ads : 1, sizeof(*names));
+        if (!entries || !names) {
+                cli_reply_clear(&rep);
+                acct_groups_free(g);
+                return CLI_EXIT_FAILURE;
+        }
+        for (size_t i = 0; i < rep.n_ads; i++) {
+                const ClassAd *ad = rep.ads[i];
+                AcctEntry *e = &entries[n];
+                bool is_group = false, set = false;
+                size_t gi = 0;
+
+                if (classad_eval_string(ad, "Name", CA_MODE_OLD, &names[n]) < 0) {
+                        fprintf(stderr, "glean userprio: an account without a Name in the reply: left out\n");
+                        continue;
+                }
+                classad_eval_bool(ad, "IsAccountingGroup", CA_MODE_OLD, &is_group);
+                classad_eval_bool(ad, "PriorityFactorSet", CA_MODE_OLD, &set);
+                if (is_group ? acct_groups_find(g, names[n], &gi) < 0 : false)
+                        gi = 0;
+                else if (!is_group)
+                        gi = acct_groups_of_submitter(g, names[n]);
+                *e = (AcctEntry){
+                        .name = names[n],
+                        .is_group = is_group,
+                        .group = gi,
+                        .factor = ad_real(ad, "PriorityFactor", 1),
+                        .factor_set = set,
+                        .eup = ad_real(ad, "Priority", 0),
+                        .in_use = (unsigned) ad_real(ad, "ResourcesUsed", 0),
+                        .weighted_in_use = ad_real(ad, "WeightedResourcesUsed", ad_real(ad, "ResourcesUsed", 0)),
+                        .accumulated = ad_real(ad, "AccumulatedUsage", 0),
+                        .weighted_accumulated = ad_real(ad, "WeightedAccumulatedUsage", ad_real(ad, "AccumulatedUsage", 0)),
+                        .begin_usage = ad_real(ad, "BeginUsageTime", 0),
+                        .last_usage = ad_real(ad, "LastUsageTime", 0),
+                };
+                e->rup = ad_real(ad, "RealPriority", e->factor > 0 ? e->eup / e->factor : e->eup);
+                n++;
+        }
+        list_entries(o, entries, n, g, (double) time(NULL), ad_real(rep.last, "LastUpdate", 0));
+        for (size_t i = 0; i < n; i++)
+                free(names[i]);
+        cli_reply_clear(&rep);
+        acct_groups_free(g);
+        return fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_FAILURE;
+}
+
+static int daemon_change(const Opts *o, CliConn *c) {
+        static const char *const names[] = {
+                [ACTION_SETFACTOR] = "setfactor", [ACTION_SETPRIO] = "setprio",
+                [ACTION_RESETUSAGE] = "resetusage", [ACTION_DELETE] = "delete",
+        };
+        ClassAd *req = NULL;
+        CliReply rep;
+        int r;
+
+        if (glean_msg_new(GLEAN_CMD_USER_PRIO, &req) < 0)
+                return CLI_EXIT_FAILURE;
+        classad_set_string(req, "Action", names[o->action]);
+        classad_set_string(req, "Submitter", o->user);
+        if (o->action == ACTION_SETFACTOR || o->action == ACTION_SETPRIO)
+                classad_set_real(req, "Value", o->value);
+        r = cli_cm_request(c, "userprio", req, 60000, &rep);
+        classad_free(req);
+        if (r < 0)
+                return CLI_EXIT_FAILURE;
+        if (!rep.ok) {
+                fprintf(stderr, "glean userprio: refused: %s\n", rep.reason ? rep.reason : "no reason given");
+                r = rep.errno_name && strcmp(rep.errno_name, "ENOENT") == 0 ? CLI_EXIT_USAGE : CLI_EXIT_FAILURE;
+                cli_reply_clear(&rep);
+                return r;
+        }
+        cli_reply_clear(&rep);
+        print_changed(o);
         return CLI_EXIT_OK;
 }
 
@@ -489,6 +628,23 @@ int cli_verb_userprio(int argc, char **argv) {
                 return CLI_EXIT_USAGE;
         }
         readonly = o.action == ACTION_LIST || o.action == ACTION_QUOTAS;
+        /* The central manager first; the database when it does not answer. */
+        if (!o.db && o.action != ACTION_QUOTAS) {
+                CliConn c;
+
+                if (cli_cm_connect("userprio", o.socket, &c) >= 0) {
+                        r = o.action == ACTION_LIST ? daemon_list(&o, cfg, &c) : daemon_change(&o, &c);
+                        cli_cm_close(&c);
+                        config_free(cfg);
+                        return r;
+                }
+                if (o.socket) {
+                        config_free(cfg);
+                        return CLI_EXIT_FAILURE;
+                }
+                fprintf(stderr, "glean userprio: no central manager answered: using the accounts database directly "
+                                "(--db to choose it; as of its last write)\n");
+        }
         if (!readonly && !is_admin(cfg)) {
                 fprintf(stderr, "glean userprio: only root and ADMINISTRATORS may change the accounts\n");
                 config_free(cfg);
