@@ -282,7 +282,7 @@ int main(int argc, char **argv) {
                 }
                 split_free(&s);
                 printf("  %zu jobs queued: RSS %.0f MB (%.0f MB before the last %zu; goal < 2,000 MB for 1,000,000; "
-                       "each job's ad a copy of its cluster's until chained ads land)\n",
+                       "each job's ad chained to its cluster's)\n",
                        queue_size(q), rss_kib() / 1024.0, before / 1024.0, queue_size(q) - have);
         }
         queue_close(q);

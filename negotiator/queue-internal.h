@@ -103,7 +103,7 @@ typedef struct QCount {
  * starts with 4 KiB of it), replacing it. */
 int queue_fit_ad(ClassAd **ad);
 /* The job's ad from its cluster's and its own attributes. */
-int queue_make_job_ad(const ClassAd *cluster_ad, const ClassAd *proc_ad, ClassAd **ret);
+int queue_make_job_ad(ClassAd *cluster_ad, ClassAd *proc_ad, ClassAd **ret);
 /* Sets / deletes an attribute of a job (its own attributes and its ad). */
 int qjob_set_int(QJob *j, const char *name, int64_t v);
 int qjob_set_real(QJob *j, const char *name, double v);

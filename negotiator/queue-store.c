@@ -119,8 +119,10 @@ static int run(JobQueue *q, sqlite3_stmt *st, const char *what, JobId id) {
 
 /* Binds ad's text as parameter i; the text is returned to be freed after
  * the statement ran. */
-static int bind_ad(JobQueue *q, sqlite3_stmt *st, int i, const ClassAd *ad, char **ret_text) {
-        char *text = classad_unparse(ad);
+/* An ad's text: whole, or (own) a chained proc ad's own attributes only,
+ * its cluster's row having the rest. */
+static int bind_ad(JobQueue *q, sqlite3_stmt *st, int i, const ClassAd *ad, bool own, char **ret_text) {
+        char *text = own ? classad_unparse_own(ad) : classad_unparse(ad);
 
         if (!text) {
                 snprintf(q->write_why, sizeof(q->write_why), "queue database %s: out of memory", q->path);
@@ -142,7 +144,7 @@ int qstore_put_cluster(JobQueue *q, const QCluster *c) {
         if (!q->db)
                 return 0;
         sqlite3_bind_int64(st, 1, c->id);
-        r = bind_ad(q, st, 2, c->ad, &text);
+        r = bind_ad(q, st, 2, c->ad, false, &text);
         if (r < 0) {
                 sqlite3_clear_bindings(st);
                 return r;
@@ -168,7 +170,7 @@ int qstore_put_job(JobQueue *q, const QJob *j) {
                 return 0;
         sqlite3_bind_int64(st, 1, j->pub.id.cluster);
         sqlite3_bind_int64(st, 2, j->pub.id.proc);
-        r = bind_ad(q, st, 3, j->proc, &text);
+        r = bind_ad(q, st, 3, j->proc, true, &text);
         if (r < 0) {
                 sqlite3_clear_bindings(st);
                 return r;
@@ -200,7 +202,7 @@ int qstore_put_history(JobQueue *q, const QJob *j, double left_at) {
         sqlite3_bind_int64(st, 1, j->pub.id.cluster);
         sqlite3_bind_int64(st, 2, j->pub.id.proc);
         sqlite3_bind_double(st, 3, left_at);
-        r = bind_ad(q, st, 4, j->pub.ad, &text);
+        r = bind_ad(q, st, 4, j->pub.ad, false, &text);
         if (r < 0) {
                 sqlite3_clear_bindings(st);
                 return r;

@@ -167,31 +167,17 @@ void queue_settings_clear(QueueSettings *s) {
 /* ---- job ads ---- */
 
 /* The one place a job's ad is made from its cluster's attributes and its
- * own. Until chained ads land in classad/ (classad_chain(proc_ad,
- * cluster_ad): lookups fall through to the cluster, iteration and unparse
- * see the flattened view), the job's ad is a copy of both; then this
- * becomes `classad_chain(proc_ad, cluster_ad); *ret = classad_ref(proc_ad)`
- * and the qjob_set_* below stop writing twice (their j->pub.ad != j->proc
- * test does it). */
-int queue_make_job_ad(const ClassAd *cluster_ad, const ClassAd *proc_ad, ClassAd **ret) {
-        ClassAd *ad = NULL, *fit = NULL;
-        int r;
+ * own: the proc's ad chained to its cluster's (lookups fall through to the
+ * cluster; iteration, unparse and copy see the flattened view), so that
+ * what a `queue N` shares is held once. The job's ad is the proc ad
+ * itself (no reference of its own): qjob_set_* write it once, and its row
+ * stores its own attributes only (classad_unparse_own). */
+int queue_make_job_ad(ClassAd *cluster_ad, ClassAd *proc_ad, ClassAd **ret) {
+        int r = classad_chain(proc_ad, cluster_ad);
 
-        r = classad_copy(cluster_ad, &ad);
         if (r < 0)
                 return r;
-        if (proc_ad && (r = classad_update(ad, proc_ad)) < 0) {
-                classad_free(ad);
-                return r;
-        }
-        /* A copy of the merged ad holds it in one piece of memory of its
-         * size (the update above grew the copy by a second piece as big
-         * as the first): a third less memory per job for a second copy. */
-        r = classad_copy(ad, &fit);
-        classad_free(ad);
-        if (r < 0)
-                return r;
-        *ret = fit;
+        *ret = proc_ad;
         return 0;
 }
 

@@ -7,9 +7,8 @@
  *
  * A job is a proc of a cluster: its ad is the proc's own attributes over
  * the cluster's shared ones (what a `queue N` has in common is stored
- * once; in memory, until chained ads land in classad/, each job holds a
- * copy of its cluster's attributes: queue_make_job_ad() in queue.c is the
- * one place that changes). Its id is "C.P". Job states and their numbers
+ * and held once: in memory the proc's ad is chained to its cluster's,
+ * classad_chain). Its id is "C.P". Job states and their numbers
  * are HTCondor's: Idle 1, Running 2, Removed 3, Completed 4, Held 5.
  *
  * What the queue keeps in each job's ad (HTCondor's names; a submitted
