@@ -6,6 +6,8 @@
  * worklife (seed 002, 3.5.8: MAXJOBRETIREMENTTIME, MachineMaxVacateTime,
  * CLAIM_WORKLIFE; 3.5.5.1: the lease).
  */
+#define _GNU_SOURCE
+
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -46,7 +48,7 @@ void pol_publish(AgentSlotSM *sm) {
         else
                 classad_delete(ad, "JobStart");
         static const char *const claim_attrs[] = { "RemoteUser", "RemoteOwner", "JobId", "GlobalJobId",
-                                                   "CurrentRank", "RemoteAccountingGroup" };
+                                                   "CurrentRank", "RemoteAccountingGroup", "AccountingGroup" };
         for (size_t i = 0; i < sizeof claim_attrs / sizeof *claim_attrs; i++)
                 classad_delete(ad, claim_attrs[i]);
         if (!claimed)
@@ -66,6 +68,23 @@ void pol_publish(AgentSlotSM *sm) {
                 classad_set_string(ad, "GlobalJobId", gid);
         if (group)
                 classad_set_string(ad, "RemoteAccountingGroup", group);
+        /* The submitter the claim is charged to when it is not RemoteUser:
+         * a job of an accounting group ("group_a.bob") is "group_a.bob@"
+         * its User's domain, which the negotiator reads before RemoteUser
+         * to weigh a preemption by priority (as HTCondor's startd and
+         * negotiator do). */
+        char *acct = NULL;
+        if (c->job && classad_eval_string(c->job, "AccountingGroup", CA_MODE_OLD, &acct) >= 0 && acct && *acct) {
+                const char *at = user ? strchr(user, '@') : NULL;
+                char *name = NULL;
+                if (strchr(acct, '@'))
+                        classad_set_string(ad, "AccountingGroup", acct);
+                else if (asprintf(&name, "%s%s", acct, at ? at : "") >= 0) {
+                        classad_set_string(ad, "AccountingGroup", name);
+                        free(name);
+                }
+        }
+        free(acct);
         if (c->job_id[0])
                 classad_set_string(ad, "JobId", c->job_id);
         classad_set_real(ad, "CurrentRank", c->rank);

@@ -73,7 +73,11 @@ static int prepare_slot(NegoCycle *c, size_t i) {
         }
         if (slot->running) {
                 AcctEntry e;
-                slot->remote_user = ad_string(ad, "RemoteUser");
+                /* the submitter charged: an accounting group's name
+                 * (AccountingGroup) before the user's (RemoteUser) */
+                slot->remote_user = ad_string(ad, "AccountingGroup");
+                if (!slot->remote_user)
+                        slot->remote_user = ad_string(ad, "RemoteUser");
                 slot->current_rank = ad_number(ad, "CurrentRank", 0);
                 slot->in_retirement = ad_number(ad, "RetirementTimeRemaining", 0) > 0;
                 if (slot->remote_user) {

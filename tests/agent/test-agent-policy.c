@@ -95,6 +95,34 @@ static off_t file_size(const char *path) {
 
 /* ---- tests ---- */
 
+/* A claim for a job of an accounting group: the slot ad names the
+ * submitter the central manager charges (AccountingGroup, the group's
+ * name at the User's domain) beside RemoteUser; both go with the claim. */
+static void test_claim_accounting_group(void) {
+        Pool p;
+        CU_ASSERT_FATAL(pool_start(&p, NULL));
+        char why[512];
+        int fd = connect_agent(&p);
+        ClassAd *job = job_ad(&p, "/bin/true", "", "User = \"bob@pool\"; AccountingGroup = \"group_a.bob\";");
+        const char *id = "acct-group-claim-0001";
+        CU_ASSERT(ok_why(claim(fd, "slot1", id, job), why, sizeof why));
+        ClassAd *ad = slot_ad(&p, "slot1");
+        char *group = ad_string(ad, "AccountingGroup"), *user = ad_string(ad, "RemoteUser");
+        GLEAN_TEST_CHECK(group && strcmp(group, "group_a.bob@pool") == 0, "AccountingGroup %s", group ? group : "-");
+        GLEAN_TEST_CHECK(user && strcmp(user, "bob@pool") == 0, "RemoteUser %s", user ? user : "-");
+        free(group);
+        free(user);
+        classad_free(ad);
+        CU_ASSERT(ok_why(claim_cmd(fd, GLEAN_CMD_RELEASE, id, NULL), why, sizeof why));
+        wait_state(&p, "slot1", "Unclaimed/Idle", 5);
+        ad = slot_ad(&p, "slot1");
+        CU_ASSERT_FALSE(classad_has(ad, "AccountingGroup"));
+        classad_free(ad);
+        classad_free(job);
+        close(fd);
+        pool_stop(&p);
+}
+
 /* 3.5.8 RANK: a request the slot ranks higher preempts the current one
  * (Claimed/Busy -> Retiring (13) -> Preempting/Vacating (18) -> Claimed/Idle
  * (23) with the new claim); a lower one is refused. */
@@ -771,6 +799,7 @@ static void test_slot_attrs(void) {
 
 static CU_TestInfo tests[] = {
         { "preemption for a better RANK", test_rank_preemption },
+        { "a claim of an accounting group's job names its submitter", test_claim_accounting_group },
         { "preemption by priority needs a RANK no worse", test_priority_preemption },
         { "match and MATCH_TIMEOUT", test_match },
         { "suspension of a real job", test_suspend },

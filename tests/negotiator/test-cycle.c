@@ -103,6 +103,35 @@ static void test_reasons(void) {
         nt_done(&t);
 }
 
+/* A running job of an accounting group is charged to the group's name:
+ * the slot's AccountingGroup (what the agent publishes for such a claim)
+ * is the preempted submitter, not its RemoteUser; that submitter's EUP
+ * (group_a.bob's factor 100 here) is what PREEMPTION_REQUIREMENTS weighs. */
+static void test_preempted_accounting_group(void) {
+        NegoTest t;
+        size_t alice;
+
+        nt_init(&t, "GROUP_NAMES = group_a\nPREEMPTION_REQUIREMENTS = RemoteUserPrio > SubmitterUserPrio * 1.2");
+        nt_slots(&t, 1, NULL);
+        classad_set_string(t.slots[0], "State", "Claimed");
+        classad_set_string(t.slots[0], "Activity", "Busy");
+        classad_set_string(t.slots[0], "RemoteUser", "bob@pool");
+        classad_set_string(t.slots[0], "AccountingGroup", "group_a.bob@pool");
+        classad_set_real(t.slots[0], "CurrentRank", 0);
+        CU_ASSERT(acct_claim_begin(t.acct, "claim0", "group_a.bob@pool", 1, NT_T0) == 0);
+        CU_ASSERT(acct_ensure(t.acct, "bob@pool", NT_T0) >= 0);
+        CU_ASSERT(acct_set_factor(t.acct, "group_a.bob@pool", 100, NT_T0) == 0);
+        alice = nt_sub(&t, "alice@pool", 1);
+        nt_jobs(&t, alice, 1, 1, NULL);
+        CU_ASSERT_FATAL(nt_cycle(&t, true) == 0);
+        const NegoMatch *m = nt_match(&t, alice, 0);
+        GLEAN_TEST_CHECK(m && m->reason == NEGO_PRIORITY && m->preempted_user &&
+                                 strcmp(m->preempted_user, "group_a.bob@pool") == 0,
+                         "match %s, preempted %s", m ? nego_reason_name(m->reason) : "none",
+                         m && m->preempted_user ? m->preempted_user : "-");
+        nt_done(&t);
+}
+
 /* Priority preemption: the seed's "20% better priority" policy lets bob
  * (EUP 1) preempt alice (EUP 50); without it, the default False refuses;
  * a slot whose RANK is worse for the new job is never preempted by
@@ -403,6 +432,7 @@ static CU_TestInfo tests[] = {
         { "job_order", test_job_order },
         { "cluster_skipping", test_cluster_skipping },
         { "reasons", test_reasons },
+        { "a running accounting group job is charged to the group's name", test_preempted_accounting_group },
         { "priority_preemption", test_priority_preemption },
         { "preempt_by_priority_template", test_preempt_by_priority_template },
         { "ranking", test_ranking },
