@@ -177,8 +177,10 @@ static void conn_flush(Conn *c) {
                         }
                         done += (size_t) k;
                 }
-                memmove(c->out, c->out + done, c->out_len - done);
-                c->out_len -= done;
+                if (done > 0) {
+                        memmove(c->out, c->out + done, c->out_len - done);
+                        c->out_len -= done;
+                }
                 left = c->out_len > 0;
         }
         if (left != c->flushing) {
@@ -335,7 +337,7 @@ static void read_tcp(Conn *c) {
                 if (r < 0) {
                         if (!c->established)
                                 handshake_failed(c, r);
-                        else if (r == -EPIPE) {
+                        else if (r == -EPIPE && !strstr(glean_secure_reason(c->sec), "middle of a frame")) {
                                 GleanLogField f[] = { { "GLEAN_MACHINE", c->machine ? c->machine : "" } };
                                 glean_log(LOG_INFO, NULL, f, 1, "%s%s closed its connection",
                                           c->machine ? "agent " : "", c->machine ? c->machine : c->addr_text);
