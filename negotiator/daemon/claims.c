@@ -68,6 +68,8 @@ static void unmatch(Nego *n, Claim *c) {
 }
 
 static void claim_free(Nego *n, Claim *c) {
+        if (c->state == CLAIM_RELEARNING)
+                n->relearning--;
         glean_strmap_remove(n->claims, c->id);
         unmatch(n, c);
         SlotRec *s = nego_slot(n, c->slot);
@@ -306,6 +308,7 @@ static void activate(Nego *n, Claim *c) {
         if (c->first_start == 0)
                 c->first_start = now;
         c->state = CLAIM_ACTIVATING;
+        c->idle_since = 0;
         c->ending = c->evicting = c->release = false;
         SlotRec *s = nego_slot(n, c->slot);
         if (s) {
@@ -377,17 +380,6 @@ void nego_claim_activated(Nego *n, Claim *c, const ClassAd *reply) {
                 c->state = CLAIM_RUNNING;
 }
 
-void nego_claim_alive(Nego *n, Claim *c, const ClassAd *reply) {
-        (void) reply;
-        double now = nego_now();
-        c->alive_until = now + c->lease;
-        if (c->state == CLAIM_RELEARNING) {
-                /* The agent has the claim; its ad tells whether the job still runs. */
-                SlotRec *s = nego_slot(n, c->slot);
-                nego_claim_seen(n, nego_agent_conn(n, c->machine), s, c->id);
-        }
-}
-
 /* ---- the end of a job and of a claim ---- */
 
 void nego_claim_lost(Nego *n, Claim *c, const char *why) {
@@ -410,9 +402,11 @@ void nego_claim_lost(Nego *n, Claim *c, const char *why) {
 }
 
 int nego_claim_vacate(Nego *n, Claim *c, bool fast, const char *why) {
-        c->ending = true;
         c->release = true;
-        if (c->state == CLAIM_RELEARNING || c->state == CLAIM_REQUESTED || c->state == CLAIM_WAITING) {
+        if (c->state == CLAIM_RELEARNING)
+                return 0; /* it may run: vacated once relearned, requeued at the end of its lease */
+        c->ending = true;
+        if (c->state == CLAIM_REQUESTED || c->state == CLAIM_WAITING) {
                 /* Not started: the claim just goes. */
                 nego_claim_lost(n, c, why);
                 return 0;
@@ -483,7 +477,11 @@ void nego_claim_job_exit(Nego *n, Conn *from, const ClassAd *msg) {
         classad_eval_real(msg, "RemoteSysCpu", GLEAN_CA_MODE, &scpu);
         classad_eval_string(msg, "Reason", GLEAN_CA_MODE, &reason);
         classad_eval_string(msg, "HoldReason", GLEAN_CA_MODE, &hold_reason);
-        bool evicted = (c->ending || c->evicting) && !hold;
+        /* The agent names a Reason when it ended the job itself (vacated,
+         * preempted, lease expired, drained, ...): the job is to run again.
+         * Not when only the exit status of a re-adopted job is unknown. */
+        bool by_agent = reason && *reason && !strstr(reason, "exit status is unknown");
+        bool evicted = (c->ending || c->evicting || by_agent) && !hold;
         Job *job = queue_find(n->queue, c->job);
         char what[64];
         if (by_signal)
@@ -533,6 +531,8 @@ void nego_claim_job_exit(Nego *n, Conn *from, const ClassAd *msg) {
         free(hold_reason);
         nego_want_cycle(n);
         /* The claim: the next job, or its end. */
+        if (c->state == CLAIM_RELEARNING)
+                n->relearning--;
         c->state = CLAIM_WAITING;
         SlotRec *s = nego_slot(n, c->slot);
         bool worklife = n->k.claim_worklife < 0 || now - c->first_start < (double) n->k.claim_worklife;
@@ -588,41 +588,99 @@ out:
         free(id);
 }
 
-void nego_claim_seen(Nego *n, Conn *from, SlotRec *s, const char *claim_id) {
-        if (!s)
-                return;
-        double now = nego_now();
-        Claim *c = claim_id ? nego_claim(n, claim_id) : NULL;
-        if (c && from && strcasecmp(c->machine, from->machine) == 0) {
-                c->alive_until = now + c->lease;
-                if (c->state == CLAIM_RELEARNING) {
-                        char state[32], act[32];
-                        nego_slot_state(s, state, sizeof state, act, sizeof act);
-                        free(c->slot);
-                        c->slot = strdup(s->name);
-                        s->held = c;
-                        if (strcmp(state, "Claimed") == 0 && strcmp(act, "Idle") == 0) {
-                                /* The job ended while we were away: its exit is lost. */
-                                c->state = CLAIM_RUNNING;
-                                nego_claim_lost(n, c, "the job ended while the central manager was away");
-                                return;
-                        }
-                        c->state = CLAIM_RUNNING;
-                        c->next_alive = now;
-                        nego_log_job(LOG_NOTICE, MESSAGE_ID_CLAIM, c->job, c->submitter, s->name, c, NULL,
-                                     "relearned the claim of job %s on %s (%s/%s)", c->jobkey, s->name, state, act);
-                        if (c->release)
-                                nego_claim_vacate(n, c, false, "removed or held while it ran");
+/* A claim to relearn (after our restart) and what its agent says of its
+ * slot now: the job runs on (the claim is ours again), or it ended while we
+ * were away (its exit is lost: requeued), or the claim is not there. */
+static void relearn(Nego *n, Claim *c, SlotRec *s) {
+        char state[32] = "", act[32] = "";
+        if (s) {
+                nego_slot_state(s, state, sizeof state, act, sizeof act);
+                if (strcmp(state, "Claimed") != 0 && strcmp(state, "Preempting") != 0) {
+                        nego_claim_lost(n, c, "its agent advertises the slot without the claim");
+                        return;
                 }
+                if (s->claim_id && strcmp(s->claim_id, c->id) != 0) {
+                        nego_claim_lost(n, c, "its agent advertises the slot under another claim");
+                        return;
+                }
+                s->held = c;
+        }
+        double now = nego_now();
+        /* Claimed/Idle: the job ended while we were away; its JobExit may
+         * still come (the agent sends what it kept after its slot ads),
+         * else it is requeued (nego_claims_tick). */
+        c->idle_since = strcmp(state, "Claimed") == 0 && strcmp(act, "Idle") == 0 ? now : 0;
+        c->state = CLAIM_RUNNING;
+        c->alive_until = now + c->lease;
+        c->next_alive = now;
+        n->relearning--;
+        nego_log_job(LOG_NOTICE, MESSAGE_ID_CLAIM, c->job, c->submitter, c->slot, c, NULL,
+                     "relearned the claim of job %s on %s (%s/%s)", c->jobkey, c->slot, *state ? state : "?",
+                     *act ? act : "?");
+        if (c->release)
+                nego_claim_vacate(n, c, false, "removed or held while it ran");
+}
+
+void nego_claim_alive(Nego *n, Claim *c, const ClassAd *reply) {
+        (void) reply;
+        c->alive_until = nego_now() + c->lease;
+        if (c->state == CLAIM_RELEARNING)
+                relearn(n, c, nego_slot(n, c->slot));
+}
+
+void nego_claim_seen(Nego *n, Conn *from, SlotRec *s, const char *claim_id) {
+        if (!s || !from)
+                return;
+        Claim *c = claim_id ? nego_claim(n, claim_id) : NULL;
+        if (c && strcasecmp(c->machine, from->machine) != 0)
+                c = NULL;
+        if (c)
+                c->alive_until = nego_now() + c->lease;
+        /* The claims still to relearn that name this slot (or this claim id). */
+        if (n->relearning > 0) {
+                size_t total = glean_strmap_size(n->claims), k = 0, pos = 0;
+                Claim **re = calloc(total ? total : 1, sizeof *re);
+                const char *key;
+                void *v;
+                if (!re)
+                        return;
+                while (glean_strmap_next(n->claims, &pos, &key, &v)) {
+                        Claim *x = v;
+                        if (x->state == CLAIM_RELEARNING && (x == c || strcasecmp(x->slot, s->name) == 0) &&
+                            strcasecmp(x->machine, from->machine) == 0)
+                                re[k++] = x;
+                }
+                for (size_t i = 0; i < k; i++) {
+                        if (re[i] == c && strcasecmp(c->slot, s->name) != 0) {
+                                char *dup = strdup(s->name);
+                                if (dup) {
+                                        free(c->slot);
+                                        c->slot = dup;
+                                }
+                        }
+                        relearn(n, re[i], s);
+                }
+                free(re);
+                c = claim_id ? nego_claim(n, claim_id) : NULL; /* relearn() may have ended it */
         }
         if (s->waiting && slot_is_ours_idle(s, s->waiting) && (!s->held || s->held->state == CLAIM_WAITING))
                 activate(n, s->waiting);
         /* Our claim that held it, the agent no longer advertises. */
         Claim *h = s->held;
-        if (!h || h == c || (h->state != CLAIM_RUNNING && h->state != CLAIM_ACTIVATING))
+        if (!h || (h->state != CLAIM_RUNNING && h->state != CLAIM_ACTIVATING))
                 return;
         char state[32], act[32];
         nego_slot_state(s, state, sizeof state, act, sizeof act);
+        if (h == c) {
+                /* Running by our account, Claimed/Idle by the agent's: its
+                 * JobExit follows, or it was lost (see nego_claims_tick). */
+                bool idle = h->state == CLAIM_RUNNING && strcmp(state, "Claimed") == 0 && strcmp(act, "Idle") == 0;
+                if (!idle)
+                        h->idle_since = 0;
+                else if (h->idle_since == 0)
+                        h->idle_since = nego_now();
+                return;
+        }
         bool unclaimed = !claim_id && strcmp(state, "Claimed") != 0 && strcmp(state, "Preempting") != 0;
         bool other = claim_id && (!c || c != s->waiting);
         if (unclaimed || other)
@@ -653,6 +711,11 @@ void nego_claims_tick(Nego *n, double now) {
                         }
                         break;
                 default:
+                        if (c->state == CLAIM_RUNNING && c->idle_since > 0 &&
+                            now - c->idle_since > (double) n->k.timeout) {
+                                nego_claim_lost(n, c, "the job ended and its exit report was lost");
+                                continue;
+                        }
                         if (now > c->alive_until) {
                                 nego_claim_lost(n, c,
                                                 connected ? "no keep-alive answered within the claim's lease"
@@ -705,6 +768,7 @@ static int restore_one(void *userdata, Job *job) {
         if (classad_eval_int(job->ad, "JobLeaseDuration", GLEAN_CA_MODE, &lease) < 0 || lease <= 0)
                 lease = n->k.job_lease;
         c->state = CLAIM_RELEARNING;
+        n->relearning++;
         c->release = job->status != JOB_RUNNING; /* removed or held while it ran: vacated once relearned */
         c->deadline = now + (double) lease;
         c->alive_until = c->deadline;

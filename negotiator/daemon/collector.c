@@ -126,7 +126,16 @@ void nego_slots_expire(Nego *n, double now) {
         size_t cap = 0;
         while (glean_strmap_next(n->slots, &pos, &key, &v)) {
                 SlotRec *s = v;
-                if (now - s->updated <= (double) n->k.classad_lifetime)
+                bool old = now - s->updated > (double) n->k.classad_lifetime;
+                /* A dynamic slot its agent gave back is not announced: its
+                 * agent stopped advertising it (after a reconnection, or
+                 * for two of its update intervals). */
+                Conn *c = s->dynamic && !old ? nego_agent_conn(n, s->machine) : NULL;
+                if (c && s->updated < c->hello_at && now > c->hello_at + (double) n->k.timeout)
+                        old = true;
+                if (c && now - s->updated > 2.0 * (double) c->update_interval + (double) n->k.timeout)
+                        old = true;
+                if (!old || s->held || s->waiting || s->requests)
                         continue;
                 if (k == cap) {
                         cap = cap ? 2 * cap : 16;
@@ -139,8 +148,8 @@ void nego_slots_expire(Nego *n, double now) {
         }
         for (size_t i = 0; i < k; i++) {
                 GleanLogField f[] = { { "GLEAN_SLOT", gone[i]->name } };
-                glean_log(LOG_INFO, NULL, f, 1, "slot %s leaves the pool: no ad for %" PRId64 " s (CLASSAD_LIFETIME)",
-                          gone[i]->name, n->k.classad_lifetime);
+                glean_log(LOG_INFO, NULL, f, 1, "slot %s leaves the pool: its agent no longer advertises it (%.0f s)",
+                          gone[i]->name, now - gone[i]->updated);
                 glean_strmap_remove(n->slots, gone[i]->name);
                 slot_free(gone[i]);
         }

@@ -162,8 +162,13 @@ int nego_cycle_run(Nego *n) {
                         glean_log_errno(LOG_ERR, r, "cannot claim %s: %m", x.slots[m->slot]->name);
         }
         free(matched);
-        for (size_t i = 0; i < res.n_rejections; i++)
+        for (size_t i = 0; i < res.n_rejections; i++) {
                 queue_job_rejected(n->queue, rejected[i], reasons[i], now);
+                if (i < 10)
+                        nego_log_job(LOG_DEBUG, NULL, rejected[i], NULL, NULL, NULL, reasons[i],
+                                     "job %" PRId64 ".%" PRId64 " not matched: %s", rejected[i].cluster,
+                                     rejected[i].proc, reasons[i]);
+        }
         n->cycle.number++;
         n->cycle.matches = res.n_matches;
         n->cycle.rejections = res.n_rejections;

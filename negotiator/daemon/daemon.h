@@ -99,6 +99,8 @@ struct Conn {
         bool agent;             /* the peer is a glean-agent (tcp, Peer "glean-agent") */
         char *machine;          /* an agent's Machine */
         int64_t agent_start;    /* its AgentStartTime */
+        int64_t update_interval;/* its UpdateInterval (UPDATE_INTERVAL), 300 when it does not say */
+        double hello_at;        /* when its Hello came: slots it did not advertise since are gone */
         bool dead;              /* dropped by the post work, after a last flush */
         bool flushing;          /* output waits for the socket (EPOLLOUT) */
         void *submit;           /* a multi-part Submit in progress (users.c) */
@@ -147,6 +149,8 @@ struct Claim {
         bool ending;            /* we asked the job to go (rm, hold, vacate, preemption) */
         bool evicting;          /* the agent said the slot is preempting the job */
         bool release;           /* release the claim once its job is gone */
+        double idle_since;      /* RUNNING, yet its slot says Claimed/Idle since then: the job ended
+                                   without a word unless its JobExit follows */
 };
 
 typedef enum PendingKind {
@@ -206,6 +210,7 @@ struct Nego {
 
         GleanStrMap *slots;     /* Name -> SlotRec */
         GleanStrMap *claims;    /* id -> Claim */
+        size_t relearning;      /* claims in CLAIM_RELEARNING */
         GleanStrMap *matching;  /* "C.P" -> Claim: jobs with a claim on the way (not matched again) */
         GleanStrMap *pending;   /* RequestId text -> Pending */
         uint64_t next_request;

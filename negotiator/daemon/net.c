@@ -262,8 +262,12 @@ static int on_hello(Conn *c, const ClassAd *msg) {
                 Conn *old = nego_agent_conn(n, machine);
                 if (old)
                         nego_conn_fail(old, "the agent connected again");
+                int64_t interval = 0;
+                classad_eval_int(msg, "UpdateInterval", GLEAN_CA_MODE, &interval);
                 c->machine = machine;
                 c->agent_start = start;
+                c->update_interval = interval > 0 ? interval : 300;
+                c->hello_at = nego_now();
                 c->agent = true;
                 n->n_agents++;
         }

@@ -38,6 +38,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -52,6 +53,7 @@
 
 typedef struct Rig {
         char dir[64], conf[128], log[128], sock[128], portfile[128], keyfile[128];
+        char notify[128];       /* NOTIFY_SOCKET for the daemon, when set */
         GleanPoolKey key;
         pid_t pid;
         int port;
@@ -120,6 +122,14 @@ static bool rig_start(Rig *r) {
                 }
                 setenv("GLEAN_LOG", "stderr", 1);
                 setenv("GLEAN_LOG_LEVEL", "debug", 1);
+                if (r->notify[0]) {
+                        char pid[16];
+                        snprintf(pid, sizeof pid, "%d", (int) getpid());
+                        setenv("NOTIFY_SOCKET", r->notify, 1);
+                        setenv("WATCHDOG_USEC", "1000000", 1);
+                        setenv("WATCHDOG_PID", pid, 1);
+                } else
+                        unsetenv("NOTIFY_SOCKET");
                 execl(nego_bin(), nego_bin(), "--config", r->conf, (char *) NULL);
                 _exit(127);
         }
@@ -385,12 +395,12 @@ static ClassAd *user_call(int fd, const char *text) {
 static const char submit_cluster[] = "Cmd = \"/bin/echo\"; Arguments = \"hello\"; Requirements = true; "
                                      "JobUniverse = 5; RequestCpus = 1; RequestMemory = 64; Iwd = \"/tmp\"";
 
-static int64_t user_submit(int fd, int procs) {
+static int64_t user_submit_with(int fd, int procs, const char *extra) {
         char text[1024], list[256] = "";
         for (int i = 0; i < procs && i < 60; i++)
                 strcat(list, i ? ", []" : "[]");
-        snprintf(text, sizeof text, "[ Command = \"Submit\"; RequestId = 7; Cluster = [ %s ]; Procs = { %s } ]",
-                 submit_cluster, list);
+        snprintf(text, sizeof text, "[ Command = \"Submit\"; RequestId = 7; Cluster = [ %s%s%s ]; Procs = { %s } ]",
+                 submit_cluster, extra ? "; " : "", extra ? extra : "", list);
         ClassAd *m = user_call(fd, text);
         bool ok = false;
         int64_t cluster = -1;
@@ -405,6 +415,10 @@ static int64_t user_submit(int fd, int procs) {
         }
         classad_free(m);
         return ok ? cluster : -1;
+}
+
+static int64_t user_submit(int fd, int procs) {
+        return user_submit_with(fd, procs, NULL);
 }
 
 /* The ad of job C.P in the queue (NULL when not there). */
@@ -925,6 +939,306 @@ static void test_restart_lease(void) {
         rig_done(&r, false);
 }
 
+
+/* A job of cluster on the agent's slot: claimed and activated; its claim id. */
+static char *run_one(Agent *a, const char *slot, int64_t cluster) {
+        ClassAd *req = agent_expect(a, GLEAN_CMD_REQUEST_CLAIM, 10), *job = NULL;
+        if (!req)
+                return NULL;
+        glean_msg_get_ad(req, "JobAd", &job);
+        GLEAN_TEST_CHECK(ad_int(job, "ClusterId") == cluster, "RequestClaim for cluster %" PRId64 ": %" PRId64,
+                         cluster, ad_int(job, "ClusterId"));
+        classad_free(job);
+        char *claim = agent_grant(a, req, slot, 30);
+        classad_free(req);
+        ClassAd *act = agent_expect(a, GLEAN_CMD_ACTIVATE_CLAIM, 5);
+        if (!act) {
+                free(claim);
+                return NULL;
+        }
+        agent_reply(a, act, true, NULL);
+        classad_free(act);
+        return claim;
+}
+
+static bool reply_ok(const ClassAd *m) {
+        bool ok = false;
+        if (m)
+                classad_eval_bool(m, "Ok", MODE, &ok);
+        return ok;
+}
+
+static void test_vacate_and_forward(void) {
+        Rig r;
+        Agent a;
+        CU_ASSERT_FATAL(rig_init(&r, NULL));
+        CU_ASSERT_FATAL(rig_start(&r));
+        CU_ASSERT_FATAL(agent_connect(&a, &r, "fake5"));
+        agent_slot(&a, "slot1", "Unclaimed", "Idle", NULL);
+        int u = user_connect(&r);
+        int64_t cluster = user_submit(u, 1);
+        CU_ASSERT_FATAL(cluster > 0);
+        char *claim = run_one(&a, "slot1", cluster);
+        CU_ASSERT_FATAL(claim != NULL);
+        GLEAN_TEST_CHECK(wait_status(u, cluster, 0, 2, 5), "the job runs");
+
+        /* Another user (relayed by the agent) may not vacate it. */
+        char text[512];
+        snprintf(text, sizeof text,
+                 "[ Command = \"JobAction\"; RequestId = 21; Action = \"Vacate\"; Ids = \"%" PRId64 ".0\"; "
+                 "RelayUser = \"nobody\"; RelayUid = 65534 ]",
+                 cluster);
+        agent_send_text(&a, text);
+        ClassAd *m = agent_expect(&a, GLEAN_CMD_REPLY, 5);
+        GLEAN_TEST_CHECK(m && !reply_ok(m) && ad_int(m, "Count") == 0, "nobody cannot vacate root's job");
+        classad_free(m);
+        GLEAN_TEST_CHECK(a.deactivations == 0, "nothing was deactivated");
+
+        /* Its owner may: Deactivate; the exit the agent reports sends it back to Idle. */
+        snprintf(text, sizeof text,
+                 "[ Command = \"JobAction\"; RequestId = 22; Action = \"Vacate\"; Ids = \"%" PRId64 ".0\" ]", cluster);
+        m = user_call(u, text);
+        GLEAN_TEST_CHECK(reply_ok(m) && ad_int(m, "Count") == 1, "JobAction Vacate: Ok, Count 1");
+        classad_free(m);
+        m = agent_expect(&a, GLEAN_CMD_DEACTIVATE, 5);
+        char *id = NULL;
+        if (m) {
+                classad_eval_string(m, "ClaimId", MODE, &id);
+                agent_reply(&a, m, true, NULL);
+        }
+        GLEAN_TEST_CHECK(id && strcmp(id, claim) == 0, "Deactivate of the job's claim");
+        free(id);
+        classad_free(m);
+        snprintf(text, sizeof text,
+                 "[ Command = \"JobExit\"; ClaimId = \"%s\"; ExitBySignal = true; ExitSignal = 15; "
+                 "RemoteWallClockTime = 1.0; Reason = \"deactivated\" ]",
+                 claim);
+        agent_send_text(&a, text);
+        m = agent_expect(&a, GLEAN_CMD_RELEASE, 5);
+        GLEAN_TEST_CHECK(m != NULL, "the claim of the vacated job is released");
+        if (m)
+                agent_reply(&a, m, true, NULL);
+        classad_free(m);
+        GLEAN_TEST_CHECK(wait_status(u, cluster, 0, 1, 5), "the vacated job is Idle again");
+        agent_slot(&a, "slot1", "Unclaimed", "Idle", NULL);
+        char *claim2 = run_one(&a, "slot1", cluster);
+        GLEAN_TEST_CHECK(claim2 != NULL, "and runs again");
+        free(claim2);
+
+        /* Drain goes to the agent of the machine named; its Reply comes back. */
+        const char *drain = "[ Command = \"Drain\"; RequestId = 31; Machine = \"fake5\"; How = \"quick\" ]";
+        CU_ASSERT(glean_frame_write(u, drain, strlen(drain), 5000) >= 0);
+        m = agent_expect(&a, GLEAN_CMD_DRAIN, 5);
+        char *how = NULL;
+        if (m) {
+                classad_eval_string(m, "How", MODE, &how);
+                GLEAN_TEST_CHECK(!classad_has(m, "Machine") && !classad_has(m, "RelayUser"),
+                                 "the agent gets the drain as the pool's");
+                agent_reply(&a, m, true, NULL);
+        }
+        GLEAN_TEST_CHECK(how && strcmp(how, "quick") == 0, "Drain How = quick forwarded");
+        free(how);
+        classad_free(m);
+        GleanCommand cmd;
+        char why[256];
+        m = NULL;
+        glean_msg_recv(u, 5000, &m, &cmd, why, sizeof why);
+        GLEAN_TEST_CHECK(reply_ok(m) && ad_int(m, "RequestId") == 31, "the agent's Reply comes back to the user");
+        classad_free(m);
+        m = user_call(u, "[ Command = \"CancelDrain\"; RequestId = 32; Machine = \"nowhere\" ]");
+        GLEAN_TEST_CHECK(m && !reply_ok(m), "a machine whose agent is not connected: refused");
+        classad_free(m);
+        agent_send_text(&a, "[ Command = \"Drain\"; RequestId = 33; Machine = \"fake5\"; RelayUser = \"nobody\"; "
+                            "RelayUid = 65534 ]");
+        m = agent_expect(&a, GLEAN_CMD_REPLY, 5);
+        char *err = NULL;
+        if (m)
+                classad_eval_string(m, "Errno", MODE, &err);
+        GLEAN_TEST_CHECK(m && !reply_ok(m) && err && strcmp(err, "EPERM") == 0, "a user who is not an admin: EPERM");
+        free(err);
+        classad_free(m);
+        free(claim);
+        close(u);
+        agent_close(&a);
+        rig_done(&r, false);
+}
+
+/* A slot that prefers jobs that say Preferred. */
+static void rank_slot(Agent *a, const char *claim_attr, const char *state, const char *act, const char *extra) {
+        char text[1024];
+        snprintf(text, sizeof text,
+                 "[ Command = \"SlotUpdate\"; %sSlotAd = [ Name = \"slot1@fake6\"; Machine = \"fake6\"; "
+                 "MyType = \"Machine\"; State = \"%s\"; Activity = \"%s\"; Cpus = 1; Memory = 1024; "
+                 "Disk = 100000; SlotWeight = Cpus; OpSys = \"LINUX\"; Arch = \"X86_64\"; START = true; "
+                 "Requirements = START; Rank = (TARGET.Preferred =?= true) * 10; CurrentRank = 0; "
+                 "SlotID = 1%s ] ]",
+                 claim_attr ? claim_attr : "", state, act, extra);
+        CU_ASSERT(agent_send_text(a, text));
+}
+
+static void test_preempt_rank(void) {
+        Rig r;
+        Agent a;
+        CU_ASSERT_FATAL(rig_init(&r, NULL));
+        CU_ASSERT_FATAL(rig_start(&r));
+        CU_ASSERT_FATAL(agent_connect(&a, &r, "fake6"));
+        char text[1024];
+        rank_slot(&a, NULL, "Unclaimed", "Idle", "");
+        int u = user_connect(&r);
+        int64_t c1 = user_submit(u, 1);
+        CU_ASSERT_FATAL(c1 > 0);
+        char *claim1 = run_one(&a, "slot1", c1);
+        CU_ASSERT_FATAL(claim1 != NULL);
+        char cid[160], extra[160];
+        snprintf(cid, sizeof cid, "ClaimId = \"%s\"; ", claim1);
+        snprintf(extra, sizeof extra, "; RemoteUser = \"%s@test.pool\"; RemoteOwner = \"%s\"; JobId = \"%" PRId64
+                 ".0\"", me(), me(), c1);
+        rank_slot(&a, cid, "Claimed", "Busy", extra);
+        GLEAN_TEST_CHECK(wait_status(u, c1, 0, 2, 5), "the first job runs");
+
+        /* A job the slot's RANK prefers, of another user (relayed by the agent): a preempting claim on the
+         * busy slot. */
+        snprintf(text, sizeof text,
+                 "[ Command = \"Submit\"; RequestId = 41; RelayUser = \"nobody\"; RelayUid = 65534; "
+                 "Cluster = [ %s; Preferred = true ]; Procs = { [] } ]",
+                 submit_cluster);
+        agent_send_text(&a, text);
+        ClassAd *sub = agent_expect(&a, GLEAN_CMD_REPLY, 5);
+        int64_t c2 = ad_int(sub, "ClusterId");
+        classad_free(sub);
+        CU_ASSERT_FATAL(c2 > 0);
+        ClassAd *req = agent_expect(&a, GLEAN_CMD_REQUEST_CLAIM, 10), *job = NULL;
+        CU_ASSERT_FATAL(req != NULL);
+        bool byprio = false;
+        classad_eval_bool(req, "ByPriority", MODE, &byprio);
+        glean_msg_get_ad(req, "JobAd", &job);
+        GLEAN_TEST_CHECK(ad_int(job, "ClusterId") == c2 && !byprio, "a preempting claim for the preferred job");
+        classad_free(job);
+        char *claim2 = NULL, grant[400];
+        classad_eval_string(req, "ClaimId", MODE, &claim2);
+        snprintf(grant, sizeof grant,
+                 "[ ClaimId = \"%s\"; Slot = \"slot1\"; LeaseDuration = 30; State = \"Claimed\"; Activity = \"Busy\" ]",
+                 claim2 ? claim2 : "");
+        agent_reply(&a, req, true, grant);
+        classad_free(req);
+        GLEAN_TEST_CHECK(!agent_expect(&a, GLEAN_CMD_ACTIVATE_CLAIM, 1.5), "nothing is activated while the job runs");
+        /* The agent evicts the running job, then the slot is the new claim's. */
+        agent_send_text(&a, "[ Command = \"Event\"; Slot = \"slot1\"; State = \"Preempting\"; Activity = \"Vacating\" ]");
+        snprintf(text, sizeof text,
+                 "[ Command = \"JobExit\"; ClaimId = \"%s\"; ExitBySignal = true; ExitSignal = 15; "
+                 "RemoteWallClockTime = 2.0; Reason = \"preempted by a better claim\" ]",
+                 claim1);
+        agent_send_text(&a, text);
+        agent_send_text(&a, "[ Command = \"Event\"; Slot = \"slot1\"; State = \"Claimed\"; Activity = \"Idle\" ]");
+        ClassAd *act = agent_expect(&a, GLEAN_CMD_ACTIVATE_CLAIM, 5);
+        char *aid = NULL;
+        job = NULL;
+        if (act) {
+                classad_eval_string(act, "ClaimId", MODE, &aid);
+                glean_msg_get_ad(act, "JobAd", &job);
+                agent_reply(&a, act, true, NULL);
+        }
+        GLEAN_TEST_CHECK(aid && claim2 && strcmp(aid, claim2) == 0 && ad_int(job, "ClusterId") == c2,
+                         "the preferred job is activated under the preempting claim");
+        GLEAN_TEST_CHECK(wait_status(u, c2, 0, 2, 5), "the preferred job runs");
+        GLEAN_TEST_CHECK(job_status(u, c1, 0) == 1, "the preempted job is Idle again, not Completed");
+        GLEAN_TEST_CHECK(log_has(&r, "is preempted for job", 1), "a preemption record");
+        free(aid);
+        classad_free(job);
+        classad_free(act);
+        free(claim1);
+        free(claim2);
+        close(u);
+        agent_close(&a);
+        rig_done(&r, false);
+}
+
+/* ---- systemd ---- */
+
+static bool notified(int fd, const char *want, double seconds, char *last, size_t len) {
+        double end = now_mono() + seconds;
+        while (now_mono() < end) {
+                struct pollfd p = { .fd = fd, .events = POLLIN };
+                if (poll(&p, 1, 100) <= 0)
+                        continue;
+                char buf[1024];
+                ssize_t k = recv(fd, buf, sizeof buf - 1, 0);
+                if (k <= 0)
+                        continue;
+                buf[k] = 0;
+                if (last)
+                        snprintf(last, len, "%s", buf);
+                if (strstr(buf, want))
+                        return true;
+        }
+        return false;
+}
+
+static void test_notify(void) {
+        Rig r;
+        Agent a;
+        CU_ASSERT_FATAL(rig_init(&r, NULL));
+        snprintf(r.notify, sizeof r.notify, "%s/notify", r.dir);
+        int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        struct sockaddr_un sun = { .sun_family = AF_UNIX };
+        CU_ASSERT_FATAL(strlen(r.notify) < sizeof sun.sun_path);
+        memcpy(sun.sun_path, r.notify, strlen(r.notify) + 1);
+        CU_ASSERT_FATAL(fd >= 0 && bind(fd, (struct sockaddr *) &sun, sizeof sun) == 0);
+        CU_ASSERT_FATAL(rig_start(&r));
+        char last[1024] = "";
+        GLEAN_TEST_CHECK(notified(fd, "READY=1", 5, last, sizeof last), "READY=1: %s", last);
+        GLEAN_TEST_CHECK(notified(fd, "WATCHDOG=1", 3, last, sizeof last), "WATCHDOG=1 from the loop: %s", last);
+        CU_ASSERT_FATAL(agent_connect(&a, &r, "fake7"));
+        agent_slot(&a, "slot1", "Unclaimed", "Idle", NULL);
+        agent_slot(&a, "slot2", "Claimed", "Busy", NULL);
+        /* "STATUS=1 agent, 2 slots: 1 Unclaimed, 1 Claimed/Busy; 0 idle jobs; cycle 3: 0 matches in 0.00 s" */
+        bool status = false;
+        for (int i = 0; i < 50 && !status; i++)
+                status = notified(fd, "STATUS=1 agent, 2 slots: ", 5, last, sizeof last) &&
+                         strstr(last, "1 Unclaimed") && strstr(last, "1 Claimed/Busy") &&
+                         strstr(last, "; 0 idle jobs; cycle ") && strstr(last, " matches in ");
+        GLEAN_TEST_CHECK(status, "the status line: %s", last);
+        kill(r.pid, SIGHUP);
+        GLEAN_TEST_CHECK(notified(fd, "RELOADING=1", 5, last, sizeof last), "RELOADING=1 on SIGHUP: %s", last);
+        GLEAN_TEST_CHECK(log_has(&r, "SIGHUP: configuration reloaded", 5), "the new configuration taken");
+        agent_close(&a);
+        rig_done(&r, false);
+        close(fd);
+}
+
+/* After a reconnection the slot is Claimed/Idle under our claim: its JobExit follows (it completes) or does
+ * not (the job ended without a word: requeued). */
+static void test_exit_while_away(void) {
+        Rig r;
+        Agent a;
+        CU_ASSERT_FATAL(rig_init(&r, NULL));
+        CU_ASSERT_FATAL(rig_start(&r));
+        CU_ASSERT_FATAL(agent_connect(&a, &r, "fake8"));
+        agent_slot(&a, "slot1", "Unclaimed", "Idle", NULL);
+        int u = user_connect(&r);
+        int64_t c1 = user_submit(u, 1);
+        char *claim1 = run_one(&a, "slot1", c1);
+        CU_ASSERT_FATAL(claim1 != NULL);
+        agent_slot(&a, "slot2", "Unclaimed", "Idle", NULL);
+        int64_t c2 = user_submit(u, 1);
+        char *claim2 = run_one(&a, "slot2", c2);
+        CU_ASSERT_FATAL(claim2 != NULL);
+        GLEAN_TEST_CHECK(wait_status(u, c1, 0, 2, 5) && wait_status(u, c2, 0, 2, 5), "both run");
+        agent_close(&a);
+        CU_ASSERT_FATAL(agent_connect(&a, &r, "fake8"));
+        agent_slot(&a, "slot1", "Claimed", "Idle", claim1);
+        agent_slot(&a, "slot2", "Claimed", "Idle", claim2);
+        agent_exit(&a, claim1, 0); /* kept while away */
+        GLEAN_TEST_CHECK(wait_status(u, c1, 0, -1, 5), "the job whose exit came completes");
+        GLEAN_TEST_CHECK(wait_status(u, c2, 0, 1, 8), "the one whose exit was lost is Idle again");
+        GLEAN_TEST_CHECK(log_has(&r, "its exit report was lost", 1), "a record saying why");
+        free(claim1);
+        free(claim2);
+        close(u);
+        agent_close(&a);
+        rig_done(&r, false);
+}
+
 static CU_TestInfo tests[] = {
         { "transport", test_transport },
         { "job runs, claim reused", test_job_runs },
@@ -932,6 +1246,10 @@ static CU_TestInfo tests[] = {
         { "kill -9 during submits", test_kill_during_submits },
         { "restart with running claims", test_restart_running },
         { "restart, claim not re-advertised", test_restart_lease },
+        { "vacate, drain", test_vacate_and_forward },
+        { "preemption by rank", test_preempt_rank },
+        { "exits while away", test_exit_while_away },
+        { "sd_notify", test_notify },
         CU_TEST_INFO_NULL,
 };
 
