@@ -276,3 +276,39 @@ int acct_set_meta(Accountant *a, const char *key, double value);
 
 /* The error of the last failed write, for logs ("" if none). */
 const char *acct_last_error(const Accountant *a);
+
+/* ---- the database's other tables (the job queue) ----
+ *
+ * The job queue (negotiator/queue.h) keeps its tables in the accounts'
+ * database (schema step 2) and writes them through the same connection,
+ * in the same transactions: a job's exit and the end of its claim's usage
+ * commit together, and a batch covers both. Such a partner writes only
+ * between acct_change_begin() and acct_change_end(), or inside a batch.
+ * When a transaction fails (a write of the Accountant's or the
+ * partner's, or the commit), everything since the last commit is rolled
+ * back, the accounts are read back and the partner is told (tx_end with
+ * committed false) so that it reads its own tables back too. */
+
+struct sqlite3;
+/* The connection (NULL when the accounts are in memory only). */
+struct sqlite3 *acct_sqlite(Accountant *a);
+bool acct_readonly(const Accountant *a);
+
+typedef struct AcctPartner {
+        /* A transaction that may hold the partner's writes ended: committed,
+         * or rolled back (memory is to be brought back to the database). */
+        void (*tx_end)(void *userdata, bool committed);
+        void *userdata;
+} AcctPartner;
+/* One partner at a time (copied); NULL detaches it. */
+void acct_set_partner(Accountant *a, const AcctPartner *p);
+
+/* A change of the partner's: begin opens a transaction unless a batch is
+ * open (-EROFS read-only; a batch whose write failed returns that error);
+ * end(r) with r < 0 undoes everything since the last commit (why, may be
+ * NULL, becomes acct_last_error()) and returns r; otherwise commits
+ * unless in a batch (a failed commit undoes everything the same way and
+ * returns its error). */
+int acct_change_begin(Accountant *a);
+int acct_change_end(Accountant *a, int r, const char *why);
+bool acct_in_batch(const Accountant *a);

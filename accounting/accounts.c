@@ -68,6 +68,7 @@ struct Accountant {
         double now;
         bool in_batch;
         int batch_error; /* a write of this batch failed: the batch is void */
+        AcctPartner partner; /* the job queue, writing in the same transactions */
         char error[512];
 };
 
@@ -506,6 +507,8 @@ static int change_fail(Accountant *a, int r, const char *why) {
                 snprintf(a->error, sizeof(a->error), "%s", load_why);
         if (a->in_batch)
                 a->batch_error = r;
+        if (a->partner.tx_end)
+                a->partner.tx_end(a->partner.userdata, false);
         return r;
 }
 
@@ -520,7 +523,11 @@ static int change_end(Accountant *a, int r) {
         if ((r = flush_dirty(a)) < 0)
                 return change_fail(a, r, NULL);
         r = acct_store_commit(a->store, why, sizeof(why));
-        return r < 0 ? change_fail(a, r, why) : 0;
+        if (r < 0)
+                return change_fail(a, r, why);
+        if (a->partner.tx_end)
+                a->partner.tx_end(a->partner.userdata, true);
+        return 0;
 }
 
 static double clock_to(Accountant *a, double now) {
@@ -972,4 +979,30 @@ int acct_batch_commit(Accountant *a) {
         if (r < 0)
                 return r; /* rolled back and reloaded when it failed */
         return change_end(a, 0);
+}
+
+/* ---- the partner (the job queue) ---- */
+
+struct sqlite3 *acct_sqlite(Accountant *a) {
+        return a->store ? acct_store_sqlite(a->store) : NULL;
+}
+
+bool acct_readonly(const Accountant *a) {
+        return a->readonly;
+}
+
+void acct_set_partner(Accountant *a, const AcctPartner *p) {
+        a->partner = p ? *p : (AcctPartner) {};
+}
+
+int acct_change_begin(Accountant *a) {
+        return change_begin(a);
+}
+
+int acct_change_end(Accountant *a, int r, const char *why) {
+        return r < 0 ? change_fail(a, r, why) : change_end(a, 0);
+}
+
+bool acct_in_batch(const Accountant *a) {
+        return a->in_batch;
 }

@@ -97,6 +97,37 @@ static const char *const migrations[] = {
         "  key TEXT PRIMARY KEY NOT NULL,"
         "  value REAL NOT NULL"
         ") WITHOUT ROWID;",
+        /* 1 -> 2: the job queue (negotiator/queue.h). A cluster's shared
+         * attributes are stored once (queue_clusters.ad), each proc's own
+         * attributes in its row (queue_jobs.ad), both as classad_unparse()
+         * writes them; claim and slot are the claim a job runs under (never
+         * shown in its ad). The history keeps the whole ad of each job that
+         * left the queue, with the time it left (for HISTORY_DURATION).
+         * queue_meta holds next_cluster, the next cluster id to give. */
+        "CREATE TABLE queue_clusters ("
+        "  id INTEGER PRIMARY KEY NOT NULL,"
+        "  ad TEXT NOT NULL"
+        ");"
+        "CREATE TABLE queue_jobs ("
+        "  cluster INTEGER NOT NULL,"
+        "  proc INTEGER NOT NULL,"
+        "  ad TEXT NOT NULL,"
+        "  claim TEXT,"
+        "  slot TEXT,"
+        "  PRIMARY KEY (cluster, proc)"
+        ") WITHOUT ROWID;"
+        "CREATE TABLE queue_history ("
+        "  cluster INTEGER NOT NULL,"
+        "  proc INTEGER NOT NULL,"
+        "  left_at REAL NOT NULL,"
+        "  ad TEXT NOT NULL,"
+        "  PRIMARY KEY (cluster, proc)"
+        ") WITHOUT ROWID;"
+        "CREATE INDEX queue_history_left ON queue_history (left_at, cluster, proc);"
+        "CREATE TABLE queue_meta ("
+        "  key TEXT PRIMARY KEY NOT NULL,"
+        "  value INTEGER NOT NULL"
+        ") WITHOUT ROWID;",
 };
 _Static_assert(ELEMENTSOF(migrations) == ACCT_SCHEMA_VERSION, "one migration step per schema version");
 
@@ -541,6 +572,14 @@ void acct_store_close(AcctStore *s) {
 
 const char *acct_store_path(const AcctStore *s) {
         return s ? s->path : NULL;
+}
+
+sqlite3 *acct_store_sqlite(AcctStore *s) {
+        return s ? s->db : NULL;
+}
+
+bool acct_store_in_tx(const AcctStore *s) {
+        return s && s->in_tx;
 }
 
 /* ---- transactions ---- */

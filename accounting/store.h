@@ -19,9 +19,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* 1: the accounts. 2 (a later issue): the central manager's job queue,
- * added as one more migration step in store.c. */
-#define ACCT_SCHEMA_VERSION 1
+/* 1: the accounts. 2: the central manager's job queue (its tables are
+ * negotiator/queue.c's, written through the same connection). */
+#define ACCT_SCHEMA_VERSION 2
 
 typedef struct AcctStore AcctStore;
 
@@ -89,3 +89,9 @@ int acct_store_load(AcctStore *s, const AcctStoreLoad *load, char *why, size_t w
 
 /* The path it was opened with. */
 const char *acct_store_path(const AcctStore *s);
+
+/* The connection (for the queue's tables, written inside the store's
+ * transactions), and whether a write transaction is open. */
+struct sqlite3;
+struct sqlite3 *acct_store_sqlite(AcctStore *s);
+bool acct_store_in_tx(const AcctStore *s);

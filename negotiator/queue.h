@@ -2,39 +2,80 @@
 /*
  * queue.h — the central manager's job queue: clusters and procs with
  * HTCondor's job states and attributes, durable in the negotiator's SQLite
- * database (the accounts' file: schema step 2 of accounting/store.c), and
- * the history of the jobs that left it.
+ * database (the accounts' file and connection: schema step 2 of
+ * accounting/store.c), and the history of the jobs that left it.
  *
- * A job is a proc of a cluster: its ad is the proc's own attributes chained
- * to the cluster's shared ones (what a `queue N` has in common is stored and
- * held once). Its id is "C.P". Job states and their numbers are HTCondor's:
- * Idle 1, Running 2, Removed 3, Completed 4, Held 5.
+ * A job is a proc of a cluster: its ad is the proc's own attributes over
+ * the cluster's shared ones (what a `queue N` has in common is stored
+ * once; in memory, until chained ads land in classad/, each job holds a
+ * copy of its cluster's attributes: queue_make_job_ad() in queue.c is the
+ * one place that changes). Its id is "C.P". Job states and their numbers
+ * are HTCondor's: Idle 1, Running 2, Removed 3, Completed 4, Held 5.
  *
- * What the queue keeps in each job's ad (HTCondor's names): ClusterId,
- * ProcId, Owner, User, QDate, JobStatus, EnteredCurrentStatus, JobPrio,
- * NumJobStarts, JobStartDate, JobCurrentStartDate, CompletionDate,
- * RemoteHost, LastRemoteHost, HoldReason, HoldReasonCode,
- * HoldReasonSubCode, NumHolds?, ExitCode, ExitBySignal, ExitSignal,
- * RemoteUserCpu, RemoteSysCpu, RemoteWallClockTime, ResidentSetSize,
- * ImageSize, LastMatchTime, LastRejMatchReason, LastRejMatchTime, ...
+ * What the queue keeps in each job's ad (HTCondor's names; a submitted
+ * value of any of them is replaced, see queue_submit): ClusterId, ProcId,
+ * Owner, User, QDate, JobStatus, LastJobStatus, EnteredCurrentStatus,
+ * JobPrio (the user's, default 0), NumJobStarts, JobRunCount,
+ * JobStartDate (first start), JobCurrentStartDate, LastMatchTime,
+ * RemoteHost (while a claim is attached), LastRemoteHost, CompletionDate
+ * (Completed), ExitBySignal, ExitCode or ExitSignal, JobCoreDumped,
+ * RemoteUserCpu, RemoteSysCpu, RemoteWallClockTime (summed
+ * over runs), ResidentSetSize, ImageSize (largest seen), HoldReason,
+ * HoldReasonCode, HoldReasonSubCode, NumHolds, LastHoldReason,
+ * LastHoldReasonCode, ReleaseReason, RemoveReason, LastVacateTime,
+ * LastVacateReason, LastRejMatchReason, LastRejMatchTime.
+ *
+ * Running, vacating. A job runs under a claim (queue_job_start). rm or
+ * hold of a Running job changes its JobStatus at once (Removed, Held: as
+ * condor_schedd, condor_q shows X or H) but the job keeps its claim
+ * (Job.claim_id) until that claim ends: the caller (told by
+ * ret_was_running or QueueChangeFn) vacates it, and when the claim ends
+ * (queue_job_exit or queue_job_requeue) a Removed job leaves for the
+ * history and a Held one stays Held, its claim gone. A job with a claim
+ * attached never starts again (queue_job_start is -EBUSY) and is not idle
+ * for the matchmaker, whatever its JobStatus (a job released while its
+ * claim is still being vacated is Idle but waits for the claim's end).
  *
  * Durability. Every change is written to the database before the call
  * returns success, in its own transaction, unless the caller holds a batch
  * (queue_batch_begin .. queue_batch_commit, which the daemon opens around
- * one event-loop iteration, and which the accounts share: acct_batch_*),
- * in which case everything commits at once. When a commit fails, the queue
- * in memory is brought back to what the database holds (the last commit)
- * and the error is returned: nothing acknowledged is lost, nothing
- * unacknowledged shows.
+ * one event-loop iteration; it is the Accountant's batch: acct_batch_begin
+ * and queue_batch_begin are the same thing, either pair may be used, and
+ * the accounts' and the queue's writes commit together: a job's exit and
+ * the end of its claim's usage land in one transaction). When a write or
+ * a commit fails (a full disk: -ENOSPC), everything since the last commit
+ * is undone — the jobs the transaction touched are read back from the
+ * database, so memory is what the last commit holds — and the error
+ * returned with why: nothing acknowledged is lost, nothing unacknowledged
+ * shows. Inside a batch this voids the whole batch: every later change of
+ * it fails with the same error, and queue_batch_commit returns it. A reply
+ * that acknowledges a change made inside a batch (a Submit's) must wait
+ * until the batch has committed. Job pointers (and their ads) taken before
+ * a failed transaction may be stale: look the jobs up again.
  *
- * Periodic and exit policy, as condor_schedd evaluates them: PeriodicHold,
- * PeriodicRelease, PeriodicRemove (every PERIODIC_EXPR_INTERVAL, and the
- * SYSTEM_PERIODIC_* knobs), OnExitRemove and OnExitHold (at exit), with the
- * reasons and HoldReasonCodes HTCondor gives (3 for periodic hold, 1 for a
- * user's hold, ...).
+ * Periodic and exit policy, as condor_schedd and condor_shadow evaluate
+ * them (HTCondor's UserPolicy): PeriodicHold (when not Held), then
+ * PeriodicRelease (when Held), then PeriodicRemove, each first as the
+ * job's attribute, then as the SYSTEM_PERIODIC_* knob; at exit the same,
+ * then OnExitHold, then OnExitRemove (absent: true). A job attribute that
+ * evaluates to neither a number nor a boolean (UNDEFINED, ERROR, ...;
+ * except the literal UNDEFINED, which is false) holds the job with code 5;
+ * a knob fires only on true. Reasons and HoldReasonCodes are HTCondor's:
+ *   1  UserRequest        "via glean hold (by user alice)" unless a reason is given
+ *   3  JobPolicy          <Attr>Reason if the job has it, else "The job attribute
+ *                         PeriodicHold expression 'X' evaluated to TRUE"; subcode <Attr>SubCode
+ *   5  JobPolicyUndefined "... evaluated to UNDEFINED"
+ *   15 SubmittedOnHold    "submitted on hold"
+ *   26 SystemPolicy       SYSTEM_PERIODIC_HOLD_REASON if set, else "The system macro
+ *                         SYSTEM_PERIODIC_HOLD expression 'X' evaluated to TRUE";
+ *                         subcode SYSTEM_PERIODIC_HOLD_SUBCODE
+ *   34 JobOutOfResources  what the exit report says (the agent's out-of-memory hold)
+ * Removal and release by policy set RemoveReason / ReleaseReason the same
+ * way. Evaluation reads the ClassAd clock (time(), CurrentTime).
  *
  * Conventions: >= 0 on success, -errno on failure; outputs last (ret_*),
  * set only on success; why buffers get one line saying what was wrong.
+ * Single-threaded.
  */
 #pragma once
 
@@ -55,45 +96,73 @@ typedef enum JobStatus {
         JOB_HELD = 5,
 } JobStatus;
 
+/* HoldReasonCode values the queue gives (HTCondor's condor_holdcodes.h). */
+enum {
+        QUEUE_HOLD_USER_REQUEST = 1,
+        QUEUE_HOLD_JOB_POLICY = 3,
+        QUEUE_HOLD_JOB_POLICY_UNDEFINED = 5,
+        QUEUE_HOLD_SUBMITTED_ON_HOLD = 15,
+        QUEUE_HOLD_SYSTEM_POLICY = 26,
+        QUEUE_HOLD_OUT_OF_RESOURCES = 34,
+};
+
 const char *job_status_name(JobStatus s); /* "Idle", "Running", ...; NULL out of range */
-char job_status_letter(JobStatus s);      /* condor_q's: I R X C H */
+char job_status_letter(JobStatus s);      /* condor_q's: I R X C H; '?' out of range */
 
 typedef struct JobId {
         int64_t cluster, proc;
 } JobId;
 
-/* "C.P" and "C" (every proc of C: proc = -1). -EINVAL otherwise. */
+/* "C.P", and "C" (every proc of C: proc = -1); C >= 1, P >= 0, decimal,
+ * white space around allowed. -EINVAL otherwise. */
 int job_id_parse(const char *s, JobId *ret);
+#define JOB_ID_STRLEN 42 /* "C.P" of two int64 and the NUL */
+/* "C.P" (or "C" when proc < 0) into buf; returns buf. */
+const char *job_id_format(JobId id, char buf[static JOB_ID_STRLEN]);
 
 typedef struct JobQueue JobQueue;
 
 typedef struct Job {
         JobId id;
-        JobStatus status;
-        ClassAd *ad;           /* every attribute (read it; change it through queue_* only) */
+        JobStatus status;      /* the same as the ad's JobStatus */
+        ClassAd *ad;           /* every attribute (read it; change it through queue_* only): the same
+                                  object as long as the job is in the queue */
         const char *owner;     /* Owner */
         const char *submitter; /* the accounting name (acct_job_submitter) */
-        const char *claim_id;  /* while Running: the claim it runs under (never shown); else NULL */
-        const char *slot;      /* while Running: the slot's Name ("slot1_1@host"); else NULL */
+        const char *claim_id;  /* the claim it runs under (never shown in the ad): while Running, and
+                                  while a run that rm or hold stopped is being vacated; else NULL */
+        const char *slot;      /* the slot's Name ("slot1_1@host") while claim_id is set; else NULL */
 } Job;
 
 typedef struct QueueSettings {
-        char *uid_domain;          /* UID_DOMAIN */
-        int64_t history_duration;  /* HISTORY_DURATION: seconds a job stays in the history */
-        int64_t history_max_jobs;  /* HISTORY_MAX_JOBS: at most so many (oldest go first) */
-        int64_t max_jobs_per_owner;/* MAX_JOBS_PER_OWNER (0: no limit) */
-        ClassAdExpr *system_periodic_hold, *system_periodic_release, *system_periodic_remove;
-        /* ... what else the implementation reads from the configuration */
+        char *uid_domain;            /* UID_DOMAIN: User = Owner@uid_domain */
+        int64_t history_duration;    /* HISTORY_DURATION: seconds a job stays in the history (0: no limit) */
+        int64_t history_max_jobs;    /* HISTORY_MAX_JOBS: at most so many (oldest go first; 0: none kept) */
+        int64_t max_jobs_per_owner;  /* MAX_JOBS_PER_OWNER (0: no limit) */
+        int64_t max_jobs_submitted;  /* MAX_JOBS_SUBMITTED: the whole queue (0: no limit) */
+        ClassAdExpr *system_periodic_hold, *system_periodic_release, *system_periodic_remove; /* NULL: unset */
+        ClassAdExpr *system_periodic_hold_reason, *system_periodic_release_reason,
+                *system_periodic_remove_reason;          /* SYSTEM_PERIODIC_*_REASON */
+        ClassAdExpr *system_periodic_hold_subcode;       /* SYSTEM_PERIODIC_HOLD_SUBCODE */
 } QueueSettings;
 
+/* Reads the knobs above (built-in defaults apply); a knob set to an
+ * expression that does not parse, or a number out of range, is -EINVAL
+ * with err saying where. */
 int queue_settings_from_config(const Config *cfg, QueueSettings *ret, ConfigError *err);
 void queue_settings_clear(QueueSettings *s);
 
-/* The queue of the database a's store writes (the same file and
- * connection; a must not be in-memory only... or: in memory only when the
- * Accountant is), loaded. Takes settings' contents. */
+/* The queue kept in a's database (the same file and connection), loaded;
+ * in memory only when a is. Takes settings' contents (cleared, also on
+ * failure). A read-only Accountant gives a read-only queue (every change
+ * -EROFS). A row that cannot be read back is -EBADMSG with why naming it.
+ * The queue registers itself as a's partner (acct_set_partner): close the
+ * queue before the Accountant. */
 int queue_open(Accountant *a, QueueSettings *settings, JobQueue **ret, char *why, size_t whylen);
 void queue_close(JobQueue *q); /* accepts NULL */
+/* New settings (a reconfiguration), taken as queue_open takes them. */
+void queue_reconfigure(JobQueue *q, QueueSettings *settings);
+const QueueSettings *queue_settings(const JobQueue *q);
 
 /* ---- submitting ---- */
 
@@ -107,102 +176,151 @@ typedef struct QueueRequester {
 } QueueRequester;
 
 /* A new cluster from the attributes its procs share and each proc's own
- * (n >= 1): Owner and User come from who (a user never submits as
- * another), ClusterId/ProcId are assigned, QDate and EnteredCurrentStatus
- * are now, JobStatus 1 (or 5 when the ad says hold = true: HoldReasonCode
- * 15 "submitted on hold"), NumJobStarts 0, ... One transaction (or the
- * caller's batch). -EINVAL with why for a job the queue cannot take
- * (e.g. no Cmd, a Requirements that is not an expression, an accounting
- * name the accounting library refuses); -EDQUOT over MAX_JOBS_PER_OWNER;
- * -ENOSPC / -EIO from the database, with why. */
+ * (n >= 1; a proc's attribute overrides the cluster's). Owner is who->user
+ * and User Owner@UID_DOMAIN (a user never submits as another, root
+ * included); ClusterId (the next one: never given twice, even after the
+ * cluster left) and ProcId 0..n-1 are assigned; QDate and
+ * EnteredCurrentStatus are now; JobStatus 1, or 5 with HoldReasonCode 15
+ * "submitted on hold" when the submitted ad says JobStatus = 5 (what
+ * condor_submit writes for `hold = true`); NumJobStarts 0, JobPrio 0 when
+ * absent. Every other attribute the queue keeps (list above) is dropped
+ * from what was submitted. One transaction (or the caller's batch).
+ * -EINVAL with why for a job the queue cannot take: no Cmd string, no
+ * Requirements, a JobPrio that is not an integer, an accounting name the
+ * accounting library refuses (a bad AccountingGroup); -EDQUOT over
+ * MAX_JOBS_PER_OWNER or MAX_JOBS_SUBMITTED; -ENOSPC / -EIO ... from the
+ * database, with why. procs[i] may be NULL (no attributes of its own). */
 int queue_submit(JobQueue *q, const QueueRequester *who, const ClassAd *cluster, ClassAd *const *procs, size_t n,
                  double now, int64_t *ret_cluster, char *why, size_t whylen);
 
 /* ---- looking ---- */
 
-Job *queue_find(const JobQueue *q, JobId id); /* NULL when not in the queue */
+Job *queue_find(const JobQueue *q, JobId id);                   /* NULL when not in the queue */
+Job *queue_find_claim(const JobQueue *q, const char *claim_id); /* the job a claim is attached to */
 size_t queue_size(const JobQueue *q);
-size_t queue_count(const JobQueue *q, JobStatus s);
+size_t queue_count(const JobQueue *q, JobStatus s); /* by JobStatus */
+int64_t queue_next_cluster(const JobQueue *q);      /* the id the next submit gets */
 
-/* Every job in id order; fn returning < 0 stops and is returned. */
+/* Every job in id order (of the cluster C only when cluster > 0); fn
+ * returning < 0 stops and is returned. fn must not change the queue. */
 typedef int (*QueueJobFn)(void *userdata, Job *job);
 int queue_foreach(const JobQueue *q, QueueJobFn fn, void *userdata);
+int queue_foreach_cluster(const JobQueue *q, int64_t cluster, QueueJobFn fn, void *userdata);
 
 /* The idle jobs of each submitter, as the matchmaker takes them
- * (NegoSubmitter: name, jobs[]): arrays owned by the queue, valid until the
- * next change of the queue. ret_jobs[i] is the Job of ret_subs[s].jobs[k]
- * in the same order, flattened: submitter s's jobs start at the sum of
- * the counts before it. */
+ * (NegoSubmitter { names[s], ads[s], counts[s] }): jobs that are Idle and
+ * have no claim attached, in id order within a submitter, submitters in
+ * the order of their first job. The arrays are the QueueIdle's (freed by
+ * queue_idle_clear); the Jobs and ads they point to are the queue's and
+ * stay valid while those jobs stay in the queue. */
 typedef struct QueueIdle {
-        const char **names;      /* per submitter */
-        ClassAd ***ads;          /* per submitter: its idle jobs' ads */
-        Job ***jobs;             /* per submitter: the same jobs */
+        const char **names; /* per submitter */
+        ClassAd ***ads;     /* per submitter: its idle jobs' ads */
+        Job ***jobs;        /* per submitter: the same jobs, in the same order */
         size_t *counts;
         size_t n;
 } QueueIdle;
 int queue_idle(JobQueue *q, QueueIdle *ret);
 void queue_idle_clear(QueueIdle *q);
-/* Whether name has any job in the queue (for acct_update's forgetting). */
+/* Whether name has any job in the queue (for acct_update's forgetting);
+ * the signature of AcctHasJobsFn with q as userdata: queue_has_jobs_fn. */
 bool queue_submitter_has_jobs(const JobQueue *q, const char *name);
+bool queue_has_jobs_fn(void *q, const char *submitter);
 
 /* ---- the life of a job (each durable as above) ---- */
 
-/* Idle -> Running under claim_id on slot (its Name), host its machine:
- * NumJobStarts + 1, JobStartDate (first start only), JobCurrentStartDate,
- * RemoteHost = slot, LastMatchTime. -EBUSY when it is not Idle: a job never
- * runs twice at once. */
+/* Idle -> Running under claim_id on slot (its Name): NumJobStarts and
+ * JobRunCount + 1, JobStartDate (first start only), JobCurrentStartDate,
+ * LastMatchTime, RemoteHost = slot. -EBUSY when it is not Idle or has a
+ * claim attached (a job never runs twice at once), -EEXIST when claim_id
+ * is attached to another job, -ENOENT no such job, -EINVAL empty ids. */
 int queue_job_start(JobQueue *q, JobId id, const char *claim_id, const char *slot, double now);
 
-/* The job's exit as the agent reports it (a JobExit message: ExitCode or
- * ExitSignal, usage, and Hold/HoldReason when the agent held it, e.g. out
- * of memory). Applies OnExitHold / OnExitRemove: the job becomes Completed
- * (and goes to the history), Held (with the reason and code), or Idle
- * again (OnExitRemove false). ret_status: what it became. */
-int queue_job_exit(JobQueue *q, JobId id, const ClassAd *exit_msg, double now, JobStatus *ret_status);
+/* The end of a run as the agent reports it (a JobExit message: ExitBySignal,
+ * ExitCode or ExitSignal, CoreDumped, RemoteUserCpu, RemoteSysCpu,
+ * RemoteWallClockTime of this run (now - JobCurrentStartDate when absent),
+ * ResidentSetSize, ImageSize; and HoldReasonCode int > 0, HoldReason
+ * string, HoldReasonSubCode int when the run is to hold the job, e.g. 34
+ * for out of memory). Usage is added to the job's totals, the claim is
+ * detached. A job Running: held when the message says so, else the exit
+ * policy decides: Held (periodic hold, OnExitHold: code 3, 26 or 5),
+ * Removed (periodic remove; to the history), Completed (OnExitRemove true
+ * or absent: CompletionDate, to the history) or Idle again (OnExitRemove
+ * false). A job removed or held during the run: Removed (history) or
+ * stays Held. ret_status (may be NULL): what it became; ret_reason (may be
+ * NULL, valid until the next call): the hold or remove reason, NULL for
+ * Completed and Idle. -ENOENT no such job; -EINVAL no claim attached or a
+ * malformed exit message (why). */
+int queue_job_exit(JobQueue *q, JobId id, const ClassAd *exit_msg, double now, JobStatus *ret_status,
+                   const char **ret_reason, char *why, size_t whylen);
 
-/* A lost claim (lease expired, agent gone, agent restarted without it) or
- * a vacate: Running -> Idle, NumJobStarts kept, LastRemoteHost, RemoteHost
- * removed, usage of the run added to RemoteWallClockTime when known. reason
- * goes to the log and LastVacateReason?. -EINVAL when not Running. */
-int queue_job_requeue(JobQueue *q, JobId id, const char *reason, double now);
+/* A claim that ended without an exit report (lease expired, agent gone,
+ * agent restarted without the job, preempted, vacated): the claim is
+ * detached; a Running job goes back to Idle (NumJobStarts kept,
+ * LastVacateTime, LastVacateReason = reason, RemoteWallClockTime + the
+ * run's time, LastRemoteHost); a job removed during the run leaves for
+ * the history; a Held one stays Held. ret_status as above (may be NULL).
+ * -ENOENT no such job; -EINVAL no claim attached. */
+int queue_job_requeue(JobQueue *q, JobId id, const char *reason, double now, JobStatus *ret_status);
 
 /* The matchmaker's reason for not matching it this cycle (for -analyze):
- * LastRejMatchReason, LastRejMatchTime. In memory only (not durable). */
+ * LastRejMatchReason, LastRejMatchTime. Not a change of its own: nothing
+ * is written (the attributes are kept when the job is next written).
+ * -ENOENT. */
 int queue_job_rejected(JobQueue *q, JobId id, const char *reason, double now);
 
 /* ---- what users and administrators do (condor_rm, _hold, _release,
- * _prio). who may act on their own jobs only, unless admin: -EPERM with
- * why "job 3.0 belongs to bob". rm of a Running job: Removed at once in
- * the queue? No: the job is marked to be removed and ret_was_running tells
- * the caller to vacate its claim; the job reaches Removed and the history
- * when the claim ends (queue_job_exit / queue_job_requeue see the mark).
- * -ENOENT: no such job; -EINVAL: not in a state the action takes (release
- * of a job that is not Held). ---- */
+ * _prio). who acts on their own jobs only (Owner == who->user), unless
+ * admin: -EPERM with why "job 3.0 belongs to bob". -ENOENT: no such job;
+ * -EINVAL (why): not in a state the action takes: rm of a job already
+ * Removed, hold of a Held one, release of one not Held.
+ * rm: JobStatus 3 with RemoveReason (reason, or "via glean rm (by user
+ * U)"); a job without a claim leaves for the history at once. hold:
+ * JobStatus 5 with HoldReason (reason, or "via glean hold (by user U)"),
+ * HoldReasonCode code (1 for a user, or the caller's), subcode. A job
+ * with a claim keeps it: *ret_was_running (may be NULL) is set true and
+ * the caller vacates the claim (Job.claim_id, read before the call: find
+ * the job again after it); the claim's end settles the job (see above).
+ * release: JobStatus 1 (or back to the status it had), ReleaseReason,
+ * LastHoldReason(Code) kept, HoldReason* removed. set_prio: JobPrio. ---- */
 int queue_job_remove(JobQueue *q, const QueueRequester *who, JobId id, const char *reason, double now,
                      bool *ret_was_running, char *why, size_t whylen);
-int queue_job_hold(JobQueue *q, const QueueRequester *who, JobId id, const char *reason, int code, double now,
-                   bool *ret_was_running, char *why, size_t whylen);
-int queue_job_release(JobQueue *q, const QueueRequester *who, JobId id, double now, char *why, size_t whylen);
+int queue_job_hold(JobQueue *q, const QueueRequester *who, JobId id, const char *reason, int code, int subcode,
+                   double now, bool *ret_was_running, char *why, size_t whylen);
+int queue_job_release(JobQueue *q, const QueueRequester *who, JobId id, const char *reason, double now, char *why,
+                      size_t whylen);
 int queue_job_set_prio(JobQueue *q, const QueueRequester *who, JobId id, int64_t prio, char *why, size_t whylen);
 
 /* PeriodicHold/Release/Remove and the SYSTEM_PERIODIC_* knobs over every
- * job; fn is told of each job that changed (so that a Running job being
- * held or removed gets its claim vacated). Returns the number changed. */
+ * job that is Idle, Running or Held and not being vacated (the daemon's
+ * PERIODIC_EXPR_INTERVAL timer). fn (may be NULL) is told of each job
+ * that changed, after the change, with its JobStatus before; a job with
+ * job->claim_id set was running: vacate the claim. A job that left for
+ * the history is shown as it left (do not keep the pointer). All changes
+ * are one transaction (or the caller's batch). Returns the number of jobs
+ * changed, or -errno (nothing changed). */
 typedef void (*QueueChangeFn)(void *userdata, Job *job, JobStatus from, JobStatus to, const char *reason);
 int queue_periodic(JobQueue *q, double now, QueueChangeFn fn, void *userdata);
 
 /* ---- history ---- */
 
-/* Jobs that left the queue (Completed, Removed), newest first; fn < 0
- * stops. Ads are valid during the call. constraint may be NULL. */
+/* Jobs that left the queue (Completed, Removed), newest first (by the time
+ * they left, then id); constraint (may be NULL) is evaluated against each
+ * ad (true only); cluster > 0 keeps that cluster's alone (and proc >= 0
+ * that job alone). At most limit ads (0: no limit). fn < 0 stops and is
+ * returned; ads are valid during the call only. Reads what is written
+ * (inside a batch: the batch's writes too). */
 typedef int (*QueueHistoryFn)(void *userdata, const ClassAd *ad);
-int queue_history(JobQueue *q, const ClassAdExpr *constraint, size_t limit, QueueHistoryFn fn, void *userdata);
-/* The history ad of one job (for Wait): -ENOENT when not there. */
+int queue_history(JobQueue *q, JobId only, const ClassAdExpr *constraint, size_t limit, QueueHistoryFn fn,
+                  void *userdata);
+/* The history ad of one job (for Wait; free it): -ENOENT when not there. */
 int queue_history_find(JobQueue *q, JobId id, ClassAd **ret);
-/* Forgets what is older than HISTORY_DURATION and beyond HISTORY_MAX_JOBS. */
+/* Forgets what left before now - HISTORY_DURATION and what is beyond the
+ * newest HISTORY_MAX_JOBS. A change. Returns the number forgotten. */
 int queue_history_trim(JobQueue *q, double now);
+size_t queue_history_size(JobQueue *q);
 
-/* ---- batches ---- */
+/* ---- batches (the Accountant's: acct_batch_begin / acct_batch_commit) ---- */
 
 int queue_batch_begin(JobQueue *q);
 int queue_batch_commit(JobQueue *q, char *why, size_t whylen);

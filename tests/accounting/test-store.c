@@ -432,7 +432,7 @@ static void make_corrupt(const char *path) {
 static void make_newer(const char *path) {
         AcctStore *s = open_ok(path, false);
         acct_store_close(s);
-        raw_sql(path, "UPDATE schema_version SET version = 2");
+        raw_sql(path, "UPDATE schema_version SET version = 3");
 }
 
 static void make_foreign(const char *path) {
@@ -472,9 +472,9 @@ static void test_open_errors(void) {
                 { "corrupt.db", make_corrupt, false, -EBADMSG, "corrupt" },
                 { "corrupt.db", NULL, true, -EBADMSG, "corrupt" },
                 { "newer.db", make_newer, false, -EPROTO,
-                  "was written by a newer glean: schema 2, this build reads up to 1" },
+                  "was written by a newer glean: schema 3, this build reads up to 2" },
                 { "newer.db", NULL, true, -EPROTO,
-                  "was written by a newer glean: schema 2, this build reads up to 1" },
+                  "was written by a newer glean: schema 3, this build reads up to 2" },
                 { "foreign.db", make_foreign, false, -EINVAL,
                   "has tables but no schema_version: not a glean database" },
                 { "foreign.db", NULL, true, -EINVAL, "has tables but no schema_version: not a glean database" },

@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * queue-internal.h — what the files of the job queue share: the queue in
+ * memory (queue.c), its rows in the database (queue-store.c), the life of
+ * a job and its policy (queue-life.c, queue-policy.c).
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/strmap.h"
+#include "queue.h"
+
+struct sqlite3;
+struct sqlite3_stmt;
+
+#define QUEUE_MODE CA_MODE_OLD /* how job ads are parsed and evaluated: as condor_schedd does */
+
+/* A cluster: the attributes its procs share, stored once. */
+typedef struct QCluster {
+        int64_t id;
+        ClassAd *ad;     /* ClusterId, Owner, User, QDate and what was submitted for every proc */
+        char *owner;     /* Owner */
+        char *submitter; /* the accounting name of its procs (unless one overrides it) */
+        size_t n_procs;  /* in the queue (in memory) */
+        size_t n_leaving; /* of them, leaving in the change being made (their rows are gone) */
+} QCluster;
+
+/* A job: Job first, so that a Job * is a QJob *. */
+typedef struct QJob {
+        Job pub;
+        QCluster *cluster;
+        ClassAd *proc;         /* its own attributes: what its row holds */
+        char *claim;           /* pub.claim_id */
+        char *slot;            /* pub.slot */
+        char *own_submitter;   /* when it differs from the cluster's */
+        bool leaving;          /* its rows went to the history in this change: dropped at its end */
+} QJob;
+
+/* The jobs by id: sorted entries; a job that left keeps its entry (j NULL)
+ * until the next compaction, so that a rollback finds its place. */
+typedef struct QEntry {
+        int64_t cluster, proc;
+        QJob *j;
+} QEntry;
+
+enum {
+        QS_PUT_CLUSTER,
+        QS_DELETE_CLUSTER,
+        QS_GET_CLUSTER,
+        QS_PUT_JOB,
+        QS_DELETE_JOB,
+        QS_GET_JOB,
+        QS_PUT_HISTORY,
+        QS_FIND_HISTORY,
+        QS_TRIM_HISTORY_TIME,
+        QS_TRIM_HISTORY_COUNT,
+        QS_COUNT_HISTORY,
+        QS_SET_META,
+        QS_GET_META,
+        QS_MAX_HISTORY_CLUSTER,
+        _QS_MAX,
+};
+
+struct JobQueue {
+        Accountant *acct;
+        struct sqlite3 *db; /* NULL: in memory only */
+        const char *path;   /* the database's, for reasons */
+        bool readonly;
+        QueueSettings settings;
+        struct sqlite3_stmt *stmt[_QS_MAX];
+
+        QEntry *entries; /* sorted by id */
+        size_t n_entries, cap_entries, n_jobs;
+        size_t counts[JOB_HELD + 1];
+        GleanStrMap *claims;     /* claim id -> QJob */
+        GleanStrMap *owners;     /* Owner -> QCount */
+        GleanStrMap *submitters; /* accounting name -> QCount */
+        int64_t next_cluster;
+
+        /* What the open transaction changed (only with a database), to read
+         * back when it fails. */
+        JobId *touched;
+        size_t n_touched, cap_touched;
+        bool touched_meta;
+        QJob **leaving; /* the jobs that leave in the change being made */
+        size_t n_leaving, cap_leaving;
+
+        char reason[512];    /* ret_reason of queue_job_exit */
+        char write_why[512]; /* what the failed write of this change was ("" none) */
+};
+
+typedef struct QCount {
+        size_t n;
+        char name[];
+} QCount;
+
+/* ---- queue.c ---- */
+
+/* The job's ad from its cluster's and its own attributes. */
+int queue_make_job_ad(const ClassAd *cluster_ad, const ClassAd *proc_ad, ClassAd **ret);
+/* Sets / deletes an attribute of a job (its own attributes and its ad). */
+int qjob_set_int(QJob *j, const char *name, int64_t v);
+int qjob_set_real(QJob *j, const char *name, double v);
+int qjob_set_bool(QJob *j, const char *name, bool v);
+int qjob_set_string(QJob *j, const char *name, const char *v);
+int qjob_set_value(QJob *j, const char *name, const CaValue *v);
+void qjob_delete(QJob *j, const char *name);
+/* JobStatus, LastJobStatus and EnteredCurrentStatus (counts kept). */
+int qjob_set_status(JobQueue *q, QJob *j, JobStatus s, double now);
+/* Attaches a claim (NULL detaches). */
+int qjob_set_claim(JobQueue *q, QJob *j, const char *claim, const char *slot);
+
+QJob *queue_lookup(const JobQueue *q, int64_t cluster, int64_t proc);
+QCluster *queue_cluster(const JobQueue *q, int64_t id);
+/* Puts a job built from its rows into memory (cluster found or given). */
+int queue_insert_job(JobQueue *q, QCluster *c, int64_t proc, ClassAd *proc_ad, const char *claim, const char *slot,
+                     char *why, size_t whylen);
+/* Takes a job out of memory and frees it (its cluster too when empty). */
+void queue_drop_job(JobQueue *q, QJob *j);
+int queue_touch(JobQueue *q, JobId id);
+
+/* Begin and end of a change (a transaction of its own unless in a batch):
+ * end(r < 0) undoes it (why: the failed write's reason, else r's);
+ * end(0) commits (unless in a batch) and then drops the jobs that left.
+ * After a failure no QJob pointer taken before is valid. */
+int queue_change_begin(JobQueue *q);
+int queue_change_end(JobQueue *q, int r, char *why, size_t whylen);
+/* The same, calling then(userdata) once it went well, before the drop. */
+int queue_change_end_then(JobQueue *q, int r, char *why, size_t whylen, void (*then)(void *), void *userdata);
+
+/* The job leaves the queue for the history: its rows are written now, it
+ * is dropped from memory when the change ends well. */
+int queue_retire(JobQueue *q, QJob *j, double now);
+
+/* ---- queue-store.c ---- */
+
+int qstore_prepare(JobQueue *q, char *why, size_t whylen);
+void qstore_finalize(JobQueue *q);
+int qstore_load(JobQueue *q, char *why, size_t whylen);
+/* Reads the touched jobs back after a rollback. */
+int qstore_reload_touched(JobQueue *q, char *why, size_t whylen);
+/* Writes: nothing without a database; a failure's reason goes to
+ * q->write_why. */
+int qstore_put_cluster(JobQueue *q, const QCluster *c);
+int qstore_delete_cluster(JobQueue *q, int64_t id);
+int qstore_put_job(JobQueue *q, const QJob *j);
+int qstore_delete_job(JobQueue *q, JobId id);
+int qstore_put_history(JobQueue *q, const QJob *j, double left_at);
+int qstore_set_next_cluster(JobQueue *q, int64_t next);
+/* A cluster row parsed: its ad and the names from it. */
+int qcluster_from_ad(JobQueue *q, int64_t id, ClassAd *ad, QCluster **ret, char *why, size_t whylen);
+void qcluster_free(QCluster *c);
+
+/* ---- queue-policy.c ---- */
+
+typedef enum QPolicyAction {
+        QP_NONE,
+        QP_HOLD,
+        QP_RELEASE,
+        QP_REMOVE,
+        QP_COMPLETE, /* at exit: OnExitRemove */
+        QP_REQUEUE,  /* at exit: OnExitRemove false */
+} QPolicyAction;
+
+typedef struct QPolicyResult {
+        QPolicyAction action;
+        int code, subcode;  /* a hold's */
+        char reason[512];
+} QPolicyResult;
+
+/* The periodic policy of a job (at_exit false), or the whole exit policy
+ * (at_exit true: the ad holds the exit's attributes). */
+void queue_policy(const JobQueue *q, const ClassAd *ad, JobStatus status, bool at_exit, QPolicyResult *ret);
