@@ -583,6 +583,10 @@ int queue_batch_commit(JobQueue *q, char *why, size_t whylen) {
         return r;
 }
 
+bool queue_in_batch(const JobQueue *q) {
+        return acct_in_batch(q->acct);
+}
+
 /* ---- open, close ---- */
 
 int queue_open(Accountant *a, QueueSettings *settings, JobQueue **ret, char *why, size_t whylen) {

@@ -324,3 +324,4 @@ size_t queue_history_size(JobQueue *q);
 
 int queue_batch_begin(JobQueue *q);
 int queue_batch_commit(JobQueue *q, char *why, size_t whylen);
+bool queue_in_batch(const JobQueue *q); /* whichever of the two opened it */

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * jobcmd-internal.h — what the files of the user commands share: reading
+ * a request's Ids, Constraint and Attrs, and small replies.
+ */
+#pragma once
+
+#include "common/proto.h"
+#include "jobcmd.h"
+
+#define JOBCMD_MODE GLEAN_CA_MODE
+
+/* The jobs a request names: Ids parsed ("C" has proc -1). */
+typedef struct JobCmdIds {
+        JobId *ids;
+        size_t n;
+} JobCmdIds;
+
+/* Ids, Constraint and Attrs of a request, each optional; a malformed one
+ * is -EINVAL with why naming it. */
+int jobcmd_parse_ids(const ClassAd *request, JobCmdIds *ret, char *why, size_t whylen);
+int jobcmd_parse_constraint(const ClassAd *request, ClassAdExpr **ret, char *why, size_t whylen);
+int jobcmd_parse_attrs(const ClassAd *request, char ***ret, char *why, size_t whylen);
+void jobcmd_strv_free(char **v);
+
+bool jobcmd_holds(const ClassAdExpr *constraint, const ClassAd *ad);
+
+/* The last piece with Ok = ok (and Reason when !ok). */
+int jobcmd_listing_end_ok(JobCmdListing *l, int64_t count, bool ok, const char *reason);
+
+/* Sends a built reply ad (unparsed). */
+int jobcmd_send_ad(const ClassAd *reply, const JobCmdSink *sink);

@@ -1,0 +1,302 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * jobcmd-submit.c — Submit in parts (the server's side) and the Submit
+ * messages of a cluster (the client's side).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/cleanup.h"
+#include "common/strmap.h"
+#include "jobcmd-internal.h"
+
+#define SUBMIT_MAX_PROCS 10000000
+
+struct JobCmdSubmit {
+        char *user;    /* who sent the first part */
+        ClassAd *cluster;
+        char *cluster_text;
+        ClassAd **procs;
+        size_t n, cap, parts;
+        int error;     /* the first error: later parts are dropped */
+        char why[512];
+};
+
+void jobcmd_submit_free(JobCmdSubmit *s) {
+        if (!s)
+                return;
+        free(s->user);
+        classad_free(s->cluster);
+        free(s->cluster_text);
+        glean_ad_list_free(s->procs, s->n);
+        free(s);
+}
+
+__attribute__((format(printf, 3, 4))) static void fail(JobCmdSubmit *s, int r, const char *fmt, ...) {
+        va_list ap;
+
+        if (s->error)
+                return;
+        s->error = r;
+        va_start(ap, fmt);
+        vsnprintf(s->why, sizeof(s->why), fmt, ap);
+        va_end(ap);
+        /* What was gathered is of no use any more. */
+        glean_ad_list_free(s->procs, s->n);
+        s->procs = NULL;
+        s->n = s->cap = 0;
+}
+
+/* Adds one part to s (or records why it cannot be). */
+static void take_part(JobCmdSubmit *s, const QueueRequester *who, const ClassAd *request) {
+        ClassAd *cluster = NULL, **procs = NULL;
+        size_t n = 0;
+        int r;
+
+        if (s->error)
+                return;
+        if (++s->parts > JOBCMD_SUBMIT_MAX_PARTS) {
+                fail(s, -E2BIG, "more than %d parts in one submit", JOBCMD_SUBMIT_MAX_PARTS);
+                return;
+        }
+        if (!who || !who->user || strcmp(who->user, s->user) != 0) {
+                fail(s, -EPERM, "a part of the submit came from another user");
+                return;
+        }
+        r = glean_msg_get_ad(request, "Cluster", &cluster);
+        if (r < 0) {
+                fail(s, r == -ENOMEM ? r : -EINVAL, "Cluster is not an ad");
+                return;
+        }
+        if (!s->cluster) {
+                s->cluster_text = classad_unparse(cluster);
+                s->cluster = cluster;
+                if (!s->cluster_text) {
+                        fail(s, -ENOMEM, "out of memory");
+                        return;
+                }
+        } else {
+                _cleanup_free_ char *text = classad_unparse(cluster);
+                classad_free(cluster);
+                if (!text || strcmp(text, s->cluster_text) != 0) {
+                        fail(s, -EINVAL, "part %zu's Cluster differs from the first part's", s->parts);
+                        return;
+                }
+        }
+        r = glean_msg_get_ad_list(request, "Procs", &procs, &n);
+        if (r < 0) {
+                fail(s, r == -ENOMEM ? r : -EINVAL, "Procs is not a list of ads");
+                return;
+        }
+        if (s->n + n > SUBMIT_MAX_PROCS) {
+                glean_ad_list_free(procs, n);
+                fail(s, -E2BIG, "more than %d procs in one cluster", SUBMIT_MAX_PROCS);
+                return;
+        }
+        if (s->n + n > s->cap) {
+                size_t cap = s->cap ? s->cap : 64;
+                while (cap < s->n + n)
+                        cap *= 2;
+                ClassAd **p = realloc(s->procs, cap * sizeof(*p));
+                if (!p) {
+                        glean_ad_list_free(procs, n);
+                        fail(s, -ENOMEM, "out of memory");
+                        return;
+                }
+                s->procs = p;
+                s->cap = cap;
+        }
+        if (n > 0)
+                memcpy(s->procs + s->n, procs, n * sizeof(*procs));
+        s->n += n;
+        free(procs);
+}
+
+int jobcmd_submit(JobCmdSubmit **pending, JobQueue *q, const QueueRequester *who, const ClassAd *request,
+                  double now, const JobCmdSink *sink) {
+        JobCmdSubmit *s = *pending;
+        ClassAd *reply = NULL;
+        bool more = false;
+        int64_t id = 0;
+        int r;
+
+        if (!s) {
+                s = calloc(1, sizeof(*s));
+                if (!s || !(s->user = strdup(who && who->user ? who->user : ""))) {
+                        free(s);
+                        return -ENOMEM;
+                }
+        }
+        if (classad_has(request, "More") && classad_eval_bool(request, "More", JOBCMD_MODE, &more) < 0)
+                fail(s, -EINVAL, "More is not true or false");
+        take_part(s, who, request);
+        if (more) {
+                *pending = s;
+                return 0;
+        }
+        *pending = NULL;
+
+        if (!s->error && s->n == 0)
+                fail(s, -EINVAL, "no procs to queue (Procs is empty)");
+        if (!s->error) {
+                char why[512] = "";
+                r = queue_submit(q, who, s->cluster, s->procs, s->n, now, &id, why, sizeof(why));
+                if (r < 0)
+                        fail(s, r, "%s", why);
+        }
+        if (s->error) {
+                r = jobcmd_reply(request, false, s->why, sink);
+                jobcmd_submit_free(s);
+                return r < 0 ? r : 0;
+        }
+        r = glean_msg_reply(request, true, NULL, &reply);
+        if (r >= 0)
+                r = classad_set_int(reply, "ClusterId", id);
+        if (r >= 0)
+                r = classad_set_int(reply, "NumProcs", (int64_t) s->n);
+        if (r >= 0)
+                r = jobcmd_send_ad(reply, sink);
+        classad_free(reply);
+        jobcmd_submit_free(s);
+        return r < 0 ? r : 1;
+}
+
+/* ---- the client's side ---- */
+
+/* Copies attribute name of src into dst (its expression). */
+static int copy_attr(ClassAd *dst, const ClassAd *src, const char *name) {
+        _cleanup_free_ char *text = classad_unparse_attr(src, name);
+        CaError err = {};
+        int r;
+
+        if (!text)
+                return -ENOENT;
+        r = classad_set_expr_text(dst, name, text, JOBCMD_MODE, &err);
+        return r == -ENOMEM ? r : r < 0 ? -EINVAL : 0;
+}
+
+/* One message: Cluster, the procs' texts from..to-1, More. */
+static int make_message(const char *cluster_text, char **texts, size_t from, size_t to, bool more, int64_t rid,
+                        ClassAd **ret) {
+        size_t len = strlen(cluster_text) + 160;
+        char *buf, *p;
+        CaError err = {};
+        int r;
+
+        for (size_t i = from; i < to; i++)
+                len += strlen(texts[i]) + 2;
+        buf = malloc(len);
+        if (!buf)
+                return -ENOMEM;
+        p = buf;
+        p += sprintf(p, "[ Command = \"Submit\"; ");
+        if (rid >= 0)
+                p += sprintf(p, "RequestId = %" PRId64 "; ", rid);
+        p += sprintf(p, "Cluster = %s; Procs = {", cluster_text);
+        for (size_t i = from; i < to; i++)
+                p += sprintf(p, "%s%s", i > from ? ", " : " ", texts[i]);
+        p += sprintf(p, " }; More = %s ]", more ? "true" : "false");
+        r = classad_parse(buf, (size_t) (p - buf), GLEAN_CA_MODE, ret, &err);
+        free(buf);
+        return r == -ENOMEM ? r : r < 0 ? -EINVAL : 0;
+}
+
+int jobcmd_submit_messages(ClassAd *const *jobs, size_t n, int64_t request_id, ClassAd ***ret, size_t *ret_n) {
+        GleanStrMap *shared = NULL;
+        ClassAd *cluster = NULL, **msgs = NULL;
+        char **texts = NULL, *cluster_text = NULL;
+        size_t n_msgs = 0, budget;
+        ClassAdIter it;
+        const char *name;
+        int r;
+
+        if (n == 0 || !jobs)
+                return -EINVAL;
+        r = glean_strmap_new(true, &shared);
+        if (r < 0)
+                return r;
+        /* Shared: what job 0 has and every other job has alike. */
+        it = classad_iter(jobs[0]);
+        while (classad_iter_next(&it, &name, NULL)) {
+                const CaName *cn = classad_name(name);
+                bool same = cn != NULL;
+
+                for (size_t i = 1; same && i < n; i++)
+                        same = classad_attr_same(jobs[0], jobs[i], cn);
+                if (same && (r = glean_strmap_put(shared, classad_name_str(cn), (void *) cn)) < 0)
+                        goto out;
+        }
+        r = classad_new(&cluster);
+        it = classad_iter(jobs[0]);
+        while (r >= 0 && classad_iter_next(&it, &name, NULL))
+                if (glean_strmap_get(shared, name))
+                        r = copy_attr(cluster, jobs[0], name);
+        if (r < 0)
+                goto out;
+        cluster_text = classad_unparse(cluster);
+        texts = calloc(n, sizeof(*texts));
+        if (!cluster_text || !texts) {
+                r = -ENOMEM;
+                goto out;
+        }
+        for (size_t i = 0; i < n; i++) {
+                ClassAd *own = NULL;
+
+                r = classad_new(&own);
+                it = classad_iter(jobs[i]);
+                while (r >= 0 && classad_iter_next(&it, &name, NULL))
+                        if (!glean_strmap_get(shared, name))
+                                r = copy_attr(own, jobs[i], name);
+                if (r >= 0 && !(texts[i] = classad_unparse(own)))
+                        r = -ENOMEM;
+                classad_free(own);
+                if (r < 0)
+                        goto out;
+        }
+
+        /* Packed into parts under the frame's size. */
+        budget = GLEAN_FRAME_MAX - 256;
+        if (strlen(cluster_text) >= budget) {
+                r = -E2BIG;
+                goto out;
+        }
+        for (size_t from = 0; from < n;) {
+                size_t to = from, size = strlen(cluster_text);
+                ClassAd **m;
+
+                while (to < n && size + strlen(texts[to]) + 2 < budget)
+                        size += strlen(texts[to++]) + 2;
+                if (to == from) {
+                        r = -E2BIG;
+                        goto out;
+                }
+                m = realloc(msgs, (n_msgs + 1) * sizeof(*m));
+                if (!m) {
+                        r = -ENOMEM;
+                        goto out;
+                }
+                msgs = m;
+                r = make_message(cluster_text, texts, from, to, to < n, request_id, &msgs[n_msgs]);
+                if (r < 0)
+                        goto out;
+                n_msgs++;
+                from = to;
+        }
+        *ret = msgs;
+        *ret_n = n_msgs;
+        msgs = NULL;
+        n_msgs = 0;
+        r = 0;
+out:
+        glean_ad_list_free(msgs, n_msgs);
+        for (size_t i = 0; texts && i < n; i++)
+                free(texts[i]);
+        free(texts);
+        free(cluster_text);
+        classad_free(cluster);
+        glean_strmap_free(shared);
+        return r;
+}

@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * jobcmd.h — the central manager's user commands (common/proto.h): Submit,
+ * Query, History, JobAction (Remove, Hold, Release, SetPrio) and UserPrio,
+ * as functions the daemon calls with a validated request
+ * (glean_msg_parse), who asks, the queue, the accounts and the time, and
+ * a sink that takes the replies. QuerySlots, Wait and JobAction Vacate
+ * are the daemon's (it has the collector and the claims); the listing
+ * writer below (JobCmdListing) and jobcmd_wait_done serve them.
+ *
+ * Replies are frame payloads (text: one ClassAd each, under
+ * GLEAN_FRAME_MAX bytes) handed to sink->send in order; every reply
+ * echoes the request's RequestId. A listing (Query, History, UserPrio
+ * list, JobAction's Results) comes in pieces: every piece but the last has
+ * More = true; the last has Count.
+ *
+ * Batches. A handler that changes the queue or the accounts does so in
+ * its own transaction, or inside the daemon's batch when one is open
+ * (queue_batch_begin). Such a handler returns 1: its replies acknowledge
+ * the change, so when a batch is open the daemon holds them until the
+ * batch commits, and when the commit fails it sends instead one Reply
+ * Ok = false with the commit's reason (glean_msg_reply(request, false,
+ * why)). Without a batch open, a JobAction over many jobs takes one
+ * transaction of its own (a batch), and claims are vacated (sink->vacate)
+ * only once it committed; inside the daemon's batch, sink->vacate is
+ * called at once.
+ *
+ * Conventions: >= 0 on success, -errno on failure (a refused request is
+ * not a failure: it gets an Ok = false reply and the handler returns 0);
+ * a handler returns < 0 only when sink->send did (the connection is gone)
+ * or memory ran out before any reply could be made.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "accounting.h"
+#include "classad.h"
+#include "queue.h"
+
+typedef struct JobCmdSink {
+        /* One reply: the payload of one frame (len bytes, < GLEAN_FRAME_MAX;
+         * NUL-terminated too), valid during the call. < 0 stops the handler
+         * and is returned. */
+        int (*send)(void *userdata, const char *payload, size_t len);
+        /* A running job was held or removed: vacate its claim. The job's
+         * final state follows when the claim ends (queue_job_exit or
+         * queue_job_requeue). job is valid during the call. May be NULL. */
+        void (*vacate)(void *userdata, const Job *job, const char *claim_id, const char *reason);
+        void *userdata;
+} JobCmdSink;
+
+/* ---- Submit ---- */
+
+/* The parts of one multi-part submit received so far (per connection). */
+typedef struct JobCmdSubmit JobCmdSubmit;
+void jobcmd_submit_free(JobCmdSubmit *s); /* accepts NULL */
+
+#define JOBCMD_SUBMIT_MAX_PARTS 1024 /* parts of one submit (each a frame: 1 GiB at most) */
+
+/* One Submit part. *pending is the connection's submit in progress: NULL
+ * before its first part; the handler creates it for a part with More =
+ * true and frees it (NULL again) at the last part. The caller keeps it
+ * between parts and frees it with jobcmd_submit_free() when the
+ * connection closes. Every part must come from the same requester and
+ * carry the same Cluster ad. Exactly one Reply per submit, to its last
+ * part (More absent or false): Ok with ClusterId and NumProcs, or Ok =
+ * false with the first error of any part (later parts are read and
+ * dropped). Returns 1 when that reply acknowledges a new cluster (see
+ * Batches), 0 otherwise. */
+int jobcmd_submit(JobCmdSubmit **pending, JobQueue *q, const QueueRequester *who, const ClassAd *request,
+                  double now, const JobCmdSink *sink);
+
+/* For the client (glean submit): the Submit messages of the jobs of one
+ * cluster, as config_submit_parse_* makes them (one ad per proc, in
+ * ProcId order): the attributes every job has alike (same expression)
+ * go to Cluster, the rest to each proc's ad; the procs are packed into
+ * parts under GLEAN_FRAME_MAX, every part but the last with More = true.
+ * request_id (>= 0) goes into every part. *ret: malloc'd array of
+ * *ret_n messages; free with glean_ad_list_free(). -EINVAL n == 0,
+ * -E2BIG a job alone too big for a frame. */
+int jobcmd_submit_messages(ClassAd *const *jobs, size_t n, int64_t request_id, ClassAd ***ret, size_t *ret_n);
+
+/* ---- Query, History ---- */
+
+/* Ids ("C" and "C.P", separated by spaces or commas), Constraint (an
+ * expression: jobs for which it is true), Attrs (names: the ads carry
+ * those alone), Limit (at most so many ads; 0: Count only). Query's
+ * Count: every job that matches; History's: the ads it returned (the
+ * history is read newest first and no further than Limit). A malformed
+ * Ids, Constraint or Attrs: Ok = false saying which and why. Anyone may
+ * look at every job (condor_q's default READ access). */
+int jobcmd_query(JobQueue *q, const ClassAd *request, const JobCmdSink *sink);
+int jobcmd_history(JobQueue *q, const ClassAd *request, const JobCmdSink *sink);
+
+/* ---- JobAction ---- */
+
+/* Remove, Hold, Release, SetPrio (Prio) of the jobs named by Ids and/or
+ * matching Constraint (both: the named jobs that match), with Reason.
+ * Results: one [ Id = "C.P"; Ok; Reason ] per job acted on or refused,
+ * and one per Id that names nothing ("C" with no job, "C.P" not in the
+ * queue); Count: jobs changed; Ok false when some target was not found
+ * or refused. A user acts on their own jobs only (other users' named
+ * jobs are refused; other users' jobs a Constraint matches are passed
+ * over); root and administrators on every job. Vacate:
+ * -EOPNOTSUPP and no reply (the daemon's). Returns 1 when a job changed. */
+int jobcmd_job_action(JobQueue *q, const QueueRequester *who, const ClassAd *request, double now,
+                      const JobCmdSink *sink);
+
+/* ---- UserPrio ---- */
+
+/* list (the default): one ad per account entry: Name, Priority (real),
+ * EffectivePriority, PriorityFactor, PriorityFactorSet, ResourcesUsed,
+ * WeightedResourcesUsed, AccumulatedUsage, WeightedAccumulatedUsage,
+ * BeginUsageTime, LastUsageTime, IsAccountingGroup, AccountingGroup.
+ * setprio, setfactor (Submitter, Value), resetusage, delete (Submitter):
+ * administrators only; Ok = false with the reason otherwise. Returns 1
+ * when the accounts changed. */
+int jobcmd_user_prio(Accountant *a, const QueueRequester *who, const ClassAd *request, double now,
+                     const JobCmdSink *sink);
+
+/* ---- helpers for the daemon's commands ---- */
+
+/* A listing in pieces: begin with the request (its RequestId is echoed)
+ * and the name of the list ("Ads", "Results"); add each ad (or its
+ * projection on attrs, a NULL-terminated list; NULL: every attribute);
+ * end with the Count. Pieces are sent as they fill. An ad too big for a
+ * frame alone goes as its ClusterId, ProcId, Name and GleanTruncated =
+ * true. The functions return < 0 when sending failed (the listing is
+ * over: free it). */
+typedef struct JobCmdListing JobCmdListing;
+int jobcmd_listing_begin(const ClassAd *request, const char *list_name, const JobCmdSink *sink,
+                         JobCmdListing **ret);
+int jobcmd_listing_add(JobCmdListing *l, const ClassAd *ad, char *const *attrs);
+int jobcmd_listing_end(JobCmdListing *l, int64_t count); /* sends the last piece and frees l */
+void jobcmd_listing_free(JobCmdListing *l);              /* accepts NULL; sends nothing */
+
+/* A reply Ok = ok with Reason (may be NULL), sent. */
+int jobcmd_reply(const ClassAd *request, bool ok, const char *reason, const JobCmdSink *sink);
+
+/* Wait: when job id has left the queue, sends the Reply with its history
+ * ad (Ad) and returns 1; 0 while it is still in the queue (the daemon
+ * waits, and calls again when it leaves or sends ETIMEDOUT); a job in
+ * neither: Ok = false "job C.P is not in the queue or its history", 1. */
+int jobcmd_wait_done(JobQueue *q, JobId id, const ClassAd *request, const JobCmdSink *sink);

@@ -1,0 +1,541 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * test-jobcmd.c — the user commands (negotiator/jobcmd.h) without
+ * sockets: every reply is a message glean_msg_parse accepts, under
+ * GLEAN_FRAME_MAX; Submit in parts (one reply, to the last), the client's
+ * split into parts; Query and History with Ids, Constraint, Attrs and
+ * Limit, big listings in pieces; JobAction's Results, who may act, the
+ * vacating of running jobs; UserPrio; Wait.
+ */
+#define _GNU_SOURCE
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <CUnit/CUnit.h>
+
+#include "common/proto.h"
+#include "negotiator/jobcmd.h"
+#include "queue-test.h"
+#include "test-util.h"
+
+static char tmpdir[64];
+static int db_seq;
+
+static const char *new_db(void) {
+        static char path[128];
+        snprintf(path, sizeof(path), "%s/j%d.db", tmpdir, ++db_seq);
+        return path;
+}
+
+/* ---- a sink that keeps every reply ---- */
+
+typedef struct Got {
+        ClassAd **replies;
+        size_t n;
+        size_t max_len;
+        int vacates;
+        char vacated[8][64];
+} Got;
+
+static int got_send(void *userdata, const char *payload, size_t len) {
+        Got *g = userdata;
+        ClassAd *msg = NULL;
+        GleanCommand cmd;
+        char why[256] = "";
+        int r;
+
+        GLEAN_TEST_CHECK(len < GLEAN_FRAME_MAX && strlen(payload) == len, "a reply of %zu bytes", len);
+        r = glean_msg_parse(payload, len, &msg, &cmd, why, sizeof(why));
+        GLEAN_TEST_CHECK_FATAL(r == 0 && cmd == GLEAN_CMD_REPLY, "reply does not parse: %s: %.200s", why, payload);
+        g->replies = realloc(g->replies, (g->n + 1) * sizeof(*g->replies));
+        g->replies[g->n++] = msg;
+        if (len > g->max_len)
+                g->max_len = len;
+        return 0;
+}
+
+static void got_vacate(void *userdata, const Job *job, const char *claim_id, const char *reason) {
+        Got *g = userdata;
+
+        (void) job;
+        (void) reason;
+        if (g->vacates < 8)
+                snprintf(g->vacated[g->vacates], sizeof(g->vacated[0]), "%s", claim_id);
+        g->vacates++;
+}
+
+static JobCmdSink sink_of(Got *g) {
+        return (JobCmdSink) { got_send, got_vacate, g };
+}
+
+static void got_clear(Got *g) {
+        glean_ad_list_free(g->replies, g->n);
+        *g = (Got) {};
+}
+
+static bool ok_of(const ClassAd *reply) {
+        bool ok = false;
+        (void) classad_eval_bool(reply, "Ok", CA_MODE_OLD, &ok);
+        return ok;
+}
+
+/* Every ad of a listing's pieces (checking More and Count). */
+static size_t listing(const Got *g, const char *list, ClassAd ***ret, int64_t *ret_count) {
+        ClassAd **all = NULL;
+        size_t n = 0;
+
+        for (size_t i = 0; i < g->n; i++) {
+                ClassAd **ads = NULL;
+                size_t k = 0;
+                bool more = false;
+                int r;
+
+                (void) classad_eval_bool(g->replies[i], "More", CA_MODE_OLD, &more);
+                GLEAN_TEST_CHECK(more == (i + 1 < g->n), "piece %zu of %zu: More %d", i, g->n, more);
+                r = glean_msg_get_ad_list(g->replies[i], list, &ads, &k);
+                GLEAN_TEST_CHECK(r == 0, "piece %zu: no %s (%d)", i, list, r);
+                all = realloc(all, (n + k + 1) * sizeof(*all));
+                memcpy(all + n, ads, k * sizeof(*ads));
+                n += k;
+                free(ads);
+        }
+        *ret_count = -1;
+        if (g->n)
+                (void) classad_eval_int(g->replies[g->n - 1], "Count", CA_MODE_OLD, ret_count);
+        *ret = all;
+        return n;
+}
+
+static ClassAd *request(const char *text) {
+        ClassAd *ad = NULL;
+        GleanCommand cmd;
+        char why[256] = "";
+        int r = glean_msg_parse(text, strlen(text), &ad, &cmd, why, sizeof(why));
+
+        GLEAN_TEST_CHECK_FATAL(r == 0, "request '%s': %s", text, why);
+        return ad;
+}
+
+/* ---- Submit ---- */
+
+static void test_submit_parts(void) {
+        QT t;
+        Got g = {};
+        JobCmdSink sink = sink_of(&g);
+        JobCmdSubmit *pending = NULL;
+        const char *cluster = "Cluster = [ Cmd = \"/bin/sleep\"; Requirements = true; Owner = \"eve\" ]";
+        char text[512];
+        int r;
+
+        qt_open(&t, new_db(), NULL);
+        for (int part = 0; part < 3; part++) {
+                ClassAd *req;
+                snprintf(text, sizeof(text),
+                         "[ Command = \"Submit\"; RequestId = %d; %s; Procs = { [ Args = \"%d.a\" ], [ ] }; More = %s ]",
+                         10 + part, cluster, part, part < 2 ? "true" : "false");
+                req = request(text);
+                r = jobcmd_submit(&pending, t.q, qt_user("alice"), req, QT_T0, &sink);
+                classad_free(req);
+                CU_ASSERT_EQUAL(r, part < 2 ? 0 : 1);
+                CU_ASSERT_EQUAL(g.n, part < 2 ? 0 : 1);
+                CU_ASSERT((pending != NULL) == (part < 2));
+        }
+        CU_ASSERT_EQUAL_FATAL(g.n, 1);
+        CU_ASSERT_TRUE(ok_of(g.replies[0]));
+        CU_ASSERT_EQUAL(qt_int(g.replies[0], "ClusterId"), 1);
+        CU_ASSERT_EQUAL(qt_int(g.replies[0], "NumProcs"), 6);
+        CU_ASSERT_EQUAL(qt_int(g.replies[0], "RequestId"), 12);
+        CU_ASSERT_EQUAL(queue_size(t.q), 6);
+        CU_ASSERT_STRING_EQUAL(qt_str(qt_job(t.q, 1, 4)->ad, "Args"), "2.a");
+        CU_ASSERT_STRING_EQUAL(qt_str(qt_job(t.q, 1, 4)->ad, "Owner"), "alice");
+        got_clear(&g);
+
+        /* A part whose Cluster differs: one refusal, at the end; nothing queued. */
+        for (int part = 0; part < 2; part++) {
+                ClassAd *req;
+                snprintf(text, sizeof(text), "[ Command = \"Submit\"; Cluster = [ Cmd = \"/bin/%s\"; Requirements = true ];"
+                         " Procs = { [ ] }; More = %s ]", part ? "other" : "true", part < 1 ? "true" : "false");
+                req = request(text);
+                CU_ASSERT_EQUAL(jobcmd_submit(&pending, t.q, qt_user("alice"), req, QT_T0, &sink), 0);
+                classad_free(req);
+        }
+        CU_ASSERT_EQUAL_FATAL(g.n, 1);
+        CU_ASSERT_FALSE(ok_of(g.replies[0]));
+        CU_ASSERT_PTR_NOT_NULL(strstr(qt_str(g.replies[0], "Reason"), "differs"));
+        CU_ASSERT_EQUAL(queue_size(t.q), 6);
+        CU_ASSERT_PTR_NULL(pending);
+        got_clear(&g);
+
+        /* Refused by the queue: the reason goes back. */
+        {
+                ClassAd *req = request("[ Command = \"Submit\"; Cluster = [ Requirements = true ]; Procs = { [ ] } ]");
+                CU_ASSERT_EQUAL(jobcmd_submit(&pending, t.q, qt_user("alice"), req, QT_T0, &sink), 0);
+                classad_free(req);
+                CU_ASSERT_FALSE(ok_of(g.replies[0]));
+                CU_ASSERT_PTR_NOT_NULL(strstr(qt_str(g.replies[0], "Reason"), "no Cmd"));
+        }
+        got_clear(&g);
+
+        /* A connection that closes mid-submit: the caller frees what is pending. */
+        {
+                ClassAd *req = request("[ Command = \"Submit\"; Cluster = [ Cmd = \"x\"; Requirements = true ]; "
+                                       "Procs = { [ ] }; More = true ]");
+                CU_ASSERT_EQUAL(jobcmd_submit(&pending, t.q, qt_user("alice"), req, QT_T0, &sink), 0);
+                classad_free(req);
+                CU_ASSERT_PTR_NOT_NULL(pending);
+                jobcmd_submit_free(pending);
+                pending = NULL;
+        }
+        qt_close(&t);
+}
+
+static void test_submit_messages(void) {
+        QT t;
+        Got g = {};
+        JobCmdSink sink = sink_of(&g);
+        JobCmdSubmit *pending = NULL;
+        ClassAd **jobs = NULL, **msgs = NULL;
+        size_t n = 0, n_msgs = 0;
+        ConfigError err = {};
+        char *text = NULL;
+        int r;
+
+        /* 3000 jobs of 600 bytes of arguments each: two frames at least. */
+        CU_ASSERT_FATAL(asprintf(&text,
+                                 "executable = /bin/echo\nuniverse = vanilla\narguments = %0600d $(Process)\n"
+                                 "request_memory = 64\nqueue 3000\n",
+                                 7) > 0);
+        r = config_submit_parse_string(text, "<test>", NULL, &(ConfigSubmitOptions) { .owner = "alice", .iwd = "/tmp" },
+                                       &jobs, &n, &err);
+        free(text);
+        GLEAN_TEST_CHECK_FATAL(r == 0 && n == 3000, "submit text: %d %s", r, err.msg);
+        CU_ASSERT_EQUAL_FATAL(jobcmd_submit_messages(jobs, n, 5, &msgs, &n_msgs), 0);
+        CU_ASSERT(n_msgs >= 2);
+
+        qt_open(&t, new_db(), NULL);
+        for (size_t i = 0; i < n_msgs; i++) {
+                char *payload = classad_unparse(msgs[i]);
+                ClassAd *again = NULL;
+                GleanCommand cmd;
+                CU_ASSERT_FATAL(payload != NULL);
+                CU_ASSERT(strlen(payload) < GLEAN_FRAME_MAX);
+                CU_ASSERT_EQUAL_FATAL(glean_msg_parse(payload, strlen(payload), &again, &cmd, NULL, 0), 0);
+                r = jobcmd_submit(&pending, t.q, qt_user("alice"), again, QT_T0, &sink);
+                CU_ASSERT_EQUAL(r, i + 1 == n_msgs ? 1 : 0);
+                classad_free(again);
+                free(payload);
+        }
+        CU_ASSERT_EQUAL_FATAL(g.n, 1);
+        CU_ASSERT_TRUE(ok_of(g.replies[0]));
+        CU_ASSERT_EQUAL(qt_int(g.replies[0], "NumProcs"), 3000);
+        CU_ASSERT_EQUAL(queue_size(t.q), 3000);
+        /* Each job's ad has what it was submitted with. */
+        for (size_t i = 0; i < n; i += 999) {
+                Job *j = qt_job(t.q, 1, (int64_t) i);
+                ClassAdIter it = classad_iter(jobs[i]);
+                const char *name;
+                char *e1 = NULL;
+
+                CU_ASSERT_PTR_NOT_NULL_FATAL(j);
+                while (classad_iter_next(&it, &name, &e1)) {
+                        static const char *const managed[] = { "ClusterId", "ProcId", "Owner", "QDate", "JobStatus",
+                                                               "EnteredCurrentStatus", NULL };
+                        bool skip = false;
+                        for (const char *const *m = managed; *m; m++)
+                                skip = skip || strcasecmp(*m, name) == 0;
+                        if (!skip) {
+                                char *e2 = classad_unparse_attr(j->ad, name);
+                                GLEAN_TEST_CHECK(e2 && strcmp(e1, e2) == 0, "job %zu: %s = %s, was %s", i, name,
+                                                 e2 ? e2 : "(absent)", e1);
+                                free(e2);
+                        }
+                        free(e1);
+                }
+        }
+        glean_ad_list_free(msgs, n_msgs);
+        config_submit_free(jobs, n);
+        got_clear(&g);
+        qt_close(&t);
+}
+
+/* ---- Query, History ---- */
+
+static void test_query(void) {
+        QT t;
+        Got g = {};
+        JobCmdSink sink = sink_of(&g);
+        ClassAd *req, **ads = NULL;
+        char big[1100];
+        int64_t count;
+        size_t n;
+
+        qt_open(&t, new_db(), NULL);
+        memset(big, 'q', sizeof(big) - 1);
+        big[sizeof(big) - 1] = 0;
+        {
+                char extra[1200];
+                snprintf(extra, sizeof(extra), "Payload = \"%s\"", big);
+                qt_submit(t.q, "alice", extra, 2500, QT_T0);
+        }
+        qt_submit(t.q, "bob", "", 10, QT_T0);
+
+        /* Everything: in pieces under the frame limit. */
+        req = request("[ Command = \"Query\"; RequestId = 3 ]");
+        CU_ASSERT_EQUAL(jobcmd_query(t.q, req, &sink), 0);
+        classad_free(req);
+        CU_ASSERT(g.n >= 3);
+        CU_ASSERT(g.max_len < GLEAN_FRAME_MAX);
+        n = listing(&g, "Ads", &ads, &count);
+        CU_ASSERT_EQUAL(n, 2510);
+        CU_ASSERT_EQUAL(count, 2510);
+        CU_ASSERT_EQUAL(qt_int(g.replies[g.n - 1], "RequestId"), 3);
+        CU_ASSERT_EQUAL(qt_int(ads[2509], "ClusterId"), 2);
+        CU_ASSERT_EQUAL(qt_int(ads[2509], "ProcId"), 9);
+        glean_ad_list_free(ads, n);
+        got_clear(&g);
+
+        /* Ids, Constraint, Attrs, Limit. */
+        req = request("[ Command = \"Query\"; Ids = \"2, 1.7\"; Constraint = \"ProcId < 8\"; "
+                      "Attrs = \"ClusterId ProcId Owner NoSuch\"; Limit = 5 ]");
+        CU_ASSERT_EQUAL(jobcmd_query(t.q, req, &sink), 0);
+        classad_free(req);
+        n = listing(&g, "Ads", &ads, &count);
+        CU_ASSERT_EQUAL(count, 9);
+        CU_ASSERT_EQUAL_FATAL(n, 5);
+        CU_ASSERT_EQUAL(classad_size(ads[0]), 3);
+        CU_ASSERT_STRING_EQUAL(qt_str(ads[0], "Owner"), "bob");
+        CU_ASSERT_FALSE(classad_has(ads[0], "Cmd"));
+        glean_ad_list_free(ads, n);
+        got_clear(&g);
+
+        /* Count only. */
+        req = request("[ Command = \"Query\"; Constraint = \"Owner == \\\"bob\\\"\"; Limit = 0 ]");
+        CU_ASSERT_EQUAL(jobcmd_query(t.q, req, &sink), 0);
+        classad_free(req);
+        n = listing(&g, "Ads", &ads, &count);
+        CU_ASSERT_EQUAL(n, 0);
+        CU_ASSERT_EQUAL(count, 10);
+        glean_ad_list_free(ads, n);
+        got_clear(&g);
+
+        /* Malformed. */
+        static const char *const bad[] = {
+                "[ Command = \"Query\"; Constraint = \"ProcId <\" ]",
+                "[ Command = \"Query\"; Ids = \"1.x\" ]",
+                "[ Command = \"Query\"; Attrs = \"Owner; Cmd\" ]",
+        };
+        static const char *const reason[] = { "Constraint: column", "Ids: '1.x' is not a job id",
+                                              "Attrs: 'Owner;' is not an attribute name" };
+        for (size_t i = 0; i < 3; i++) {
+                req = request(bad[i]);
+                CU_ASSERT_EQUAL(jobcmd_query(t.q, req, &sink), 0);
+                classad_free(req);
+                CU_ASSERT_EQUAL_FATAL(g.n, 1);
+                GLEAN_TEST_CHECK(!ok_of(g.replies[0]) && strstr(qt_str(g.replies[0], "Reason"), reason[i]),
+                                 "%s: %s", bad[i], qt_str(g.replies[0], "Reason"));
+                got_clear(&g);
+        }
+
+        /* History: newest first, Limit. */
+        for (int p = 0; p < 10; p++)
+                CU_ASSERT_EQUAL(queue_job_remove(t.q, qt_user("bob"), (JobId) { 2, p }, NULL, QT_T0 + p, NULL, NULL,
+                                                 0),
+                                0);
+        req = request("[ Command = \"History\"; Constraint = \"ProcId != 9\"; Attrs = \"ProcId JobStatus\"; Limit = 4 ]");
+        CU_ASSERT_EQUAL(jobcmd_history(t.q, req, &sink), 0);
+        classad_free(req);
+        n = listing(&g, "Ads", &ads, &count);
+        CU_ASSERT_EQUAL_FATAL(n, 4);
+        CU_ASSERT_EQUAL(count, 4);
+        CU_ASSERT_EQUAL(qt_int(ads[0], "ProcId"), 8);
+        CU_ASSERT_EQUAL(qt_int(ads[0], "JobStatus"), JOB_REMOVED);
+        glean_ad_list_free(ads, n);
+        got_clear(&g);
+        req = request("[ Command = \"History\"; Ids = \"2.3 2.5\" ]");
+        CU_ASSERT_EQUAL(jobcmd_history(t.q, req, &sink), 0);
+        classad_free(req);
+        n = listing(&g, "Ads", &ads, &count);
+        CU_ASSERT_EQUAL(n, 2);
+        glean_ad_list_free(ads, n);
+        got_clear(&g);
+        qt_close(&t);
+}
+
+/* ---- JobAction ---- */
+
+static void test_job_action(void) {
+        QT t;
+        Got g = {};
+        JobCmdSink sink = sink_of(&g);
+        ClassAd *req, **ads = NULL;
+        int64_t count;
+        size_t n;
+        int r;
+
+        qt_open(&t, new_db(), NULL);
+        qt_submit(t.q, "alice", "", 3, QT_T0);
+        qt_submit(t.q, "bob", "", 2, QT_T0);
+        CU_ASSERT_EQUAL(queue_job_start(t.q, (JobId) { 1, 1 }, "claim-1", "slot1@h", QT_T0), 0);
+
+        /* alice: her own 1.x, bob's 2.0 refused, 7 not there. */
+        req = request("[ Command = \"JobAction\"; Action = \"Hold\"; Ids = \"1 2.0 7\"; Reason = \"later\" ]");
+        r = jobcmd_job_action(t.q, qt_user("alice"), req, QT_T0 + 1, &sink);
+        classad_free(req);
+        CU_ASSERT_EQUAL(r, 1);
+        n = listing(&g, "Results", &ads, &count);
+        CU_ASSERT_EQUAL(count, 3);
+        CU_ASSERT_EQUAL_FATAL(n, 5);
+        CU_ASSERT_FALSE(ok_of(g.replies[g.n - 1]));
+        CU_ASSERT_STRING_EQUAL(qt_str(ads[0], "Id"), "1.0");
+        CU_ASSERT_TRUE(ok_of(ads[0]));
+        CU_ASSERT_STRING_EQUAL(qt_str(ads[3], "Id"), "2.0");
+        CU_ASSERT_FALSE(ok_of(ads[3]));
+        CU_ASSERT_STRING_EQUAL(qt_str(ads[3], "Reason"), "job 2.0 belongs to bob");
+        CU_ASSERT_STRING_EQUAL(qt_str(ads[4], "Id"), "7");
+        CU_ASSERT_STRING_EQUAL(qt_str(ads[4], "Reason"), "cluster 7 has no job in the queue");
+        CU_ASSERT_EQUAL(g.vacates, 1);
+        CU_ASSERT_STRING_EQUAL(g.vacated[0], "claim-1");
+        CU_ASSERT_EQUAL(qt_job(t.q, 1, 1)->status, JOB_HELD);
+        CU_ASSERT_STRING_EQUAL(qt_str(qt_job(t.q, 1, 1)->ad, "HoldReason"), "later");
+        CU_ASSERT_EQUAL(qt_job(t.q, 2, 0)->status, JOB_IDLE);
+        glean_ad_list_free(ads, n);
+        got_clear(&g);
+
+        /* A constraint passes over others' jobs; all of one's own: Ok. */
+        req = request("[ Command = \"JobAction\"; Action = \"Release\"; Constraint = \"true\" ]");
+        r = jobcmd_job_action(t.q, qt_user("alice"), req, QT_T0 + 2, &sink);
+        classad_free(req);
+        CU_ASSERT_EQUAL(r, 1);
+        n = listing(&g, "Results", &ads, &count);
+        CU_ASSERT_EQUAL(n, 3);
+        CU_ASSERT_EQUAL(count, 3);
+        CU_ASSERT_TRUE(ok_of(g.replies[g.n - 1]));
+        glean_ad_list_free(ads, n);
+        got_clear(&g);
+
+        /* root: SetPrio and Remove of anyone's. */
+        req = request("[ Command = \"JobAction\"; Action = \"SetPrio\"; Prio = 7; Ids = \"2.1\" ]");
+        CU_ASSERT_EQUAL(jobcmd_job_action(t.q, qt_admin(), req, QT_T0 + 3, &sink), 1);
+        classad_free(req);
+        CU_ASSERT_EQUAL(qt_int(qt_job(t.q, 2, 1)->ad, "JobPrio"), 7);
+        got_clear(&g);
+        req = request("[ Command = \"JobAction\"; Action = \"Remove\"; Constraint = \"Owner == \\\"bob\\\"\" ]");
+        CU_ASSERT_EQUAL(jobcmd_job_action(t.q, qt_admin(), req, QT_T0 + 3, &sink), 1);
+        classad_free(req);
+        CU_ASSERT_EQUAL(queue_size(t.q), 3);
+        got_clear(&g);
+
+        /* Vacate is the daemon's; a missing target; a bad action. */
+        req = request("[ Command = \"JobAction\"; Action = \"Vacate\"; Ids = \"1\" ]");
+        CU_ASSERT_EQUAL(jobcmd_job_action(t.q, qt_admin(), req, QT_T0, &sink), -EOPNOTSUPP);
+        classad_free(req);
+        CU_ASSERT_EQUAL(g.n, 0);
+        req = request("[ Command = \"JobAction\"; Action = \"Remove\" ]");
+        CU_ASSERT_EQUAL(jobcmd_job_action(t.q, qt_admin(), req, QT_T0, &sink), 0);
+        classad_free(req);
+        CU_ASSERT_FALSE(ok_of(g.replies[0]));
+        got_clear(&g);
+        qt_close(&t);
+}
+
+/* ---- UserPrio, Wait ---- */
+
+static void test_user_prio(void) {
+        QT t;
+        Got g = {};
+        JobCmdSink sink = sink_of(&g);
+        ClassAd *req, **ads = NULL;
+        int64_t count;
+        size_t n;
+
+        qt_open(&t, new_db(), NULL);
+        CU_ASSERT_EQUAL(acct_ensure(t.a, "alice@" QT_DOMAIN, QT_T0), 1);
+        req = request("[ Command = \"UserPrio\"; Action = \"setfactor\"; Submitter = \"alice@pool.example\"; Value = 10 ]");
+        CU_ASSERT_EQUAL(jobcmd_user_prio(t.a, qt_user("alice"), req, QT_T0, &sink), 0);
+        CU_ASSERT_FALSE(ok_of(g.replies[0]));
+        CU_ASSERT_STRING_EQUAL(qt_str(g.replies[0], "Reason"), "only root and ADMINISTRATORS may setfactor");
+        got_clear(&g);
+        CU_ASSERT_EQUAL(jobcmd_user_prio(t.a, qt_admin(), req, QT_T0, &sink), 1);
+        CU_ASSERT_TRUE(ok_of(g.replies[0]));
+        classad_free(req);
+        got_clear(&g);
+        req = request("[ Command = \"UserPrio\"; Action = \"setfactor\"; Submitter = \"nobody@x\"; Value = 10 ]");
+        CU_ASSERT_EQUAL(jobcmd_user_prio(t.a, qt_admin(), req, QT_T0, &sink), 0);
+        CU_ASSERT_STRING_EQUAL(qt_str(g.replies[0], "Reason"), "nobody@x is not in the accounts");
+        classad_free(req);
+        got_clear(&g);
+
+        req = request("[ Command = \"UserPrio\" ]");
+        CU_ASSERT_EQUAL(jobcmd_user_prio(t.a, qt_user("bob"), req, QT_T0, &sink), 0);
+        classad_free(req);
+        n = listing(&g, "Ads", &ads, &count);
+        CU_ASSERT_EQUAL(count, (int64_t) n);
+        {
+                bool found = false;
+                for (size_t i = 0; i < n; i++)
+                        if (strcmp(qt_str(ads[i], "Name"), "alice@" QT_DOMAIN) == 0) {
+                                found = true;
+                                CU_ASSERT_DOUBLE_EQUAL(qt_real(ads[i], "PriorityFactor"), 10, 0);
+                                CU_ASSERT_DOUBLE_EQUAL(qt_real(ads[i], "EffectivePriority"), 5, 1e-9);
+                        }
+                CU_ASSERT_TRUE(found);
+        }
+        glean_ad_list_free(ads, n);
+        got_clear(&g);
+        qt_close(&t);
+}
+
+static void test_wait(void) {
+        QT t;
+        Got g = {};
+        JobCmdSink sink = sink_of(&g);
+        ClassAd *req = request("[ Command = \"Wait\"; Id = \"1.0\"; RequestId = 9 ]"), *ad = NULL;
+
+        qt_open(&t, new_db(), NULL);
+        qt_submit(t.q, "alice", "", 1, QT_T0);
+        CU_ASSERT_EQUAL(jobcmd_wait_done(t.q, (JobId) { 1, 0 }, req, &sink), 0);
+        CU_ASSERT_EQUAL(g.n, 0);
+        CU_ASSERT_EQUAL(queue_job_remove(t.q, qt_user("alice"), (JobId) { 1, 0 }, NULL, QT_T0, NULL, NULL, 0), 0);
+        CU_ASSERT_EQUAL(jobcmd_wait_done(t.q, (JobId) { 1, 0 }, req, &sink), 1);
+        CU_ASSERT_EQUAL_FATAL(g.n, 1);
+        CU_ASSERT_TRUE(ok_of(g.replies[0]));
+        CU_ASSERT_EQUAL_FATAL(glean_msg_get_ad(g.replies[0], "Ad", &ad), 0);
+        CU_ASSERT_EQUAL(qt_int(ad, "JobStatus"), JOB_REMOVED);
+        classad_free(ad);
+        got_clear(&g);
+        CU_ASSERT_EQUAL(jobcmd_wait_done(t.q, (JobId) { 5, 0 }, req, &sink), 1);
+        CU_ASSERT_FALSE(ok_of(g.replies[0]));
+        got_clear(&g);
+        classad_free(req);
+        qt_close(&t);
+}
+
+static int suite_init(void) {
+        return qt_mkdtemp(tmpdir, sizeof(tmpdir));
+}
+
+static int suite_cleanup(void) {
+        return qt_rmtree(tmpdir);
+}
+
+static CU_TestInfo tests[] = {
+        { "submit_parts", test_submit_parts },
+        { "submit_messages", test_submit_messages },
+        { "query", test_query },
+        { "job_action", test_job_action },
+        { "user_prio", test_user_prio },
+        { "wait", test_wait },
+        CU_TEST_INFO_NULL,
+};
+
+static CU_SuiteInfo suites[] = {
+        { "jobcmd", suite_init, suite_cleanup, NULL, NULL, tests },
+        CU_SUITE_INFO_NULL,
+};
+
+int main(int argc, char **argv) {
+        return glean_test_main(argc, argv, suites);
+}
