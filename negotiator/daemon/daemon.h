@@ -103,7 +103,7 @@ struct Conn {
         double hello_at;        /* when its Hello came: slots it did not advertise since are gone */
         bool dead;              /* dropped by the post work, after a last flush */
         bool flushing;          /* output waits for the socket (EPOLLOUT) */
-        void *submit;           /* a multi-part Submit in progress (users.c) */
+        struct JobCmdSubmit *submit; /* a multi-part Submit in progress (jobcmd_submit) */
 };
 
 /* The collector's record of one slot: the latest ad its agent sent. */
@@ -242,6 +242,7 @@ int nego_net_start(Nego *n);
 void nego_net_stop(Nego *n);
 /* Queues msg for c (sent after the batch commits). -EPIPE when c is dead. */
 int nego_send(Conn *c, const ClassAd *msg);
+int nego_send_text(Conn *c, const char *text, size_t len); /* a message already unparsed */
 /* Marks c to be dropped by the post work (after a last flush); logs why
  * when why is non-NULL. */
 void nego_conn_fail(Conn *c, const char *why);

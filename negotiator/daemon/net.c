@@ -104,9 +104,15 @@ int nego_send(Conn *c, const ClassAd *msg) {
         char *text = classad_unparse(msg);
         if (!text)
                 return -ENOMEM;
-        size_t len = strlen(text);
+        int r = nego_send_text(c, text, strlen(text));
+        free(text);
+        return r;
+}
+
+int nego_send_text(Conn *c, const char *text, size_t len) {
+        if (c->dead)
+                return -EPIPE;
         if (len == 0 || len > GLEAN_FRAME_MAX) {
-                free(text);
                 glean_log(LOG_ERR, NULL, NULL, 0, "a message of %zu bytes does not fit a frame; not sent", len);
                 return -EMSGSIZE;
         }
@@ -143,7 +149,6 @@ int nego_send(Conn *c, const ClassAd *msg) {
                         c->out_len = need;
                 }
         }
-        free(text);
         if (r == -ENOBUFS)
                 nego_conn_fail(c, "it does not read its messages");
         else if (r < 0)

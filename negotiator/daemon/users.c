@@ -55,37 +55,42 @@ static char *get_string(const ClassAd *ad, const char *name) {
 
 /* ---- Wait ---- */
 
+static int sink_send(void *userdata, const char *payload, size_t len) {
+        return nego_send_text(userdata, payload, len);
+}
+
+static void sink_vacate(void *userdata, const Job *job, const char *claim_id, const char *reason) {
+        Conn *c = userdata;
+        Claim *cl = nego_claim(c->nego, claim_id);
+        (void) job;
+        if (cl)
+                nego_claim_vacate(c->nego, cl, false, reason ? reason : "removed or held");
+}
+
+static JobCmdSink sink_of(Conn *c) {
+        return (JobCmdSink){ .send = sink_send, .vacate = sink_vacate, .userdata = c };
+}
+
+/* 1 when the job left the queue (and the Reply went), 0 while it is there. */
 static int wait_answer(Nego *n, Conn *c, const ClassAd *req, JobId id) {
-        ClassAd *ad = NULL, *extra = NULL;
-        int r = queue_history_find(n->queue, id, &ad);
-        if (r < 0) {
-                char why[96];
-                snprintf(why, sizeof why, "job %" PRId64 ".%" PRId64 " left the queue and is not in the history",
-                         id.cluster, id.proc);
-                return reply(c, req, false, why, "ENOENT", NULL);
-        }
-        r = classad_new(&extra);
-        if (r >= 0)
-                r = glean_msg_set_ad(extra, "Ad", ad);
-        if (r >= 0)
-                r = reply(c, req, true, NULL, NULL, extra);
-        classad_free(extra);
-        classad_free(ad);
-        return r;
+        JobCmdSink sink = sink_of(c);
+        return jobcmd_wait_done(n->queue, id, req, &sink);
 }
 
 static int on_wait(Nego *n, Conn *c, const ClassAd *req, const QueueRequester *who) {
         char *text = get_string(req, "Id");
         JobId id;
         double timeout = -1;
-        int r = text ? job_id_parse(text, &id) : -EINVAL;
-        free(text);
-        if (r < 0 || id.proc < 0)
+        if ((text ? job_id_parse(text, &id) : -EINVAL) < 0 || id.proc < 0) {
+                free(text);
                 return refuse(c, req, who, "Wait", "EINVAL", "Id must be a job id C.P");
+        }
+        free(text);
         if (classad_eval_real(req, "Timeout", GLEAN_CA_MODE, &timeout) < 0)
                 timeout = -1;
-        if (!queue_find(n->queue, id))
-                return wait_answer(n, c, req, id);
+        int r = wait_answer(n, c, req, id);
+        if (r != 0)
+                return r < 0 ? r : 0;
         Waiter *w = calloc(1, sizeof *w);
         if (!w || classad_copy(req, &w->req) < 0) {
                 free(w);
@@ -105,8 +110,8 @@ void nego_waiters_check(Nego *n, double now) {
                 bool done = true;
                 if (!c)
                         ;
-                else if (!queue_find(n->queue, w->job))
-                        wait_answer(n, c, w->req, w->job);
+                else if (wait_answer(n, c, w->req, w->job) != 0)
+                        ;
                 else if (w->deadline > 0 && now >= w->deadline)
                         reply(c, w->req, false, "the job is still in the queue", "ETIMEDOUT", NULL);
                 else
@@ -141,7 +146,7 @@ void nego_user_gone(Conn *c) {
                 classad_free(w->req);
                 free(w);
         }
-        jobcmd_session_free(c->submit);
+        jobcmd_submit_free(c->submit);
         c->submit = NULL;
 }
 
@@ -327,24 +332,36 @@ out:
 
 /* ---- the queue's commands ---- */
 
-static int job_sink_send(void *userdata, const ClassAd *msg) {
-        return nego_send(userdata, msg);
-}
-
-static void job_sink_vacate(void *userdata, const char *claim_id, const char *reason) {
-        Conn *c = userdata;
-        Claim *cl = nego_claim(c->nego, claim_id);
-        if (cl)
-                nego_claim_vacate(c->nego, cl, false, reason);
-}
-
 static int on_jobcmd(Nego *n, Conn *c, const ClassAd *req, GleanCommand cmd, const QueueRequester *who) {
-        JobCmdSink sink = { .send = job_sink_send, .vacate = job_sink_vacate, .userdata = c };
-        JobCmdSession **session = (JobCmdSession **) &c->submit;
+        JobCmdSink sink = sink_of(c);
+        double now = nego_now();
+        int r;
+        /* Inside the iteration's batch: what acknowledges a change leaves
+         * after the commit (the post work), as everything we send. */
         nego_batch(n);
-        int r = jobcmd_handle(n->queue, n->acct, who, req, cmd, session, &sink, nego_now());
-        if (cmd == GLEAN_CMD_SUBMIT && r > 0)
-                nego_want_cycle(n);
+        switch (cmd) {
+        case GLEAN_CMD_SUBMIT:
+                r = jobcmd_submit(&c->submit, n->queue, who, req, now, &sink);
+                if (r > 0)
+                        nego_want_cycle(n);
+                break;
+        case GLEAN_CMD_QUERY:
+                r = jobcmd_query(n->queue, req, &sink);
+                break;
+        case GLEAN_CMD_HISTORY:
+                r = jobcmd_history(n->queue, req, &sink);
+                break;
+        case GLEAN_CMD_JOB_ACTION:
+                r = jobcmd_job_action(n->queue, who, req, now, &sink);
+                if (r > 0)
+                        nego_want_cycle(n); /* a release */
+                break;
+        case GLEAN_CMD_USER_PRIO:
+                r = jobcmd_user_prio(n->acct, who, req, now, &sink);
+                break;
+        default:
+                r = -EOPNOTSUPP;
+        }
         return r < 0 ? r : 0;
 }
 
