@@ -1239,6 +1239,99 @@ static void test_exit_while_away(void) {
         rig_done(&r, false);
 }
 
+/* rm and hold of running jobs: their claims are deactivated, and they settle when the agent reports the end;
+ * the agent's out-of-memory hold. */
+static void test_rm_hold(void) {
+        Rig r;
+        Agent a;
+        CU_ASSERT_FATAL(rig_init(&r, NULL));
+        CU_ASSERT_FATAL(rig_start(&r));
+        CU_ASSERT_FATAL(agent_connect(&a, &r, "fake9"));
+        agent_slot(&a, "slot1", "Unclaimed", "Idle", NULL);
+        agent_slot(&a, "slot2", "Unclaimed", "Idle", NULL);
+        int u = user_connect(&r);
+        int64_t c = user_submit(u, 3);
+        CU_ASSERT_FATAL(c > 0);
+        char *claims[2] = { NULL, NULL };
+        int64_t procs[2] = { -1, -1 };
+        for (int i = 0; i < 2; i++) {
+                ClassAd *req = agent_expect(&a, GLEAN_CMD_REQUEST_CLAIM, 10), *job = NULL;
+                CU_ASSERT_FATAL(req != NULL);
+                char *slot = NULL;
+                classad_eval_string(req, "Slot", MODE, &slot);
+                claims[i] = agent_grant(&a, req, slot && strncmp(slot, "slot1", 5) == 0 ? "slot1" : "slot2", 30);
+                free(slot);
+                classad_free(req);
+                ClassAd *act = agent_expect(&a, GLEAN_CMD_ACTIVATE_CLAIM, 5);
+                CU_ASSERT_FATAL(act != NULL);
+                glean_msg_get_ad(act, "JobAd", &job);
+                procs[i] = ad_int(job, "ProcId");
+                classad_free(job);
+                agent_reply(&a, act, true, NULL);
+                classad_free(act);
+        }
+        /* rm of the first: Deactivate; Removed once its end is reported. */
+        char text[512];
+        snprintf(text, sizeof text,
+                 "[ Command = \"JobAction\"; RequestId = 51; Action = \"Remove\"; Ids = \"%" PRId64 ".%" PRId64 "\" ]",
+                 c, procs[0]);
+        ClassAd *m = user_call(u, text);
+        GLEAN_TEST_CHECK(reply_ok(m) && ad_int(m, "Count") == 1, "rm of a running job: Ok");
+        classad_free(m);
+        m = agent_expect(&a, GLEAN_CMD_DEACTIVATE, 5);
+        char *id = NULL;
+        if (m) {
+                classad_eval_string(m, "ClaimId", MODE, &id);
+                agent_reply(&a, m, true, NULL);
+        }
+        GLEAN_TEST_CHECK(id && strcmp(id, claims[0]) == 0, "its claim is deactivated");
+        free(id);
+        classad_free(m);
+        snprintf(text, sizeof text,
+                 "[ Command = \"JobExit\"; ClaimId = \"%s\"; ExitBySignal = true; ExitSignal = 15; "
+                 "RemoteWallClockTime = 1.0; Reason = \"deactivated\" ]",
+                 claims[0]);
+        agent_send_text(&a, text);
+        snprintf(text, sizeof text, "[ Command = \"Wait\"; RequestId = 52; Id = \"%" PRId64 ".%" PRId64 "\"; Timeout = 5 ]",
+                 c, procs[0]);
+        ClassAd *w = NULL, *hist = NULL;
+        CU_ASSERT(glean_frame_write(u, text, strlen(text), 5000) >= 0);
+        agent_expect(&a, GLEAN_CMD_RELEASE, 2); /* answered on the way */
+        GleanCommand cmd;
+        char why[256];
+        glean_msg_recv(u, 5000, &w, &cmd, why, sizeof why);
+        if (w)
+                glean_msg_get_ad(w, "Ad", &hist);
+        GLEAN_TEST_CHECK(ad_int(hist, "JobStatus") == 3, "the removed job is in the history as Removed: %" PRId64,
+                         ad_int(hist, "JobStatus"));
+        classad_free(hist);
+        classad_free(w);
+        /* The second: the agent held it (out of memory). */
+        snprintf(text, sizeof text,
+                 "[ Command = \"JobExit\"; ClaimId = \"%s\"; ExitBySignal = true; ExitSignal = 9; "
+                 "RemoteWallClockTime = 1.0; ResidentSetSize = 600000; Hold = true; "
+                 "HoldReason = \"out of memory: the job used more than its slot's 512 MB\"; "
+                 "Reason = \"out of memory: the job used more than its slot's 512 MB\" ]",
+                 claims[1]);
+        agent_send_text(&a, text);
+        GLEAN_TEST_CHECK(wait_status(u, c, procs[1], 5, 5), "the job the agent held is Held");
+        ClassAd *job = user_job(u, c, procs[1]);
+        char *hr = NULL;
+        if (job)
+                classad_eval_string(job, "HoldReason", MODE, &hr);
+        GLEAN_TEST_CHECK(ad_int(job, "HoldReasonCode") == 34 && hr && strstr(hr, "out of memory"),
+                         "HoldReasonCode 34 and the agent's reason: %" PRId64 " %s", ad_int(job, "HoldReasonCode"),
+                         hr ? hr : "");
+        free(hr);
+        classad_free(job);
+        GLEAN_TEST_CHECK(log_has(&r, "held: out of memory", 2), "a hold record");
+        free(claims[0]);
+        free(claims[1]);
+        close(u);
+        agent_close(&a);
+        rig_done(&r, false);
+}
+
 static CU_TestInfo tests[] = {
         { "transport", test_transport },
         { "job runs, claim reused", test_job_runs },
@@ -1249,6 +1342,7 @@ static CU_TestInfo tests[] = {
         { "vacate, drain", test_vacate_and_forward },
         { "preemption by rank", test_preempt_rank },
         { "exits while away", test_exit_while_away },
+        { "rm and hold of running jobs", test_rm_hold },
         { "sd_notify", test_notify },
         CU_TEST_INFO_NULL,
 };
