@@ -1121,7 +1121,9 @@ static void test_preempt_rank(void) {
                  claim2 ? claim2 : "");
         agent_reply(&a, req, true, grant);
         classad_free(req);
-        GLEAN_TEST_CHECK(!agent_expect(&a, GLEAN_CMD_ACTIVATE_CLAIM, 1.5), "nothing is activated while the job runs");
+        ClassAd *early = agent_expect(&a, GLEAN_CMD_ACTIVATE_CLAIM, 1.5);
+        GLEAN_TEST_CHECK(!early, "nothing is activated while the job runs");
+        classad_free(early);
         /* The agent evicts the running job, then the slot is the new claim's. */
         agent_send_text(&a, "[ Command = \"Event\"; Slot = \"slot1\"; State = \"Preempting\"; Activity = \"Vacating\" ]");
         snprintf(text, sizeof text,
@@ -1296,7 +1298,7 @@ static void test_rm_hold(void) {
                  c, procs[0]);
         ClassAd *w = NULL, *hist = NULL;
         CU_ASSERT(glean_frame_write(u, text, strlen(text), 5000) >= 0);
-        agent_expect(&a, GLEAN_CMD_RELEASE, 2); /* answered on the way */
+        classad_free(agent_expect(&a, GLEAN_CMD_RELEASE, 2)); /* answered on the way */
         GleanCommand cmd;
         char why[256];
         glean_msg_recv(u, 5000, &w, &cmd, why, sizeof why);
