@@ -111,9 +111,25 @@ static bool rig_init(Rig *r, const char *extra) {
         return true;
 }
 
+/* Daemons still running when the program ends (a test that failed half-way) are killed. */
+static pid_t started[64];
+
+static void kill_leftovers(void) {
+        for (size_t i = 0; i < sizeof started / sizeof *started; i++)
+                if (started[i] > 0 && waitpid(started[i], NULL, WNOHANG) == 0) {
+                        kill(started[i], SIGKILL);
+                        waitpid(started[i], NULL, 0);
+                }
+}
+
 static bool rig_start(Rig *r) {
         unlink(r->portfile);
         r->pid = fork();
+        for (size_t i = 0; r->pid > 0 && i < sizeof started / sizeof *started; i++)
+                if (started[i] <= 0 || waitpid(started[i], NULL, WNOHANG) != 0) {
+                        started[i] = r->pid;
+                        break;
+                }
         if (r->pid == 0) {
                 int fd = open(r->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
                 if (fd >= 0) {
@@ -1356,6 +1372,7 @@ static CU_SuiteInfo suites[] = {
 
 int main(int argc, char **argv) {
         signal(SIGPIPE, SIG_IGN);
+        atexit(kill_leftovers);
         if (access(nego_bin(), X_OK) != 0)
                 return glean_test_skip("%s is not built", nego_bin());
         return glean_test_main(argc, argv, suites);
