@@ -536,11 +536,12 @@ void nego_claim_job_exit(Nego *n, Conn *from, const ClassAd *msg) {
         c->state = CLAIM_WAITING;
         SlotRec *s = nego_slot(n, c->slot);
         bool worklife = n->k.claim_worklife < 0 || now - c->first_start < (double) n->k.claim_worklife;
-        if (evicted || c->release || !worklife || n->stopping || !s) {
+        if (evicted || c->release || !worklife || n->stopping || !s || c->gone_since > 0) {
                 const char *why = evicted ? "its job was evicted"
                                   : c->release ? "its job was removed or held"
                                   : !worklife ? "CLAIM_WORKLIFE is over"
-                                              : "the slot is gone";
+                                  : s && c->gone_since == 0 ? "the central manager is stopping"
+                                                            : "the agent no longer has it";
                 claim_end(n, c, true, why);
                 return;
         }
@@ -588,19 +589,25 @@ out:
         free(id);
 }
 
+/* The agent advertises the claim's slot without it: its JobExit may still
+ * come (an agent sends what it kept while away after its slot ads), else
+ * the claim is lost after NEGOTIATOR_TIMEOUT (nego_claims_tick). */
+static void claim_gone(Claim *c) {
+        if (c->gone_since == 0)
+                c->gone_since = nego_now();
+}
+
 /* A claim to relearn (after our restart) and what its agent says of its
  * slot now: the job runs on (the claim is ours again), or it ended while we
- * were away (its exit is lost: requeued), or the claim is not there. */
+ * were away (its exit follows, or it was lost: requeued), or the claim is
+ * not there (the same). */
 static void relearn(Nego *n, Claim *c, SlotRec *s) {
         char state[32] = "", act[32] = "";
         if (s) {
                 nego_slot_state(s, state, sizeof state, act, sizeof act);
-                if (strcmp(state, "Claimed") != 0 && strcmp(state, "Preempting") != 0) {
-                        nego_claim_lost(n, c, "its agent advertises the slot without the claim");
-                        return;
-                }
-                if (s->claim_id && strcmp(s->claim_id, c->id) != 0) {
-                        nego_claim_lost(n, c, "its agent advertises the slot under another claim");
+                if ((strcmp(state, "Claimed") != 0 && strcmp(state, "Preempting") != 0) ||
+                    (s->claim_id && strcmp(s->claim_id, c->id) != 0)) {
+                        claim_gone(c);
                         return;
                 }
                 s->held = c;
@@ -634,8 +641,10 @@ void nego_claim_seen(Nego *n, Conn *from, SlotRec *s, const char *claim_id) {
         Claim *c = claim_id ? nego_claim(n, claim_id) : NULL;
         if (c && strcasecmp(c->machine, from->machine) != 0)
                 c = NULL;
-        if (c)
+        if (c) {
                 c->alive_until = nego_now() + c->lease;
+                c->gone_since = 0;
+        }
         /* The claims still to relearn that name this slot (or this claim id). */
         if (n->relearning > 0) {
                 size_t total = glean_strmap_size(n->claims), k = 0, pos = 0;
@@ -684,7 +693,7 @@ void nego_claim_seen(Nego *n, Conn *from, SlotRec *s, const char *claim_id) {
         bool unclaimed = !claim_id && strcmp(state, "Claimed") != 0 && strcmp(state, "Preempting") != 0;
         bool other = claim_id && (!c || c != s->waiting);
         if (unclaimed || other)
-                nego_claim_lost(n, h, "the agent advertises the slot without the claim");
+                claim_gone(h);
 }
 
 void nego_claims_tick(Nego *n, double now) {
@@ -705,12 +714,20 @@ void nego_claims_tick(Nego *n, double now) {
                                 nego_claim_refused(n, c, "no answer");
                         continue;
                 case CLAIM_RELEARNING:
+                        if (c->gone_since > 0 && now - c->gone_since > (double) n->k.timeout) {
+                                nego_claim_lost(n, c, "its agent advertises the slot without the claim");
+                                continue;
+                        }
                         if (now > c->deadline) {
                                 nego_claim_lost(n, c, "its agent did not advertise the claim within the job lease");
                                 continue;
                         }
                         break;
                 default:
+                        if (c->gone_since > 0 && now - c->gone_since > (double) n->k.timeout) {
+                                nego_claim_lost(n, c, "its agent advertises the slot without the claim");
+                                continue;
+                        }
                         if (c->state == CLAIM_RUNNING && c->idle_since > 0 &&
                             now - c->idle_since > (double) n->k.timeout) {
                                 nego_claim_lost(n, c, "the job ended and its exit report was lost");

@@ -151,6 +151,8 @@ struct Claim {
         bool release;           /* release the claim once its job is gone */
         double idle_since;      /* RUNNING, yet its slot says Claimed/Idle since then: the job ended
                                    without a word unless its JobExit follows */
+        double gone_since;      /* its agent advertises its slot without it since then: lost unless
+                                   its JobExit follows */
 };
 
 typedef enum PendingKind {

@@ -877,7 +877,7 @@ static void test_restart_running(void) {
         /* Served for a while: keep-alives answered, claims granted, activations counted by job. */
         bool alive0 = false;
         int act[2] = { 0, 0 };
-        double end = now_mono() + 5;
+        double end = now_mono() + 8;
         while (now_mono() < end) {
                 GleanCommand cmd;
                 ClassAd *m = agent_recv(&a, 200, &cmd);
@@ -1224,34 +1224,39 @@ static void test_notify(void) {
         close(fd);
 }
 
-/* After a reconnection the slot is Claimed/Idle under our claim: its JobExit follows (it completes) or does
- * not (the job ended without a word: requeued). */
+/* After a reconnection an agent advertises its slots, then the job exits it kept while away: a slot that is
+ * Claimed/Idle under our claim, or no longer claimed, waits for that exit (the job completes), and is requeued
+ * when none comes (the job ended without a word). */
 static void test_exit_while_away(void) {
         Rig r;
         Agent a;
         CU_ASSERT_FATAL(rig_init(&r, NULL));
         CU_ASSERT_FATAL(rig_start(&r));
         CU_ASSERT_FATAL(agent_connect(&a, &r, "fake8"));
-        agent_slot(&a, "slot1", "Unclaimed", "Idle", NULL);
         int u = user_connect(&r);
-        int64_t c1 = user_submit(u, 1);
-        char *claim1 = run_one(&a, "slot1", c1);
-        CU_ASSERT_FATAL(claim1 != NULL);
-        agent_slot(&a, "slot2", "Unclaimed", "Idle", NULL);
-        int64_t c2 = user_submit(u, 1);
-        char *claim2 = run_one(&a, "slot2", c2);
-        CU_ASSERT_FATAL(claim2 != NULL);
-        GLEAN_TEST_CHECK(wait_status(u, c1, 0, 2, 5) && wait_status(u, c2, 0, 2, 5), "both run");
+        static const char *const slots[] = { "slot1", "slot2", "slot3" };
+        int64_t c[3];
+        char *claims[3];
+        for (int i = 0; i < 3; i++) {
+                agent_slot(&a, slots[i], "Unclaimed", "Idle", NULL);
+                c[i] = user_submit(u, 1);
+                claims[i] = run_one(&a, slots[i], c[i]);
+                CU_ASSERT_FATAL(claims[i] != NULL);
+                GLEAN_TEST_CHECK(wait_status(u, c[i], 0, 2, 5), "job %d runs", i);
+        }
         agent_close(&a);
         CU_ASSERT_FATAL(agent_connect(&a, &r, "fake8"));
-        agent_slot(&a, "slot1", "Claimed", "Idle", claim1);
-        agent_slot(&a, "slot2", "Claimed", "Idle", claim2);
-        agent_exit(&a, claim1, 0); /* kept while away */
-        GLEAN_TEST_CHECK(wait_status(u, c1, 0, -1, 5), "the job whose exit came completes");
-        GLEAN_TEST_CHECK(wait_status(u, c2, 0, 1, 8), "the one whose exit was lost is Idle again");
+        agent_slot(&a, "slot1", "Claimed", "Idle", claims[0]);
+        agent_slot(&a, "slot2", "Claimed", "Idle", claims[1]);
+        agent_slot(&a, "slot3", "Unclaimed", "Idle", NULL); /* its claim's lease ran out after the exit */
+        agent_exit(&a, claims[0], 0);                       /* kept while away */
+        agent_exit(&a, claims[2], 0);
+        GLEAN_TEST_CHECK(wait_status(u, c[0], 0, -1, 5), "the job whose exit came completes");
+        GLEAN_TEST_CHECK(wait_status(u, c[2], 0, -1, 5), "so does the one whose claim then ended");
+        GLEAN_TEST_CHECK(wait_status(u, c[1], 0, 1, 8), "the one whose exit was lost is Idle again");
         GLEAN_TEST_CHECK(log_has(&r, "its exit report was lost", 1), "a record saying why");
-        free(claim1);
-        free(claim2);
+        for (int i = 0; i < 3; i++)
+                free(claims[i]);
         close(u);
         agent_close(&a);
         rig_done(&r, false);
