@@ -99,6 +99,9 @@ typedef struct QCount {
 
 /* ---- queue.c ---- */
 
+/* The ad *ad copied into memory of its size (an ad built by classad_set_*
+ * starts with 4 KiB of it), replacing it. */
+int queue_fit_ad(ClassAd **ad);
 /* The job's ad from its cluster's and its own attributes. */
 int queue_make_job_ad(const ClassAd *cluster_ad, const ClassAd *proc_ad, ClassAd **ret);
 /* Sets / deletes an attribute of a job (its own attributes and its ad). */

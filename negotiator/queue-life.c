@@ -152,6 +152,11 @@ int queue_submit(JobQueue *q, const QueueRequester *who, const ClassAd *cluster,
                         classad_free(pad);
                         break;
                 }
+                r = queue_fit_ad(&pad);
+                if (r < 0) {
+                        classad_free(pad);
+                        break;
+                }
                 r = queue_insert_job(q, c, (int64_t) i, pad, NULL, NULL, why, whylen);
                 if (r < 0) {
                         if (r == -EBADMSG)

@@ -98,7 +98,8 @@ static size_t listing(const Got *g, const char *list, ClassAd ***ret, int64_t *r
                 r = glean_msg_get_ad_list(g->replies[i], list, &ads, &k);
                 GLEAN_TEST_CHECK(r == 0, "piece %zu: no %s (%d)", i, list, r);
                 all = realloc(all, (n + k + 1) * sizeof(*all));
-                memcpy(all + n, ads, k * sizeof(*ads));
+                if (k)
+                        memcpy(all + n, ads, k * sizeof(*ads));
                 n += k;
                 free(ads);
         }
