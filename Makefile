@@ -43,9 +43,10 @@ PKGS_negotiator := sqlite3
 PKGS_agent      := libnl-3.0 libnl-route-3.0 libnl-genl-3.0 libcgroup
 
 # Programs: $(BUILD)/bin/P from SRCS_P, linked with every library.
-PROGRAMS := glean glean-agent
+PROGRAMS := glean glean-agent glean-negotiator
 SRCS_glean := $(wildcard cli/*.c)
 SRCS_glean-agent := $(wildcard agent/daemon/*.c)
+SRCS_glean-negotiator := $(wildcard negotiator/daemon/*.c)
 
 # ---- build flavour -------------------------------------------------------
 
@@ -264,6 +265,7 @@ $(call objs_of,$(call lib_srcs,bpf),$(BUILD)) $(call objs_of,$(call lib_srcs,bpf
 
 # Run with the sanitizers' strictest useful settings (ignored without SAN=1).
 TEST_ENV := GLEAN=$(BUILD)/bin/glean GLEAN_AGENT=$(BUILD)/bin/glean-agent \
+            GLEAN_NEGOTIATOR=$(BUILD)/bin/glean-negotiator \
             ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:strict_string_checks=1 \
             UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 

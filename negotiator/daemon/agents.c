@@ -1,0 +1,260 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * agents.c — what comes from the agents over their sealed connections:
+ * their slot ads, the replies to what we asked (by RequestId), job exits,
+ * events, and the commands they relay for their local users. Each agent
+ * answers only for its own machine: a reply, an exit or an event about a
+ * claim of another machine is refused and logged.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "daemon.h"
+
+void nego_pending_free(Pending *p) {
+        if (!p)
+                return;
+        classad_free(p->user_req);
+        free(p);
+}
+
+int nego_agent_request(Nego *n, const char *machine, ClassAd *msg, PendingKind kind, const char *claim_id,
+                       Pending **ret) {
+        Conn *c = nego_agent_conn(n, machine);
+        if (!c)
+                return -ENOTCONN;
+        Pending *p = calloc(1, sizeof *p);
+        if (!p)
+                return -ENOMEM;
+        uint64_t id = n->next_request++;
+        snprintf(p->key, sizeof p->key, "%" PRIu64, id);
+        p->conn = c->id;
+        p->kind = kind;
+        if (claim_id)
+                snprintf(p->claim_id, sizeof p->claim_id, "%s", claim_id);
+        int r = classad_set_int(msg, "RequestId", (int64_t) id);
+        if (r >= 0)
+                r = nego_send(c, msg);
+        if (r >= 0)
+                r = glean_strmap_put(n->pending, p->key, p);
+        if (r < 0) {
+                free(p);
+                return r;
+        }
+        if (ret)
+                *ret = p;
+        return 0;
+}
+
+static char *get_string(const ClassAd *ad, const char *name) {
+        char *v = NULL;
+        return classad_eval_string(ad, name, GLEAN_CA_MODE, &v) >= 0 ? v : NULL;
+}
+
+/* The Reply to a user's request that an agent carried out. */
+static void forward_reply(Nego *n, Pending *p, const ClassAd *reply) {
+        Conn *u = nego_conn_by_id(n, p->user_conn);
+        if (!u)
+                return;
+        ClassAd *copy = NULL;
+        if (classad_copy(reply, &copy) < 0)
+                return;
+        int64_t rid;
+        if (classad_eval_int(p->user_req, "RequestId", GLEAN_CA_MODE, &rid) >= 0)
+                classad_set_int(copy, "RequestId", rid);
+        else
+                classad_delete(copy, "RequestId");
+        nego_send(u, copy);
+        classad_free(copy);
+}
+
+static void on_reply(Conn *c, const ClassAd *msg) {
+        Nego *n = c->nego;
+        int64_t rid;
+        char key[24];
+        if (classad_eval_int(msg, "RequestId", GLEAN_CA_MODE, &rid) < 0)
+                return; /* a reply to nothing we asked */
+        snprintf(key, sizeof key, "%" PRId64, rid);
+        Pending *p = glean_strmap_get(n->pending, key);
+        if (!p || p->conn != c->id) {
+                glean_log(LOG_DEBUG, NULL, NULL, 0, "agent %s: a Reply to request %s, which we did not send it",
+                          c->machine, key);
+                return;
+        }
+        glean_strmap_remove(n->pending, key);
+        bool ok = false;
+        classad_eval_bool(msg, "Ok", GLEAN_CA_MODE, &ok);
+        char *reason = ok ? NULL : get_string(msg, "Reason");
+        Claim *cl = p->claim_id[0] ? nego_claim(n, p->claim_id) : NULL;
+        switch (p->kind) {
+        case PEND_MATCH:
+                if (!ok && cl)
+                        nego_log_job(LOG_DEBUG, NULL, cl->job, cl->submitter, cl->slot, cl, reason,
+                                     "%s refused the match: %s", cl->slot, reason ? reason : "");
+                break;
+        case PEND_REQUEST_CLAIM:
+                if (cl && cl->state == CLAIM_REQUESTED) {
+                        if (ok)
+                                nego_claim_granted(n, cl, msg);
+                        else
+                                nego_claim_refused(n, cl, reason ? reason : "refused");
+                }
+                break;
+        case PEND_ACTIVATE:
+                if (cl && ok)
+                        nego_claim_activated(n, cl, msg);
+                else if (cl) {
+                        char why[600];
+                        snprintf(why, sizeof why, "the agent did not start the job: %s", reason ? reason : "refused");
+                        nego_claim_lost(n, cl, why);
+                }
+                break;
+        case PEND_KEEP_ALIVE:
+                if (cl && ok)
+                        nego_claim_alive(n, cl, msg);
+                else if (cl && cl->state != CLAIM_REQUESTED) {
+                        char why[600];
+                        snprintf(why, sizeof why, "the agent no longer has the claim (%s)",
+                                 reason ? reason : "refused");
+                        nego_claim_lost(n, cl, why);
+                }
+                break;
+        case PEND_OTHER:
+                if (!ok)
+                        glean_log(LOG_INFO, NULL, NULL, 0, "agent %s refused a request: %s", c->machine,
+                                  reason ? reason : "");
+                break;
+        case PEND_FORWARD:
+                forward_reply(n, p, msg);
+                break;
+        }
+        free(reason);
+        nego_pending_free(p);
+}
+
+/* A relayed user's request: RelayUser/RelayUid, or the pool itself. */
+static void on_relayed(Conn *c, const ClassAd *msg, GleanCommand cmd) {
+        char *user = get_string(msg, "RelayUser");
+        int64_t uid = -1;
+        QueueRequester who;
+        if (!user) {
+                who = (QueueRequester){ .user = "root", .uid = 0, .admin = true };
+                nego_user_message(c, msg, cmd, &who);
+                return;
+        }
+        if (classad_eval_int(msg, "RelayUid", GLEAN_CA_MODE, &uid) < 0 || uid < 0 || uid > UINT32_MAX - 1 ||
+            !*user || strlen(user) >= sizeof ((GleanPeer *) 0)->user) {
+                ClassAd *reply = NULL;
+                if (glean_msg_reply(msg, false, "a relayed request needs RelayUser and RelayUid", &reply) >= 0)
+                        nego_send(c, reply);
+                classad_free(reply);
+                free(user);
+                return;
+        }
+        GleanPeer peer = { .pid = 0, .uid = (uid_t) uid, .gid = (gid_t) -1 };
+        snprintf(peer.user, sizeof peer.user, "%s", user);
+        who = (QueueRequester){ .user = peer.user, .uid = peer.uid, .admin = nego_is_admin(c->nego, &peer) };
+        nego_user_message(c, msg, cmd, &who);
+        free(user);
+}
+
+/* The agent is (back) on a new connection: every claim it holds for us
+ * gets a keep-alive at once, so that one it no longer has (it restarted
+ * without the job) is known lost now rather than at the end of its lease. */
+static void on_agent_hello(Conn *c) {
+        Nego *n = c->nego;
+        size_t pos = 0;
+        const char *key;
+        void *v;
+        while (glean_strmap_next(n->claims, &pos, &key, &v)) {
+                Claim *cl = v;
+                if (cl->machine && strcasecmp(cl->machine, c->machine) == 0 && cl->state != CLAIM_REQUESTED)
+                        cl->next_alive = 0;
+        }
+        nego_claims_tick(n, nego_now());
+        nego_want_cycle(n);
+}
+
+int nego_agent_message(Conn *c, const ClassAd *msg, GleanCommand cmd) {
+        Nego *n = c->nego;
+        switch (cmd) {
+        case GLEAN_CMD_HELLO:
+                on_agent_hello(c);
+                return 0;
+        case GLEAN_CMD_SLOT_UPDATE:
+                return nego_slot_update(n, c, msg);
+        case GLEAN_CMD_REPLY:
+                on_reply(c, msg);
+                return 0;
+        case GLEAN_CMD_JOB_EXIT:
+                nego_claim_job_exit(n, c, msg);
+                return 0;
+        case GLEAN_CMD_EVENT:
+                nego_claim_event(n, c, msg);
+                return 0;
+        case GLEAN_CMD_SUBMIT:
+        case GLEAN_CMD_QUERY:
+        case GLEAN_CMD_HISTORY:
+        case GLEAN_CMD_QUERY_SLOTS:
+        case GLEAN_CMD_JOB_ACTION:
+        case GLEAN_CMD_USER_PRIO:
+        case GLEAN_CMD_WAIT:
+        case GLEAN_CMD_VACATE:
+        case GLEAN_CMD_DRAIN:
+        case GLEAN_CMD_CANCEL_DRAIN:
+                on_relayed(c, msg, cmd);
+                return 0;
+        default: {
+                char why[128];
+                snprintf(why, sizeof why, "the central manager does not take %s from an agent",
+                         glean_command_name(cmd));
+                ClassAd *reply = NULL;
+                if (glean_msg_reply(msg, false, why, &reply) >= 0)
+                        nego_send(c, reply);
+                classad_free(reply);
+                return 0;
+        }
+        }
+}
+
+void nego_agent_gone(Conn *c) {
+        Nego *n = c->nego;
+        /* What we asked of it and it did not answer. */
+        size_t np = glean_strmap_size(n->pending), k = 0, pos = 0;
+        Pending **ps = calloc(np ? np : 1, sizeof *ps);
+        const char *key;
+        void *v;
+        if (!ps)
+                return;
+        while (glean_strmap_next(n->pending, &pos, &key, &v))
+                if (((Pending *) v)->conn == c->id)
+                        ps[k++] = v;
+        for (size_t i = 0; i < k; i++)
+                glean_strmap_remove(n->pending, ps[i]->key);
+        for (size_t i = 0; i < k; i++) {
+                Pending *p = ps[i];
+                Claim *cl = p->claim_id[0] ? nego_claim(n, p->claim_id) : NULL;
+                if (p->kind == PEND_REQUEST_CLAIM && cl && cl->state == CLAIM_REQUESTED)
+                        nego_claim_refused(n, cl, "the agent's connection closed before it answered");
+                else if (p->kind == PEND_FORWARD) {
+                        Conn *u = nego_conn_by_id(n, p->user_conn);
+                        ClassAd *reply = NULL;
+                        if (u && glean_msg_reply(p->user_req, false, "the agent's connection closed", &reply) >= 0)
+                                nego_send(u, reply);
+                        classad_free(reply);
+                }
+                nego_pending_free(p);
+        }
+        free(ps);
+        if (c->machine) {
+                GleanLogField f[] = { { "GLEAN_MACHINE", c->machine } };
+                glean_log(LOG_NOTICE, NULL, f, 1,
+                          "agent %s is gone; its slots stay for CLASSAD_LIFETIME, its claims for their leases",
+                          c->machine);
+        }
+}

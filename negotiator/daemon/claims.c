@@ -1,0 +1,827 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * claims.c — the claims the central manager holds on the agents' slots,
+ * from the match to the release (it plays the schedd's and the shadow's
+ * part here):
+ *
+ *   match      Match (a static slot that is Unclaimed or Owner) and
+ *              RequestClaim with a random claim id and the job ad; the job
+ *              stays Idle, left out of later cycles while we wait;
+ *   granted    the Reply: once the slot is Claimed/Idle for this claim (at
+ *              once, or after the job it preempts is gone), the accounts
+ *              charge the claim (acct_claim_begin, the match's cost), the
+ *              job turns Running (queue_job_start) and ActivateClaim goes,
+ *              all in one batch, the message after the commit;
+ *   running    KeepAlive every ALIVE_INTERVAL; a reply that the agent has
+ *              no such claim, a re-advertised ad without it, or no word for
+ *              the claim's lease while its agent is gone: the claim is lost,
+ *              the job back to Idle (queue_job_requeue, NumJobStarts kept),
+ *              its charge ends;
+ *   exit       JobExit: the queue takes the exit and usage (Completed, Held,
+ *              or Idle by OnExitRemove), or the job goes back to Idle when
+ *              it was evicted (we asked, or the agent said it preempts);
+ *              then the claim runs the next idle job of the same submitter
+ *              that matches the slot, until CLAIM_WORKLIFE, else Release and
+ *              its charge ends.
+ *
+ * A job never runs twice at once: it runs only under the claim the queue
+ * holds for it (queue_job_start refuses a job that is not Idle), is matched
+ * again only after that claim is known gone, and after a restart its claim
+ * must be re-advertised by its agent (or its lease pass) before it is
+ * requeued (nego_claims_restore).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <sodium.h>
+
+#include "common/cleanup.h"
+#include "daemon.h"
+
+#define TAKE_AD(p) TAKE_PTR(p)
+
+Claim *nego_claim(Nego *n, const char *id) {
+        return id ? glean_strmap_get(n->claims, id) : NULL;
+}
+
+Claim *nego_claim_of_job(Nego *n, JobId id) {
+        const Job *j = queue_find(n->queue, id);
+        return j && j->claim_id ? nego_claim(n, j->claim_id) : NULL;
+}
+
+static void unmatch(Nego *n, Claim *c) {
+        if (c->jobkey[0] && glean_strmap_get(n->matching, c->jobkey) == c)
+                glean_strmap_remove(n->matching, c->jobkey);
+        if (c->requested) {
+                SlotRec *r = nego_slot(n, c->requested);
+                if (r && r->requests > 0)
+                        r->requests--;
+                free(c->requested);
+                c->requested = NULL;
+        }
+}
+
+static void claim_free(Nego *n, Claim *c) {
+        if (c->state == CLAIM_RELEARNING)
+                n->relearning--;
+        glean_strmap_remove(n->claims, c->id);
+        unmatch(n, c);
+        SlotRec *s = nego_slot(n, c->slot);
+        if (s && s->held == c)
+                s->held = NULL;
+        if (s && s->waiting == c)
+                s->waiting = NULL;
+        free(c->slot);
+        free(c->machine);
+        free(c->submitter);
+        free(c);
+}
+
+void nego_claims_free(Nego *n) {
+        size_t pos = 0;
+        const char *key;
+        void *v;
+        while (glean_strmap_next(n->claims, &pos, &key, &v)) {
+                Claim *c = v;
+                free(c->requested);
+                free(c->slot);
+                free(c->machine);
+                free(c->submitter);
+                free(c);
+        }
+        pos = 0;
+        while (glean_strmap_next(n->pending, &pos, &key, &v))
+                nego_pending_free(v);
+}
+
+static int claim_new(Nego *n, const char *id, const char *slot, const char *machine, const char *submitter, JobId job,
+                     Claim **ret) {
+        Claim *c = calloc(1, sizeof *c);
+        if (!c)
+                return -ENOMEM;
+        if (id)
+                snprintf(c->id, sizeof c->id, "%s", id);
+        else {
+                uint8_t raw[NEGO_CLAIM_ID_BYTES];
+                randombytes_buf(raw, sizeof raw);
+                sodium_bin2hex(c->id, sizeof c->id, raw, sizeof raw);
+                sodium_memzero(raw, sizeof raw);
+        }
+        snprintf(c->pub, sizeof c->pub, "%.*s", NEGO_CLAIM_PUBLIC, c->id);
+        c->slot = strdup(slot);
+        c->machine = strdup(machine);
+        c->submitter = strdup(submitter ? submitter : "");
+        c->job = job;
+        snprintf(c->jobkey, sizeof c->jobkey, "%" PRId64 ".%" PRId64, job.cluster, job.proc);
+        c->lease = (double) n->k.max_lease;
+        if (!c->slot || !c->machine || !c->submitter || glean_strmap_put(n->claims, c->id, c) < 0) {
+                free(c->slot);
+                free(c->machine);
+                free(c->submitter);
+                free(c);
+                return -ENOMEM;
+        }
+        *ret = c;
+        return 0;
+}
+
+/* The collector's record of a slot an agent names ("slot1_2", or in full). */
+static SlotRec *slot_named(Nego *n, const char *machine, const char *name, char *full, size_t len) {
+        if (strchr(name, '@'))
+                snprintf(full, len, "%s", name);
+        else
+                snprintf(full, len, "%s@%s", name, machine);
+        return nego_slot(n, full);
+}
+
+static ClassAd *claim_msg(GleanCommand cmd, const Claim *c) {
+        ClassAd *msg = NULL;
+        if (glean_msg_new(cmd, &msg) < 0)
+                return NULL;
+        if (classad_set_string(msg, "ClaimId", c->id) < 0) {
+                classad_free(msg);
+                return NULL;
+        }
+        return msg;
+}
+
+/* Sends a message about c to its agent (when connected). */
+static int claim_send(Nego *n, Claim *c, ClassAd *msg, PendingKind kind) {
+        if (!msg)
+                return -ENOMEM;
+        int r = nego_agent_request(n, c->machine, msg, kind, c->id, NULL);
+        classad_free(msg);
+        return r;
+}
+
+/* Its charge ends and it is forgotten; the agent is told to release it
+ * (when it still has it, it says so; when not, nothing happens). */
+static void claim_end(Nego *n, Claim *c, bool tell_agent, const char *why) {
+        double now = nego_now();
+        if (c->charged) {
+                nego_batch(n);
+                int r = acct_claim_end(n->acct, c->id, now);
+                if (r < 0 && r != -ENOENT)
+                        glean_log_errno(LOG_ERR, r, "claim %s: cannot end its charge: %m", c->pub);
+        }
+        if (tell_agent)
+                claim_send(n, c, claim_msg(GLEAN_CMD_RELEASE, c), PEND_OTHER);
+        nego_log_job(LOG_INFO, MESSAGE_ID_CLAIM_END, (JobId){ 0, 0 }, c->submitter, c->slot, c, why,
+                     "claim on %s of %s ended: %s", c->slot, c->submitter, why);
+        claim_free(n, c);
+        nego_want_cycle(n);
+}
+
+/* ---- from the match to the job's start ---- */
+
+int nego_claim_request(Nego *n, SlotRec *s, Job *job, double cost, NegoReason reason) {
+        Claim *c = NULL;
+        int r = claim_new(n, NULL, s->name, s->machine, job->submitter, job->id, &c);
+        if (r < 0)
+                return r;
+        c->weight = cost;
+        c->by_priority = reason == NEGO_PRIORITY;
+        c->state = CLAIM_REQUESTED;
+        c->requested = strdup(s->name);
+        c->requested_at = nego_now();
+        if (!c->requested || glean_strmap_put(n->matching, c->jobkey, c) < 0) {
+                claim_free(n, c);
+                return -ENOMEM;
+        }
+        s->requests++;
+        char state[32], act[32];
+        nego_slot_state(s, state, sizeof state, act, sizeof act);
+        nego_log_job(LOG_INFO, MESSAGE_ID_MATCH, job->id, job->submitter, s->name, c, nego_reason_name(reason),
+                     "job %s of %s matched %s (%s, cost %g)", c->jobkey, job->submitter, s->name,
+                     nego_reason_name(reason), cost);
+        if (reason != NEGO_NO_PREEMPTION) {
+                char *victim = NULL;
+                classad_eval_string(s->ad, "RemoteUser", GLEAN_CA_MODE, &victim);
+                nego_log_job(LOG_NOTICE, MESSAGE_ID_PREEMPT, job->id, job->submitter, s->name, c,
+                             nego_reason_name(reason), "%s: the job of %s is preempted for job %s of %s (%s)", s->name,
+                             victim ? victim : "another user", c->jobkey, job->submitter, nego_reason_name(reason));
+                free(victim);
+        }
+        /* The slot goes Matched (3.5.7.3), which keeps other matches away; a
+         * partitionable slot stays as it is, carved by the claim. */
+        if (!s->partitionable && (strcmp(state, "Unclaimed") == 0 || strcmp(state, "Owner") == 0)) {
+                ClassAd *m = claim_msg(GLEAN_CMD_MATCH, c);
+                if (m)
+                        classad_set_string(m, "Slot", s->name);
+                claim_send(n, c, m, PEND_MATCH);
+        }
+        ClassAd *m = claim_msg(GLEAN_CMD_REQUEST_CLAIM, c);
+        r = m ? classad_set_string(m, "Slot", s->name) : -ENOMEM;
+        if (r >= 0)
+                r = glean_msg_set_ad(m, "JobAd", job->ad);
+        if (r >= 0 && c->by_priority)
+                r = classad_set_bool(m, "ByPriority", true);
+        if (r >= 0)
+                r = claim_send(n, c, TAKE_AD(m), PEND_REQUEST_CLAIM);
+        classad_free(m);
+        if (r < 0)
+                nego_claim_refused(n, c, r == -ENOTCONN ? "the agent is not connected" : strerror(-r));
+        return 0;
+}
+
+void nego_claim_refused(Nego *n, Claim *c, const char *why) {
+        char reason[600];
+        snprintf(reason, sizeof reason, "%s refused the claim: %s", c->requested ? c->requested : c->slot, why);
+        nego_log_job(LOG_INFO, MESSAGE_ID_CLAIM, c->job, c->submitter, c->slot, c, why, "job %s: %s", c->jobkey,
+                     reason);
+        queue_job_rejected(n->queue, c->job, reason, nego_now());
+        claim_free(n, c);
+}
+
+/* A job that may run on c now (the one it was matched for, or the next of
+ * its submitter that fits the slot); NULL when none. */
+static Job *next_job(Nego *n, Claim *c) {
+        QueueIdle qi;
+        SlotRec *s = nego_slot(n, c->slot);
+        Job *best = NULL;
+        int64_t best_prio = 0;
+        if (!s || queue_idle(n->queue, &qi) < 0)
+                return NULL;
+        for (size_t i = 0; i < qi.n; i++) {
+                if (strcmp(qi.names[i], c->submitter) != 0)
+                        continue;
+                for (size_t k = 0; k < qi.counts[i]; k++) {
+                        Job *j = qi.jobs[i][k];
+                        char key[48];
+                        snprintf(key, sizeof key, "%" PRId64 ".%" PRId64, j->id.cluster, j->id.proc);
+                        if (glean_strmap_get(n->matching, key))
+                                continue;
+                        int64_t prio = 0;
+                        classad_eval_int(j->ad, "JobPrio", GLEAN_CA_MODE, &prio);
+                        if (best && (prio < best_prio ||
+                                     (prio == best_prio && (j->id.cluster > best->id.cluster ||
+                                                            (j->id.cluster == best->id.cluster &&
+                                                             j->id.proc > best->id.proc)))))
+                                continue;
+                        if (!classad_match(s->ad, j->ad, GLEAN_CA_MODE))
+                                continue;
+                        best = j;
+                        best_prio = prio;
+                }
+        }
+        queue_idle_clear(&qi);
+        return best;
+}
+
+/* Starts c's job (c->job) on its slot: charged, Running, ActivateClaim. */
+static void activate(Nego *n, Claim *c) {
+        double now = nego_now();
+        Job *job = queue_find(n->queue, c->job);
+        unmatch(n, c);
+        if (!job || job->status != JOB_IDLE) {
+                /* Removed or held while we claimed: the next one, or none. */
+                job = next_job(n, c);
+                if (!job) {
+                        claim_end(n, c, true, "no idle job of the submitter fits the slot");
+                        return;
+                }
+                c->job = job->id;
+                snprintf(c->jobkey, sizeof c->jobkey, "%" PRId64 ".%" PRId64, job->id.cluster, job->id.proc);
+        }
+        nego_batch(n);
+        if (!c->charged) {
+                int r = acct_claim_begin(n->acct, c->id, c->submitter, c->weight, now);
+                if (r < 0) {
+                        glean_log_errno(LOG_ERR, r, "claim %s: the accounts refuse it: %m", c->pub);
+                        claim_end(n, c, true, "the accounts refused it");
+                        return;
+                }
+                c->charged = true;
+        }
+        int r = queue_job_start(n->queue, job->id, c->id, c->slot, now);
+        if (r < 0) {
+                glean_log_errno(LOG_ERR, r, "job %s: cannot start it: %m", c->jobkey);
+                claim_end(n, c, true, "the job cannot start");
+                return;
+        }
+        if (c->first_start == 0)
+                c->first_start = now;
+        c->state = CLAIM_ACTIVATING;
+        c->idle_since = 0;
+        c->ending = c->evicting = c->release = false;
+        SlotRec *s = nego_slot(n, c->slot);
+        if (s) {
+                s->held = c;
+                if (s->waiting == c)
+                        s->waiting = NULL;
+        }
+        nego_log_job(LOG_INFO, MESSAGE_ID_JOB_START, job->id, job->submitter, c->slot, c, NULL,
+                     "job %s of %s starts on %s", c->jobkey, job->submitter, c->slot);
+        ClassAd *m = claim_msg(GLEAN_CMD_ACTIVATE_CLAIM, c);
+        r = m ? glean_msg_set_ad(m, "JobAd", job->ad) : -ENOMEM;
+        if (r >= 0)
+                r = claim_send(n, c, TAKE_AD(m), PEND_ACTIVATE);
+        classad_free(m);
+        if (r < 0)
+                /* The agent went away in this very iteration: the lease decides. */
+                glean_log_errno(LOG_WARNING, r, "job %s: ActivateClaim not sent: %m", c->jobkey);
+}
+
+static bool slot_is_ours_idle(SlotRec *s, const Claim *c) {
+        char state[32], act[32];
+        nego_slot_state(s, state, sizeof state, act, sizeof act);
+        return strcmp(state, "Claimed") == 0 && strcmp(act, "Idle") == 0 &&
+               (!s->claim_id || strcmp(s->claim_id, c->id) == 0);
+}
+
+void nego_claim_granted(Nego *n, Claim *c, const ClassAd *reply) {
+        char *slot = NULL, *state = NULL, *act = NULL, full[300];
+        int64_t lease = 0;
+        double now = nego_now();
+        unmatch(n, c);
+        glean_strmap_put(n->matching, c->jobkey, c); /* still on its way until it starts */
+        if (classad_eval_string(reply, "Slot", GLEAN_CA_MODE, &slot) >= 0 && *slot) {
+                slot_named(n, c->machine, slot, full, sizeof full);
+                char *dup = strdup(full);
+                if (dup) {
+                        free(c->slot);
+                        c->slot = dup;
+                }
+        }
+        if (classad_eval_int(reply, "LeaseDuration", GLEAN_CA_MODE, &lease) >= 0 && lease > 0)
+                c->lease = (double) lease;
+        c->alive_until = now + c->lease;
+        c->next_alive = now + (double) n->k.alive_interval;
+        classad_eval_string(reply, "State", GLEAN_CA_MODE, &state);
+        classad_eval_string(reply, "Activity", GLEAN_CA_MODE, &act);
+        nego_log_job(LOG_INFO, MESSAGE_ID_CLAIM, c->job, c->submitter, c->slot, c, NULL,
+                     "claimed %s for job %s of %s (lease %.0f s)", c->slot, c->jobkey, c->submitter, c->lease);
+        bool ready = state && act && strcmp(state, "Claimed") == 0 && strcmp(act, "Idle") == 0;
+        free(slot);
+        free(state);
+        free(act);
+        SlotRec *s = nego_slot(n, c->slot);
+        if (ready) {
+                activate(n, c);
+                return;
+        }
+        /* A preempting claim (or a slot still ending its backfill): ours once
+         * the slot says Claimed/Idle (an Event or its ad). */
+        c->state = CLAIM_WAITING;
+        if (s)
+                s->waiting = c;
+}
+
+void nego_claim_activated(Nego *n, Claim *c, const ClassAd *reply) {
+        (void) n;
+        (void) reply;
+        if (c->state == CLAIM_ACTIVATING)
+                c->state = CLAIM_RUNNING;
+}
+
+/* ---- the end of a job and of a claim ---- */
+
+void nego_claim_lost(Nego *n, Claim *c, const char *why) {
+        Job *job = queue_find(n->queue, c->job);
+        if (job && job->claim_id && strcmp(job->claim_id, c->id) == 0) {
+                JobStatus st = JOB_IDLE;
+                nego_batch(n);
+                int r = queue_job_requeue(n->queue, c->job, why, nego_now(), &st);
+                if (r < 0)
+                        glean_log_errno(LOG_ERR, r, "job %s: cannot requeue it: %m", c->jobkey);
+                else
+                        nego_log_job(LOG_NOTICE, MESSAGE_ID_JOB_REQUEUE, c->job, c->submitter, c->slot, c, why,
+                                     "job %s of %s %s: %s", c->jobkey, c->submitter,
+                                     st == JOB_IDLE ? "back to Idle" : st == JOB_REMOVED ? "removed" : "stays held",
+                                     why);
+        }
+        char reason[600];
+        snprintf(reason, sizeof reason, "lost: %s", why);
+        claim_end(n, c, c->state != CLAIM_REQUESTED, reason);
+}
+
+int nego_claim_vacate(Nego *n, Claim *c, bool fast, const char *why) {
+        c->release = true;
+        if (c->state == CLAIM_RELEARNING)
+                return 0; /* it may run: vacated once relearned, requeued at the end of its lease */
+        c->ending = true;
+        if (c->state == CLAIM_REQUESTED || c->state == CLAIM_WAITING) {
+                /* Not started: the claim just goes. */
+                nego_claim_lost(n, c, why);
+                return 0;
+        }
+        nego_log_job(LOG_INFO, NULL, c->job, c->submitter, c->slot, c, why, "job %s on %s: vacating (%s)", c->jobkey,
+                     c->slot, why);
+        ClassAd *m = claim_msg(GLEAN_CMD_DEACTIVATE, c);
+        if (m && fast)
+                classad_set_bool(m, "Graceful", false);
+        return claim_send(n, c, m, PEND_OTHER);
+}
+
+void nego_job_leaving(Nego *n, JobId id, const char *why) {
+        Claim *c = nego_claim_of_job(n, id);
+        if (c)
+                nego_claim_vacate(n, c, false, why);
+}
+
+/* A claim coming from machine m's agent, or NULL (logged). */
+static Claim *claim_from(Nego *n, Conn *from, const char *id, const char *what) {
+        Claim *c = nego_claim(n, id);
+        if (!c)
+                return NULL;
+        if (!from || strcasecmp(c->machine, from->machine) != 0) {
+                GleanLogField f[] = { { "GLEAN_MACHINE", from ? from->machine : "" }, { "GLEAN_CLAIM", c->pub } };
+                glean_log(LOG_WARNING, NULL, f, 2, "agent %s sent %s about a claim on %s; ignored",
+                          from ? from->machine : "?", what, c->machine);
+                return NULL;
+        }
+        return c;
+}
+
+/* The exit as the queue takes it: the agent's Hold = true (e.g. out of
+ * memory) is HoldReasonCode 34, JobOutOfResources, unless it gives one. */
+static ClassAd *exit_report(const ClassAd *msg, bool hold) {
+        ClassAd *ex = NULL;
+        if (classad_copy(msg, &ex) < 0)
+                return NULL;
+        int64_t code = 0;
+        if (hold && (classad_eval_int(ex, "HoldReasonCode", GLEAN_CA_MODE, &code) < 0 || code <= 0))
+                classad_set_int(ex, "HoldReasonCode", QUEUE_HOLD_OUT_OF_RESOURCES);
+        if (hold && !classad_has(ex, "HoldReason")) {
+                char *reason = NULL;
+                classad_eval_string(msg, "Reason", GLEAN_CA_MODE, &reason);
+                classad_set_string(ex, "HoldReason", reason ? reason : "held by the agent");
+                free(reason);
+        }
+        return ex;
+}
+
+void nego_claim_job_exit(Nego *n, Conn *from, const ClassAd *msg) {
+        char *id = NULL, *reason = NULL, *hold_reason = NULL;
+        classad_eval_string(msg, "ClaimId", GLEAN_CA_MODE, &id);
+        Claim *c = claim_from(n, from, id, "JobExit");
+        free(id);
+        if (!c || (c->state != CLAIM_RUNNING && c->state != CLAIM_ACTIVATING && c->state != CLAIM_RELEARNING))
+                return;
+        double now = nego_now();
+        bool hold = false, by_signal = false;
+        int64_t code = 0, sig = 0;
+        double wall = 0, ucpu = 0, scpu = 0;
+        classad_eval_bool(msg, "Hold", GLEAN_CA_MODE, &hold);
+        classad_eval_bool(msg, "ExitBySignal", GLEAN_CA_MODE, &by_signal);
+        classad_eval_int(msg, "ExitCode", GLEAN_CA_MODE, &code);
+        classad_eval_int(msg, "ExitSignal", GLEAN_CA_MODE, &sig);
+        classad_eval_real(msg, "RemoteWallClockTime", GLEAN_CA_MODE, &wall);
+        classad_eval_real(msg, "RemoteUserCpu", GLEAN_CA_MODE, &ucpu);
+        classad_eval_real(msg, "RemoteSysCpu", GLEAN_CA_MODE, &scpu);
+        classad_eval_string(msg, "Reason", GLEAN_CA_MODE, &reason);
+        classad_eval_string(msg, "HoldReason", GLEAN_CA_MODE, &hold_reason);
+        /* The agent names a Reason when it ended the job itself (vacated,
+         * preempted, lease expired, drained, ...): the job is to run again.
+         * Not when only the exit status of a re-adopted job is unknown. */
+        bool by_agent = reason && *reason && !strstr(reason, "exit status is unknown");
+        bool evicted = (c->ending || c->evicting || by_agent) && !hold;
+        Job *job = queue_find(n->queue, c->job);
+        char what[64];
+        if (by_signal)
+                snprintf(what, sizeof what, "was killed by signal %" PRId64, sig);
+        else
+                snprintf(what, sizeof what, "exited with status %" PRId64, code);
+        if (job && job->claim_id && strcmp(job->claim_id, c->id) == 0) {
+                nego_batch(n);
+                if (evicted) {
+                        char why[400];
+                        snprintf(why, sizeof why, "evicted from %s: %s", c->slot, reason ? reason : "vacated");
+                        int r = queue_job_requeue(n->queue, c->job, why, now, NULL);
+                        if (r < 0)
+                                glean_log_errno(LOG_ERR, r, "job %s: cannot requeue it: %m", c->jobkey);
+                        else
+                                nego_log_job(LOG_NOTICE, MESSAGE_ID_JOB_REQUEUE, c->job, c->submitter, c->slot, c,
+                                             why, "job %s of %s back to Idle: %s (it %s after %.1f s)", c->jobkey,
+                                             c->submitter, why, what, wall);
+                } else {
+                        JobStatus st = JOB_COMPLETED;
+                        const char *qreason = NULL;
+                        char why[300] = "";
+                        ClassAd *ex = exit_report(msg, hold);
+                        int r = ex ? queue_job_exit(n->queue, c->job, ex, now, &st, &qreason, why, sizeof why)
+                                   : -ENOMEM;
+                        classad_free(ex);
+                        if (r < 0) {
+                                glean_log_errno(LOG_ERR, r, "job %s: the queue refused its exit (%s); requeued",
+                                                c->jobkey, why[0] ? why : "%m");
+                                queue_job_requeue(n->queue, c->job, "its exit report was refused", now, NULL);
+                        } else {
+                                nego_log_job(LOG_INFO, MESSAGE_ID_JOB_EXIT, c->job, c->submitter, c->slot, c, reason,
+                                             "job %s of %s %s on %s after %.1f s (user %.2f s, system %.2f s): %s",
+                                             c->jobkey, c->submitter, what, c->slot, wall, ucpu, scpu,
+                                             job_status_name(st));
+                                if (st == JOB_HELD)
+                                        nego_log_job(LOG_NOTICE, MESSAGE_ID_JOB_HOLD, c->job, c->submitter, c->slot, c,
+                                                     qreason ? qreason : hold_reason, "job %s of %s held: %s",
+                                                     c->jobkey, c->submitter,
+                                                     qreason       ? qreason
+                                                     : hold_reason ? hold_reason
+                                                                   : "on exit");
+                        }
+                }
+        }
+        free(reason);
+        free(hold_reason);
+        nego_want_cycle(n);
+        /* The claim: the next job, or its end. */
+        if (c->state == CLAIM_RELEARNING)
+                n->relearning--;
+        c->state = CLAIM_WAITING;
+        SlotRec *s = nego_slot(n, c->slot);
+        bool worklife = n->k.claim_worklife < 0 || now - c->first_start < (double) n->k.claim_worklife;
+        if (evicted || c->release || !worklife || n->stopping || !s || c->gone_since > 0) {
+                const char *why = evicted ? "its job was evicted"
+                                  : c->release ? "its job was removed or held"
+                                  : !worklife ? "CLAIM_WORKLIFE is over"
+                                  : s && c->gone_since == 0 ? "the central manager is stopping"
+                                                            : "the agent no longer has it";
+                claim_end(n, c, true, why);
+                return;
+        }
+        Job *next = next_job(n, c);
+        if (!next) {
+                claim_end(n, c, true, "no idle job of the submitter fits the slot");
+                return;
+        }
+        c->job = next->id;
+        snprintf(c->jobkey, sizeof c->jobkey, "%" PRId64 ".%" PRId64, next->id.cluster, next->id.proc);
+        activate(n, c);
+}
+
+void nego_claim_event(Nego *n, Conn *from, const ClassAd *msg) {
+        char *slot = NULL, *state = NULL, *act = NULL, *id = NULL, full[300];
+        bool ended = false;
+        classad_eval_string(msg, "Slot", GLEAN_CA_MODE, &slot);
+        classad_eval_string(msg, "State", GLEAN_CA_MODE, &state);
+        classad_eval_string(msg, "Activity", GLEAN_CA_MODE, &act);
+        classad_eval_bool(msg, "ClaimEnded", GLEAN_CA_MODE, &ended);
+        if (ended && classad_eval_string(msg, "ClaimId", GLEAN_CA_MODE, &id) >= 0) {
+                Claim *c = claim_from(n, from, id, "an Event");
+                if (c) {
+                        char *reason = NULL, why[400];
+                        classad_eval_string(msg, "Reason", GLEAN_CA_MODE, &reason);
+                        snprintf(why, sizeof why, "the agent ended it (%s)", reason && *reason ? reason : "no reason");
+                        free(reason);
+                        nego_claim_lost(n, c, why);
+                }
+                goto out;
+        }
+        SlotRec *s = slot && from ? slot_named(n, from->machine, slot, full, sizeof full) : NULL;
+        if (!s || !state || !act)
+                goto out;
+        if (s->held && (strcmp(state, "Preempting") == 0 || strcmp(act, "Retiring") == 0 ||
+                        strcmp(act, "Vacating") == 0 || strcmp(act, "Killing") == 0))
+                s->held->evicting = true;
+        if (s->waiting && strcmp(state, "Claimed") == 0 && strcmp(act, "Idle") == 0 &&
+            (!s->held || s->held == s->waiting || s->held->state == CLAIM_WAITING))
+                activate(n, s->waiting);
+out:
+        free(slot);
+        free(state);
+        free(act);
+        free(id);
+}
+
+/* The agent advertises the claim's slot without it: its JobExit may still
+ * come (an agent sends what it kept while away after its slot ads), else
+ * the claim is lost after NEGOTIATOR_TIMEOUT (nego_claims_tick). */
+static void claim_gone(Claim *c) {
+        if (c->gone_since == 0)
+                c->gone_since = nego_now();
+}
+
+/* A claim to relearn (after our restart) and what its agent says of its
+ * slot now: the job runs on (the claim is ours again), or it ended while we
+ * were away (its exit follows, or it was lost: requeued), or the claim is
+ * not there (the same). */
+static void relearn(Nego *n, Claim *c, SlotRec *s) {
+        char state[32] = "", act[32] = "";
+        if (s) {
+                nego_slot_state(s, state, sizeof state, act, sizeof act);
+                if ((strcmp(state, "Claimed") != 0 && strcmp(state, "Preempting") != 0) ||
+                    (s->claim_id && strcmp(s->claim_id, c->id) != 0)) {
+                        claim_gone(c);
+                        return;
+                }
+                s->held = c;
+        }
+        double now = nego_now();
+        /* Claimed/Idle: the job ended while we were away; its JobExit may
+         * still come (the agent sends what it kept after its slot ads),
+         * else it is requeued (nego_claims_tick). */
+        c->idle_since = strcmp(state, "Claimed") == 0 && strcmp(act, "Idle") == 0 ? now : 0;
+        c->state = CLAIM_RUNNING;
+        c->alive_until = now + c->lease;
+        c->next_alive = now;
+        n->relearning--;
+        nego_log_job(LOG_NOTICE, MESSAGE_ID_CLAIM, c->job, c->submitter, c->slot, c, NULL,
+                     "relearned the claim of job %s on %s (%s/%s)", c->jobkey, c->slot, *state ? state : "?",
+                     *act ? act : "?");
+        if (c->release)
+                nego_claim_vacate(n, c, false, "removed or held while it ran");
+}
+
+void nego_claim_alive(Nego *n, Claim *c, const ClassAd *reply) {
+        (void) reply;
+        c->alive_until = nego_now() + c->lease;
+        if (c->state == CLAIM_RELEARNING)
+                relearn(n, c, nego_slot(n, c->slot));
+}
+
+void nego_claim_seen(Nego *n, Conn *from, SlotRec *s, const char *claim_id) {
+        if (!s || !from)
+                return;
+        Claim *c = claim_id ? nego_claim(n, claim_id) : NULL;
+        if (c && strcasecmp(c->machine, from->machine) != 0)
+                c = NULL;
+        if (c) {
+                c->alive_until = nego_now() + c->lease;
+                c->gone_since = 0;
+        }
+        /* The claims still to relearn that name this slot (or this claim id). */
+        if (n->relearning > 0) {
+                size_t total = glean_strmap_size(n->claims), k = 0, pos = 0;
+                Claim **re = calloc(total ? total : 1, sizeof *re);
+                const char *key;
+                void *v;
+                if (!re)
+                        return;
+                while (glean_strmap_next(n->claims, &pos, &key, &v)) {
+                        Claim *x = v;
+                        if (x->state == CLAIM_RELEARNING && (x == c || strcasecmp(x->slot, s->name) == 0) &&
+                            strcasecmp(x->machine, from->machine) == 0)
+                                re[k++] = x;
+                }
+                for (size_t i = 0; i < k; i++) {
+                        if (re[i] == c && strcasecmp(c->slot, s->name) != 0) {
+                                char *dup = strdup(s->name);
+                                if (dup) {
+                                        free(c->slot);
+                                        c->slot = dup;
+                                }
+                        }
+                        relearn(n, re[i], s);
+                }
+                free(re);
+                c = claim_id ? nego_claim(n, claim_id) : NULL; /* relearn() may have ended it */
+        }
+        if (s->waiting && slot_is_ours_idle(s, s->waiting) && (!s->held || s->held->state == CLAIM_WAITING))
+                activate(n, s->waiting);
+        /* Our claim that held it, the agent no longer advertises. */
+        Claim *h = s->held;
+        if (!h || (h->state != CLAIM_RUNNING && h->state != CLAIM_ACTIVATING))
+                return;
+        char state[32], act[32];
+        nego_slot_state(s, state, sizeof state, act, sizeof act);
+        if (h == c) {
+                /* Running by our account, Claimed/Idle by the agent's: its
+                 * JobExit follows, or it was lost (see nego_claims_tick). */
+                bool idle = h->state == CLAIM_RUNNING && strcmp(state, "Claimed") == 0 && strcmp(act, "Idle") == 0;
+                if (!idle)
+                        h->idle_since = 0;
+                else if (h->idle_since == 0)
+                        h->idle_since = nego_now();
+                return;
+        }
+        bool unclaimed = !claim_id && strcmp(state, "Claimed") != 0 && strcmp(state, "Preempting") != 0;
+        bool other = claim_id && (!c || c != s->waiting);
+        if (unclaimed || other)
+                claim_gone(h);
+}
+
+void nego_claims_tick(Nego *n, double now) {
+        size_t total = glean_strmap_size(n->claims), k = 0, pos = 0;
+        Claim **all = calloc(total ? total : 1, sizeof *all);
+        const char *key;
+        void *v;
+        if (!all)
+                return;
+        while (glean_strmap_next(n->claims, &pos, &key, &v))
+                all[k++] = v;
+        for (size_t i = 0; i < k; i++) {
+                Claim *c = all[i];
+                bool connected = nego_agent_conn(n, c->machine) != NULL;
+                switch (c->state) {
+                case CLAIM_REQUESTED:
+                        if (now - c->requested_at > 2.0 * (double) n->k.timeout)
+                                nego_claim_refused(n, c, "no answer");
+                        continue;
+                case CLAIM_RELEARNING:
+                        if (c->gone_since > 0 && now - c->gone_since > (double) n->k.timeout) {
+                                nego_claim_lost(n, c, "its agent advertises the slot without the claim");
+                                continue;
+                        }
+                        if (now > c->deadline) {
+                                nego_claim_lost(n, c, "its agent did not advertise the claim within the job lease");
+                                continue;
+                        }
+                        break;
+                default:
+                        if (c->gone_since > 0 && now - c->gone_since > (double) n->k.timeout) {
+                                nego_claim_lost(n, c, "its agent advertises the slot without the claim");
+                                continue;
+                        }
+                        if (c->state == CLAIM_RUNNING && c->idle_since > 0 &&
+                            now - c->idle_since > (double) n->k.timeout) {
+                                nego_claim_lost(n, c, "the job ended and its exit report was lost");
+                                continue;
+                        }
+                        if (now > c->alive_until) {
+                                nego_claim_lost(n, c,
+                                                connected ? "no keep-alive answered within the claim's lease"
+                                                          : "its agent is gone and the claim's lease expired");
+                                continue;
+                        }
+                        break;
+                }
+                if (connected && now >= c->next_alive) {
+                        c->next_alive = now + (double) n->k.alive_interval;
+                        claim_send(n, c, claim_msg(GLEAN_CMD_KEEP_ALIVE, c), PEND_KEEP_ALIVE);
+                }
+        }
+        free(all);
+}
+
+/* ---- after a restart ---- */
+
+typedef struct RestoreCtx {
+        Nego *n;
+        size_t claims;
+        JobId *requeue;
+        size_t n_requeue, cap_requeue;
+} RestoreCtx;
+
+static int restore_one(void *userdata, Job *job) {
+        RestoreCtx *x = userdata;
+        Nego *n = x->n;
+        if (!job->claim_id && job->status != JOB_RUNNING)
+                return 0;
+        double now = nego_now();
+        const char *at = job->slot ? strrchr(job->slot, '@') : NULL;
+        if (!job->claim_id || !at || strlen(job->claim_id) > NEGO_CLAIM_ID_LEN) {
+                if (x->n_requeue == x->cap_requeue) {
+                        size_t cap = x->cap_requeue ? 2 * x->cap_requeue : 16;
+                        JobId *a = realloc(x->requeue, cap * sizeof *a);
+                        if (!a)
+                                return -ENOMEM;
+                        x->requeue = a;
+                        x->cap_requeue = cap;
+                }
+                x->requeue[x->n_requeue++] = job->id;
+                return 0;
+        }
+        Claim *c = NULL;
+        int r = claim_new(n, job->claim_id, job->slot, at + 1, job->submitter, job->id, &c);
+        if (r < 0)
+                return r;
+        int64_t lease = 0;
+        if (classad_eval_int(job->ad, "JobLeaseDuration", GLEAN_CA_MODE, &lease) < 0 || lease <= 0)
+                lease = n->k.job_lease;
+        c->state = CLAIM_RELEARNING;
+        n->relearning++;
+        c->release = job->status != JOB_RUNNING; /* removed or held while it ran: vacated once relearned */
+        c->deadline = now + (double) lease;
+        c->alive_until = c->deadline;
+        c->first_start = now;
+        const char *sub = NULL;
+        double weight = 1, begin = 0;
+        if (acct_claim_get(n->acct, c->id, &sub, &weight, &begin) >= 0) {
+                c->charged = true;
+                c->weight = weight;
+        } else {
+                /* Not charged at the crash (it cannot be: one batch): charged from now. */
+                nego_batch(n);
+                c->weight = 1;
+                c->charged = acct_claim_begin(n->acct, c->id, c->submitter, c->weight, now) >= 0;
+        }
+        x->claims++;
+        return 0;
+}
+
+int nego_claims_restore(Nego *n) {
+        RestoreCtx x = { .n = n };
+        int r = queue_foreach(n->queue, restore_one, &x);
+        for (size_t i = 0; r >= 0 && i < x.n_requeue; i++) {
+                nego_batch(n);
+                queue_job_requeue(n->queue, x.requeue[i], "its claim is not known after a restart", nego_now(), NULL);
+        }
+        free(x.requeue);
+        if (r < 0)
+                return glean_log_errno(LOG_ERR, r, "cannot restore the claims of the running jobs: %m");
+        if (x.claims + x.n_requeue > 0)
+                glean_log(LOG_NOTICE, NULL, NULL, 0,
+                          "%zu running job%s wait for their agents to advertise their claims; %zu requeued", x.claims,
+                          x.claims == 1 ? "" : "s", x.n_requeue);
+        size_t charged = acct_claims_count(n->acct);
+        if (charged > x.claims)
+                glean_log(LOG_WARNING, NULL, NULL, 0, "the accounts hold %zu claims, the queue's running jobs %zu",
+                          charged, x.claims);
+        return 0;
+}

@@ -1,0 +1,202 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * cycle.c — one negotiation cycle of the daemon: the accounts brought to
+ * now (acct_update, which charges the claims held), the matchmaker over
+ * the idle jobs (queue_idle) and the collector's slots, then a claim
+ * requested for every match and the reason of every job that did not match
+ * given to the queue (for `glean q -analyze`).
+ *
+ * Left out of a cycle: jobs whose claim is on its way (matched, not started
+ * yet), slots with a RequestClaim of ours in flight or a preempting claim
+ * of ours waiting, slots of agents that are not connected (they cannot be
+ * claimed), and dynamic slots that are not claimed (an agent claims only
+ * static and partitionable slots; a free dynamic slot is one being given
+ * back).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "daemon.h"
+
+static double mono(void) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
+}
+
+static bool has_jobs(void *userdata, const char *submitter) {
+        Nego *n = userdata;
+        return queue_submitter_has_jobs(n->queue, submitter);
+}
+
+static bool slot_in_cycle(Nego *n, SlotRec *s) {
+        if (s->requests > 0 || s->waiting || !nego_agent_conn(n, s->machine))
+                return false;
+        if (s->dynamic) {
+                char state[32], act[32];
+                nego_slot_state(s, state, sizeof state, act, sizeof act);
+                return strcmp(state, "Claimed") == 0;
+        }
+        return true;
+}
+
+typedef struct CycleInput {
+        NegoInput in;
+        SlotRec **slots;
+        Job ***jobs; /* per submitter, as in.submitters[i].jobs */
+} CycleInput;
+
+static void input_clear(CycleInput *x) {
+        for (size_t i = 0; i < x->in.n_submitters; i++) {
+                free(x->in.submitters[i].jobs);
+                free(x->jobs[i]);
+        }
+        free(x->in.submitters);
+        free(x->jobs);
+        free(x->in.slots);
+        free(x->slots);
+}
+
+static int input_build(Nego *n, const QueueIdle *qi, CycleInput *x) {
+        size_t total = glean_strmap_size(n->slots), pos = 0;
+        const char *key;
+        void *v;
+        double pool = 0;
+        bool weights = acct_settings(n->acct)->use_slot_weights;
+        x->in.slots = calloc(total ? total : 1, sizeof *x->in.slots);
+        x->slots = calloc(total ? total : 1, sizeof *x->slots);
+        x->in.submitters = calloc(qi->n ? qi->n : 1, sizeof *x->in.submitters);
+        x->jobs = calloc(qi->n ? qi->n : 1, sizeof *x->jobs);
+        if (!x->in.slots || !x->slots || !x->in.submitters || !x->jobs)
+                return -ENOMEM;
+        while (glean_strmap_next(n->slots, &pos, &key, &v)) {
+                SlotRec *s = v;
+                double w = 1;
+                if (weights && classad_eval_real(s->ad, "SlotWeight", GLEAN_CA_MODE, &w) < 0 &&
+                    classad_eval_real(s->ad, "Cpus", GLEAN_CA_MODE, &w) < 0)
+                        w = 1;
+                pool += w;
+                if (!slot_in_cycle(n, s))
+                        continue;
+                x->slots[x->in.n_slots] = s;
+                x->in.slots[x->in.n_slots++] = s->ad;
+        }
+        acct_set_meta(n->acct, "pool_size", pool);
+        for (size_t i = 0; i < qi->n; i++) {
+                NegoSubmitter *sub = &x->in.submitters[x->in.n_submitters];
+                size_t cnt = qi->counts[i], k = 0;
+                sub->jobs = calloc(cnt ? cnt : 1, sizeof *sub->jobs);
+                x->jobs[x->in.n_submitters] = calloc(cnt ? cnt : 1, sizeof **x->jobs);
+                x->in.n_submitters++;
+                if (!sub->jobs || !x->jobs[x->in.n_submitters - 1])
+                        return -ENOMEM;
+                sub->name = qi->names[i];
+                acct_ensure(n->acct, sub->name, nego_now());
+                for (size_t j = 0; j < cnt; j++) {
+                        Job *job = qi->jobs[i][j];
+                        char id[48];
+                        snprintf(id, sizeof id, "%" PRId64 ".%" PRId64, job->id.cluster, job->id.proc);
+                        if (glean_strmap_get(n->matching, id))
+                                continue;
+                        sub->jobs[k] = job->ad;
+                        x->jobs[x->in.n_submitters - 1][k++] = job;
+                }
+                sub->n_jobs = k;
+        }
+        return 0;
+}
+
+int nego_cycle_run(Nego *n) {
+        double t0 = mono(), now = nego_now();
+        QueueIdle qi = { 0 };
+        CycleInput x = { 0 };
+        NegoResult res = { 0 };
+        JobId *rejected = NULL;
+        char **reasons = NULL;
+        nego_batch(n);
+        int r = acct_update(n->acct, now, has_jobs, n);
+        if (r < 0)
+                glean_log_errno(LOG_ERR, r, "cannot update the accounts: %m");
+        r = queue_idle(n->queue, &qi);
+        if (r < 0)
+                return glean_log_errno(LOG_ERR, r, "cycle: cannot list the idle jobs: %m");
+        r = input_build(n, &qi, &x);
+        size_t jobs = 0;
+        for (size_t i = 0; i < x.in.n_submitters; i++)
+                jobs += x.in.submitters[i].n_jobs;
+        if (r >= 0 && jobs > 0 && x.in.n_slots > 0) {
+                x.in.accounts = n->acct;
+                x.in.settings = n->settings;
+                r = nego_cycle(&x.in, &res);
+        }
+        if (r < 0) {
+                glean_log_errno(LOG_ERR, r, "cycle: the matchmaker failed: %m");
+                goto out;
+        }
+        /* What the results point at (the queue's arrays) first, before anything changes the queue. */
+        Job **matched = calloc(res.n_matches ? res.n_matches : 1, sizeof *matched);
+        rejected = calloc(res.n_rejections ? res.n_rejections : 1, sizeof *rejected);
+        reasons = calloc(res.n_rejections ? res.n_rejections : 1, sizeof *reasons);
+        if (!matched || !rejected || !reasons) {
+                free(matched);
+                r = -ENOMEM;
+                goto out;
+        }
+        for (size_t i = 0; i < res.n_matches; i++)
+                matched[i] = x.jobs[res.matches[i].submitter][res.matches[i].job];
+        for (size_t i = 0; i < res.n_rejections; i++) {
+                rejected[i] = x.jobs[res.rejections[i].submitter][res.rejections[i].job]->id;
+                reasons[i] = res.rejections[i].reason;
+        }
+        size_t preemptions = 0;
+        for (size_t i = 0; i < res.n_matches; i++) {
+                const NegoMatch *m = &res.matches[i];
+                preemptions += m->reason != NEGO_NO_PREEMPTION;
+                r = nego_claim_request(n, x.slots[m->slot], matched[i], m->cost, m->reason);
+                if (r < 0)
+                        glean_log_errno(LOG_ERR, r, "cannot claim %s: %m", x.slots[m->slot]->name);
+        }
+        free(matched);
+        for (size_t i = 0; i < res.n_rejections; i++) {
+                queue_job_rejected(n->queue, rejected[i], reasons[i], now);
+                if (i < 10)
+                        nego_log_job(LOG_DEBUG, NULL, rejected[i], NULL, NULL, NULL, reasons[i],
+                                     "job %" PRId64 ".%" PRId64 " not matched: %s", rejected[i].cluster,
+                                     rejected[i].proc, reasons[i]);
+        }
+        n->cycle.number++;
+        n->cycle.matches = res.n_matches;
+        n->cycle.rejections = res.n_rejections;
+        n->cycle.submitters = x.in.n_submitters;
+        n->cycle.preemptions = preemptions;
+        n->cycle.seconds = mono() - t0;
+        n->cycle.at = now;
+        char num[24], dur[32], ms[24], rj[24], subs[24], sl[24];
+        snprintf(num, sizeof num, "%" PRIu64, n->cycle.number);
+        snprintf(dur, sizeof dur, "%.6f", n->cycle.seconds);
+        snprintf(ms, sizeof ms, "%zu", res.n_matches);
+        snprintf(rj, sizeof rj, "%zu", res.n_rejections);
+        snprintf(subs, sizeof subs, "%zu", x.in.n_submitters);
+        snprintf(sl, sizeof sl, "%zu", x.in.n_slots);
+        GleanLogField f[] = { { "GLEAN_CYCLE", num },   { "GLEAN_DURATION", dur },   { "GLEAN_MATCHES", ms },
+                              { "GLEAN_REJECTIONS", rj }, { "GLEAN_SUBMITTERS", subs }, { "GLEAN_SLOTS", sl } };
+        glean_log(res.n_matches ? LOG_INFO : LOG_DEBUG, MESSAGE_ID_CYCLE, f, sizeof f / sizeof *f,
+                  "cycle %s: %zu match%s (%zu preempting), %zu rejection%s, %zu submitter%s, %zu job%s, %zu slot%s "
+                  "in %.3f s",
+                  num, res.n_matches, res.n_matches == 1 ? "" : "es", preemptions, res.n_rejections,
+                  res.n_rejections == 1 ? "" : "s", x.in.n_submitters, x.in.n_submitters == 1 ? "" : "s", jobs,
+                  jobs == 1 ? "" : "s", x.in.n_slots, x.in.n_slots == 1 ? "" : "s", n->cycle.seconds);
+        r = 0;
+out:
+        free(rejected);
+        free(reasons);
+        nego_result_clear(&res);
+        input_clear(&x);
+        queue_idle_clear(&qi);
+        return r;
+}

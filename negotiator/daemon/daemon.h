@@ -1,0 +1,310 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * daemon.h — what the files of glean-negotiator share: the daemon, its
+ * connections (agents over sealed TCP, users over the unix socket), the
+ * collector's slots and the claims it holds. The decisions live in the
+ * libraries (the matchmaker, the accounts, the queue); these files are the
+ * shell around them: the event loop, the sockets, the claims' messages,
+ * the logs.
+ *
+ * One event-loop iteration is one batch: the first change opens the
+ * accounts' and the queue's transaction (nego_batch), and the post source
+ * (main.c) commits it before any message the iteration queued leaves: a
+ * Reply that acknowledges a submit, an ActivateClaim that starts a job,
+ * go out only once what they announce is durable. A commit that fails ends
+ * the daemon (the durable state is the last commit; on restart the claims
+ * are relearned from the agents).
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+
+#include <systemd/sd-event.h>
+
+#include "accounting.h"
+#include "classad.h"
+#include "config.h"
+#include "log.h"
+#include "negotiator.h"
+#include "proto.h"
+#include "queue.h"
+#include "ratelimit.h"
+#include "secure.h"
+#include "strmap.h"
+
+/* Journal records operators search for (systemd/glean.catalog). */
+#define MESSAGE_ID_CYCLE "4b9816ea21d6487b9c5e822b918233d2"
+#define MESSAGE_ID_MATCH "53a49e3e2837443e89d920f808cf4d26"
+#define MESSAGE_ID_CLAIM "a8683bfd84dc4fbab6fd87c33f032b58"
+#define MESSAGE_ID_JOB_START "4ba82fda19a3446b976d4222ebff735f"
+#define MESSAGE_ID_JOB_EXIT "79708057343948b6a9085fae941088f5"
+#define MESSAGE_ID_JOB_HOLD "f1a8a5c2f5e44ccf8b1834a614409bc6"
+#define MESSAGE_ID_JOB_REQUEUE "b5baaab6f57a4cb3ae65e3b0e7487af7"
+#define MESSAGE_ID_PREEMPT "62497c7bef33423d81efdda52f9b1e76"
+#define MESSAGE_ID_CLAIM_END "36d7203f8c8340bf8d6e2574601a0858"
+#define MESSAGE_ID_REFUSED "10a6c2c7f9594405843c081b72d395d6"
+
+#define NEGO_CLAIM_ID_BYTES 24 /* random bytes of a claim id: 192 bits, 48 hex digits */
+#define NEGO_CLAIM_ID_LEN (2 * NEGO_CLAIM_ID_BYTES)
+#define NEGO_CLAIM_PUBLIC 8    /* hex digits of it that logs show (GLEAN_CLAIM) */
+
+typedef struct Nego Nego;
+typedef struct Conn Conn;
+typedef struct SlotRec SlotRec;
+typedef struct Claim Claim;
+typedef struct Pending Pending;
+typedef struct Waiter Waiter;
+
+/* The knobs, read at start and on SIGHUP (those marked * only at start). */
+typedef struct NegoKnobs {
+        char *address;            /* * NEGOTIATOR_ADDRESS ("" all) */
+        int64_t port;             /* * COLLECTOR_PORT (0: any free port) */
+        char *port_file;          /* * NEGOTIATOR_PORT_FILE or --port-file: the port chosen, written */
+        char *socket_path;        /* * NEGOTIATOR_SOCKET */
+        char *pool_key_file;      /* * POOL_KEY_FILE */
+        char *database;           /* * NEGOTIATOR_DATABASE */
+        char *uid_domain;         /* UID_DOMAIN */
+        char **admins;            /* ADMINISTRATORS */
+        int64_t classad_lifetime; /* CLASSAD_LIFETIME */
+        int64_t interval;         /* NEGOTIATOR_INTERVAL */
+        int64_t min_interval;     /* NEGOTIATOR_MIN_INTERVAL */
+        int64_t periodic_interval;/* PERIODIC_EXPR_INTERVAL */
+        int64_t alive_interval;   /* ALIVE_INTERVAL */
+        int64_t claim_worklife;   /* CLAIM_WORKLIFE: seconds a claim takes new jobs (-1 forever, 0 one job) */
+        int64_t job_lease;        /* JOB_DEFAULT_LEASE_DURATION: a job without JobLeaseDuration */
+        int64_t timeout;          /* NEGOTIATOR_TIMEOUT: handshake and Hello */
+        int64_t max_lease;        /* ALIVE_INTERVAL * MAX_CLAIM_ALIVES_MISSED: a claim's lease when the agent says none */
+} NegoKnobs;
+
+/* A connection: an agent (TCP, sealed) or a local user (unix, plain). */
+struct Conn {
+        Nego *nego;
+        Conn *next;
+        uint64_t id;            /* never reused: pending requests name their connection by it */
+        int fd;
+        sd_event_source *src, *timer;
+        bool tcp;
+        GleanSecure *sec;       /* tcp */
+        GleanAddrKey addr;      /* tcp: the peer's address (its rate-limit key) */
+        char addr_text[GLEAN_ADDR_KEY_STRLEN + 8];
+        GleanFrameReader *reader; /* unix */
+        char *out;              /* unix: frames not yet taken by the socket */
+        size_t out_len, out_cap;
+        GleanPeer peer;         /* unix: SO_PEERCRED */
+        bool established;       /* tcp: the handshake succeeded */
+        bool hello;             /* the Hello exchange is done */
+        bool agent;             /* the peer is a glean-agent (tcp, Peer "glean-agent") */
+        char *machine;          /* an agent's Machine */
+        int64_t agent_start;    /* its AgentStartTime */
+        int64_t update_interval;/* its UpdateInterval (UPDATE_INTERVAL), 300 when it does not say */
+        double hello_at;        /* when its Hello came: slots it did not advertise since are gone */
+        bool dead;              /* dropped by the post work, after a last flush */
+        bool flushing;          /* output waits for the socket (EPOLLOUT) */
+        struct JobCmdSubmit *submit; /* a multi-part Submit in progress (jobcmd_submit) */
+};
+
+/* The collector's record of one slot: the latest ad its agent sent. */
+struct SlotRec {
+        char *name;             /* Name ("slot1@host"), the key */
+        char *machine;
+        ClassAd *ad;
+        char *claim_id;         /* the ClaimId of the agent's last SlotUpdate (NULL: none) */
+        double updated;         /* when the last ad came */
+        bool partitionable, dynamic;
+        unsigned requests;      /* our RequestClaims in flight on it: left out of cycles */
+        Claim *held;            /* our claim that holds it (granted) */
+        Claim *waiting;         /* our preempting claim, granted, waiting for the slot to be ours */
+};
+
+typedef enum ClaimState {
+        CLAIM_REQUESTED,  /* Match, RequestClaim sent; no Reply yet */
+        CLAIM_WAITING,    /* granted; the slot is not Claimed/Idle yet (a preempting claim) */
+        CLAIM_ACTIVATING, /* ActivateClaim sent (the job is Running in the queue) */
+        CLAIM_RUNNING,    /* the agent runs the job */
+        CLAIM_RELEARNING, /* after our restart: the job is Running in the queue, the agent has not said */
+} ClaimState;
+
+struct Claim {
+        char id[NEGO_CLAIM_ID_LEN + 1];
+        char pub[NEGO_CLAIM_PUBLIC + 1]; /* what logs show */
+        ClaimState state;
+        char *slot;             /* the slot claimed (a d-slot's name once granted on a p-slot) */
+        char *requested;        /* while CLAIM_REQUESTED: the slot asked (its requests count) */
+        char jobkey[48];        /* "C.P" of job, the key in matching while it is there */
+        double requested_at;
+        char *machine;
+        char *submitter;
+        JobId job;              /* the job it is for or runs */
+        double weight;          /* slot weight charged (the match's cost) */
+        bool charged;           /* acct_claim_begin done */
+        bool by_priority;       /* a preemption for user priority */
+        double first_start;     /* the first job's start: CLAIM_WORKLIFE counts from it */
+        double lease;           /* seconds without a keep-alive before the agent drops it */
+        double alive_until;     /* the last acknowledged keep-alive + lease */
+        double next_alive;      /* when the next KeepAlive goes */
+        double deadline;        /* CLAIM_RELEARNING: requeued if not re-advertised by then */
+        bool ending;            /* we asked the job to go (rm, hold, vacate, preemption) */
+        bool evicting;          /* the agent said the slot is preempting the job */
+        bool release;           /* release the claim once its job is gone */
+        double idle_since;      /* RUNNING, yet its slot says Claimed/Idle since then: the job ended
+                                   without a word unless its JobExit follows */
+        double gone_since;      /* its agent advertises its slot without it since then: lost unless
+                                   its JobExit follows */
+};
+
+typedef enum PendingKind {
+        PEND_MATCH,
+        PEND_REQUEST_CLAIM,
+        PEND_ACTIVATE,
+        PEND_KEEP_ALIVE,
+        PEND_OTHER,             /* Release, Deactivate, Vacate: the Reply is logged */
+        PEND_FORWARD,           /* a user's Vacate/Drain/CancelDrain: the Reply goes to the user */
+} PendingKind;
+
+/* A request we sent an agent, until its Reply (by RequestId). */
+struct Pending {
+        char key[24];           /* the RequestId as text */
+        uint64_t conn;          /* the agent's connection */
+        PendingKind kind;
+        char claim_id[NEGO_CLAIM_ID_LEN + 1];
+        uint64_t user_conn;     /* PEND_FORWARD: who asked */
+        ClassAd *user_req;      /* PEND_FORWARD: the request (its RequestId) */
+};
+
+/* A user's Wait, parked until the job leaves the queue. */
+struct Waiter {
+        Waiter *next;
+        uint64_t conn;
+        ClassAd *req;
+        JobId job;
+        double deadline;        /* 0: none */
+};
+
+typedef struct CycleStats {
+        uint64_t number;
+        size_t matches, rejections, submitters, preemptions;
+        double seconds;
+        double at;              /* when it ran (0: never) */
+} CycleStats;
+
+struct Nego {
+        sd_event *event;
+        char *config_path;
+        char **sets;            /* --set NAME=VALUE */
+        size_t n_sets;
+        Config *cfg;
+        NegoKnobs k;
+        NegoSettings *settings;
+        GleanPoolKey key;
+        Accountant *acct;
+        JobQueue *queue;
+        GleanRateLimit *ratelimit;
+
+        int tcp_fd, unix_fd;
+        uint16_t port;          /* the TCP port listened on */
+        sd_event_source *tcp_src, *unix_src, *post, *tick, *cycle_timer, *signals[4];
+        Conn *conns;
+        uint64_t next_conn;
+        size_t n_agents, n_users;
+
+        GleanStrMap *slots;     /* Name -> SlotRec */
+        GleanStrMap *claims;    /* id -> Claim */
+        size_t relearning;      /* claims in CLAIM_RELEARNING */
+        GleanStrMap *matching;  /* "C.P" -> Claim: jobs with a claim on the way (not matched again) */
+        GleanStrMap *pending;   /* RequestId text -> Pending */
+        uint64_t next_request;
+        Waiter *waiters;
+
+        bool in_batch;
+        bool cycle_wanted;      /* a submit or a freed slot: a cycle after NEGOTIATOR_MIN_INTERVAL */
+        double last_periodic;
+        CycleStats cycle;
+        double started;
+        bool stopping;
+        int exit_code;
+};
+
+/* ---- main.c ---- */
+double nego_now(void);              /* wall clock, seconds */
+/* Opens the batch of this iteration (once; the post work commits it). */
+void nego_batch(Nego *n);
+/* A cycle soon (NEGOTIATOR_MIN_INTERVAL after the last). */
+void nego_want_cycle(Nego *n);
+/* Whether p may administer: root or ADMINISTRATORS. */
+bool nego_is_admin(const Nego *n, const GleanPeer *p);
+/* Logs a record about a job (fields only when given). */
+void nego_log_job(int prio, const char *message_id, JobId job, const char *user, const char *slot,
+                  const Claim *c, const char *reason, const char *fmt, ...) __attribute__((format(printf, 8, 9)));
+
+/* ---- net.c ---- */
+int nego_net_start(Nego *n);
+void nego_net_stop(Nego *n);
+/* Queues msg for c (sent after the batch commits). -EPIPE when c is dead. */
+int nego_send(Conn *c, const ClassAd *msg);
+int nego_send_text(Conn *c, const char *text, size_t len); /* a message already unparsed */
+/* Marks c to be dropped by the post work (after a last flush); logs why
+ * when why is non-NULL. */
+void nego_conn_fail(Conn *c, const char *why);
+Conn *nego_conn_by_id(Nego *n, uint64_t id);
+Conn *nego_agent_conn(Nego *n, const char *machine); /* its live connection, NULL when none */
+/* The post work: flush every connection's output, drop the dead ones. */
+void nego_net_flush(Nego *n);
+
+/* ---- agents.c: the messages of agents ---- */
+int nego_agent_message(Conn *c, const ClassAd *msg, GleanCommand cmd);
+void nego_agent_gone(Conn *c);      /* its connection closes */
+/* Sends cmd to the agent of machine with a new RequestId, remembered as
+ * kind (claim: the claim it is about). -ENOTCONN when it is not connected. */
+int nego_agent_request(Nego *n, const char *machine, ClassAd *msg, PendingKind kind, const char *claim_id,
+                       Pending **ret);
+void nego_pending_free(Pending *p);
+
+/* ---- collector.c ---- */
+SlotRec *nego_slot(Nego *n, const char *name);
+int nego_slot_update(Nego *n, Conn *c, const ClassAd *msg);
+void nego_slots_expire(Nego *n, double now);
+void nego_slots_free(Nego *n);
+/* A slot's State and Activity from its ad ("" when absent), into buffers. */
+void nego_slot_state(const SlotRec *s, char *state, size_t sl, char *activity, size_t al);
+int nego_query_slots(Nego *n, Conn *c, const ClassAd *req);
+/* "24 slots: 20 Claimed/Busy, 4 Unclaimed" */
+void nego_slots_summary(Nego *n, char *buf, size_t len);
+
+/* ---- claims.c ---- */
+Claim *nego_claim(Nego *n, const char *id);
+/* A new claim for job on slot (matched with cost), its RequestClaim sent. */
+int nego_claim_request(Nego *n, SlotRec *s, Job *job, double cost, NegoReason reason);
+void nego_claim_granted(Nego *n, Claim *c, const ClassAd *reply);
+void nego_claim_refused(Nego *n, Claim *c, const char *why);
+void nego_claim_activated(Nego *n, Claim *c, const ClassAd *reply);
+void nego_claim_alive(Nego *n, Claim *c, const ClassAd *reply);
+void nego_claim_job_exit(Nego *n, Conn *from, const ClassAd *msg);
+void nego_claim_event(Nego *n, Conn *from, const ClassAd *msg);
+/* The agent advertised slot s with claim id (NULL: none). */
+void nego_claim_seen(Nego *n, Conn *from, SlotRec *s, const char *claim_id);
+/* Ends c's job (vacate, rm, hold): Deactivate (graceful unless fast). */
+int nego_claim_vacate(Nego *n, Claim *c, bool fast, const char *why);
+/* The claim is gone (lost, refused, released): its job back to Idle when
+ * it ran, its usage stops, it is forgotten. */
+void nego_claim_lost(Nego *n, Claim *c, const char *why);
+/* Keep-alives, leases, relearning deadlines. */
+void nego_claims_tick(Nego *n, double now);
+/* At start: a claim to relearn for every Running job. */
+int nego_claims_restore(Nego *n);
+void nego_claims_free(Nego *n);
+/* The claim a running job runs under (NULL when none). */
+Claim *nego_claim_of_job(Nego *n, JobId id);
+/* A job changed state by the queue's own doing (periodic, rm, hold): its claim is vacated. */
+void nego_job_leaving(Nego *n, JobId id, const char *why);
+
+/* ---- cycle.c ---- */
+int nego_cycle_run(Nego *n);
+
+/* ---- users.c ---- */
+int nego_user_message(Conn *c, const ClassAd *msg, GleanCommand cmd, const QueueRequester *who);
+void nego_waiters_check(Nego *n, double now);
+void nego_waiters_free(Nego *n);
+void nego_user_gone(Conn *c);

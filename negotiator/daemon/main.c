@@ -1,0 +1,619 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * main.c — glean-negotiator: the central manager (collector, job queue,
+ * accountant, matchmaker, and the claims on the agents' slots).
+ *
+ *   glean-negotiator [--config FILE] [--set NAME=VALUE]... [--port-file FILE]
+ *
+ * Reads the configuration ($GLEAN_CONFIG or /etc/glean/glean.conf, then
+ * LOCAL_CONFIG_DIR; again on SIGHUP), opens NEGOTIATOR_DATABASE (the
+ * accounts and the queue), listens for agents on NEGOTIATOR_ADDRESS:
+ * COLLECTOR_PORT (sealed with POOL_KEY_FILE; port 0 takes a free one, which
+ * is logged and written to --port-file / NEGOTIATOR_PORT_FILE) and for
+ * local users on NEGOTIATOR_SOCKET, and negotiates every
+ * NEGOTIATOR_INTERVAL. SIGTERM or SIGINT: a clean stop (the jobs go on
+ * running on the agents; the next start relearns their claims).
+ *
+ * Exit: 0 after SIGTERM; 1 when it cannot start or cannot commit to its
+ * database (the reason logged); 2 for a bad command line.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <locale.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <systemd/sd-daemon.h>
+
+#include "daemon.h"
+
+#define TICK_USEC 1000000ULL
+
+static void usage(FILE *f) {
+        fprintf(f, "usage: glean-negotiator [--config FILE] [--set NAME=VALUE]... [--port-file FILE]\n");
+}
+
+double nego_now(void) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
+}
+
+bool nego_is_admin(const Nego *n, const GleanPeer *p) {
+        return glean_peer_is_admin(p, n->k.admins);
+}
+
+void nego_log_job(int prio, const char *message_id, JobId job, const char *user, const char *slot, const Claim *c,
+                  const char *reason, const char *fmt, ...) {
+        char id[48], msg[1024];
+        GleanLogField f[5];
+        size_t k = 0;
+        if (job.cluster > 0) {
+                snprintf(id, sizeof id, "%" PRId64 ".%" PRId64, job.cluster, job.proc);
+                f[k++] = (GleanLogField){ "GLEAN_JOB", id };
+        }
+        if (user)
+                f[k++] = (GleanLogField){ "GLEAN_USER", user };
+        if (slot)
+                f[k++] = (GleanLogField){ "GLEAN_SLOT", slot };
+        if (c)
+                f[k++] = (GleanLogField){ "GLEAN_CLAIM", c->pub };
+        if (reason)
+                f[k++] = (GleanLogField){ "GLEAN_REASON", reason };
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(msg, sizeof msg, fmt, ap);
+        va_end(ap);
+        glean_log(prio, message_id, f, k, "%s", msg);
+}
+
+/* ---- knobs ---- */
+
+static int log_config_error(const ConfigError *err, int r, const char *what) {
+        char *m = config_error_format(err);
+        glean_log(LOG_ERR, NULL, NULL, 0, "%s: %s", what, m && *m ? m : strerror(-r));
+        free(m);
+        return r;
+}
+
+/* A string knob's expanded value; def when undefined or empty. */
+static int knob_string(const Config *cfg, const char *name, const char *def, char **ret) {
+        ConfigError err = { 0 };
+        char *v = NULL;
+        int r = config_get(cfg, name, &v, &err);
+        if (r == -ENOENT || (r >= 0 && !*v)) {
+                free(v);
+                *ret = def ? strdup(def) : NULL;
+                return def && !*ret ? -ENOMEM : 0;
+        }
+        if (r < 0)
+                return log_config_error(&err, r, name);
+        *ret = v;
+        return 0;
+}
+
+/* An integer knob in [min, max]; def when undefined. */
+static int knob_int(const Config *cfg, const char *name, int64_t def, int64_t min, int64_t max, int64_t *ret) {
+        ConfigError err = { 0 };
+        int64_t v;
+        int r = config_get_int(cfg, name, &v, &err);
+        if (r == -ENOENT) {
+                *ret = def;
+                return 0;
+        }
+        if (r < 0)
+                return log_config_error(&err, r, name);
+        if (v < min || v > max) {
+                glean_log(LOG_ERR, NULL, NULL, 0, "%s = %" PRId64 ": must be %" PRId64 " to %" PRId64, name, v, min,
+                          max);
+                return -ERANGE;
+        }
+        *ret = v;
+        return 0;
+}
+
+static void knobs_clear(NegoKnobs *k) {
+        free(k->address);
+        free(k->port_file);
+        free(k->socket_path);
+        free(k->pool_key_file);
+        free(k->database);
+        free(k->uid_domain);
+        config_strv_free(k->admins);
+        *k = (NegoKnobs){ 0 };
+}
+
+static int knobs_load(const Config *cfg, const char *port_file, NegoKnobs *ret) {
+        NegoKnobs k = { 0 };
+        ConfigError err = { 0 };
+        int64_t missed = 6;
+        int r;
+        if ((r = knob_string(cfg, "NEGOTIATOR_ADDRESS", "", &k.address)) < 0 ||
+            (r = knob_string(cfg, "NEGOTIATOR_PORT_FILE", NULL, &k.port_file)) < 0 ||
+            (r = knob_string(cfg, "NEGOTIATOR_SOCKET", "/run/glean/negotiator.sock", &k.socket_path)) < 0 ||
+            (r = knob_string(cfg, "POOL_KEY_FILE", "/etc/glean/pool.key", &k.pool_key_file)) < 0 ||
+            (r = knob_string(cfg, "NEGOTIATOR_DATABASE", "/var/lib/glean/negotiator.db", &k.database)) < 0 ||
+            (r = knob_string(cfg, "UID_DOMAIN", "localdomain", &k.uid_domain)) < 0 ||
+            (r = knob_int(cfg, "COLLECTOR_PORT", 9628, 0, 65535, &k.port)) < 0 ||
+            (r = knob_int(cfg, "CLASSAD_LIFETIME", 900, 1, INT32_MAX, &k.classad_lifetime)) < 0 ||
+            (r = knob_int(cfg, "NEGOTIATOR_INTERVAL", 60, 1, INT32_MAX, &k.interval)) < 0 ||
+            (r = knob_int(cfg, "NEGOTIATOR_MIN_INTERVAL", 5, 0, INT32_MAX, &k.min_interval)) < 0 ||
+            (r = knob_int(cfg, "PERIODIC_EXPR_INTERVAL", 60, 1, INT32_MAX, &k.periodic_interval)) < 0 ||
+            (r = knob_int(cfg, "ALIVE_INTERVAL", 300, 1, INT32_MAX, &k.alive_interval)) < 0 ||
+            (r = knob_int(cfg, "MAX_CLAIM_ALIVES_MISSED", 6, 1, 1000, &missed)) < 0 ||
+            (r = knob_int(cfg, "CLAIM_WORKLIFE", 3600, -1, INT32_MAX, &k.claim_worklife)) < 0 ||
+            (r = knob_int(cfg, "JOB_DEFAULT_LEASE_DURATION", 1200, 1, INT32_MAX, &k.job_lease)) < 0 ||
+            (r = knob_int(cfg, "NEGOTIATOR_TIMEOUT", 30, 1, 3600, &k.timeout)) < 0)
+                goto fail;
+        k.max_lease = k.alive_interval * missed;
+        if (port_file) {
+                free(k.port_file);
+                if (!(k.port_file = strdup(port_file))) {
+                        r = -ENOMEM;
+                        goto fail;
+                }
+        }
+        r = config_get_list(cfg, "ADMINISTRATORS", &k.admins, &err);
+        if (r < 0 && r != -ENOENT) {
+                log_config_error(&err, r, "ADMINISTRATORS");
+                goto fail;
+        }
+        *ret = k;
+        return 0;
+fail:
+        knobs_clear(&k);
+        return r;
+}
+
+static int load_config(Nego *n, Config **ret) {
+        ConfigError err = { 0 };
+        Config *cfg = NULL;
+        int r = config_load_path(n->config_path, &cfg, &err);
+        if (r < 0)
+                return log_config_error(&err, r, "configuration");
+        for (size_t i = 0; i < n->n_sets; i++) {
+                char *eq = strchr(n->sets[i], '=');
+                *eq = 0;
+                r = config_set(cfg, n->sets[i], eq + 1);
+                *eq = '=';
+                if (r < 0) {
+                        config_free(cfg);
+                        return glean_log_errno(LOG_ERR, r, "--set %s: %m", n->sets[i]);
+                }
+        }
+        char *level = NULL;
+        if (config_get(cfg, "NEGOTIATOR_LOG_LEVEL", &level, &err) >= 0 && *level) {
+                int l = glean_log_level_from_string(level);
+                if (l >= 0)
+                        glean_log_set_level(l);
+        }
+        free(level);
+        *ret = cfg;
+        return 0;
+}
+
+/* The accounts' and the matchmaker's settings from cfg. */
+static int load_settings(Config *cfg, AcctSettings *ret_as, AcctGroups **ret_groups, NegoSettings **ret_ns) {
+        ConfigError err = { 0 };
+        AcctSettings as = { 0 };
+        AcctGroups *groups = NULL;
+        NegoSettings *ns = NULL;
+        int r;
+        if ((r = acct_settings_from_config(cfg, &as, &err)) < 0)
+                return log_config_error(&err, r, "accounting");
+        if ((r = acct_groups_from_config(cfg, &groups, &err)) < 0) {
+                acct_settings_clear(&as);
+                return log_config_error(&err, r, "accounting groups");
+        }
+        if ((r = nego_settings_from_config(cfg, &ns, &err)) < 0) {
+                acct_settings_clear(&as);
+                acct_groups_free(groups);
+                return log_config_error(&err, r, "negotiator");
+        }
+        *ret_as = as;
+        *ret_groups = groups;
+        *ret_ns = ns;
+        return 0;
+}
+
+static void reload(Nego *n) {
+        Config *cfg = NULL;
+        NegoKnobs k;
+        AcctSettings as;
+        AcctGroups *groups = NULL;
+        NegoSettings *ns = NULL;
+        if (load_config(n, &cfg) < 0 || knobs_load(cfg, n->k.port_file, &k) < 0) {
+                config_free(cfg);
+                glean_log(LOG_ERR, NULL, NULL, 0, "SIGHUP: the configuration has errors; keeping the old one");
+                return;
+        }
+        if (load_settings(cfg, &as, &groups, &ns) < 0) {
+                knobs_clear(&k);
+                config_free(cfg);
+                glean_log(LOG_ERR, NULL, NULL, 0, "SIGHUP: the configuration has errors; keeping the old one");
+                return;
+        }
+        nego_batch(n);
+        int r = acct_reconfigure(n->acct, &as, groups, nego_now());
+        if (r < 0) {
+                acct_settings_clear(&as);
+                glean_log_errno(LOG_ERR, r, "SIGHUP: the accounts refuse the new settings: %m");
+        }
+        /* What the listeners and the database were opened with stays until a restart. */
+        static const char *const fixed[] = { "NEGOTIATOR_ADDRESS", "COLLECTOR_PORT", "NEGOTIATOR_SOCKET",
+                                             "POOL_KEY_FILE", "NEGOTIATOR_DATABASE" };
+        const char *old[] = { n->k.address, NULL, n->k.socket_path, n->k.pool_key_file, n->k.database };
+        const char *new[] = { k.address, NULL, k.socket_path, k.pool_key_file, k.database };
+        for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++) {
+                bool changed = i == 1 ? k.port != n->k.port : strcmp(old[i], new[i]) != 0;
+                if (changed)
+                        glean_log(LOG_WARNING, NULL, NULL, 0, "SIGHUP: %s changed; it takes effect at the next start",
+                                  fixed[i]);
+        }
+        char *t;
+#define KEEP(f) (t = k.f, k.f = n->k.f, n->k.f = t)
+        KEEP(address);
+        KEEP(socket_path);
+        KEEP(pool_key_file);
+        KEEP(database);
+#undef KEEP
+        k.port = n->k.port;
+        knobs_clear(&n->k);
+        n->k = k;
+        nego_settings_free(n->settings);
+        n->settings = ns;
+        config_free(n->cfg);
+        n->cfg = cfg;
+        glean_log(LOG_NOTICE, NULL, NULL, 0, "SIGHUP: configuration reloaded");
+        nego_want_cycle(n);
+}
+
+/* ---- the batch and the post work ---- */
+
+void nego_batch(Nego *n) {
+        if (n->in_batch)
+                return;
+        /* One batch: the queue's is the Accountant's. */
+        int r = queue_batch_begin(n->queue);
+        if (r < 0)
+                glean_log_errno(LOG_ERR, r, "cannot begin a batch: %m");
+        n->in_batch = true;
+}
+
+static void fatal_stop(Nego *n) {
+        n->exit_code = 1;
+        n->stopping = true;
+        sd_event_exit(n->event, 1);
+}
+
+static void status_line(Nego *n);
+
+/* After the iteration's events: commit, then let what they queued go. */
+static int on_post(sd_event_source *src, void *userdata) {
+        (void) src;
+        Nego *n = userdata;
+        if (n->in_batch) {
+                char why[512] = "";
+                int r = queue_batch_commit(n->queue, why, sizeof why);
+                n->in_batch = false;
+                if (r < 0) {
+                        glean_log(LOG_CRIT, NULL, NULL, 0,
+                                  "cannot commit to %s: %s; stopping (nothing of this batch was announced; the "
+                                  "next start relearns the claims from the agents)",
+                                  n->k.database, why[0] ? why : acct_last_error(n->acct));
+                        fatal_stop(n);
+                        return 0;
+                }
+        }
+        nego_net_flush(n);
+        return 0;
+}
+
+/* ---- timers ---- */
+
+static void arm_cycle(Nego *n, double at) {
+        uint64_t usec = at <= 0 ? 1 : (uint64_t) (at * 1e6);
+        sd_event_source_set_time(n->cycle_timer, usec);
+        sd_event_source_set_enabled(n->cycle_timer, SD_EVENT_ONESHOT);
+}
+
+void nego_want_cycle(Nego *n) {
+        if (n->cycle_wanted || n->stopping)
+                return;
+        n->cycle_wanted = true;
+        double at = n->cycle.at + (double) n->k.min_interval;
+        uint64_t cur = 0;
+        sd_event_source_get_time(n->cycle_timer, &cur);
+        if ((double) cur / 1e6 > at)
+                arm_cycle(n, at);
+}
+
+static int on_cycle(sd_event_source *src, uint64_t usec, void *userdata) {
+        (void) src;
+        (void) usec;
+        Nego *n = userdata;
+        n->cycle_wanted = false;
+        nego_cycle_run(n);
+        arm_cycle(n, n->cycle.at + (double) n->k.interval);
+        status_line(n);
+        return 0;
+}
+
+static void thousands(uint64_t v, char *buf, size_t len) {
+        char digits[32];
+        int nd = snprintf(digits, sizeof digits, "%" PRIu64, v);
+        size_t k = 0;
+        for (int i = 0; i < nd && k + 2 < len; i++) {
+                if (i > 0 && (nd - i) % 3 == 0)
+                        buf[k++] = ',';
+                buf[k++] = digits[i];
+        }
+        buf[k] = 0;
+}
+
+/* STATUS=3 agents, 24 slots: 20 Claimed/Busy, 4 Unclaimed; 1,204 idle jobs; cycle 812: 33 matches in 0.04 s */
+static void status_line(Nego *n) {
+        char slots[512], idle[32], line[800];
+        nego_slots_summary(n, slots, sizeof slots);
+        thousands(queue_count(n->queue, JOB_IDLE), idle, sizeof idle);
+        int k = snprintf(line, sizeof line, "STATUS=%zu agent%s, %s; %s idle job%s", n->n_agents,
+                         n->n_agents == 1 ? "" : "s", slots, idle, strcmp(idle, "1") == 0 ? "" : "s");
+        if (n->cycle.number > 0 && k > 0 && (size_t) k < sizeof line)
+                snprintf(line + k, sizeof line - (size_t) k, "; cycle %" PRIu64 ": %zu match%s in %.2f s",
+                         n->cycle.number, n->cycle.matches, n->cycle.matches == 1 ? "" : "es", n->cycle.seconds);
+        sd_notify(0, line);
+}
+
+static void on_job_changed(void *userdata, Job *job, JobStatus from, JobStatus to, const char *reason) {
+        Nego *n = userdata;
+        nego_log_job(to == JOB_HELD ? LOG_NOTICE : LOG_INFO, to == JOB_HELD ? MESSAGE_ID_JOB_HOLD : NULL, job->id,
+                     job->submitter, job->slot, NULL, reason, "job %" PRId64 ".%" PRId64 ": %s -> %s (%s)",
+                     job->id.cluster, job->id.proc, job_status_name(from), job_status_name(to),
+                     reason ? reason : "periodic expression");
+        Claim *c = job->claim_id ? nego_claim(n, job->claim_id) : NULL;
+        if (c && (to == JOB_HELD || to == JOB_REMOVED))
+                nego_claim_vacate(n, c, false, reason ? reason : "periodic expression");
+}
+
+static int on_tick(sd_event_source *src, uint64_t usec, void *userdata) {
+        Nego *n = userdata;
+        double now = nego_now();
+        nego_claims_tick(n, now);
+        nego_slots_expire(n, now);
+        nego_waiters_check(n, now);
+        if (now >= n->last_periodic + (double) n->k.periodic_interval) {
+                n->last_periodic = now;
+                nego_batch(n);
+                int r = queue_periodic(n->queue, now, on_job_changed, n);
+                if (r < 0)
+                        glean_log_errno(LOG_ERR, r, "periodic expressions: %m");
+                queue_history_trim(n->queue, now);
+                status_line(n);
+        }
+        sd_event_source_set_time(src, usec + TICK_USEC);
+        return 0;
+}
+
+static int on_signal(sd_event_source *src, const struct signalfd_siginfo *si, void *userdata) {
+        (void) src;
+        Nego *n = userdata;
+        if (si->ssi_signo == SIGHUP) {
+                sd_notify(0, "RELOADING=1");
+                reload(n);
+                sd_notify(0, "READY=1");
+                status_line(n);
+                return 0;
+        }
+        glean_log(LOG_NOTICE, NULL, NULL, 0, "%s: stopping (the jobs go on running on the agents)",
+                  strsignal((int) si->ssi_signo));
+        sd_notify(0, "STOPPING=1");
+        n->stopping = true;
+        sd_event_exit(n->event, 0);
+        return 0;
+}
+
+/* ---- start and stop ---- */
+
+static int open_state(Nego *n) {
+        AcctSettings as;
+        AcctGroups *groups = NULL;
+        ConfigError err = { 0 };
+        char why[512] = "";
+        int r = load_settings(n->cfg, &as, &groups, &n->settings);
+        if (r < 0)
+                return r;
+        /* The database's directory (StateDirectory= makes it under systemd). */
+        char *dir = strdup(n->k.database), *slash = dir ? strrchr(dir, '/') : NULL;
+        if (slash && slash != dir) {
+                *slash = 0;
+                if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+                        glean_log_errno(LOG_WARNING, errno, "cannot create %s: %m", dir);
+        }
+        free(dir);
+        r = acct_open(n->k.database, 0, &as, groups, nego_now(), &n->acct, why, sizeof why);
+        if (r < 0) {
+                acct_settings_clear(&as);
+                return glean_log_errno(LOG_ERR, r, "%s", why[0] ? why : "cannot open the accounts: %m");
+        }
+        QueueSettings qs = { 0 };
+        if ((r = queue_settings_from_config(n->cfg, &qs, &err)) < 0)
+                return log_config_error(&err, r, "job queue");
+        r = queue_open(n->acct, &qs, &n->queue, why, sizeof why);
+        if (r < 0) {
+                queue_settings_clear(&qs);
+                return glean_log_errno(LOG_ERR, r, "cannot open the job queue in %s: %s", n->k.database,
+                                       why[0] ? why : strerror(-r));
+        }
+        return 0;
+}
+
+static int setup(Nego *n) {
+        int r = load_config(n, &n->cfg);
+        if (r < 0)
+                return r;
+        const char *port_file = n->k.port_file; /* --port-file */
+        NegoKnobs k;
+        if ((r = knobs_load(n->cfg, port_file, &k)) < 0)
+                return r;
+        knobs_clear(&n->k);
+        n->k = k;
+        char why[512] = "";
+        if ((r = glean_pool_key_load(n->k.pool_key_file, &n->key, why, sizeof why)) < 0)
+                return glean_log_errno(LOG_ERR, r, "the pool key: %s", why);
+        if ((r = glean_ratelimit_new(NULL, 4096, &n->ratelimit)) < 0)
+                return glean_log_errno(LOG_ERR, r, "cannot set up the handshake rate limit: %m");
+        if ((r = glean_strmap_new(true, &n->slots)) < 0 || (r = glean_strmap_new(false, &n->claims)) < 0 ||
+            (r = glean_strmap_new(false, &n->matching)) < 0 || (r = glean_strmap_new(false, &n->pending)) < 0)
+                return r;
+        if ((r = open_state(n)) < 0)
+                return r;
+        n->started = nego_now();
+        n->last_periodic = n->started;
+
+        if ((r = sd_event_add_post(n->event, &n->post, on_post, n)) < 0 ||
+            (r = sd_event_source_set_priority(n->post, SD_EVENT_PRIORITY_IDLE)) < 0)
+                return glean_log_errno(LOG_ERR, r, "cannot add the post work: %m");
+        uint64_t now_usec;
+        sd_event_now(n->event, CLOCK_REALTIME, &now_usec);
+        if ((r = sd_event_add_time(n->event, &n->tick, CLOCK_REALTIME, now_usec + TICK_USEC, 100000, on_tick, n)) <
+                    0 ||
+            (r = sd_event_source_set_enabled(n->tick, SD_EVENT_ON)) < 0)
+                return glean_log_errno(LOG_ERR, r, "cannot add the timer: %m");
+        /* The first cycle once the agents had a moment to advertise. */
+        r = sd_event_add_time(n->event, &n->cycle_timer, CLOCK_REALTIME,
+                              now_usec + (uint64_t) (n->k.min_interval > 0 ? n->k.min_interval : 1) * 1000000ULL,
+                              10000, on_cycle, n);
+        if (r < 0)
+                return glean_log_errno(LOG_ERR, r, "cannot add the cycle timer: %m");
+        n->cycle.at = n->started;
+        if ((r = nego_claims_restore(n)) < 0)
+                return r;
+        return nego_net_start(n);
+}
+
+static void teardown(Nego *n) {
+        if (n->in_batch && n->exit_code == 0) {
+                char why[512] = "";
+                if (queue_batch_commit(n->queue, why, sizeof why) >= 0)
+                        nego_net_flush(n);
+                n->in_batch = false;
+        }
+        nego_net_stop(n);
+        nego_waiters_free(n);
+        nego_claims_free(n);
+        nego_slots_free(n);
+        glean_strmap_free(n->slots);
+        glean_strmap_free(n->claims);
+        glean_strmap_free(n->matching);
+        glean_strmap_free(n->pending);
+        queue_close(n->queue);
+        acct_close(n->acct);
+        nego_settings_free(n->settings);
+        glean_ratelimit_free(n->ratelimit);
+        glean_pool_key_clear(&n->key);
+        sd_event_source_unref(n->post);
+        sd_event_source_unref(n->tick);
+        sd_event_source_unref(n->cycle_timer);
+        for (size_t i = 0; i < sizeof n->signals / sizeof *n->signals; i++)
+                sd_event_source_unref(n->signals[i]);
+        knobs_clear(&n->k);
+        config_free(n->cfg);
+        sd_event_unref(n->event);
+}
+
+int main(int argc, char **argv) {
+        static const struct option opts[] = {
+                { "config", required_argument, NULL, 'c' },
+                { "set", required_argument, NULL, 'S' },
+                { "port-file", required_argument, NULL, 'p' },
+                { "help", no_argument, NULL, 'h' },
+                {},
+        };
+        Nego n = { .tcp_fd = -1, .unix_fd = -1, .next_conn = 1, .next_request = 1 };
+        char **sets = calloc((size_t) argc + 1, sizeof *sets);
+        const char *port_file = NULL;
+        int c;
+        if (!sets)
+                return 1;
+        while ((c = getopt_long(argc, argv, "c:S:p:h", opts, NULL)) >= 0) {
+                switch (c) {
+                case 'c':
+                        n.config_path = optarg;
+                        break;
+                case 'S':
+                        if (!strchr(optarg, '=')) {
+                                fprintf(stderr, "glean-negotiator: --set needs NAME=VALUE\n");
+                                free(sets);
+                                return 2;
+                        }
+                        sets[n.n_sets++] = optarg;
+                        break;
+                case 'p':
+                        port_file = optarg;
+                        break;
+                case 'h':
+                        usage(stdout);
+                        free(sets);
+                        return 0;
+                default:
+                        usage(stderr);
+                        free(sets);
+                        return 2;
+                }
+        }
+        if (optind < argc) {
+                usage(stderr);
+                free(sets);
+                return 2;
+        }
+        n.sets = sets;
+        if (port_file && !(n.k.port_file = strdup(port_file))) {
+                free(sets);
+                return 1;
+        }
+
+        setlocale(LC_NUMERIC, "C");
+        glean_log_open("glean-negotiator");
+        signal(SIGPIPE, SIG_IGN);
+        sigset_t mask;
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGINT);
+        sigaddset(&mask, SIGHUP);
+        sigprocmask(SIG_BLOCK, &mask, NULL);
+
+        int r = sd_event_new(&n.event);
+        if (r >= 0) {
+                sd_event_add_signal(n.event, &n.signals[0], SIGTERM, on_signal, &n);
+                sd_event_add_signal(n.event, &n.signals[1], SIGINT, on_signal, &n);
+                sd_event_add_signal(n.event, &n.signals[2], SIGHUP, on_signal, &n);
+                sd_event_set_watchdog(n.event, true);
+                r = setup(&n);
+        }
+        if (r < 0) {
+                glean_log(LOG_ERR, NULL, NULL, 0, "cannot start: %s", strerror(-r));
+                teardown(&n);
+                free(sets);
+                return 1;
+        }
+        glean_log(LOG_NOTICE, NULL, NULL, 0,
+                  "ready: agents on port %u, users on %s, database %s; %zu jobs in the queue (%zu running)",
+                  (unsigned) n.port, n.k.socket_path, n.k.database, queue_size(n.queue),
+                  queue_count(n.queue, JOB_RUNNING));
+        sd_notify(0, "READY=1");
+        status_line(&n);
+        r = sd_event_loop(n.event);
+        int code = n.exit_code ? n.exit_code : r < 0 ? 1 : 0;
+        teardown(&n);
+        free(sets);
+        return code;
+}

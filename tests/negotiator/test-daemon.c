@@ -1,0 +1,1384 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * test-daemon.c — the real glean-negotiator on a private configuration
+ * (its own port, chosen by the kernel, socket, database and pool key),
+ * driven by a fake agent written here that speaks the pool's protocol
+ * through common/secure.h, and by a user on its unix socket:
+ *
+ *   - the handshake with the pool key; a wrong key, a replayed, an altered,
+ *     a truncated and an oversized frame each close their connection with a
+ *     log record, and the daemon goes on serving; failed handshakes banned;
+ *   - a slot advertised, a job submitted: matched, claimed, activated (the
+ *     agent checks the job ad), its exit reported: Completed in the history
+ *     with its exit code and usage; the claim reused for the next job, then
+ *     released;
+ *   - the agent gone: after the claim's lease the job is Idle again,
+ *     NumJobStarts kept;
+ *   - kill -9 during a burst of submits: every acknowledged job is there
+ *     after the restart;
+ *   - a restart while a job runs: the agent re-advertises the claim, the job
+ *     stays Running and is not activated a second time; a claim nobody
+ *     re-advertises is requeued after the job lease.
+ *
+ * The binary: $GLEAN_NEGOTIATOR (set by make check to the flavour being
+ * tested), else build/bin/glean-negotiator.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/proto.h"
+#include "common/secure.h"
+#include "test-util.h"
+
+#define MODE CA_MODE_OLD
+
+/* ---- the daemon on a private configuration ---- */
+
+typedef struct Rig {
+        char dir[64], conf[128], log[128], sock[128], portfile[128], keyfile[128];
+        char notify[128];       /* NOTIFY_SOCKET for the daemon, when set */
+        GleanPoolKey key;
+        pid_t pid;
+        int port;
+} Rig;
+
+static const char *me(void) {
+        struct passwd *pw = getpwuid(getuid());
+        return pw ? pw->pw_name : "root";
+}
+
+static const char *nego_bin(void) {
+        const char *p = getenv("GLEAN_NEGOTIATOR");
+        return p && *p ? p : "build/bin/glean-negotiator";
+}
+
+static double now_mono(void) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
+}
+
+static bool rig_init(Rig *r, const char *extra) {
+        memset(r, 0, sizeof *r);
+        snprintf(r->dir, sizeof r->dir, "/tmp/glean-nego-test-XXXXXX");
+        if (!mkdtemp(r->dir))
+                return false;
+        snprintf(r->conf, sizeof r->conf, "%s/glean.conf", r->dir);
+        snprintf(r->log, sizeof r->log, "%s/negotiator.log", r->dir);
+        snprintf(r->sock, sizeof r->sock, "%s/negotiator.sock", r->dir);
+        snprintf(r->portfile, sizeof r->portfile, "%s/port", r->dir);
+        snprintf(r->keyfile, sizeof r->keyfile, "%s/pool.key", r->dir);
+        char why[256];
+        if (glean_pool_key_generate(&r->key) < 0 || glean_pool_key_save(r->keyfile, &r->key, false, why, sizeof why) < 0)
+                return false;
+        FILE *f = fopen(r->conf, "we");
+        if (!f)
+                return false;
+        fprintf(f,
+                "SPOOL = %s\n"
+                "NEGOTIATOR_DATABASE = %s/negotiator.db\n"
+                "NEGOTIATOR_SOCKET = %s\n"
+                "POOL_KEY_FILE = %s\n"
+                "NEGOTIATOR_ADDRESS = 127.0.0.1\n"
+                "COLLECTOR_PORT = 0\n"
+                "NEGOTIATOR_PORT_FILE = %s\n"
+                "NEGOTIATOR_INTERVAL = 1\n"
+                "NEGOTIATOR_MIN_INTERVAL = 0\n"
+                "ALIVE_INTERVAL = 1\n"
+                "NEGOTIATOR_TIMEOUT = 3\n"
+                "UID_DOMAIN = test.pool\n"
+                "ADMINISTRATORS = %s\n"
+                "%s",
+                r->dir, r->dir, r->sock, r->keyfile, r->portfile, me(), extra ? extra : "");
+        fclose(f);
+        return true;
+}
+
+/* Daemons still running when the program ends (a test that failed half-way) are killed. */
+static pid_t started[64];
+
+static void kill_leftovers(void) {
+        for (size_t i = 0; i < sizeof started / sizeof *started; i++)
+                if (started[i] > 0 && waitpid(started[i], NULL, WNOHANG) == 0) {
+                        kill(started[i], SIGKILL);
+                        waitpid(started[i], NULL, 0);
+                }
+}
+
+static bool rig_start(Rig *r) {
+        unlink(r->portfile);
+        r->pid = fork();
+        for (size_t i = 0; r->pid > 0 && i < sizeof started / sizeof *started; i++)
+                if (started[i] <= 0 || waitpid(started[i], NULL, WNOHANG) != 0) {
+                        started[i] = r->pid;
+                        break;
+                }
+        if (r->pid == 0) {
+                int fd = open(r->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+                if (fd >= 0) {
+                        dup2(fd, 1);
+                        dup2(fd, 2);
+                }
+                setenv("GLEAN_LOG", "stderr", 1);
+                setenv("GLEAN_LOG_LEVEL", "debug", 1);
+                if (r->notify[0]) {
+                        char pid[16];
+                        snprintf(pid, sizeof pid, "%d", (int) getpid());
+                        setenv("NOTIFY_SOCKET", r->notify, 1);
+                        setenv("WATCHDOG_USEC", "1000000", 1);
+                        setenv("WATCHDOG_PID", pid, 1);
+                } else
+                        unsetenv("NOTIFY_SOCKET");
+                execl(nego_bin(), nego_bin(), "--config", r->conf, (char *) NULL);
+                _exit(127);
+        }
+        for (int i = 0; i < 400; i++) {
+                int status;
+                if (waitpid(r->pid, &status, WNOHANG) == r->pid) {
+                        r->pid = 0;
+                        fprintf(stderr, "glean-negotiator exited at start (status %d)\n", status);
+                        return false;
+                }
+                FILE *f = fopen(r->portfile, "re");
+                int port = 0, fd = -1;
+                if (f) {
+                        if (fscanf(f, "%d", &port) != 1)
+                                port = 0;
+                        fclose(f);
+                }
+                if (port > 0 && glean_sock_connect_unix(r->sock, 0, &fd) >= 0) {
+                        close(fd);
+                        r->port = port;
+                        return true;
+                }
+                usleep(25000);
+        }
+        fprintf(stderr, "glean-negotiator did not come up within 10 s\n");
+        return false;
+}
+
+static void rig_kill(Rig *r) {
+        if (r->pid > 0) {
+                kill(r->pid, SIGKILL);
+                waitpid(r->pid, NULL, 0);
+                r->pid = 0;
+        }
+}
+
+/* SIGTERM; its exit status (-1 when it had to be killed). */
+static int rig_stop(Rig *r) {
+        int status = -1;
+        if (r->pid <= 0)
+                return -1;
+        kill(r->pid, SIGTERM);
+        for (int i = 0; i < 400; i++) {
+                if (waitpid(r->pid, &status, WNOHANG) == r->pid) {
+                        r->pid = 0;
+                        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+                }
+                usleep(25000);
+        }
+        rig_kill(r);
+        return -1;
+}
+
+static char *rig_log(const Rig *r) {
+        char *log = NULL;
+        if (glean_test_read_file(r->log, &log, NULL) < 0)
+                return strdup("");
+        return log;
+}
+
+static bool log_has(const Rig *r, const char *needle, int seconds) {
+        double end = now_mono() + seconds;
+        do {
+                char *log = rig_log(r);
+                bool yes = strstr(log, needle) != NULL;
+                free(log);
+                if (yes)
+                        return true;
+                usleep(50000);
+        } while (now_mono() < end);
+        return false;
+}
+
+static void rig_done(Rig *r, bool show) {
+        int status = r->pid > 0 ? rig_stop(r) : 0;
+        if (show || status != 0 || getenv("GLEAN_TEST_VERBOSE")) {
+                char *log = rig_log(r);
+                fprintf(stderr, "--- negotiator log (exit %d) ---\n%s--- end ---\n", status, log);
+                free(log);
+        }
+        CU_ASSERT(status == 0);
+        char cmd[128];
+        snprintf(cmd, sizeof cmd, "rm -rf -- '%s'", r->dir);
+        if (system(cmd) != 0)
+                fprintf(stderr, "cannot remove %s\n", r->dir);
+}
+
+/* ---- a fake agent ---- */
+
+typedef struct Agent {
+        int fd;
+        GleanSecure *s;
+        char machine[64];
+        int request_claims, activations, keep_alives, releases, deactivations;
+} Agent;
+
+static int tcp_connect(int port) {
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons((uint16_t) port) };
+        sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        if (fd < 0 || connect(fd, (struct sockaddr *) &sin, sizeof sin) < 0) {
+                if (fd >= 0)
+                        close(fd);
+                return -1;
+        }
+        return fd;
+}
+
+static void agent_close(Agent *a) {
+        glean_secure_free(a->s);
+        a->s = NULL;
+        if (a->fd >= 0)
+                close(a->fd);
+        a->fd = -1;
+}
+
+static bool agent_send_text(Agent *a, const char *text) {
+        return glean_secure_send(a->s, a->fd, text, strlen(text), 5000) >= 0;
+}
+
+static bool agent_send(Agent *a, const ClassAd *msg) {
+        char *text = classad_unparse(msg);
+        bool ok = text && agent_send_text(a, text);
+        free(text);
+        return ok;
+}
+
+/* The next message within ms; NULL on timeout or a closed connection. */
+static ClassAd *agent_recv(Agent *a, int ms, GleanCommand *ret_cmd) {
+        char *payload = NULL;
+        size_t len = 0;
+        if (glean_secure_recv(a->s, a->fd, ms, &payload, &len) < 0)
+                return NULL;
+        ClassAd *msg = NULL;
+        char why[256];
+        int r = glean_msg_parse(payload, len, &msg, ret_cmd, why, sizeof why);
+        free(payload);
+        return r < 0 ? NULL : msg;
+}
+
+static void agent_reply(Agent *a, const ClassAd *req, bool ok, const char *extra) {
+        ClassAd *m = NULL;
+        CU_ASSERT_FATAL(glean_msg_reply(req, ok, ok ? NULL : "refused", &m) >= 0);
+        if (extra) {
+                ClassAd *x = NULL;
+                CaError err;
+                CU_ASSERT_FATAL(classad_parse(extra, strlen(extra), MODE, &x, &err) >= 0);
+                classad_update(m, x);
+                classad_free(x);
+        }
+        agent_send(a, m);
+        classad_free(m);
+}
+
+/* Messages until one of want (NULL after seconds); what the agent answers
+ * by itself (KeepAlive, Match, Release, Deactivate: Ok) is answered and
+ * counted on the way. */
+static ClassAd *agent_expect(Agent *a, GleanCommand want, double seconds) {
+        double end = now_mono() + seconds;
+        while (now_mono() < end) {
+                GleanCommand cmd;
+                int ms = (int) ((end - now_mono()) * 1000) + 1;
+                ClassAd *m = agent_recv(a, ms, &cmd);
+                if (!m)
+                        return NULL;
+                a->request_claims += cmd == GLEAN_CMD_REQUEST_CLAIM;
+                a->activations += cmd == GLEAN_CMD_ACTIVATE_CLAIM;
+                a->keep_alives += cmd == GLEAN_CMD_KEEP_ALIVE;
+                a->releases += cmd == GLEAN_CMD_RELEASE;
+                a->deactivations += cmd == GLEAN_CMD_DEACTIVATE;
+                if (cmd == want)
+                        return m;
+                if (cmd == GLEAN_CMD_KEEP_ALIVE || cmd == GLEAN_CMD_MATCH || cmd == GLEAN_CMD_RELEASE ||
+                    cmd == GLEAN_CMD_DEACTIVATE)
+                        agent_reply(a, m, true, NULL);
+                classad_free(m);
+        }
+        return NULL;
+}
+
+static bool agent_connect_key(Agent *a, const Rig *r, const char *machine, int64_t start, const GleanPoolKey *key) {
+        memset(a, 0, sizeof *a);
+        a->fd = tcp_connect(r->port);
+        snprintf(a->machine, sizeof a->machine, "%s", machine);
+        char why[256] = "", hello[256];
+        if (a->fd < 0 || glean_secure_handshake(a->fd, GLEAN_SECURE_AGENT, key, 5000, &a->s, why, sizeof why) < 0) {
+                agent_close(a);
+                return false;
+        }
+        snprintf(hello, sizeof hello,
+                 "[ Command = \"Hello\"; ProtocolVersion = 1; Peer = \"glean-agent\"; Machine = \"%s\"; "
+                 "AgentStartTime = %" PRId64 " ]",
+                 machine, start);
+        GleanCommand cmd;
+        ClassAd *m = agent_send_text(a, hello) ? agent_recv(a, 5000, &cmd) : NULL;
+        bool ok = m && cmd == GLEAN_CMD_HELLO;
+        classad_free(m);
+        if (!ok)
+                agent_close(a);
+        return ok;
+}
+
+static bool agent_connect(Agent *a, const Rig *r, const char *machine) {
+        return agent_connect_key(a, r, machine, 1000, &r->key);
+}
+
+static void agent_slot(Agent *a, const char *slot, const char *state, const char *activity, const char *claim) {
+        char text[1024], claim_attr[160] = "";
+        if (claim)
+                snprintf(claim_attr, sizeof claim_attr, "ClaimId = \"%s\"; ", claim);
+        snprintf(text, sizeof text,
+                 "[ Command = \"SlotUpdate\"; %sSlotAd = [ Name = \"%s@%s\"; Machine = \"%s\"; MyType = \"Machine\"; "
+                 "State = \"%s\"; Activity = \"%s\"; Cpus = 1; Memory = 1024; Disk = 100000; SlotWeight = Cpus; "
+                 "OpSys = \"LINUX\"; Arch = \"X86_64\"; START = true; Requirements = START; Rank = 0; "
+                 "CurrentRank = 0; SlotID = 1 ] ]",
+                 claim_attr, slot, a->machine, a->machine, state, activity);
+        CU_ASSERT(agent_send_text(a, text));
+}
+
+/* Grants a RequestClaim (LeaseDuration lease); returns its ClaimId. */
+static char *agent_grant(Agent *a, const ClassAd *req, const char *slot, int lease) {
+        char *id = NULL, extra[256];
+        classad_eval_string(req, "ClaimId", MODE, &id);
+        snprintf(extra, sizeof extra,
+                 "[ ClaimId = \"%s\"; Slot = \"%s\"; LeaseDuration = %d; State = \"Claimed\"; Activity = \"Idle\" ]",
+                 id ? id : "", slot, lease);
+        agent_reply(a, req, true, extra);
+        return id;
+}
+
+static void agent_exit(Agent *a, const char *claim, int code) {
+        char text[512];
+        snprintf(text, sizeof text,
+                 "[ Command = \"JobExit\"; ClaimId = \"%s\"; Slot = \"slot1\"; ExitBySignal = false; ExitCode = %d; "
+                 "RemoteUserCpu = 1.5; RemoteSysCpu = 0.25; RemoteWallClockTime = 4.0; ResidentSetSize = 2048 ]",
+                 claim, code);
+        CU_ASSERT(agent_send_text(a, text));
+}
+
+/* ---- a user on the unix socket ---- */
+
+static int user_connect(const Rig *r) {
+        int fd = -1;
+        char why[256];
+        if (glean_client_connect(r->sock, "glean", 5000, &fd, why, sizeof why) < 0) {
+                fprintf(stderr, "cannot connect to %s: %s\n", r->sock, why);
+                return -1;
+        }
+        return fd;
+}
+
+static ClassAd *user_call(int fd, const char *text) {
+        if (glean_frame_write(fd, text, strlen(text), 5000) < 0)
+                return NULL;
+        ClassAd *m = NULL;
+        GleanCommand cmd;
+        char why[256];
+        if (glean_msg_recv(fd, 10000, &m, &cmd, why, sizeof why) < 0)
+                return NULL;
+        return m;
+}
+
+static const char submit_cluster[] = "Cmd = \"/bin/echo\"; Arguments = \"hello\"; Requirements = true; "
+                                     "JobUniverse = 5; RequestCpus = 1; RequestMemory = 64; Iwd = \"/tmp\"";
+
+static int64_t user_submit_with(int fd, int procs, const char *extra) {
+        char text[1024], list[256] = "";
+        for (int i = 0; i < procs && i < 60; i++)
+                strcat(list, i ? ", []" : "[]");
+        snprintf(text, sizeof text, "[ Command = \"Submit\"; RequestId = 7; Cluster = [ %s%s%s ]; Procs = { %s } ]",
+                 submit_cluster, extra ? "; " : "", extra ? extra : "", list);
+        ClassAd *m = user_call(fd, text);
+        bool ok = false;
+        int64_t cluster = -1;
+        if (m) {
+                classad_eval_bool(m, "Ok", MODE, &ok);
+                classad_eval_int(m, "ClusterId", MODE, &cluster);
+        }
+        if (!ok) {
+                char *t = m ? classad_unparse(m) : NULL;
+                fprintf(stderr, "submit refused: %s\n", t ? t : "(no reply)");
+                free(t);
+        }
+        classad_free(m);
+        return ok ? cluster : -1;
+}
+
+static int64_t user_submit(int fd, int procs) {
+        return user_submit_with(fd, procs, NULL);
+}
+
+/* The ad of job C.P in the queue (NULL when not there). */
+static ClassAd *user_job(int fd, int64_t cluster, int64_t proc) {
+        char text[256];
+        snprintf(text, sizeof text, "[ Command = \"Query\"; RequestId = 8; Ids = \"%" PRId64 ".%" PRId64 "\" ]",
+                 cluster, proc);
+        ClassAd *m = user_call(fd, text), **ads = NULL, *ad = NULL;
+        size_t n = 0;
+        if (m && glean_msg_get_ad_list(m, "Ads", &ads, &n) >= 0 && n == 1) {
+                ad = ads[0];
+                ads[0] = NULL;
+        }
+        glean_ad_list_free(ads, n);
+        classad_free(m);
+        return ad;
+}
+
+static int64_t ad_int(const ClassAd *ad, const char *name) {
+        int64_t v = -1;
+        if (ad)
+                classad_eval_int(ad, name, MODE, &v);
+        return v;
+}
+
+static double ad_real(const ClassAd *ad, const char *name) {
+        double v = -1;
+        if (ad)
+                classad_eval_real(ad, name, MODE, &v);
+        return v;
+}
+
+static int64_t job_status(int fd, int64_t cluster, int64_t proc) {
+        ClassAd *ad = user_job(fd, cluster, proc);
+        int64_t st = ad_int(ad, "JobStatus");
+        classad_free(ad);
+        return st;
+}
+
+static bool wait_status(int fd, int64_t cluster, int64_t proc, int64_t want, double seconds) {
+        double end = now_mono() + seconds;
+        do {
+                if (job_status(fd, cluster, proc) == want)
+                        return true;
+                usleep(100000);
+        } while (now_mono() < end);
+        return false;
+}
+
+/* ---- transport ---- */
+
+/* One sealed frame's bytes (header and ciphertext), as s would send it. */
+static size_t sealed(GleanSecure *s, const char *text, unsigned char *buf, size_t cap) {
+        const void *p;
+        size_t before = glean_secure_output(s, &p);
+        CU_ASSERT_FATAL(before == 0);
+        CU_ASSERT_FATAL(glean_secure_seal(s, text, strlen(text)) >= 0);
+        size_t n = glean_secure_output(s, &p);
+        CU_ASSERT_FATAL(n <= cap);
+        memcpy(buf, p, n);
+        glean_secure_output_consume(s, n);
+        return n;
+}
+
+/* Whether the daemon closed fd within seconds (reading and dropping what comes). */
+static bool closed_by_peer(int fd, double seconds) {
+        double end = now_mono() + seconds;
+        char buf[4096];
+        while (now_mono() < end) {
+                struct pollfd p = { .fd = fd, .events = POLLIN };
+                if (poll(&p, 1, 100) <= 0)
+                        continue;
+                ssize_t k = read(fd, buf, sizeof buf);
+                if (k == 0 || (k < 0 && errno != EINTR && errno != EAGAIN))
+                        return true;
+        }
+        return false;
+}
+
+static bool pool_answers(const Rig *r, const char *machine) {
+        Agent a;
+        if (!agent_connect(&a, r, machine))
+                return false;
+        CU_ASSERT(agent_send_text(&a, "[ Command = \"QuerySlots\"; RequestId = 3 ]"));
+        GleanCommand cmd;
+        ClassAd *m = agent_recv(&a, 5000, &cmd);
+        bool ok = false;
+        if (m && cmd == GLEAN_CMD_REPLY)
+                classad_eval_bool(m, "Ok", MODE, &ok);
+        classad_free(m);
+        agent_close(&a);
+        return ok;
+}
+
+static void test_transport(void) {
+        Rig r;
+        CU_ASSERT_FATAL(rig_init(&r, NULL));
+        CU_ASSERT_FATAL(rig_start(&r));
+        GLEAN_TEST_CHECK(pool_answers(&r, "good1"), "an agent with the pool key is served");
+
+        /* Another key: the handshake fails on both ends, with a record saying why and from where. */
+        GleanPoolKey other;
+        glean_pool_key_generate(&other);
+        Agent a;
+        GLEAN_TEST_CHECK(!agent_connect_key(&a, &r, "intruder", 1, &other), "a wrong key is refused");
+        GLEAN_TEST_CHECK(log_has(&r, "refused a connection from 127.0.0.1: the agent did not prove it holds the pool key",
+                                 5),
+                         "a record for the wrong key");
+
+        /* After the handshake: frames that do not authenticate or do not fit. */
+        static const char *const cases[] = { "replayed", "altered", "truncated", "oversized" };
+        static const char *const want[] = { "closing the connection of agent m-replayed", "closing the connection of agent m-altered",
+                                            "in the middle of a frame", "longer than" };
+        for (size_t i = 0; i < 4; i++) {
+                char machine[32];
+                snprintf(machine, sizeof machine, "m-%s", cases[i]);
+                CU_ASSERT_FATAL(agent_connect(&a, &r, machine));
+                unsigned char buf[4096];
+                size_t n = sealed(a.s, "[ Command = \"QuerySlots\"; RequestId = 5 ]", buf, sizeof buf);
+                ssize_t w = 0;
+                switch (i) {
+                case 0: /* the same frame twice: the second one's counter is behind */
+                        w = write(a.fd, buf, n);
+                        w = write(a.fd, buf, n);
+                        break;
+                case 1: /* one byte flipped in the ciphertext */
+                        buf[n / 2] ^= 0x20;
+                        w = write(a.fd, buf, n);
+                        break;
+                case 2: /* cut short, then the end of the stream */
+                        w = write(a.fd, buf, n / 2);
+                        shutdown(a.fd, SHUT_WR);
+                        break;
+                case 3: { /* a length above the limit */
+                        uint32_t big = htonl(GLEAN_SECURE_FRAME_MAX + 1);
+                        w = write(a.fd, &big, sizeof big);
+                        break;
+                }
+                }
+                (void) w;
+                GLEAN_TEST_CHECK(closed_by_peer(a.fd, 5), "%s frame: the daemon closes the connection", cases[i]);
+                GLEAN_TEST_CHECK(log_has(&r, want[i], 5), "%s frame: a record with '%s'", cases[i], want[i]);
+                agent_close(&a);
+        }
+        /* A frame before the handshake that is not one of it, and a frame of length 0. */
+        int fd = tcp_connect(r.port);
+        CU_ASSERT(write(fd, "GET / HTTP/1.0\r\n\r\n", 18) == 18);
+        GLEAN_TEST_CHECK(closed_by_peer(fd, 5), "HTTP on the pool port is refused");
+        close(fd);
+        GLEAN_TEST_CHECK(log_has(&r, "handshake message longer than", 5), "a record for the HTTP request");
+        GLEAN_TEST_CHECK(pool_answers(&r, "good2"), "the daemon goes on serving");
+
+        /* A handshake that never comes: refused after NEGOTIATOR_TIMEOUT. */
+        fd = tcp_connect(r.port);
+        GLEAN_TEST_CHECK(closed_by_peer(fd, 8), "a silent peer is dropped after the timeout");
+        close(fd);
+        GLEAN_TEST_CHECK(log_has(&r, "refused a connection from 127.0.0.1", 2), "a record for the silent peer");
+
+        /* An agent speaks for its own machine only. */
+        CU_ASSERT_FATAL(agent_connect(&a, &r, "honest"));
+        char text[512];
+        snprintf(text, sizeof text,
+                 "[ Command = \"SlotUpdate\"; RequestId = 9; SlotAd = [ Name = \"slot1@other\"; State = \"Unclaimed\" ] ]");
+        agent_send_text(&a, text);
+        GleanCommand cmd;
+        ClassAd *m = agent_recv(&a, 5000, &cmd);
+        bool ok = true;
+        if (m)
+                classad_eval_bool(m, "Ok", MODE, &ok);
+        GLEAN_TEST_CHECK(m && cmd == GLEAN_CMD_REPLY && !ok, "a slot of another machine is refused");
+        classad_free(m);
+        agent_close(&a);
+
+        /* Failed handshakes from one address: banned after five. */
+        for (int i = 0; i < 5; i++) {
+                agent_connect_key(&a, &r, "intruder", 1, &other);
+                agent_close(&a);
+        }
+        GLEAN_TEST_CHECK(!pool_answers(&r, "good3"), "a banned address is refused even with the right key");
+        GLEAN_TEST_CHECK(log_has(&r, "too many failed handshakes", 5), "a record for the ban");
+        /* The unix socket is not affected. */
+        fd = user_connect(&r);
+        CU_ASSERT(fd >= 0);
+        m = fd >= 0 ? user_call(fd, "[ Command = \"QuerySlots\"; RequestId = 1 ]") : NULL;
+        ok = false;
+        if (m)
+                classad_eval_bool(m, "Ok", MODE, &ok);
+        GLEAN_TEST_CHECK(ok, "local users are served during the ban");
+        classad_free(m);
+        if (fd >= 0)
+                close(fd);
+        rig_done(&r, false);
+}
+
+/* ---- jobs ---- */
+
+static void test_job_runs(void) {
+        Rig r;
+        Agent a;
+        CU_ASSERT_FATAL(rig_init(&r, "CLAIM_WORKLIFE = 3600\n"));
+        CU_ASSERT_FATAL(rig_start(&r));
+        CU_ASSERT_FATAL(agent_connect(&a, &r, "fake1"));
+        agent_slot(&a, "slot1", "Unclaimed", "Idle", NULL);
+        int u = user_connect(&r);
+        CU_ASSERT_FATAL(u >= 0);
+        int64_t cluster = user_submit(u, 2);
+        CU_ASSERT_FATAL(cluster > 0);
+
+        /* Matched, claimed, activated with the job's ad. */
+        ClassAd *req = agent_expect(&a, GLEAN_CMD_REQUEST_CLAIM, 10);
+        CU_ASSERT_FATAL(req != NULL);
+        char *slot = NULL, *owner = NULL;
+        ClassAd *job = NULL;
+        classad_eval_string(req, "Slot", MODE, &slot);
+        glean_msg_get_ad(req, "JobAd", &job);
+        classad_eval_string(job, "Owner", MODE, &owner);
+        GLEAN_TEST_CHECK(slot && strcmp(slot, "slot1@fake1") == 0, "RequestClaim of %s", slot ? slot : "?");
+        GLEAN_TEST_CHECK(owner && strcmp(owner, me()) == 0, "the job's Owner is the submitter: %s",
+                         owner ? owner : "?");
+        free(slot);
+        free(owner);
+        classad_free(job);
+        char *claim = agent_grant(&a, req, "slot1", 30);
+        classad_free(req);
+        GLEAN_TEST_CHECK(claim && strlen(claim) >= 32, "a claim id of 128 bits or more: %s", claim ? claim : "?");
+        ClassAd *act = agent_expect(&a, GLEAN_CMD_ACTIVATE_CLAIM, 5);
+        CU_ASSERT_FATAL(act != NULL);
+        char *aid = NULL, *cmdattr = NULL;
+        classad_eval_string(act, "ClaimId", MODE, &aid);
+        glean_msg_get_ad(act, "JobAd", &job);
+        classad_eval_string(job, "Cmd", MODE, &cmdattr);
+        GLEAN_TEST_CHECK(aid && claim && strcmp(aid, claim) == 0, "ActivateClaim under the claim granted");
+        GLEAN_TEST_CHECK(ad_int(job, "ClusterId") == cluster && ad_int(job, "ProcId") == 0 && cmdattr &&
+                                 strcmp(cmdattr, "/bin/echo") == 0,
+                         "the JobAd is job %" PRId64 ".0", cluster);
+        free(aid);
+        free(cmdattr);
+        classad_free(job);
+        agent_reply(&a, act, true, "[ Slot = \"slot1\" ]");
+        classad_free(act);
+        GLEAN_TEST_CHECK(wait_status(u, cluster, 0, 2, 5), "job %" PRId64 ".0 is Running", cluster);
+        agent_slot(&a, "slot1", "Claimed", "Busy", claim);
+
+        /* The exit: Completed with its usage; the claim runs the next job. */
+        agent_exit(&a, claim, 3);
+        act = agent_expect(&a, GLEAN_CMD_ACTIVATE_CLAIM, 5);
+        CU_ASSERT_FATAL(act != NULL);
+        glean_msg_get_ad(act, "JobAd", &job);
+        aid = NULL;
+        classad_eval_string(act, "ClaimId", MODE, &aid);
+        GLEAN_TEST_CHECK(ad_int(job, "ProcId") == 1 && aid && strcmp(aid, claim) == 0,
+                         "the claim is reused for job %" PRId64 ".1", cluster);
+        GLEAN_TEST_CHECK(a.request_claims == 1, "no second claim: %d RequestClaims", a.request_claims);
+        free(aid);
+        classad_free(job);
+        agent_reply(&a, act, true, NULL);
+        classad_free(act);
+
+        char text[256];
+        snprintf(text, sizeof text, "[ Command = \"Wait\"; RequestId = 11; Id = \"%" PRId64 ".0\"; Timeout = 10 ]",
+                 cluster);
+        ClassAd *w = user_call(u, text), *hist = NULL;
+        if (w)
+                glean_msg_get_ad(w, "Ad", &hist);
+        GLEAN_TEST_CHECK(ad_int(hist, "JobStatus") == 4 && ad_int(hist, "ExitCode") == 3, "Wait: Completed, exit 3");
+        GLEAN_TEST_CHECK(ad_real(hist, "RemoteUserCpu") == 1.5 && ad_real(hist, "RemoteSysCpu") == 0.25 &&
+                                 ad_int(hist, "ResidentSetSize") == 2048,
+                         "the usage in the history: user %g, sys %g, rss %" PRId64, ad_real(hist, "RemoteUserCpu"),
+                         ad_real(hist, "RemoteSysCpu"), ad_int(hist, "ResidentSetSize"));
+        classad_free(hist);
+        classad_free(w);
+
+        /* The second job's exit: nothing left for the claim, which is released. */
+        agent_exit(&a, claim, 0);
+        ClassAd *rel = agent_expect(&a, GLEAN_CMD_RELEASE, 5);
+        aid = NULL;
+        if (rel)
+                classad_eval_string(rel, "ClaimId", MODE, &aid);
+        GLEAN_TEST_CHECK(aid && strcmp(aid, claim) == 0, "the claim is released");
+        if (rel)
+                agent_reply(&a, rel, true, NULL);
+        free(aid);
+        classad_free(rel);
+        GLEAN_TEST_CHECK(wait_status(u, cluster, 1, -1, 5), "job %" PRId64 ".1 left the queue", cluster);
+        GLEAN_TEST_CHECK(log_has(&r, "exited with status 3 on slot1@fake1", 1), "an exit record");
+        snprintf(text, sizeof text, "GLEAN_JOB=%" PRId64 ".1", cluster);
+        GLEAN_TEST_CHECK(log_has(&r, text, 1), "records name the job");
+        GLEAN_TEST_CHECK(log_has(&r, "GLEAN_MATCHES=1 GLEAN_REJECTIONS=1 GLEAN_SUBMITTERS=1", 1), "a cycle record");
+        free(claim);
+        close(u);
+        agent_close(&a);
+        rig_done(&r, false);
+}
+
+static void test_lost_claim(void) {
+        Rig r;
+        Agent a;
+        CU_ASSERT_FATAL(rig_init(&r, NULL));
+        CU_ASSERT_FATAL(rig_start(&r));
+        CU_ASSERT_FATAL(agent_connect(&a, &r, "fake2"));
+        agent_slot(&a, "slot1", "Unclaimed", "Idle", NULL);
+        int u = user_connect(&r);
+        int64_t cluster = user_submit(u, 1);
+        CU_ASSERT_FATAL(cluster > 0);
+        ClassAd *req = agent_expect(&a, GLEAN_CMD_REQUEST_CLAIM, 10);
+        CU_ASSERT_FATAL(req != NULL);
+        char *claim = agent_grant(&a, req, "slot1", 2);
+        classad_free(req);
+        ClassAd *act = agent_expect(&a, GLEAN_CMD_ACTIVATE_CLAIM, 5);
+        CU_ASSERT_FATAL(act != NULL);
+        agent_reply(&a, act, true, NULL);
+        classad_free(act);
+        GLEAN_TEST_CHECK(wait_status(u, cluster, 0, 2, 5), "the job runs");
+        agent_close(&a); /* the agent is gone */
+        GLEAN_TEST_CHECK(wait_status(u, cluster, 0, 1, 8), "after the claim's lease the job is Idle");
+        ClassAd *job = user_job(u, cluster, 0);
+        GLEAN_TEST_CHECK(ad_int(job, "NumJobStarts") == 1, "NumJobStarts kept: %" PRId64, ad_int(job, "NumJobStarts"));
+        classad_free(job);
+        GLEAN_TEST_CHECK(log_has(&r, "back to Idle: its agent is gone and the claim's lease expired", 1),
+                         "a requeue record");
+        /* Back, and the job runs again on a new claim. */
+        CU_ASSERT_FATAL(agent_connect(&a, &r, "fake2"));
+        agent_slot(&a, "slot1", "Unclaimed", "Idle", NULL);
+        req = agent_expect(&a, GLEAN_CMD_REQUEST_CLAIM, 10);
+        char *claim2 = req ? agent_grant(&a, req, "slot1", 30) : NULL;
+        GLEAN_TEST_CHECK(claim2 && strcmp(claim2, claim) != 0, "a new claim");
+        classad_free(req);
+        act = agent_expect(&a, GLEAN_CMD_ACTIVATE_CLAIM, 5);
+        job = NULL;
+        if (act)
+                glean_msg_get_ad(act, "JobAd", &job);
+        GLEAN_TEST_CHECK(ad_int(job, "NumJobStarts") == 2, "its second start");
+        classad_free(job);
+        classad_free(act);
+        free(claim);
+        free(claim2);
+        close(u);
+        agent_close(&a);
+        rig_done(&r, false);
+}
+
+/* ---- restarts ---- */
+
+static void test_kill_during_submits(void) {
+        Rig r;
+        CU_ASSERT_FATAL(rig_init(&r, NULL));
+        CU_ASSERT_FATAL(rig_start(&r));
+        int u = user_connect(&r);
+        CU_ASSERT_FATAL(u >= 0);
+        enum { N = 400 };
+        char text[1024];
+        /* Pipelined: every request goes before the replies are read. */
+        for (int i = 0; i < N; i++) {
+                snprintf(text, sizeof text, "[ Command = \"Submit\"; RequestId = %d; Cluster = [ %s ]; Procs = { [] } ]",
+                         i + 1, submit_cluster);
+                if (glean_frame_write(u, text, strlen(text), 5000) < 0)
+                        break;
+        }
+        int64_t acked[N];
+        size_t n_acked = 0;
+        for (int i = 0; i < N; i++) {
+                ClassAd *m = NULL;
+                GleanCommand cmd;
+                char why[256];
+                if (glean_msg_recv(u, 5000, &m, &cmd, why, sizeof why) < 0)
+                        break;
+                bool ok = false;
+                int64_t c = -1;
+                classad_eval_bool(m, "Ok", MODE, &ok);
+                classad_eval_int(m, "ClusterId", MODE, &c);
+                classad_free(m);
+                if (ok && c > 0)
+                        acked[n_acked++] = c;
+                if (n_acked == N / 3)
+                        rig_kill(&r);
+        }
+        close(u);
+        rig_kill(&r);
+        GLEAN_TEST_CHECK(n_acked >= N / 3, "%zu submits acknowledged before the kill", n_acked);
+        CU_ASSERT_FATAL(rig_start(&r));
+        u = user_connect(&r);
+        CU_ASSERT_FATAL(u >= 0);
+        size_t missing = 0;
+        for (size_t i = 0; i < n_acked; i++) {
+                ClassAd *job = user_job(u, acked[i], 0);
+                if (!job)
+                        missing++;
+                classad_free(job);
+        }
+        GLEAN_TEST_CHECK(missing == 0, "%zu of %zu acknowledged jobs missing after kill -9", missing, n_acked);
+        int64_t next = user_submit(u, 1);
+        bool fresh = next > 0;
+        for (size_t i = 0; i < n_acked; i++)
+                fresh = fresh && next != acked[i];
+        GLEAN_TEST_CHECK(fresh, "a new cluster id after the restart: %" PRId64, next);
+        close(u);
+        rig_done(&r, false);
+}
+
+static void test_restart_running(void) {
+        Rig r;
+        Agent a;
+        CU_ASSERT_FATAL(rig_init(&r, "JOB_DEFAULT_LEASE_DURATION = 6\n"));
+        CU_ASSERT_FATAL(rig_start(&r));
+        CU_ASSERT_FATAL(agent_connect(&a, &r, "fake3"));
+        agent_slot(&a, "slot1", "Unclaimed", "Idle", NULL);
+        agent_slot(&a, "slot2", "Unclaimed", "Idle", NULL);
+        int u = user_connect(&r);
+        int64_t cluster = user_submit(u, 2);
+        CU_ASSERT_FATAL(cluster > 0);
+        char *claims[2] = { NULL, NULL };
+        for (int i = 0; i < 2; i++) {
+                ClassAd *req = agent_expect(&a, GLEAN_CMD_REQUEST_CLAIM, 10);
+                CU_ASSERT_FATAL(req != NULL);
+                char *slot = NULL;
+                classad_eval_string(req, "Slot", MODE, &slot);
+                bool one = slot && strncmp(slot, "slot1", 5) == 0;
+                free(slot);
+                claims[one ? 0 : 1] = agent_grant(&a, req, one ? "slot1" : "slot2", 30);
+                classad_free(req);
+                ClassAd *act = agent_expect(&a, GLEAN_CMD_ACTIVATE_CLAIM, 5);
+                CU_ASSERT_FATAL(act != NULL);
+                agent_reply(&a, act, true, NULL);
+                classad_free(act);
+        }
+        CU_ASSERT_FATAL(claims[0] && claims[1]);
+        GLEAN_TEST_CHECK(wait_status(u, cluster, 0, 2, 5) && wait_status(u, cluster, 1, 2, 5), "both jobs run");
+        close(u);
+        /* The central manager dies; the agent keeps running both jobs. */
+        rig_kill(&r);
+        agent_close(&a);
+        CU_ASSERT_FATAL(rig_start(&r));
+        u = user_connect(&r);
+        GLEAN_TEST_CHECK(job_status(u, cluster, 0) == 2 && job_status(u, cluster, 1) == 2,
+                         "after the restart both are still Running");
+        /* It comes back and re-advertises slot1's claim only: slot2's job is gone. */
+        CU_ASSERT_FATAL(agent_connect(&a, &r, "fake3"));
+        agent_slot(&a, "slot1", "Claimed", "Busy", claims[0]);
+        agent_slot(&a, "slot2", "Unclaimed", "Idle", NULL);
+        /* Served for a while: keep-alives answered, claims granted, activations counted by job. */
+        bool alive0 = false;
+        int act[2] = { 0, 0 };
+        double end = now_mono() + 8;
+        while (now_mono() < end) {
+                GleanCommand cmd;
+                ClassAd *m = agent_recv(&a, 200, &cmd);
+                if (!m)
+                        continue;
+                char *id = NULL;
+                ClassAd *job = NULL;
+                classad_eval_string(m, "ClaimId", MODE, &id);
+                glean_msg_get_ad(m, "JobAd", &job);
+                int64_t proc = ad_int(job, "ProcId");
+                if (cmd == GLEAN_CMD_KEEP_ALIVE && id && strcmp(id, claims[0]) == 0)
+                        alive0 = true;
+                if (cmd == GLEAN_CMD_REQUEST_CLAIM) {
+                        GLEAN_TEST_CHECK(proc == 1, "only the job whose claim is gone is matched again: %" PRId64,
+                                         proc);
+                        free(agent_grant(&a, m, "slot2", 30));
+                } else {
+                        if (cmd == GLEAN_CMD_ACTIVATE_CLAIM && proc >= 0 && proc < 2)
+                                act[proc]++;
+                        agent_reply(&a, m, true, NULL);
+                }
+                free(id);
+                classad_free(job);
+                classad_free(m);
+        }
+        GLEAN_TEST_CHECK(alive0, "keep-alives resume for the relearned claim");
+        GLEAN_TEST_CHECK(act[0] == 0, "job .0 is never activated a second time (%d)", act[0]);
+        GLEAN_TEST_CHECK(act[1] == 1, "job .1, whose claim is gone, runs again (%d activations)", act[1]);
+        GLEAN_TEST_CHECK(job_status(u, cluster, 0) == 2, "job .0 stays Running");
+        ClassAd *j0 = user_job(u, cluster, 0), *j1 = user_job(u, cluster, 1);
+        GLEAN_TEST_CHECK(ad_int(j0, "NumJobStarts") == 1, "job .0 started once: %" PRId64, ad_int(j0, "NumJobStarts"));
+        GLEAN_TEST_CHECK(ad_int(j1, "NumJobStarts") == 2, "job .1 started twice: %" PRId64, ad_int(j1, "NumJobStarts"));
+        classad_free(j0);
+        classad_free(j1);
+        /* Its exit after all this is taken as any other. */
+        agent_exit(&a, claims[0], 0);
+        GLEAN_TEST_CHECK(wait_status(u, cluster, 0, -1, 5), "job .0 completes");
+        GLEAN_TEST_CHECK(log_has(&r, "relearned the claim", 1), "a record for the relearned claim");
+        free(claims[0]);
+        free(claims[1]);
+        close(u);
+        agent_close(&a);
+        rig_done(&r, false);
+}
+
+static void test_restart_lease(void) {
+        Rig r;
+        Agent a;
+        CU_ASSERT_FATAL(rig_init(&r, "JOB_DEFAULT_LEASE_DURATION = 3\n"));
+        CU_ASSERT_FATAL(rig_start(&r));
+        CU_ASSERT_FATAL(agent_connect(&a, &r, "fake4"));
+        agent_slot(&a, "slot1", "Unclaimed", "Idle", NULL);
+        int u = user_connect(&r);
+        int64_t cluster = user_submit(u, 1);
+        CU_ASSERT_FATAL(cluster > 0);
+        ClassAd *req = agent_expect(&a, GLEAN_CMD_REQUEST_CLAIM, 10);
+        CU_ASSERT_FATAL(req != NULL);
+        free(agent_grant(&a, req, "slot1", 30));
+        classad_free(req);
+        ClassAd *act = agent_expect(&a, GLEAN_CMD_ACTIVATE_CLAIM, 5);
+        CU_ASSERT_FATAL(act != NULL);
+        agent_reply(&a, act, true, NULL);
+        classad_free(act);
+        GLEAN_TEST_CHECK(wait_status(u, cluster, 0, 2, 5), "the job runs");
+        close(u);
+        rig_kill(&r);
+        agent_close(&a);
+        /* Back without its agent: Running until the job lease has passed, then Idle. */
+        CU_ASSERT_FATAL(rig_start(&r));
+        u = user_connect(&r);
+        GLEAN_TEST_CHECK(job_status(u, cluster, 0) == 2, "Running right after the restart");
+        GLEAN_TEST_CHECK(wait_status(u, cluster, 0, 1, 8), "Idle once the job lease passed");
+        GLEAN_TEST_CHECK(log_has(&r, "did not advertise the claim within the job lease", 1), "a record saying why");
+        close(u);
+        rig_done(&r, false);
+}
+
+
+/* A job of cluster on the agent's slot: claimed and activated; its claim id. */
+static char *run_one(Agent *a, const char *slot, int64_t cluster) {
+        ClassAd *req = agent_expect(a, GLEAN_CMD_REQUEST_CLAIM, 10), *job = NULL;
+        if (!req)
+                return NULL;
+        glean_msg_get_ad(req, "JobAd", &job);
+        GLEAN_TEST_CHECK(ad_int(job, "ClusterId") == cluster, "RequestClaim for cluster %" PRId64 ": %" PRId64,
+                         cluster, ad_int(job, "ClusterId"));
+        classad_free(job);
+        char *claim = agent_grant(a, req, slot, 30);
+        classad_free(req);
+        ClassAd *act = agent_expect(a, GLEAN_CMD_ACTIVATE_CLAIM, 5);
+        if (!act) {
+                free(claim);
+                return NULL;
+        }
+        agent_reply(a, act, true, NULL);
+        classad_free(act);
+        return claim;
+}
+
+static bool reply_ok(const ClassAd *m) {
+        bool ok = false;
+        if (m)
+                classad_eval_bool(m, "Ok", MODE, &ok);
+        return ok;
+}
+
+static void test_vacate_and_forward(void) {
+        Rig r;
+        Agent a;
+        CU_ASSERT_FATAL(rig_init(&r, NULL));
+        CU_ASSERT_FATAL(rig_start(&r));
+        CU_ASSERT_FATAL(agent_connect(&a, &r, "fake5"));
+        agent_slot(&a, "slot1", "Unclaimed", "Idle", NULL);
+        int u = user_connect(&r);
+        int64_t cluster = user_submit(u, 1);
+        CU_ASSERT_FATAL(cluster > 0);
+        char *claim = run_one(&a, "slot1", cluster);
+        CU_ASSERT_FATAL(claim != NULL);
+        GLEAN_TEST_CHECK(wait_status(u, cluster, 0, 2, 5), "the job runs");
+
+        /* Another user (relayed by the agent) may not vacate it. */
+        char text[512];
+        snprintf(text, sizeof text,
+                 "[ Command = \"JobAction\"; RequestId = 21; Action = \"Vacate\"; Ids = \"%" PRId64 ".0\"; "
+                 "RelayUser = \"nobody\"; RelayUid = 65534 ]",
+                 cluster);
+        agent_send_text(&a, text);
+        ClassAd *m = agent_expect(&a, GLEAN_CMD_REPLY, 5);
+        GLEAN_TEST_CHECK(m && !reply_ok(m) && ad_int(m, "Count") == 0, "nobody cannot vacate root's job");
+        classad_free(m);
+        GLEAN_TEST_CHECK(a.deactivations == 0, "nothing was deactivated");
+
+        /* Its owner may: Deactivate; the exit the agent reports sends it back to Idle. */
+        snprintf(text, sizeof text,
+                 "[ Command = \"JobAction\"; RequestId = 22; Action = \"Vacate\"; Ids = \"%" PRId64 ".0\" ]", cluster);
+        m = user_call(u, text);
+        GLEAN_TEST_CHECK(reply_ok(m) && ad_int(m, "Count") == 1, "JobAction Vacate: Ok, Count 1");
+        classad_free(m);
+        m = agent_expect(&a, GLEAN_CMD_DEACTIVATE, 5);
+        char *id = NULL;
+        if (m) {
+                classad_eval_string(m, "ClaimId", MODE, &id);
+                agent_reply(&a, m, true, NULL);
+        }
+        GLEAN_TEST_CHECK(id && strcmp(id, claim) == 0, "Deactivate of the job's claim");
+        free(id);
+        classad_free(m);
+        snprintf(text, sizeof text,
+                 "[ Command = \"JobExit\"; ClaimId = \"%s\"; ExitBySignal = true; ExitSignal = 15; "
+                 "RemoteWallClockTime = 1.0; Reason = \"deactivated\" ]",
+                 claim);
+        agent_send_text(&a, text);
+        m = agent_expect(&a, GLEAN_CMD_RELEASE, 5);
+        GLEAN_TEST_CHECK(m != NULL, "the claim of the vacated job is released");
+        if (m)
+                agent_reply(&a, m, true, NULL);
+        classad_free(m);
+        GLEAN_TEST_CHECK(wait_status(u, cluster, 0, 1, 5), "the vacated job is Idle again");
+        agent_slot(&a, "slot1", "Unclaimed", "Idle", NULL);
+        char *claim2 = run_one(&a, "slot1", cluster);
+        GLEAN_TEST_CHECK(claim2 != NULL, "and runs again");
+        free(claim2);
+
+        /* Drain goes to the agent of the machine named; its Reply comes back. */
+        const char *drain = "[ Command = \"Drain\"; RequestId = 31; Machine = \"fake5\"; How = \"quick\" ]";
+        CU_ASSERT(glean_frame_write(u, drain, strlen(drain), 5000) >= 0);
+        m = agent_expect(&a, GLEAN_CMD_DRAIN, 5);
+        char *how = NULL;
+        if (m) {
+                classad_eval_string(m, "How", MODE, &how);
+                GLEAN_TEST_CHECK(!classad_has(m, "Machine") && !classad_has(m, "RelayUser"),
+                                 "the agent gets the drain as the pool's");
+                agent_reply(&a, m, true, NULL);
+        }
+        GLEAN_TEST_CHECK(how && strcmp(how, "quick") == 0, "Drain How = quick forwarded");
+        free(how);
+        classad_free(m);
+        GleanCommand cmd;
+        char why[256];
+        m = NULL;
+        glean_msg_recv(u, 5000, &m, &cmd, why, sizeof why);
+        GLEAN_TEST_CHECK(reply_ok(m) && ad_int(m, "RequestId") == 31, "the agent's Reply comes back to the user");
+        classad_free(m);
+        m = user_call(u, "[ Command = \"CancelDrain\"; RequestId = 32; Machine = \"nowhere\" ]");
+        GLEAN_TEST_CHECK(m && !reply_ok(m), "a machine whose agent is not connected: refused");
+        classad_free(m);
+        agent_send_text(&a, "[ Command = \"Drain\"; RequestId = 33; Machine = \"fake5\"; RelayUser = \"nobody\"; "
+                            "RelayUid = 65534 ]");
+        m = agent_expect(&a, GLEAN_CMD_REPLY, 5);
+        char *err = NULL;
+        if (m)
+                classad_eval_string(m, "Errno", MODE, &err);
+        GLEAN_TEST_CHECK(m && !reply_ok(m) && err && strcmp(err, "EPERM") == 0, "a user who is not an admin: EPERM");
+        free(err);
+        classad_free(m);
+        free(claim);
+        close(u);
+        agent_close(&a);
+        rig_done(&r, false);
+}
+
+/* A slot that prefers jobs that say Preferred. */
+static void rank_slot(Agent *a, const char *claim_attr, const char *state, const char *act, const char *extra) {
+        char text[1024];
+        snprintf(text, sizeof text,
+                 "[ Command = \"SlotUpdate\"; %sSlotAd = [ Name = \"slot1@fake6\"; Machine = \"fake6\"; "
+                 "MyType = \"Machine\"; State = \"%s\"; Activity = \"%s\"; Cpus = 1; Memory = 1024; "
+                 "Disk = 100000; SlotWeight = Cpus; OpSys = \"LINUX\"; Arch = \"X86_64\"; START = true; "
+                 "Requirements = START; Rank = (TARGET.Preferred =?= true) * 10; CurrentRank = 0; "
+                 "SlotID = 1%s ] ]",
+                 claim_attr ? claim_attr : "", state, act, extra);
+        CU_ASSERT(agent_send_text(a, text));
+}
+
+static void test_preempt_rank(void) {
+        Rig r;
+        Agent a;
+        CU_ASSERT_FATAL(rig_init(&r, NULL));
+        CU_ASSERT_FATAL(rig_start(&r));
+        CU_ASSERT_FATAL(agent_connect(&a, &r, "fake6"));
+        char text[1024];
+        rank_slot(&a, NULL, "Unclaimed", "Idle", "");
+        int u = user_connect(&r);
+        int64_t c1 = user_submit(u, 1);
+        CU_ASSERT_FATAL(c1 > 0);
+        char *claim1 = run_one(&a, "slot1", c1);
+        CU_ASSERT_FATAL(claim1 != NULL);
+        char cid[160], extra[160];
+        snprintf(cid, sizeof cid, "ClaimId = \"%s\"; ", claim1);
+        snprintf(extra, sizeof extra, "; RemoteUser = \"%s@test.pool\"; RemoteOwner = \"%s\"; JobId = \"%" PRId64
+                 ".0\"", me(), me(), c1);
+        rank_slot(&a, cid, "Claimed", "Busy", extra);
+        GLEAN_TEST_CHECK(wait_status(u, c1, 0, 2, 5), "the first job runs");
+
+        /* A job the slot's RANK prefers, of another user (relayed by the agent): a preempting claim on the
+         * busy slot. */
+        snprintf(text, sizeof text,
+                 "[ Command = \"Submit\"; RequestId = 41; RelayUser = \"nobody\"; RelayUid = 65534; "
+                 "Cluster = [ %s; Preferred = true ]; Procs = { [] } ]",
+                 submit_cluster);
+        agent_send_text(&a, text);
+        ClassAd *sub = agent_expect(&a, GLEAN_CMD_REPLY, 5);
+        int64_t c2 = ad_int(sub, "ClusterId");
+        classad_free(sub);
+        CU_ASSERT_FATAL(c2 > 0);
+        ClassAd *req = agent_expect(&a, GLEAN_CMD_REQUEST_CLAIM, 10), *job = NULL;
+        CU_ASSERT_FATAL(req != NULL);
+        bool byprio = false;
+        classad_eval_bool(req, "ByPriority", MODE, &byprio);
+        glean_msg_get_ad(req, "JobAd", &job);
+        GLEAN_TEST_CHECK(ad_int(job, "ClusterId") == c2 && !byprio, "a preempting claim for the preferred job");
+        classad_free(job);
+        char *claim2 = NULL, grant[400];
+        classad_eval_string(req, "ClaimId", MODE, &claim2);
+        snprintf(grant, sizeof grant,
+                 "[ ClaimId = \"%s\"; Slot = \"slot1\"; LeaseDuration = 30; State = \"Claimed\"; Activity = \"Busy\" ]",
+                 claim2 ? claim2 : "");
+        agent_reply(&a, req, true, grant);
+        classad_free(req);
+        ClassAd *early = agent_expect(&a, GLEAN_CMD_ACTIVATE_CLAIM, 1.5);
+        GLEAN_TEST_CHECK(!early, "nothing is activated while the job runs");
+        classad_free(early);
+        /* The agent evicts the running job, then the slot is the new claim's. */
+        agent_send_text(&a, "[ Command = \"Event\"; Slot = \"slot1\"; State = \"Preempting\"; Activity = \"Vacating\" ]");
+        snprintf(text, sizeof text,
+                 "[ Command = \"JobExit\"; ClaimId = \"%s\"; ExitBySignal = true; ExitSignal = 15; "
+                 "RemoteWallClockTime = 2.0; Reason = \"preempted by a better claim\" ]",
+                 claim1);
+        agent_send_text(&a, text);
+        agent_send_text(&a, "[ Command = \"Event\"; Slot = \"slot1\"; State = \"Claimed\"; Activity = \"Idle\" ]");
+        ClassAd *act = agent_expect(&a, GLEAN_CMD_ACTIVATE_CLAIM, 5);
+        char *aid = NULL;
+        job = NULL;
+        if (act) {
+                classad_eval_string(act, "ClaimId", MODE, &aid);
+                glean_msg_get_ad(act, "JobAd", &job);
+                agent_reply(&a, act, true, NULL);
+        }
+        GLEAN_TEST_CHECK(aid && claim2 && strcmp(aid, claim2) == 0 && ad_int(job, "ClusterId") == c2,
+                         "the preferred job is activated under the preempting claim");
+        GLEAN_TEST_CHECK(wait_status(u, c2, 0, 2, 5), "the preferred job runs");
+        GLEAN_TEST_CHECK(job_status(u, c1, 0) == 1, "the preempted job is Idle again, not Completed");
+        GLEAN_TEST_CHECK(log_has(&r, "is preempted for job", 1), "a preemption record");
+        free(aid);
+        classad_free(job);
+        classad_free(act);
+        free(claim1);
+        free(claim2);
+        close(u);
+        agent_close(&a);
+        rig_done(&r, false);
+}
+
+/* ---- systemd ---- */
+
+static bool notified(int fd, const char *want, double seconds, char *last, size_t len) {
+        double end = now_mono() + seconds;
+        while (now_mono() < end) {
+                struct pollfd p = { .fd = fd, .events = POLLIN };
+                if (poll(&p, 1, 100) <= 0)
+                        continue;
+                char buf[1024];
+                ssize_t k = recv(fd, buf, sizeof buf - 1, 0);
+                if (k <= 0)
+                        continue;
+                buf[k] = 0;
+                if (last)
+                        snprintf(last, len, "%s", buf);
+                if (strstr(buf, want))
+                        return true;
+        }
+        return false;
+}
+
+static void test_notify(void) {
+        Rig r;
+        Agent a;
+        CU_ASSERT_FATAL(rig_init(&r, NULL));
+        snprintf(r.notify, sizeof r.notify, "%s/notify", r.dir);
+        int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        struct sockaddr_un sun = { .sun_family = AF_UNIX };
+        CU_ASSERT_FATAL(strlen(r.notify) < sizeof sun.sun_path);
+        memcpy(sun.sun_path, r.notify, strlen(r.notify) + 1);
+        CU_ASSERT_FATAL(fd >= 0 && bind(fd, (struct sockaddr *) &sun, sizeof sun) == 0);
+        CU_ASSERT_FATAL(rig_start(&r));
+        char last[1024] = "";
+        GLEAN_TEST_CHECK(notified(fd, "READY=1", 5, last, sizeof last), "READY=1: %s", last);
+        GLEAN_TEST_CHECK(notified(fd, "WATCHDOG=1", 3, last, sizeof last), "WATCHDOG=1 from the loop: %s", last);
+        CU_ASSERT_FATAL(agent_connect(&a, &r, "fake7"));
+        agent_slot(&a, "slot1", "Unclaimed", "Idle", NULL);
+        agent_slot(&a, "slot2", "Claimed", "Busy", NULL);
+        /* "STATUS=1 agent, 2 slots: 1 Unclaimed, 1 Claimed/Busy; 0 idle jobs; cycle 3: 0 matches in 0.00 s" */
+        bool status = false;
+        for (int i = 0; i < 50 && !status; i++)
+                status = notified(fd, "STATUS=1 agent, 2 slots: ", 5, last, sizeof last) &&
+                         strstr(last, "1 Unclaimed") && strstr(last, "1 Claimed/Busy") &&
+                         strstr(last, "; 0 idle jobs; cycle ") && strstr(last, " matches in ");
+        GLEAN_TEST_CHECK(status, "the status line: %s", last);
+        kill(r.pid, SIGHUP);
+        GLEAN_TEST_CHECK(notified(fd, "RELOADING=1", 5, last, sizeof last), "RELOADING=1 on SIGHUP: %s", last);
+        GLEAN_TEST_CHECK(log_has(&r, "SIGHUP: configuration reloaded", 5), "the new configuration taken");
+        agent_close(&a);
+        rig_done(&r, false);
+        close(fd);
+}
+
+/* After a reconnection an agent advertises its slots, then the job exits it kept while away: a slot that is
+ * Claimed/Idle under our claim, or no longer claimed, waits for that exit (the job completes), and is requeued
+ * when none comes (the job ended without a word). */
+static void test_exit_while_away(void) {
+        Rig r;
+        Agent a;
+        CU_ASSERT_FATAL(rig_init(&r, NULL));
+        CU_ASSERT_FATAL(rig_start(&r));
+        CU_ASSERT_FATAL(agent_connect(&a, &r, "fake8"));
+        int u = user_connect(&r);
+        static const char *const slots[] = { "slot1", "slot2", "slot3" };
+        int64_t c[3];
+        char *claims[3];
+        for (int i = 0; i < 3; i++) {
+                agent_slot(&a, slots[i], "Unclaimed", "Idle", NULL);
+                c[i] = user_submit(u, 1);
+                claims[i] = run_one(&a, slots[i], c[i]);
+                CU_ASSERT_FATAL(claims[i] != NULL);
+                GLEAN_TEST_CHECK(wait_status(u, c[i], 0, 2, 5), "job %d runs", i);
+        }
+        agent_close(&a);
+        CU_ASSERT_FATAL(agent_connect(&a, &r, "fake8"));
+        agent_slot(&a, "slot1", "Claimed", "Idle", claims[0]);
+        agent_slot(&a, "slot2", "Claimed", "Idle", claims[1]);
+        agent_slot(&a, "slot3", "Unclaimed", "Idle", NULL); /* its claim's lease ran out after the exit */
+        agent_exit(&a, claims[0], 0);                       /* kept while away */
+        agent_exit(&a, claims[2], 0);
+        GLEAN_TEST_CHECK(wait_status(u, c[0], 0, -1, 5), "the job whose exit came completes");
+        GLEAN_TEST_CHECK(wait_status(u, c[2], 0, -1, 5), "so does the one whose claim then ended");
+        GLEAN_TEST_CHECK(wait_status(u, c[1], 0, 1, 8), "the one whose exit was lost is Idle again");
+        GLEAN_TEST_CHECK(log_has(&r, "its exit report was lost", 1), "a record saying why");
+        for (int i = 0; i < 3; i++)
+                free(claims[i]);
+        close(u);
+        agent_close(&a);
+        rig_done(&r, false);
+}
+
+/* rm and hold of running jobs: their claims are deactivated, and they settle when the agent reports the end;
+ * the agent's out-of-memory hold. */
+static void test_rm_hold(void) {
+        Rig r;
+        Agent a;
+        CU_ASSERT_FATAL(rig_init(&r, NULL));
+        CU_ASSERT_FATAL(rig_start(&r));
+        CU_ASSERT_FATAL(agent_connect(&a, &r, "fake9"));
+        agent_slot(&a, "slot1", "Unclaimed", "Idle", NULL);
+        agent_slot(&a, "slot2", "Unclaimed", "Idle", NULL);
+        int u = user_connect(&r);
+        int64_t c = user_submit(u, 3);
+        CU_ASSERT_FATAL(c > 0);
+        char *claims[2] = { NULL, NULL };
+        int64_t procs[2] = { -1, -1 };
+        for (int i = 0; i < 2; i++) {
+                ClassAd *req = agent_expect(&a, GLEAN_CMD_REQUEST_CLAIM, 10), *job = NULL;
+                CU_ASSERT_FATAL(req != NULL);
+                char *slot = NULL;
+                classad_eval_string(req, "Slot", MODE, &slot);
+                claims[i] = agent_grant(&a, req, slot && strncmp(slot, "slot1", 5) == 0 ? "slot1" : "slot2", 30);
+                free(slot);
+                classad_free(req);
+                ClassAd *act = agent_expect(&a, GLEAN_CMD_ACTIVATE_CLAIM, 5);
+                CU_ASSERT_FATAL(act != NULL);
+                glean_msg_get_ad(act, "JobAd", &job);
+                procs[i] = ad_int(job, "ProcId");
+                classad_free(job);
+                agent_reply(&a, act, true, NULL);
+                classad_free(act);
+        }
+        /* rm of the first: Deactivate; Removed once its end is reported. */
+        char text[512];
+        snprintf(text, sizeof text,
+                 "[ Command = \"JobAction\"; RequestId = 51; Action = \"Remove\"; Ids = \"%" PRId64 ".%" PRId64 "\" ]",
+                 c, procs[0]);
+        ClassAd *m = user_call(u, text);
+        GLEAN_TEST_CHECK(reply_ok(m) && ad_int(m, "Count") == 1, "rm of a running job: Ok");
+        classad_free(m);
+        m = agent_expect(&a, GLEAN_CMD_DEACTIVATE, 5);
+        char *id = NULL;
+        if (m) {
+                classad_eval_string(m, "ClaimId", MODE, &id);
+                agent_reply(&a, m, true, NULL);
+        }
+        GLEAN_TEST_CHECK(id && strcmp(id, claims[0]) == 0, "its claim is deactivated");
+        free(id);
+        classad_free(m);
+        snprintf(text, sizeof text,
+                 "[ Command = \"JobExit\"; ClaimId = \"%s\"; ExitBySignal = true; ExitSignal = 15; "
+                 "RemoteWallClockTime = 1.0; Reason = \"deactivated\" ]",
+                 claims[0]);
+        agent_send_text(&a, text);
+        snprintf(text, sizeof text, "[ Command = \"Wait\"; RequestId = 52; Id = \"%" PRId64 ".%" PRId64 "\"; Timeout = 5 ]",
+                 c, procs[0]);
+        ClassAd *w = NULL, *hist = NULL;
+        CU_ASSERT(glean_frame_write(u, text, strlen(text), 5000) >= 0);
+        classad_free(agent_expect(&a, GLEAN_CMD_RELEASE, 2)); /* answered on the way */
+        GleanCommand cmd;
+        char why[256];
+        glean_msg_recv(u, 5000, &w, &cmd, why, sizeof why);
+        if (w)
+                glean_msg_get_ad(w, "Ad", &hist);
+        GLEAN_TEST_CHECK(ad_int(hist, "JobStatus") == 3, "the removed job is in the history as Removed: %" PRId64,
+                         ad_int(hist, "JobStatus"));
+        classad_free(hist);
+        classad_free(w);
+        /* The second: the agent held it (out of memory). */
+        snprintf(text, sizeof text,
+                 "[ Command = \"JobExit\"; ClaimId = \"%s\"; ExitBySignal = true; ExitSignal = 9; "
+                 "RemoteWallClockTime = 1.0; ResidentSetSize = 600000; Hold = true; "
+                 "HoldReason = \"out of memory: the job used more than its slot's 512 MB\"; "
+                 "Reason = \"out of memory: the job used more than its slot's 512 MB\" ]",
+                 claims[1]);
+        agent_send_text(&a, text);
+        GLEAN_TEST_CHECK(wait_status(u, c, procs[1], 5, 5), "the job the agent held is Held");
+        ClassAd *job = user_job(u, c, procs[1]);
+        char *hr = NULL;
+        if (job)
+                classad_eval_string(job, "HoldReason", MODE, &hr);
+        GLEAN_TEST_CHECK(ad_int(job, "HoldReasonCode") == 34 && hr && strstr(hr, "out of memory"),
+                         "HoldReasonCode 34 and the agent's reason: %" PRId64 " %s", ad_int(job, "HoldReasonCode"),
+                         hr ? hr : "");
+        free(hr);
+        classad_free(job);
+        GLEAN_TEST_CHECK(log_has(&r, "held: out of memory", 2), "a hold record");
+        free(claims[0]);
+        free(claims[1]);
+        close(u);
+        agent_close(&a);
+        rig_done(&r, false);
+}
+
+static CU_TestInfo tests[] = {
+        { "transport", test_transport },
+        { "job runs, claim reused", test_job_runs },
+        { "lost claim", test_lost_claim },
+        { "kill -9 during submits", test_kill_during_submits },
+        { "restart with running claims", test_restart_running },
+        { "restart, claim not re-advertised", test_restart_lease },
+        { "vacate, drain", test_vacate_and_forward },
+        { "preemption by rank", test_preempt_rank },
+        { "exits while away", test_exit_while_away },
+        { "rm and hold of running jobs", test_rm_hold },
+        { "sd_notify", test_notify },
+        CU_TEST_INFO_NULL,
+};
+
+static CU_SuiteInfo suites[] = {
+        { "negotiator daemon", NULL, NULL, NULL, NULL, tests },
+        CU_SUITE_INFO_NULL,
+};
+
+int main(int argc, char **argv) {
+        signal(SIGPIPE, SIG_IGN);
+        atexit(kill_leftovers);
+        if (access(nego_bin(), X_OK) != 0)
+                return glean_test_skip("%s is not built", nego_bin());
+        return glean_test_main(argc, argv, suites);
+}
