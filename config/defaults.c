@@ -184,6 +184,7 @@ static const Default defaults[] = {
         { "COLLECTOR_PORT", "9628" },                /* glean's own port, when COLLECTOR_HOST has none */
         { "NEGOTIATOR_ADDRESS", "" },                /* the address glean-negotiator listens on; empty: all */
         { "NEGOTIATOR_SOCKET", "/run/glean/negotiator.sock" }, /* local users and administrators */
+        { "NEGOTIATOR_PORT_FILE", "" },              /* where the port is written (COLLECTOR_PORT = 0: any free one) */
         { "CLASSAD_LIFETIME", "900" },               /* a slot ad outlives its agent's connection so long */
         { "PERIODIC_EXPR_INTERVAL", "60" },          /* PeriodicHold/Release/Remove */
         { "SYSTEM_PERIODIC_HOLD", "" },
