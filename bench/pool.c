@@ -245,7 +245,8 @@ static ClassAd *expect_ok(int fd, const char *what) {
 }
 
 /* One cluster of n procs (procs with Arguments = "i" when args), sent in
- * parts of at most `per_part` procs. */
+ * parts of at most `per_part` procs; the central manager answers the last
+ * part. */
 static void submit_cluster(int fd, size_t n, bool args) {
         const size_t per_part = 20000;
         ClassAd *cluster = job_cluster_ad();
@@ -271,7 +272,9 @@ static void submit_cluster(int fd, size_t n, bool args) {
                 int r = glean_msg_send(fd, msg, TIMEOUT_MS);
                 if (r < 0)
                         die("Submit: %s", strerror(-r));
-                classad_free(expect_ok(fd, "Submit"));
+                /* one Reply per submit, to its last part */
+                if (first + k >= n)
+                        classad_free(expect_ok(fd, "Submit"));
                 for (size_t i = 0; i < k; i++)
                         classad_free(procs[i]);
                 free(procs);
@@ -399,7 +402,7 @@ static void bench_q(size_t want) {
 
 static void bench_memory(size_t want) {
         long before = proc_kib("VmRSS");
-        size_t have = queued_jobs();
+        size_t have = queued_jobs(), had = have;
 
         while (have < want) {
                 size_t k = want - have < 100000 ? want - have : 100000;
@@ -409,10 +412,11 @@ static void bench_memory(size_t want) {
                 have += k;
                 progress("%zu jobs queued", have);
         }
-        printf("memory with %zu queued jobs: VmRSS %.1f MiB (%.0f bytes/job over the empty daemon's %.1f MiB), "
+        printf("memory with %zu queued jobs: VmRSS %.1f MiB (%.0f bytes for each of the last %zu jobs), "
                "VmHWM %.1f MiB\n",
-               have, proc_kib("VmRSS") / 1024.0, (proc_kib("VmRSS") - before) * 1024.0 / (double) have,
-               before / 1024.0, proc_kib("VmHWM") / 1024.0);
+               have, proc_kib("VmRSS") / 1024.0,
+               have > had ? (proc_kib("VmRSS") - before) * 1024.0 / (double) (have - had) : 0.0, have - had,
+               proc_kib("VmHWM") / 1024.0);
         fflush(stdout);
 }
 
@@ -526,8 +530,12 @@ static void *responder(void *arg) {
 
         if (!pfd)
                 die("out of memory");
-        for (int i = 0; i < n_agents; i++)
+        /* glean_secure_read reads until the fd would block: non-blocking
+         * (glean_secure_send polls for room) */
+        for (int i = 0; i < n_agents; i++) {
+                fcntl(agents[i].fd, F_SETFL, fcntl(agents[i].fd, F_GETFL) | O_NONBLOCK);
                 pfd[i] = (struct pollfd){ .fd = agents[i].fd, .events = POLLIN };
+        }
         while (!atomic_load(&responder_stop)) {
                 if (poll(pfd, (nfds_t) n_agents, 100) <= 0)
                         continue;
