@@ -372,13 +372,28 @@ void cli_print_long(FILE *f, ClassAd **ads, size_t n) {
 }
 
 void cli_print_af(FILE *f, ClassAd **ads, size_t n, char *const *attrs, size_t n_attrs) {
+        /* condor's -af takes attributes or expressions: each is parsed once
+         * and evaluated in every ad (an item that does not parse prints
+         * as an error value) */
+        ClassAdExpr **e = calloc(n_attrs ? n_attrs : 1, sizeof *e);
+
+        for (size_t k = 0; e && k < n_attrs; k++) {
+                CaError err;
+                if (classad_expr_parse(attrs[k], strlen(attrs[k]), MODE, &e[k], &err) < 0)
+                        e[k] = NULL;
+        }
         for (size_t i = 0; i < n; i++) {
                 for (size_t k = 0; k < n_attrs; k++) {
                         CaValue v = ca_undefined();
 
                         if (k)
                                 fputc(' ', f);
-                        classad_eval_attr(ads[i], attrs[k], MODE, &v);
+                        if (e && e[k])
+                                classad_expr_eval(e[k], ads[i], NULL, MODE, &v);
+                        else if (e)
+                                v = ca_error();
+                        else
+                                classad_eval_attr(ads[i], attrs[k], MODE, &v);
                         if (v.type == CA_STRING)
                                 fputs(v.u.s->s, f);
                         else {
@@ -389,6 +404,9 @@ void cli_print_af(FILE *f, ClassAd **ads, size_t n, char *const *attrs, size_t n
                 }
                 fputc('\n', f);
         }
+        for (size_t k = 0; e && k < n_attrs; k++)
+                classad_expr_free(e[k]);
+        free(e);
 }
 
 /* ---- condor_status ---- */

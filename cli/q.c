@@ -279,6 +279,34 @@ static const char *view_attrs(View v) {
         }
 }
 
+/* -af of plain attribute names: only those are asked for (the listing of
+ * 100,000 jobs is then a fraction of their whole ads). NULL (everything)
+ * when an item is an expression, which may read any attribute. */
+static char *af_attrs(const QArgs *a) {
+        size_t len = 1;
+
+        for (size_t i = 0; i < a->n_af; i++) {
+                const char *p = a->af[i];
+                if (!(*p == '_' || (*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z')))
+                        return NULL;
+                for (; *p; p++)
+                        if (!(*p == '_' || (*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') ||
+                              (*p >= '0' && *p <= '9')))
+                                return NULL;
+                len += strlen(a->af[i]) + 1;
+        }
+        char *s = malloc(len + sizeof " JobStatus");
+        if (!s)
+                return NULL;
+        *s = 0;
+        for (size_t i = 0; i < a->n_af; i++) {
+                strcat(s, a->af[i]);
+                strcat(s, " ");
+        }
+        strcat(s, "JobStatus"); /* the totals count by it */
+        return s;
+}
+
 int cli_verb_q(int argc, char **argv) {
         _cleanup_free_ char *me = NULL, *constraint = NULL;
         int64_t now = (int64_t) time(NULL);
@@ -306,7 +334,9 @@ int cli_verb_q(int argc, char **argv) {
                 qargs_clear(&a);
                 return CLI_EXIT_FAILURE;
         }
-        if (query(&c, "q", GLEAN_CMD_QUERY, a.ids, constraint, view_attrs(a.view), -1, &rep) < 0) {
+        _cleanup_free_ char *projection = a.view == VIEW_AF ? af_attrs(&a) : NULL;
+        if (query(&c, "q", GLEAN_CMD_QUERY, a.ids, constraint, projection ? projection : view_attrs(a.view), -1,
+                  &rep) < 0) {
                 cli_cm_close(&c);
                 qargs_clear(&a);
                 return CLI_EXIT_FAILURE;
@@ -369,7 +399,8 @@ int cli_verb_history(int argc, char **argv) {
                 qargs_clear(&a);
                 return CLI_EXIT_FAILURE;
         }
-        r = query(&c, "history", GLEAN_CMD_HISTORY, a.ids, constraint, NULL, a.limit, &rep);
+        _cleanup_free_ char *projection = a.view == VIEW_AF ? af_attrs(&a) : NULL;
+        r = query(&c, "history", GLEAN_CMD_HISTORY, a.ids, constraint, projection, a.limit, &rep);
         cli_cm_close(&c);
         if (r < 0) {
                 qargs_clear(&a);

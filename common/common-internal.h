@@ -87,6 +87,7 @@ static inline size_t glean_buf_size(const GleanBuf *b) {
         return b->end - b->start;
 }
 
+
 /* ---- frame reader internals, for layers that wrap frames (secure.c);
  * implemented in frame.c ---- */
 

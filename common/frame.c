@@ -296,3 +296,63 @@ int glean_frame_recv(int fd, size_t max, int timeout_ms, char **ret, size_t *ret
                 *ret_len = n;
         return 0;
 }
+
+/* ---- the output queue ---- */
+
+/* An emptied queue keeps at most this much memory. */
+#define OUTQ_KEEP (64u * 1024)
+
+int glean_outq_push(GleanOutQueue *q, const void *payload, size_t len, size_t max) {
+        size_t n = GLEAN_FRAME_HEADER + len;
+
+        if (len == 0 || len > GLEAN_FRAME_MAX)
+                return -EMSGSIZE;
+        if (glean_outq_size(q) + n > max)
+                return -ENOBUFS;
+        if (q->cap - q->end < n && q->start > 0) {
+                /* what is queued to the front: once per refill, not per send */
+                memmove(q->data, q->data + q->start, q->end - q->start);
+                q->end -= q->start;
+                q->start = 0;
+        }
+        if (q->cap - q->end < n) {
+                size_t cap = q->cap ? q->cap : 4096;
+                while (cap < q->end + n)
+                        cap *= 2;
+                unsigned char *d = realloc(q->data, cap);
+                if (!d)
+                        return -ENOMEM;
+                q->data = d;
+                q->cap = cap;
+        }
+        unsigned char *h = q->data + q->end;
+        h[0] = (unsigned char) (len >> 24);
+        h[1] = (unsigned char) (len >> 16);
+        h[2] = (unsigned char) (len >> 8);
+        h[3] = (unsigned char) len;
+        memcpy(h + GLEAN_FRAME_HEADER, payload, len);
+        q->end += n;
+        return 0;
+}
+
+int glean_outq_flush(GleanOutQueue *q, int fd) {
+        while (glean_outq_size(q) > 0) {
+                ssize_t k = send(fd, q->data + q->start, glean_outq_size(q), MSG_NOSIGNAL | MSG_DONTWAIT);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+                        return 0;
+                if (k < 0)
+                        return -errno;
+                q->start += (size_t) k;
+        }
+        q->start = q->end = 0;
+        if (q->cap > OUTQ_KEEP)
+                glean_outq_clear(q);
+        return 1;
+}
+
+void glean_outq_clear(GleanOutQueue *q) {
+        free(q->data);
+        *q = (GleanOutQueue){};
+}

@@ -174,6 +174,28 @@ int glean_frame_write(int fd, const void *payload, size_t len, int timeout_ms);
  * -ETIMEDOUT, -EPIPE (end of file), -EMSGSIZE, -EBADMSG, -errno. */
 int glean_frame_recv(int fd, size_t max, int timeout_ms, char **ret, size_t *ret_len);
 
+/* ---- an output queue of frames, for event loops ---- */
+
+/* Frames waiting to be sent on a non-blocking socket, consumed from the
+ * front without moving what is left (a listing of many megabytes drains
+ * in linear time). All zeros is empty; free with glean_outq_clear(). */
+typedef struct GleanOutQueue {
+        unsigned char *data;
+        size_t start, end, cap;
+} GleanOutQueue;
+
+/* Appends one frame (header and payload). -EMSGSIZE when len is 0 or
+ * above GLEAN_FRAME_MAX, -ENOBUFS when more than max bytes would then be
+ * queued (a peer that does not read), -ENOMEM; nothing is queued then. */
+int glean_outq_push(GleanOutQueue *q, const void *payload, size_t len, size_t max);
+/* Sends as much as fd takes now (MSG_NOSIGNAL | MSG_DONTWAIT): 1 all is
+ * sent, 0 some is left (wait for POLLOUT), -errno (close the connection). */
+int glean_outq_flush(GleanOutQueue *q, int fd);
+static inline size_t glean_outq_size(const GleanOutQueue *q) {
+        return q->end - q->start;
+}
+void glean_outq_clear(GleanOutQueue *q);
+
 /* ---- messages ---- */
 
 typedef enum GleanCommand {

@@ -84,8 +84,7 @@ struct Conn {
         bool manager;           /* the peer is the central manager: it gets SlotUpdate */
         bool dead;              /* sending failed: dropped by the deferred work */
         bool upstream;          /* the connection to the central manager (upstream.c): never in conns */
-        char *out;              /* frames not yet taken by the socket */
-        size_t out_len, out_cap;
+        GleanOutQueue out;      /* frames not yet taken by the socket */
         /* Relayed requests (relay.c): how many await their last reply; a
          * Submit held while another client's multi-part Submit goes up
          * (reading from the connection paused meanwhile); a multi-part

@@ -56,23 +56,15 @@ static void conn_fail(Conn *c, const char *why) {
 /* What to wait for: input unless paused (a request held: EPOLLHUP and
  * EPOLLERR still come), output while some is queued. */
 static void conn_events(Conn *c) {
-        uint32_t ev = (c->paused ? 0 : EPOLLIN) | (c->out_len ? EPOLLOUT : 0);
+        uint32_t ev = (c->paused ? 0 : EPOLLIN) | (glean_outq_size(&c->out) ? EPOLLOUT : 0);
         sd_event_source_set_io_events(c->src, ev);
 }
 
 static int conn_flush(Conn *c) {
-        while (c->out_len > 0) {
-                ssize_t n = send(c->fd, c->out, c->out_len, MSG_NOSIGNAL | MSG_DONTWAIT);
-                if (n < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        if (errno == EAGAIN)
-                                break;
-                        conn_fail(c, strerror(errno));
-                        return -EPIPE;
-                }
-                memmove(c->out, c->out + n, c->out_len - (size_t) n);
-                c->out_len -= (size_t) n;
+        int r = glean_outq_flush(&c->out, c->fd);
+        if (r < 0) {
+                conn_fail(c, strerror(-r));
+                return -EPIPE;
         }
         conn_events(c);
         return 0;
@@ -87,31 +79,16 @@ int agent_conn_send(Conn *c, const ClassAd *msg) {
         if (!text)
                 return -ENOMEM;
         size_t len = strlen(text);
-        if (len > GLEAN_FRAME_MAX || c->out_len + GLEAN_FRAME_HEADER + len > OUT_MAX) {
+        int r = glean_outq_push(&c->out, text, len, OUT_MAX);
+        if (r == -EMSGSIZE || r == -ENOBUFS) {
                 free(text);
-                conn_fail(c, len > GLEAN_FRAME_MAX ? "message larger than a frame" : "it does not read its messages");
+                conn_fail(c, r == -EMSGSIZE ? "message larger than a frame" : "it does not read its messages");
                 return -ENOBUFS;
         }
-        size_t need = c->out_len + GLEAN_FRAME_HEADER + len;
-        if (need > c->out_cap) {
-                size_t cap = c->out_cap ? c->out_cap : 4096;
-                while (cap < need)
-                        cap *= 2;
-                char *b = realloc(c->out, cap);
-                if (!b) {
-                        free(text);
-                        return -ENOMEM;
-                }
-                c->out = b;
-                c->out_cap = cap;
+        if (r < 0) {
+                free(text);
+                return r;
         }
-        unsigned char *h = (unsigned char *) c->out + c->out_len;
-        h[0] = (unsigned char) (len >> 24);
-        h[1] = (unsigned char) (len >> 16);
-        h[2] = (unsigned char) (len >> 8);
-        h[3] = (unsigned char) len;
-        memcpy(c->out + c->out_len + GLEAN_FRAME_HEADER, text, len);
-        c->out_len = need;
         free(text);
         return conn_flush(c);
 }
@@ -135,7 +112,7 @@ void agent_conn_drop(Conn *c) {
         sd_event_source_unref(c->src);
         glean_frame_reader_free(c->reader);
         close(c->fd);
-        free(c->out);
+        glean_outq_clear(&c->out);
         free(c);
 }
 
@@ -836,7 +813,7 @@ int agent_server_start(Agent *a) {
 void agent_server_stop(Agent *a) {
         /* What is still queued (the last replies and job exits) gets a moment to go out. */
         for (Conn *c = a->conns; c; c = c->next)
-                for (int i = 0; i < 50 && c->out_len && !c->dead; i++) {
+                for (int i = 0; i < 50 && glean_outq_size(&c->out) && !c->dead; i++) {
                         struct pollfd p = { .fd = c->fd, .events = POLLOUT };
                         if (poll(&p, 1, 10) > 0)
                                 conn_flush(c);

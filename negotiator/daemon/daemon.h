@@ -91,8 +91,7 @@ struct Conn {
         GleanAddrKey addr;      /* tcp: the peer's address (its rate-limit key) */
         char addr_text[GLEAN_ADDR_KEY_STRLEN + 8];
         GleanFrameReader *reader; /* unix */
-        char *out;              /* unix: frames not yet taken by the socket */
-        size_t out_len, out_cap;
+        GleanOutQueue out;      /* unix: frames not yet taken by the socket */
         GleanPeer peer;         /* unix: SO_PEERCRED */
         bool established;       /* tcp: the handshake succeeded */
         bool hello;             /* the Hello exchange is done */

@@ -123,32 +123,8 @@ int nego_send_text(Conn *c, const char *text, size_t len) {
                         r = -ENOBUFS;
                 else
                         r = glean_secure_seal(c->sec, text, len);
-        } else {
-                size_t need = c->out_len + GLEAN_FRAME_HEADER + len;
-                if (need > OUT_MAX)
-                        r = -ENOBUFS;
-                else if (need > c->out_cap) {
-                        size_t cap = c->out_cap ? c->out_cap : 4096;
-                        while (cap < need)
-                                cap *= 2;
-                        char *b = realloc(c->out, cap);
-                        if (!b)
-                                r = -ENOMEM;
-                        else {
-                                c->out = b;
-                                c->out_cap = cap;
-                        }
-                }
-                if (r >= 0) {
-                        unsigned char *h = (unsigned char *) c->out + c->out_len;
-                        h[0] = (unsigned char) (len >> 24);
-                        h[1] = (unsigned char) (len >> 16);
-                        h[2] = (unsigned char) (len >> 8);
-                        h[3] = (unsigned char) len;
-                        memcpy(c->out + c->out_len + GLEAN_FRAME_HEADER, text, len);
-                        c->out_len = need;
-                }
-        }
+        } else
+                r = glean_outq_push(&c->out, text, len, OUT_MAX);
         if (r == -ENOBUFS)
                 nego_conn_fail(c, "it does not read its messages");
         else if (r < 0)
@@ -169,24 +145,12 @@ static void conn_flush(Conn *c) {
                 }
                 left = r == 0;
         } else {
-                size_t done = 0;
-                while (done < c->out_len) {
-                        ssize_t k = send(c->fd, c->out + done, c->out_len - done, MSG_NOSIGNAL | MSG_DONTWAIT);
-                        if (k < 0 && errno == EINTR)
-                                continue;
-                        if (k < 0 && errno == EAGAIN)
-                                break;
-                        if (k < 0) {
-                                nego_conn_fail(c, strerror(errno));
-                                return;
-                        }
-                        done += (size_t) k;
+                int r = glean_outq_flush(&c->out, c->fd);
+                if (r < 0) {
+                        nego_conn_fail(c, strerror(-r));
+                        return;
                 }
-                if (done > 0) {
-                        memmove(c->out, c->out + done, c->out_len - done);
-                        c->out_len -= done;
-                }
-                left = c->out_len > 0;
+                left = r == 0;
         }
         if (left != c->flushing) {
                 c->flushing = left;
@@ -211,7 +175,7 @@ static void conn_free(Conn *c) {
         glean_frame_reader_free(c->reader);
         if (c->fd >= 0)
                 close(c->fd);
-        free(c->out);
+        glean_outq_clear(&c->out);
         free(c->machine);
         free(c);
 }
@@ -639,7 +603,7 @@ void nego_net_stop(Nego *n) {
         /* The last replies get a moment to go out. */
         for (Conn *c = n->conns; c; c = c->next)
                 for (int i = 0; i < 50 && !c->dead && (c->tcp ? glean_secure_output(c->sec, &(const void *){ 0 }) > 0
-                                                               : c->out_len > 0);
+                                                               : glean_outq_size(&c->out) > 0);
                      i++) {
                         struct pollfd p = { .fd = c->fd, .events = POLLOUT };
                         if (poll(&p, 1, 10) > 0)

@@ -219,6 +219,11 @@ static void test_af_long_json(void) {
         CAPTURE(out, cli_print_af(f, ads, 2, attrs, 4));
         check_text(out, "alice 3 1024 undefined\nal\"ice 3 undefined undefined\n", "-af");
         free(out);
+        /* condor's -af takes expressions too; one that does not parse is an error value */
+        char *exprs[] = { "ClusterId * 10 + ProcId", "strcat(Owner, \"!\")", "1 +" };
+        CAPTURE(out, cli_print_af(f, ads, 1, exprs, 3));
+        check_text(out, "30 alice! error\n", "-af expressions");
+        free(out);
 
         CAPTURE(out, cli_print_long(f, ads, 1));
         check_text(out,

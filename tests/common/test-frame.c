@@ -404,6 +404,68 @@ static void test_pipe(void) {
         close(p[1]);
 }
 
+/* The output queue: frames pushed (a listing of many), drained into a
+ * socket with a small buffer a piece at a time as an event loop would,
+ * come out whole and in order; refusals leave it unchanged; a drained
+ * queue lets its memory go. */
+static void test_outq(void) {
+        int sv[2];
+        CU_ASSERT_FATAL(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv) == 0);
+        int small = 4096;
+        setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &small, sizeof small);
+        setsockopt(sv[1], SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+        GleanOutQueue q = {};
+        enum { N = 3000 };
+        char payload[300];
+
+        CU_ASSERT_EQUAL(glean_outq_push(&q, "x", 0, SIZE_MAX), -EMSGSIZE);
+        CU_ASSERT_EQUAL(glean_outq_push(&q, payload, GLEAN_FRAME_MAX + 1, SIZE_MAX), -EMSGSIZE);
+        CU_ASSERT_EQUAL(glean_outq_size(&q), 0);
+        for (int i = 0; i < N; i++) {
+                int len = snprintf(payload, sizeof payload, "[ Command = \"Reply\"; Ok = true; N = %d ]", i);
+                CU_ASSERT_EQUAL_FATAL(glean_outq_push(&q, payload, (size_t) len, SIZE_MAX), 0);
+        }
+        size_t queued = glean_outq_size(&q);
+        CU_ASSERT(queued > 100000);
+        /* a limit refuses what would pass it, and keeps what is there */
+        CU_ASSERT_EQUAL(glean_outq_push(&q, payload, 10, queued + 5), -ENOBUFS);
+        CU_ASSERT_EQUAL(glean_outq_size(&q), queued);
+
+        GleanFrameReader *rd = NULL;
+        CU_ASSERT_FATAL(glean_frame_reader_new(0, &rd) == 0);
+        int next = 0, flushes = 0, r;
+        while ((r = glean_outq_flush(&q, sv[0])) == 0 || next < N) {
+                CU_ASSERT_FATAL(r >= 0);
+                flushes++;
+                char *frame;
+                size_t len;
+                int k;
+                while ((k = glean_frame_read(rd, sv[1], &frame, &len)) == 1) {
+                        char want[100];
+                        snprintf(want, sizeof want, "[ Command = \"Reply\"; Ok = true; N = %d ]", next);
+                        GLEAN_TEST_CHECK(strcmp(frame, want) == 0, "frame %d: %s", next, frame);
+                        next++;
+                        free(frame);
+                }
+                CU_ASSERT_FATAL(k == 0);
+                if (r == 1 && next >= N)
+                        break;
+        }
+        CU_ASSERT_EQUAL(next, N);
+        CU_ASSERT(flushes > 2); /* it did drain in pieces */
+        CU_ASSERT_EQUAL(glean_outq_size(&q), 0);
+        CU_ASSERT_PTR_NULL(q.data); /* a big drained queue keeps no memory */
+        CU_ASSERT_EQUAL(glean_outq_flush(&q, sv[0]), 1);
+
+        /* a peer gone: the error, for the caller to close */
+        CU_ASSERT_EQUAL(glean_outq_push(&q, "[ ]", 3, SIZE_MAX), 0);
+        close(sv[1]);
+        CU_ASSERT_EQUAL(glean_outq_flush(&q, sv[0]), -EPIPE);
+        glean_outq_clear(&q);
+        glean_frame_reader_free(rd);
+        close(sv[0]);
+}
+
 static CU_TestInfo tests[] = {
         { "round trip", test_round_trip },
         { "binary payload", test_binary_payload },
@@ -419,6 +481,7 @@ static CU_TestInfo tests[] = {
         { "write with a full socket buffer", test_write_full_buffer },
         { "write to a closed peer", test_write_closed_peer },
         { "pipe", test_pipe },
+        { "output queue", test_outq },
         CU_TEST_INFO_NULL,
 };
 
