@@ -225,7 +225,7 @@ static int refine(Analysis *a) {
         NegoFast *f = a->f;
         NameMap *m = &a->info[NEGO_SIDE_JOB];
         NegoIntern old = a->acs;
-        _cleanup_free_ uint32_t *old_parent = a->parent;
+        uint32_t *old_parent = a->parent; /* freed at the end: the new one is built beside it */
         NegoNames names = {};
         int r = 0;
 
@@ -271,6 +271,7 @@ static int refine(Analysis *a) {
 done:
         free(names.v);
         nego_intern_free(&old);
+        free(old_parent);
         return r;
 }
 
