@@ -47,6 +47,7 @@ static CgTestEnv env;
 static bool in_vm;
 
 #include "agent-cgroup-test.h"
+#include "../pool/pool-test.h"
 
 /* "frozen 1" / "frozen 0" of <abs>/slots/<rel>/cgroup.events: 1, 0, or -1 when unreadable. */
 static int cg_frozen(const CgPool *cp, const char *rel) {
@@ -531,6 +532,45 @@ static void test_oom(void) {
         cgpool_stop(&cp);
 }
 
+/* The VM rig, a whole pool: a job the central manager ran on an agent's
+ * 64 MB slot outgrows it; the agent's hold reaches the queue: Held with
+ * HoldReasonCode 34 (out of memory) and the agent's reason. */
+static void test_pool_oom(void) {
+        if (!in_vm) {
+                printf("\n    SKIPPED inside the suite: the pool's OOM hold runs in the VM rig only (GLEAN_VM=1)\n");
+                return;
+        }
+        Manager m;
+        CgPool cp;
+        char extra[512], sub[256];
+        CU_ASSERT_FATAL(manager_start(&m, NULL));
+        snprintf(extra, sizeof extra,
+                 "NUM_CPUS = 1\nMEMORY = 64\nCOLLECTOR_HOST = 127.0.0.1:%d\nPOOL_KEY_FILE = %s\n"
+                 "UID_DOMAIN = test.pool\nNEGOTIATOR_RECONNECT_MAX = 1\n",
+                 m.port, m.key);
+        if (!GLEAN_TEST_CHECK(cgpool_start(&cp, extra), "the agent")) {
+                manager_stop(&m);
+                return;
+        }
+        write_sub(&cp.p, "oom.sub", "x=`head -c 200000000 /dev/zero | tr \"\"\\0\"\" a`; echo survived", sub,
+                  sizeof sub);
+        char *out = gl_out("submit", sub, NULL);
+        const char *at = out ? strstr(out, "submitted to cluster ") : NULL;
+        char id[32];
+        snprintf(id, sizeof id, "%lld.0", at ? strtoll(at + strlen("submitted to cluster "), NULL, 10) : 0LL);
+        free(out);
+        CU_ASSERT_TRUE(wait_attr("q", id, "JobStatus", "5", slow(60)));
+        CU_ASSERT_TRUE(wait_attr("q", id, "HoldReasonCode", "34", 5));
+        out = gl_out("q", id, "-af", "HoldReason", NULL);
+        GLEAN_TEST_CHECK(out && strstr(out, "out of memory"), "HoldReason: %s", out ? out : "-");
+        free(out);
+        out = read_job_file(&cp.p, "out.txt");
+        GLEAN_TEST_CHECK(!strstr(out, "survived"), "the job survived: %s", out);
+        free(out);
+        cgpool_stop(&cp);
+        manager_stop(&m);
+}
+
 /* The time (seconds since the epoch) of the first log line with both
  * strings (b may be NULL); -1 when there is none. */
 static double log_time(const Pool *p, const char *a, const char *b) {
@@ -936,6 +976,7 @@ static CU_TestInfo tests[] = {
         { "AGENT_EXECUTOR = auto in the root cgroup", test_auto_root },
         { "slot limits (VM)", test_limits },
         { "out of memory: held (VM)", test_oom },
+        { "out of memory in a pool: held in the central manager's queue (VM)", test_pool_oom },
         { "out of memory in a child: held at once (VM)", test_oom_child },
         { "ASSIGN_CPU_AFFINITY: static slots", test_affinity },
         { "ASSIGN_CPU_AFFINITY: dynamic slots (VM)", test_affinity_dynamic },
