@@ -292,6 +292,12 @@ const char *acct_last_error(const Accountant *a);
 struct sqlite3;
 /* The connection (NULL when the accounts are in memory only). */
 struct sqlite3 *acct_sqlite(Accountant *a);
+/* SQLite's result code rc (of db, which may be NULL) as -errno, the same
+ * for the accounts and whatever writes beside them: -ENOSPC full, -EROFS,
+ * -EACCES, -EBUSY, -EINVAL, -EBADMSG corrupt, -E2BIG, -EFBIG, -EINTR,
+ * -ECANCELED, the system's errno of an I/O error, else -EIO; 0 for OK,
+ * ROW and DONE. */
+int acct_sqlite_errno(struct sqlite3 *db, int rc);
 bool acct_readonly(const Accountant *a);
 
 typedef struct AcctPartner {

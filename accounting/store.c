@@ -41,6 +41,7 @@
 #include <sqlite3.h>
 
 #include "cleanup.h"
+#include "accounting.h"
 #include "store.h"
 
 #define ELEMENTSOF(x) (sizeof(x) / sizeof((x)[0]))
@@ -180,8 +181,7 @@ struct AcctStore {
 
 /* ---- errors ---- */
 
-/* SQLite's result code as -errno. */
-static int errno_of(sqlite3 *db, int rc) {
+int acct_sqlite_errno(sqlite3 *db, int rc) {
         switch (rc & 0xff) {
         case SQLITE_OK:
         case SQLITE_ROW:
@@ -242,7 +242,7 @@ __attribute__((format(printf, 5, 6))) static int path_why(int r, const char *pat
 /* The same for a failed SQLite call: "<what>: <sqlite3_errmsg>" (with the
  * system's reason when SQLite's own is vague about an I/O error). */
 static int sqlite_why(const AcctStore *s, int rc, const char *what, char *why, size_t whylen) {
-        int r = errno_of(s->db, rc);
+        int r = acct_sqlite_errno(s->db, rc);
         int code = rc & 0xff;
 
         if ((code == SQLITE_CANTOPEN || code == SQLITE_IOERR) && s->db && sqlite3_system_errno(s->db) > 0)
@@ -593,7 +593,7 @@ int acct_store_begin(AcctStore *s) {
                 return -EROFS;
         rc = stmt_run(s->stmt[STMT_BEGIN_WRITE]);
         if (rc != SQLITE_OK)
-                return errno_of(s->db, rc);
+                return acct_sqlite_errno(s->db, rc);
         s->in_tx = true;
         s->tx_error = 0;
         s->tx_why[0] = 0;
@@ -654,7 +654,7 @@ static int bind_text(AcctStore *s, sqlite3_stmt *st, int i, const char *v) {
         if (!v)
                 return -EINVAL;
         rc = sqlite3_bind_text(st, i, v, -1, SQLITE_STATIC);
-        return rc == SQLITE_OK ? 0 : errno_of(s->db, rc);
+        return rc == SQLITE_OK ? 0 : acct_sqlite_errno(s->db, rc);
 }
 
 /* v[0] to v[n - 1] as parameters first, first + 1, ...; NaN is refused
@@ -667,7 +667,7 @@ static int bind_reals(AcctStore *s, sqlite3_stmt *st, int first, const double *v
                         return -EINVAL;
                 rc = sqlite3_bind_double(st, first + (int) i, v[i]);
                 if (rc != SQLITE_OK)
-                        return errno_of(s->db, rc);
+                        return acct_sqlite_errno(s->db, rc);
         }
         return 0;
 }
@@ -700,7 +700,7 @@ static int write_finish(AcctStore *s, sqlite3_stmt *st, int r, const char *what,
         rc = stmt_run(st);
         sqlite3_clear_bindings(st);
         if (rc != SQLITE_OK)
-                return write_failed(s, errno_of(s->db, rc), "%s '%s': %s", what, key, sqlite3_errmsg(s->db));
+                return write_failed(s, acct_sqlite_errno(s->db, rc), "%s '%s': %s", what, key, sqlite3_errmsg(s->db));
         return sqlite3_changes(s->db);
 }
 
@@ -713,7 +713,7 @@ int acct_store_put_record(AcctStore *s, const AcctRecord *rec) {
                 return r;
         const double reals[] = { rec->priority,    rec->as_of,      rec->accumulated, rec->weighted_accumulated,
                                  rec->begin_usage, rec->last_usage, rec->factor };
-        r = errno_of(s->db, sqlite3_bind_int(st, 2, rec->is_group));
+        r = acct_sqlite_errno(s->db, sqlite3_bind_int(st, 2, rec->is_group));
         if (r >= 0)
                 r = bind_reals(s, st, 3, reals, ELEMENTSOF(reals));
         r = write_finish(s, st, r, "record", rec->name);

@@ -42,42 +42,6 @@ static const char *const stmt_sql[_QS_MAX] = {
         [QS_MAX_HISTORY_CLUSTER] = "SELECT coalesce(max(cluster), 0) FROM queue_history",
 };
 
-/* SQLite's result code as -errno (as accounting/store.c maps them). */
-static int errno_of(sqlite3 *db, int rc) {
-        switch (rc & 0xff) {
-        case SQLITE_OK:
-        case SQLITE_ROW:
-        case SQLITE_DONE:
-                return 0;
-        case SQLITE_NOMEM:
-                return -ENOMEM;
-        case SQLITE_FULL:
-                return -ENOSPC;
-        case SQLITE_READONLY:
-                return -EROFS;
-        case SQLITE_BUSY:
-        case SQLITE_LOCKED:
-                return -EBUSY;
-        case SQLITE_CORRUPT:
-        case SQLITE_NOTADB:
-                return -EBADMSG;
-        case SQLITE_TOOBIG:
-                return -E2BIG;
-        case SQLITE_CONSTRAINT:
-        case SQLITE_MISMATCH:
-        case SQLITE_MISUSE:
-        case SQLITE_RANGE:
-                return -EINVAL;
-        case SQLITE_IOERR:
-        case SQLITE_CANTOPEN: {
-                int e = sqlite3_system_errno(db);
-                return e > 0 ? -e : -EIO;
-        }
-        default:
-                return -EIO;
-        }
-}
-
 int qstore_prepare(JobQueue *q, char *why, size_t whylen) {
         const char *p = sqlite3_db_filename(q->db, "main");
 
@@ -85,7 +49,7 @@ int qstore_prepare(JobQueue *q, char *why, size_t whylen) {
         for (size_t i = 0; i < _QS_MAX; i++) {
                 int rc = sqlite3_prepare_v3(q->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &q->stmt[i], NULL);
                 if (rc != SQLITE_OK)
-                        return glean_why(errno_of(q->db, rc), why, whylen,
+                        return glean_why(acct_sqlite_errno(q->db, rc), why, whylen,
                                          "queue database %s: preparing the statements: %s", q->path,
                                          sqlite3_errmsg(q->db));
         }
@@ -114,7 +78,7 @@ static int run(JobQueue *q, sqlite3_stmt *st, const char *what, JobId id) {
                 return 0;
         snprintf(q->write_why, sizeof(q->write_why), "queue database %s: %s %s: %s", q->path, what,
                  job_id_format(id, idbuf), sqlite3_errmsg(q->db));
-        return errno_of(q->db, rc);
+        return acct_sqlite_errno(q->db, rc);
 }
 
 /* Binds ad's text as parameter i; the text is returned to be freed after
@@ -311,7 +275,7 @@ static int get_meta(JobQueue *q, const char *key, int64_t *ret) {
                 *ret = sqlite3_column_int64(st, 0);
                 r = 0;
         } else if (rc != SQLITE_DONE)
-                r = errno_of(q->db, rc);
+                r = acct_sqlite_errno(q->db, rc);
         sqlite3_reset(st);
         sqlite3_clear_bindings(st);
         return r;
@@ -375,7 +339,7 @@ int qstore_load(JobQueue *q, char *why, size_t whylen) {
         /* One read transaction: clusters and jobs as of one commit. */
         rc = sqlite3_exec(q->db, "BEGIN", NULL, NULL, NULL);
         if (rc != SQLITE_OK)
-                return glean_why(errno_of(q->db, rc), why, whylen, "queue database %s: reading: %s", q->path,
+                return glean_why(acct_sqlite_errno(q->db, rc), why, whylen, "queue database %s: reading: %s", q->path,
                                  sqlite3_errmsg(q->db));
 
         rc = sqlite3_prepare_v2(q->db, "SELECT id, ad FROM queue_clusters ORDER BY id", -1, &st, NULL);
@@ -401,7 +365,7 @@ int qstore_load(JobQueue *q, char *why, size_t whylen) {
                         clusters.c[clusters.n++] = c;
         }
         if (r >= 0 && rc != SQLITE_DONE)
-                r = glean_why(errno_of(q->db, rc), why, whylen, "queue database %s: reading the clusters: %s",
+                r = glean_why(acct_sqlite_errno(q->db, rc), why, whylen, "queue database %s: reading the clusters: %s",
                               q->path, sqlite3_errmsg(q->db));
         sqlite3_finalize(st);
         st = NULL;
@@ -424,7 +388,7 @@ int qstore_load(JobQueue *q, char *why, size_t whylen) {
                                  whylen);
         }
         if (r >= 0 && rc != SQLITE_DONE)
-                r = glean_why(errno_of(q->db, rc), why, whylen, "queue database %s: reading the jobs: %s", q->path,
+                r = glean_why(acct_sqlite_errno(q->db, rc), why, whylen, "queue database %s: reading the jobs: %s", q->path,
                               sqlite3_errmsg(q->db));
         sqlite3_finalize(st);
 
@@ -466,7 +430,7 @@ static int reload_job(JobQueue *q, JobId id, char *why, size_t whylen) {
         if (rc == SQLITE_DONE)
                 return 0;
         if (rc != SQLITE_ROW)
-                return errno_of(q->db, rc);
+                return acct_sqlite_errno(q->db, rc);
 
         c = queue_cluster(q, id.cluster);
         if (!c) {
@@ -480,7 +444,7 @@ static int reload_job(JobQueue *q, JobId id, char *why, size_t whylen) {
                 sqlite3_reset(st);
                 sqlite3_clear_bindings(st);
                 if (!text)
-                        return rc == SQLITE_ROW || rc == SQLITE_DONE ? -EBADMSG : errno_of(q->db, rc);
+                        return rc == SQLITE_ROW || rc == SQLITE_DONE ? -EBADMSG : acct_sqlite_errno(q->db, rc);
                 r = parse_row_ad(q, text, "cluster", (JobId) { id.cluster, -1 }, &cad, why, whylen);
                 free(text);
                 if (r < 0)
