@@ -267,8 +267,14 @@ static bool same_network(const AgentNetState *x, const AgentNetState *y) {
 }
 
 static void refresh(NetWatch *nw) {
+        if (!nw->req) {
+                /* No netlink: the connection's address, when there is one. */
+                if (render(nw))
+                        readvertise(nw);
+                return;
+        }
         AgentNetState st = { .conn = nw->st.conn };
-        int r = nw->req ? dump_links(nw, &st) : -NLE_BAD_SOCK;
+        int r = dump_links(nw, &st);
         if (r >= 0)
                 r = dump_addrs(nw, &st);
         if (r < 0) {
