@@ -28,6 +28,7 @@ typedef struct Conn Conn;
 typedef struct Slot Slot;
 typedef struct Upstream Upstream;
 typedef struct RelayEntry RelayEntry;
+typedef struct NetWatch NetWatch;
 
 struct Slot {
         Agent *agent;
@@ -130,6 +131,7 @@ struct Agent {
         RelayEntry *relays;     /* relayed requests awaiting replies */
         int64_t relay_next_id;
         Conn *submit_series;    /* the client whose multi-part Submit is going up */
+        NetWatch *net;          /* the machine's addresses (netwatch.c) */
 };
 
 /* ---- slots.c ---- */
@@ -199,6 +201,20 @@ void agent_upstream_publish(Agent *a, Slot *s);
 /* Closes the connection soon (from the event loop) with a logged reason,
  * then reconnects with back-off. */
 void agent_upstream_fail(Agent *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Waiting to dial again: dial now, the back-off started over (the network
+ * changed). Otherwise nothing. */
+void agent_upstream_retry_now(Agent *a);
+
+/* ---- netwatch.c: the machine's interfaces and addresses (rtnetlink) ---- */
+/* Reads them and watches for changes; before the slots are made. Never
+ * fatal (without netlink: logged, the connection's address only). */
+int agent_netwatch_open(Agent *a);
+void agent_netwatch_close(Agent *a);
+/* MyAddress, NetworkInterfaces and ManagerInterface into ad (agent/netinfo.h). */
+void agent_netwatch_ad(Agent *a, ClassAd *ad);
+/* The upstream TCP connection fd is made / is gone (upstream.c). */
+void agent_netwatch_connected(Agent *a, int fd);
+void agent_netwatch_disconnected(Agent *a);
 
 /* ---- relay.c: users' requests for the central manager ---- */
 /* Whether a local client's request goes to the central manager: Submit,

@@ -172,6 +172,8 @@ static int agent_setup(Agent *a, const char *config_path, const char *socket_pat
         a->start_time = agent_now();
         if ((r = agent_sensors_open(a)) < 0)
                 return r;
+        if ((r = agent_netwatch_open(a)) < 0)
+                return r;
         r = agent_slots_create(a, &err);
         if (r < 0)
                 return agent_log_config_error(&err, r, "slots");
@@ -197,6 +199,7 @@ static void agent_teardown(Agent *a) {
         agent_server_stop(a);
         agent_slots_free(a);
         agent_upstream_free(a);
+        agent_netwatch_close(a);
         agent_sensors_close(a);
         agent_executor_free(a->exec);
         cg_root_free(a->cgroot);

@@ -444,6 +444,7 @@ static int slot_fill_ad(Slot *s, ConfigError *err) {
         classad_set_string(s->ad, "GleanVersion", "0.1.0");
         classad_set_string(s->ad, "ExecutorName", agent_executor_name(a->exec));
         agent_cgroups_ad(a, s->ad);
+        agent_netwatch_ad(a, s->ad);
         CaError cerr;
         classad_set_expr_text(s->ad, "CurrentTime", "time()", CA_MODE_OLD, &cerr);
         r = agent_policy_fill_ad(a->cfg, s->def.id, s->ad, err);

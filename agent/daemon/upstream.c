@@ -110,6 +110,8 @@ static void arm_timer(Upstream *up, uint64_t usec_from_now) {
 /* ---- the end of a connection ---- */
 
 static void close_connection(Upstream *up) {
+        if (up->state >= UP_HANDSHAKE)
+                agent_netwatch_disconnected(up->agent);
         up->io = sd_event_source_disable_unref(up->io);
         up->resolve_src = sd_event_source_disable_unref(up->resolve_src);
         if (up->resolve_fd >= 0)
@@ -199,6 +201,19 @@ void agent_upstream_fail(Agent *a, const char *fmt, ...) {
         va_start(ap, fmt);
         up_vfail(a->up, fmt, ap);
         va_end(ap);
+}
+
+void agent_upstream_retry_now(Agent *a) {
+        Upstream *up = a->up;
+        if (!up || up->state != UP_WAIT || up->failing || !up->timer || a->shutting_down)
+                return;
+        int enabled = SD_EVENT_OFF;
+        if (sd_event_source_get_enabled(up->timer, &enabled) < 0 || enabled == SD_EVENT_OFF)
+                return; /* stopped */
+        glean_log(LOG_INFO, NULL, NULL, 0, "the network changed: dialling the central manager now");
+        up->backoff = 1;
+        up->last_error[0] = 0;
+        arm_timer(up, 0);
 }
 
 /* ---- sending ---- */
@@ -490,6 +505,7 @@ static void start_handshake(Upstream *up) {
         (void) setsockopt(up->fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout, sizeof user_timeout);
         (void) setsockopt(up->fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
         up->state = UP_HANDSHAKE;
+        agent_netwatch_connected(up->agent, up->fd); /* MyAddress: this connection's local address */
         flush(up); /* our HELLO */
 }
 
