@@ -426,7 +426,8 @@ static int userprio_handler(int fd, const ClassAd *req, GleanCommand cmd) {
                           "WeightedAccumulatedUsage = 7200.0; BeginUsageTime = 1795500000; "
                           "LastUsageTime = 1795578301 ], [ Name = \"alice@pool\"; Priority = 500.0; "
                           "PriorityFactor = 1000.0; ResourcesUsed = 0; AccumulatedUsage = 3600.0; "
-                          "LastUsageTime = 1795570000 ] } ]");
+                          "LastUsageTime = 1795570000 ], [ Name = \"carol@pool\"; Priority = 0.5; "
+                          "EffectivePriority = 2.0; PriorityFactor = 4.0; ResourcesUsed = 1 ] } ]");
         else if (strcmp(action, "setfactor") == 0 && who && strcmp(who, "alice@pool") == 0)
                 r = reply(fd, req, true, NULL, NULL);
         else
@@ -443,10 +444,12 @@ static void test_userprio(void) {
 
         run(&r, "userprio", NULL, NULL, NULL, NULL);
         EXPECT(r, 0, "glean userprio");
-        /* Best EUP first; RUP = Priority / PriorityFactor. */
-        const char *a = strstr(r.out, "alice@pool"), *b = strstr(r.out, "bob@pool");
-        GLEAN_TEST_CHECK(a && b && a < b && strstr(a, "      500.00        0.50    1000.00") &&
-                                 strstr(r.out, "Number of users: 2") && r.err_len == 0,
+        /* Best EUP first; RUP = Priority / PriorityFactor; with EffectivePriority
+         * (glean-negotiator's ads, as HTCondor's accountant) Priority is the RUP. */
+        const char *a = strstr(r.out, "alice@pool"), *b = strstr(r.out, "bob@pool"), *c = strstr(r.out, "carol@pool");
+        GLEAN_TEST_CHECK(a && b && c && c < a && a < b && strstr(a, "      500.00        0.50    1000.00") &&
+                                 strstr(c, "        2.00        0.50       4.00") &&
+                                 strstr(r.out, "Number of users: 3") && r.err_len == 0,
                          "glean userprio:\n%s\nstderr:\n%s", r.out, r.err);
         glean_test_run_done(&r);
 
