@@ -20,8 +20,9 @@
  *               submit-to-start (the agent's "job started" record) and
  *               submit-to-completion (the central manager's record of the
  *               job's exit), median and 99th percentile; the submit's
- *               acknowledgement and the central manager's decision to
- *               start the job (its "starts on" record) beside them;
+ *               acknowledgement, the central manager's decision to start
+ *               the job (its "starts on" record) and what a user sees (the
+ *               Reply to a Wait sent right after the submit) beside them;
  *   throughput  N jobs (default 1,000) submitted at once (one cluster):
  *               jobs per second from the submit to the last completion (the
  *               queue polled every 10 ms; the last exit record).
@@ -466,10 +467,11 @@ static void print_latency(const char *what, double *v, size_t n) {
 
 static void bench_latency(int runs) {
         double *ack = calloc((size_t) runs, sizeof *ack), *decide = calloc((size_t) runs, sizeof *decide),
-               *start = calloc((size_t) runs, sizeof *start), *done = calloc((size_t) runs, sizeof *done);
+               *start = calloc((size_t) runs, sizeof *start), *done = calloc((size_t) runs, sizeof *done),
+               *waited = calloc((size_t) runs, sizeof *waited);
         Tail nl = { nego_log, 0 }, al = { agent_log, 0 };
 
-        if (!ack || !decide || !start || !done)
+        if (!ack || !decide || !start || !done || !waited)
                 die("out of memory");
         for (int i = 0; i < runs; i++) {
                 char job[64];
@@ -479,6 +481,20 @@ static void bench_latency(int runs) {
                 int fd = connect_user();
                 int64_t cluster = submit(fd, 1, &sent);
                 ack[i] = wall() - sent;
+                /* what `glean wait` sees: the Reply to a Wait sent right after the submit */
+                ClassAd *w = NULL;
+                char id[48];
+                snprintf(id, sizeof id, "%lld.0", (long long) cluster);
+                if (glean_msg_new(GLEAN_CMD_WAIT, &w) < 0)
+                        die("out of memory");
+                classad_set_string(w, "Id", id);
+                classad_set_int(w, "Timeout", 120);
+                classad_set_int(w, "RequestId", 2);
+                if (glean_msg_send(fd, w, TIMEOUT_MS) < 0)
+                        die("Wait: cannot send");
+                classad_free(w);
+                classad_free(expect_ok(fd, "Wait"));
+                waited[i] = wall() - sent;
                 close(fd);
                 snprintf(job, sizeof job, "job %lld.0 of ", (long long) cluster);
                 const char *decided[] = { job, " starts on ", NULL };
@@ -493,14 +509,16 @@ static void bench_latency(int runs) {
                 while (count_where(GLEAN_CMD_QUERY, constraint) > 0)
                         usleep(1000);
                 usleep(100000);
-                progress("run %d: decided %.1f ms, started %.1f ms, completed %.1f ms", i + 1, decide[i] * 1e3,
-                         start[i] * 1e3, done[i] * 1e3);
+                progress("run %d: decided %.1f ms, started %.1f ms, completed %.1f ms, Wait answered %.1f ms", i + 1,
+                         decide[i] * 1e3, start[i] * 1e3, done[i] * 1e3, waited[i] * 1e3);
         }
         print_latency("submit acknowledged", ack, (size_t) runs);
         print_latency("submit to start decided (manager)", decide, (size_t) runs);
         print_latency("submit to start (agent forks)", start, (size_t) runs);
         print_latency("submit to completion (manager)", done, (size_t) runs);
+        print_latency("submit to Wait's Reply (user)", waited, (size_t) runs);
         fflush(stdout);
+        free(waited);
         free(ack);
         free(decide);
         free(start);
