@@ -394,6 +394,11 @@ static int on_request_claim(Conn *c, const ClassAd *req) {
         GleanLogField f[] = { { "GLEAN_SLOT", target->name }, { "GLEAN_PEER_USER", c->peer.user } };
         glean_log(LOG_INFO, NULL, f, 2, "%s: %s by %s", target->name, preempting ? "preempting claim" : "claimed",
                   c->peer.user);
+        /* What is left of a partitionable slot, before the Reply: a central
+         * manager that hears of the claim knows the room left already (its
+         * next cycle does not match jobs to the CPUs just given away). */
+        if (target != s)
+                agent_publish(a, s);
 
         ClassAd *extra = NULL;
         r = classad_new(&extra);

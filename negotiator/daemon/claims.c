@@ -529,6 +529,8 @@ void nego_claim_job_exit(Nego *n, Conn *from, const ClassAd *msg) {
         }
         free(reason);
         free(hold_reason);
+        if (n->waiters)
+                nego_waiters_check(n, now); /* a Wait on it is answered now, not at the next tick */
         nego_want_cycle(n);
         /* The claim: the next job, or its end. */
         if (c->state == CLAIM_RELEARNING)

@@ -45,6 +45,32 @@ static bool slot_in_cycle(Nego *n, SlotRec *s) {
         return true;
 }
 
+/* Room on s for a job now: Unclaimed (a partitionable slot: with a CPU
+ * left), neither held nor asked for by a claim of ours (its ad may not say
+ * so yet), its agent connected. */
+static bool slot_free(Nego *n, SlotRec *s) {
+        char state[32], act[32];
+        int64_t cpus = 1;
+        if (s->dynamic || s->held || !slot_in_cycle(n, s))
+                return false;
+        nego_slot_state(s, state, sizeof state, act, sizeof act);
+        if (strcmp(state, "Unclaimed") != 0)
+                return false;
+        return !s->partitionable || (classad_eval_int(s->ad, "Cpus", GLEAN_CA_MODE, &cpus) >= 0 && cpus >= 1);
+}
+
+bool nego_cycle_could_start(Nego *n) {
+        if (queue_count(n->queue, JOB_IDLE) <= glean_strmap_size(n->matching))
+                return false;
+        size_t pos = 0;
+        const char *key;
+        void *v;
+        while (glean_strmap_next(n->slots, &pos, &key, &v))
+                if (slot_free(n, v))
+                        return true;
+        return false;
+}
+
 typedef struct CycleInput {
         NegoInput in;
         SlotRec **slots;

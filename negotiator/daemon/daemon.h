@@ -219,6 +219,7 @@ struct Nego {
 
         bool in_batch;
         bool cycle_wanted;      /* a submit or a freed slot: a cycle after NEGOTIATOR_MIN_INTERVAL */
+        bool cycle_soon;        /* ... or sooner: an idle job and a free slot (nego_want_cycle) */
         double last_periodic;
         CycleStats cycle;
         double started;
@@ -230,7 +231,10 @@ struct Nego {
 double nego_now(void);              /* wall clock, seconds */
 /* Opens the batch of this iteration (once; the post work commits it). */
 void nego_batch(Nego *n);
-/* A cycle soon (NEGOTIATOR_MIN_INTERVAL after the last). */
+/* A cycle soon: NEGOTIATOR_MIN_INTERVAL after the last, or at once when
+ * it could start an idle job on a free slot (nego_cycle_could_start), yet
+ * no sooner after the last cycle than NEGO_SOON_SPACING times its length. */
+#define NEGO_SOON_SPACING 10
 void nego_want_cycle(Nego *n);
 /* Whether p may administer: root or ADMINISTRATORS. */
 bool nego_is_admin(const Nego *n, const GleanPeer *p);
@@ -301,6 +305,10 @@ void nego_job_leaving(Nego *n, JobId id, const char *why);
 
 /* ---- cycle.c ---- */
 int nego_cycle_run(Nego *n);
+/* Whether a cycle now could start a job without preempting one: an idle
+ * job not on its way to a slot, and a slot with room (Unclaimed, nothing
+ * asked of it, its agent connected). */
+bool nego_cycle_could_start(Nego *n);
 
 /* ---- users.c ---- */
 int nego_user_message(Conn *c, const ClassAd *msg, GleanCommand cmd, const QueueRequester *who);

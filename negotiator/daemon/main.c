@@ -326,11 +326,25 @@ static void arm_cycle(Nego *n, double at) {
         sd_event_source_set_enabled(n->cycle_timer, SD_EVENT_ONESHOT);
 }
 
+/* A cycle that only hands idle slots to idle jobs preempts nothing, so
+ * NEGOTIATOR_MIN_INTERVAL, which keeps the matchmaker from reconsidering
+ * the pool too often, need not hold it back: it runs at once, after the
+ * batch of this iteration, unless the last cycle was long (then it waits
+ * NEGO_SOON_SPACING times that length after it: cycles of a large queue
+ * take at most about a tenth of the daemon's time this way). */
 void nego_want_cycle(Nego *n) {
-        if (n->cycle_wanted || n->stopping)
+        if (n->cycle_soon || n->stopping)
+                return;
+        double at = n->cycle.at + (double) n->k.min_interval;
+        if (at > nego_now() && nego_cycle_could_start(n)) {
+                double soon = n->cycle.at + (1 + NEGO_SOON_SPACING) * n->cycle.seconds;
+                if (soon < at) {
+                        at = soon;
+                        n->cycle_soon = true;
+                }
+        } else if (n->cycle_wanted)
                 return;
         n->cycle_wanted = true;
-        double at = n->cycle.at + (double) n->k.min_interval;
         uint64_t cur = 0;
         sd_event_source_get_time(n->cycle_timer, &cur);
         if ((double) cur / 1e6 > at)
@@ -341,7 +355,7 @@ static int on_cycle(sd_event_source *src, uint64_t usec, void *userdata) {
         (void) src;
         (void) usec;
         Nego *n = userdata;
-        n->cycle_wanted = false;
+        n->cycle_wanted = n->cycle_soon = false;
         nego_cycle_run(n);
         arm_cycle(n, n->cycle.at + (double) n->k.interval);
         status_line(n);
@@ -491,7 +505,7 @@ static int setup(Nego *n) {
         /* The first cycle once the agents had a moment to advertise. */
         r = sd_event_add_time(n->event, &n->cycle_timer, CLOCK_REALTIME,
                               now_usec + (uint64_t) (n->k.min_interval > 0 ? n->k.min_interval : 1) * 1000000ULL,
-                              10000, on_cycle, n);
+                              1, on_cycle, n); /* to the microsecond: a cycle may be due at once */
         if (r < 0)
                 return glean_log_errno(LOG_ERR, r, "cannot add the cycle timer: %m");
         n->cycle.at = n->started;

@@ -355,6 +355,8 @@ static int on_jobcmd(Nego *n, Conn *c, const ClassAd *req, GleanCommand cmd, con
                 r = jobcmd_job_action(n->queue, who, req, now, &sink);
                 if (r > 0)
                         nego_want_cycle(n); /* a release */
+                if (n->waiters)
+                        nego_waiters_check(n, now); /* jobs removed: their Waits answered now */
                 break;
         case GLEAN_CMD_USER_PRIO:
                 r = jobcmd_user_prio(n->acct, who, req, now, &sink);

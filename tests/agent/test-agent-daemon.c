@@ -539,6 +539,62 @@ static void test_manager_updates(void) {
         GLEAN_TEST_CHECK(pool_stop(&p) == 0, "the agent exits 0 after SIGTERM");
 }
 
+/* A claim on a partitionable slot: the central manager hears what is left
+ * of the p-slot before the claim's Reply, so that its next cycle does not
+ * match jobs to the CPUs just given to the d-slot. */
+static void test_pslot_left_before_reply(void) {
+        if (getuid() != 0) {
+                printf("(not root: only root may speak for the central manager; skipped)\n");
+                return;
+        }
+        Pool p;
+        CU_ASSERT_FATAL(pool_start(&p, "NUM_SLOTS = 1\nNUM_SLOTS_TYPE_1 = 1\nSLOT_TYPE_1 = 100%\n"
+                                       "SLOT_TYPE_1_PARTITIONABLE = True\n"));
+        int64_t cpus = slot_int(&p, "slot1", "Cpus");
+        CU_ASSERT_FATAL(cpus == 2);
+        int mfd = -1;
+        char why[256];
+        CU_ASSERT_FATAL(glean_client_connect(p.sock, "glean-negotiator", 5000, &mfd, why, sizeof why) >= 0);
+        /* The first updates, after the Hello: slot1 whole. */
+        ClassAd *first = wait_msg(mfd, GLEAN_CMD_SLOT_UPDATE, 5, NULL, 0, 0);
+        CU_ASSERT_PTR_NOT_NULL(first);
+        classad_free(first);
+        ClassAd *job = job_ad(&p, "/bin/true", "", NULL), *m = NULL;
+        glean_msg_new(GLEAN_CMD_REQUEST_CLAIM, &m);
+        classad_set_string(m, "Slot", "slot1");
+        classad_set_string(m, "ClaimId", "pslot-left-claim-0001");
+        classad_set_int(m, "RequestId", 41);
+        glean_msg_set_ad(m, "JobAd", job);
+        CU_ASSERT_FATAL(glean_msg_send(mfd, m, 5000) >= 0);
+        classad_free(m);
+        int64_t left = -1;
+        bool replied = false, ok = false;
+        for (int i = 0; i < 50 && !replied; i++) {
+                ClassAd *ad = NULL, *slot = NULL;
+                GleanCommand cmd;
+                if (glean_msg_recv(mfd, 5000, &ad, &cmd, why, sizeof why) < 0)
+                        break;
+                if (cmd == GLEAN_CMD_REPLY) {
+                        replied = true;
+                        classad_eval_bool(ad, "Ok", CA_MODE_OLD, &ok);
+                } else if (cmd == GLEAN_CMD_SLOT_UPDATE && glean_msg_get_ad(ad, "SlotAd", &slot) >= 0) {
+                        char *name = NULL;
+                        classad_eval_string(slot, "Name", CA_MODE_OLD, &name);
+                        if (name && strncmp(name, "slot1@", 6) == 0)
+                                classad_eval_int(slot, "Cpus", CA_MODE_OLD, &left);
+                        free(name);
+                        classad_free(slot);
+                }
+                classad_free(ad);
+        }
+        GLEAN_TEST_CHECK(replied && ok, "the claim is granted");
+        GLEAN_TEST_CHECK(left == cpus - 1, "before the Reply, slot1 was advertised with %lld Cpus (want %lld)",
+                         (long long) left, (long long) (cpus - 1));
+        classad_free(job);
+        close(mfd);
+        GLEAN_TEST_CHECK(pool_stop(&p) == 0, "the agent exits 0 after SIGTERM");
+}
+
 /* A slot that runs its backfill command takes a job from glean agent run:
  * the command is killed, the slot is Claimed (31), the job runs, and the
  * slot goes back to backfill. */
@@ -620,6 +676,7 @@ static CU_TestInfo tests[] = {
         { "not an administrator", test_not_admin },
         { "an impossible slot layout stops the agent", test_impossible_layout },
         { "the central manager hears of every state change", test_manager_updates },
+        { "a p-slot's room left is advertised before its claim's Reply", test_pslot_left_before_reply },
         { "glean agent run on a slot running backfill", test_backfill_run },
         { "a client that never reads", test_slow_reader },
         CU_TEST_INFO_NULL,

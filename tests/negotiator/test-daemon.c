@@ -1224,6 +1224,108 @@ static void test_notify(void) {
         close(fd);
 }
 
+/* NEGOTIATOR_MIN_INTERVAL holds back a cycle that could only preempt; an idle job and a free slot are
+ * matched at once. */
+static void test_cycle_at_once(void) {
+        Rig r;
+        Agent a;
+        CU_ASSERT_FATAL(rig_init(&r, "NEGOTIATOR_INTERVAL = 300\nNEGOTIATOR_MIN_INTERVAL = 60\n"));
+        CU_ASSERT_FATAL(rig_start(&r));
+        CU_ASSERT_FATAL(agent_connect(&a, &r, "fake9"));
+        agent_slot(&a, "slot1", "Unclaimed", "Idle", NULL);
+        int u = user_connect(&r);
+        CU_ASSERT_FATAL(u >= 0);
+        /* The collector has the slot (a query after the update on the same connection). */
+        CU_ASSERT(agent_send_text(&a, "[ Command = \"QuerySlots\"; RequestId = 3 ]"));
+        ClassAd *q = agent_expect(&a, GLEAN_CMD_REPLY, 5);
+        CU_ASSERT_FATAL(q != NULL);
+        classad_free(q);
+        double t0 = now_mono();
+        int64_t cluster = user_submit(u, 2);
+        CU_ASSERT_FATAL(cluster > 0);
+        ClassAd *req = agent_expect(&a, GLEAN_CMD_REQUEST_CLAIM, 20);
+        GLEAN_TEST_CHECK(req != NULL, "a RequestClaim %.1f s after the submit, not NEGOTIATOR_MIN_INTERVAL (60 s) "
+                         "after the daemon's start", now_mono() - t0);
+        CU_ASSERT_FATAL(req != NULL);
+        char *claim = agent_grant(&a, req, "slot1", 30);
+        classad_free(req);
+        ClassAd *act = agent_expect(&a, GLEAN_CMD_ACTIVATE_CLAIM, 5);
+        CU_ASSERT_FATAL(act != NULL);
+        agent_reply(&a, act, true, NULL);
+        classad_free(act);
+        agent_slot(&a, "slot1", "Claimed", "Busy", claim);
+        CU_ASSERT(wait_status(u, cluster, 0, 2, 5));
+        GLEAN_TEST_CHECK(log_has(&r, "cycle 1: 1 match ", 1), "one cycle, one match");
+
+        /* No free slot for the second job: a cycle could only preempt, and waits (nothing within 3 s). */
+        int64_t second = user_submit(u, 1);
+        CU_ASSERT(second > 0);
+        agent_slot(&a, "slot1", "Claimed", "Busy", claim);
+        GLEAN_TEST_CHECK(!log_has(&r, "cycle 2:", 3), "no cycle while no slot is free");
+        free(claim);
+        close(u);
+        agent_close(&a);
+        rig_done(&r, false);
+}
+
+/* A Wait is answered in the iteration that takes the job's exit, not at the daemon's next tick: its Reply comes
+ * before the Reply to a request sent after the exit was taken. */
+static void test_wait_answered_at_exit(void) {
+        Rig r;
+        Agent a;
+        CU_ASSERT_FATAL(rig_init(&r, NULL));
+        CU_ASSERT_FATAL(rig_start(&r));
+        CU_ASSERT_FATAL(agent_connect(&a, &r, "fake10"));
+        agent_slot(&a, "slot1", "Unclaimed", "Idle", NULL);
+        int u = user_connect(&r);
+        CU_ASSERT_FATAL(u >= 0);
+        int64_t cluster = user_submit(u, 1);
+        CU_ASSERT_FATAL(cluster > 0);
+        ClassAd *req = agent_expect(&a, GLEAN_CMD_REQUEST_CLAIM, 10);
+        CU_ASSERT_FATAL(req != NULL);
+        char *claim = agent_grant(&a, req, "slot1", 30);
+        classad_free(req);
+        ClassAd *act = agent_expect(&a, GLEAN_CMD_ACTIVATE_CLAIM, 5);
+        CU_ASSERT_FATAL(act != NULL);
+        agent_reply(&a, act, true, NULL);
+        classad_free(act);
+        agent_slot(&a, "slot1", "Claimed", "Busy", claim);
+        CU_ASSERT_FATAL(wait_status(u, cluster, 0, 2, 5));
+
+        char text[256];
+        snprintf(text, sizeof text, "[ Command = \"Wait\"; RequestId = 11; Id = \"%" PRId64 ".0\"; Timeout = 30 ]",
+                 cluster);
+        CU_ASSERT_FATAL(glean_frame_write(u, text, strlen(text), 5000) >= 0);
+        /* Parked: a Query on another connection is answered meanwhile. */
+        int u2 = user_connect(&r);
+        CU_ASSERT_FATAL(u2 >= 0);
+        CU_ASSERT(job_status(u2, cluster, 0) == 2);
+        close(u2);
+        agent_exit(&a, claim, 0);
+        /* The exit was taken once the agent's next request is answered (one connection, in order). */
+        CU_ASSERT(agent_send_text(&a, "[ Command = \"QuerySlots\"; RequestId = 3 ]"));
+        ClassAd *q = agent_expect(&a, GLEAN_CMD_REPLY, 5);
+        CU_ASSERT(q != NULL);
+        classad_free(q);
+        snprintf(text, sizeof text, "[ Command = \"Query\"; RequestId = 12; Ids = \"%" PRId64 ".0\" ]", cluster);
+        CU_ASSERT_FATAL(glean_frame_write(u, text, strlen(text), 5000) >= 0);
+        ClassAd *m = NULL;
+        GleanCommand cmd;
+        char why[256];
+        int64_t id = -1;
+        bool ok = false;
+        if (glean_msg_recv(u, 10000, &m, &cmd, why, sizeof why) >= 0) {
+                classad_eval_int(m, "RequestId", MODE, &id);
+                classad_eval_bool(m, "Ok", MODE, &ok);
+        }
+        GLEAN_TEST_CHECK(id == 11 && ok, "the Wait's Reply first (RequestId %" PRId64 ", Ok %d)", id, ok);
+        classad_free(m);
+        free(claim);
+        close(u);
+        agent_close(&a);
+        rig_done(&r, false);
+}
+
 /* After a reconnection an agent advertises its slots, then the job exits it kept while away: a slot that is
  * Claimed/Idle under our claim, or no longer claimed, waits for that exit (the job completes), and is requeued
  * when none comes (the job ended without a word). */
@@ -1367,6 +1469,8 @@ static CU_TestInfo tests[] = {
         { "exits while away", test_exit_while_away },
         { "rm and hold of running jobs", test_rm_hold },
         { "sd_notify", test_notify },
+        { "an idle job and a free slot: a cycle at once", test_cycle_at_once },
+        { "a Wait is answered at the job's exit", test_wait_answered_at_exit },
         CU_TEST_INFO_NULL,
 };
 

@@ -1,0 +1,648 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * pool-throughput.c — a real pool on this machine, timed as Slurm is: the
+ * real glean-negotiator and one real glean-agent dialing it, with one
+ * partitionable slot of 16 (pretend) cores, the fork executor, jobs
+ * /bin/true.
+ *
+ *   build/bench/pool-throughput [--jobs N] [--runs R] [--cores C]
+ *                               [--set NAME=VALUE]... [--agent-set NAME=VALUE]...
+ *                               [--skip latency,throughput] [--keep]
+ *
+ * Everything lives in build/bench-data/throughput.XXXXXX (a private
+ * configuration, database, sockets, port and pool key; removed at the end
+ * unless --keep). The daemons log to files there (GLEAN_LOG=stderr, lines
+ * stamped to the millisecond); --set and --agent-set add knobs to the
+ * central manager's and the agent's configuration (the defaults
+ * otherwise), e.g. --set NEGOTIATOR_MIN_INTERVAL=0.
+ *
+ *   latency     R single jobs (default 20), one at a time on an idle pool:
+ *               submit-to-start (the agent's "job started" record) and
+ *               submit-to-completion (the central manager's record of the
+ *               job's exit), median and 99th percentile; the submit's
+ *               acknowledgement, the central manager's decision to start
+ *               the job (its "starts on" record) and what a user sees (the
+ *               Reply to a Wait sent right after the submit) beside them;
+ *   throughput  N jobs (default 1,000) submitted at once (one cluster):
+ *               jobs per second from the submit to the last completion (the
+ *               queue polled every 10 ms; the last exit record).
+ *
+ * A job runs as the user running the benchmark (root's as nobody). The
+ * submit time is the client's clock just before the Submit is sent; the
+ * rest are the daemons' own records of the same clock. Figures go to
+ * stdout; nothing is pass/fail.
+ */
+#define _GNU_SOURCE
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "classad.h"
+#include "common/proto.h"
+#include "common/secure.h"
+
+#define TIMEOUT_MS 120000
+#define MAX_SETS 32
+
+static char dir[200], sock_path[300], nego_conf[300], nego_log[300], agent_conf[300], agent_log[300],
+        agent_sock[300];
+static int port;
+static pid_t nego_pid, agent_pid;
+static const char *nego_sets[MAX_SETS], *agent_sets[MAX_SETS];
+static size_t n_nego_sets, n_agent_sets;
+
+static double wall(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_REALTIME, &ts);
+        return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
+}
+
+static void stop_one(pid_t *pid) {
+        if (*pid > 0) {
+                kill(*pid, SIGTERM);
+                for (int i = 0; i < 200; i++) {
+                        if (waitpid(*pid, NULL, WNOHANG) == *pid) {
+                                *pid = 0;
+                                return;
+                        }
+                        usleep(25000);
+                }
+                kill(*pid, SIGKILL);
+                waitpid(*pid, NULL, 0);
+                *pid = 0;
+        }
+}
+
+static void stop_all(void) {
+        stop_one(&agent_pid);
+        stop_one(&nego_pid);
+}
+
+static _Noreturn void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static _Noreturn void die(const char *fmt, ...) {
+        va_list ap;
+
+        va_start(ap, fmt);
+        fprintf(stderr, "bench/pool-throughput: ");
+        vfprintf(stderr, fmt, ap);
+        fprintf(stderr, " (logs: %s, %s)\n", nego_log, agent_log);
+        va_end(ap);
+        stop_all();
+        exit(1);
+}
+
+static void progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void progress(const char *fmt, ...) {
+        va_list ap;
+
+        va_start(ap, fmt);
+        fprintf(stderr, "bench/pool-throughput: ");
+        vfprintf(stderr, fmt, ap);
+        fputc('\n', stderr);
+        va_end(ap);
+}
+
+/* ---- the pool ---- */
+
+static int free_port(void) {
+        struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+        socklen_t len = sizeof sa;
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+        if (fd < 0 || bind(fd, (struct sockaddr *) &sa, sizeof sa) < 0 ||
+            getsockname(fd, (struct sockaddr *) &sa, &len) < 0)
+                die("cannot find a free port: %m");
+        close(fd);
+        return ntohs(sa.sin_port);
+}
+
+static void write_sets(FILE *f, const char **sets, size_t n) {
+        for (size_t i = 0; i < n; i++) {
+                const char *eq = strchr(sets[i], '=');
+                fprintf(f, "%.*s = %s\n", (int) (eq - sets[i]), sets[i], eq + 1);
+        }
+}
+
+static void setup(int cores) {
+        char why[512], key_path[300], cwd[160];
+        GleanPoolKey key;
+        FILE *f;
+
+        mkdir("build/bench-data", 0755);
+        snprintf(dir, sizeof dir, "%s/build/bench-data/throughput.XXXXXX", getcwd(cwd, sizeof cwd) ? cwd : ".");
+        if (!mkdtemp(dir))
+                die("mkdtemp %s: %m", dir);
+        chmod(dir, 0755); /* the jobs (nobody, when root runs this) go through it */
+        snprintf(sock_path, sizeof sock_path, "%s/negotiator.sock", dir);
+        snprintf(nego_conf, sizeof nego_conf, "%s/negotiator.conf", dir);
+        snprintf(nego_log, sizeof nego_log, "%s/negotiator.log", dir);
+        snprintf(agent_conf, sizeof agent_conf, "%s/agent.conf", dir);
+        snprintf(agent_log, sizeof agent_log, "%s/agent.log", dir);
+        snprintf(agent_sock, sizeof agent_sock, "%s/agent.sock", dir);
+        snprintf(key_path, sizeof key_path, "%s/pool.key", dir);
+        if (glean_pool_key_generate(&key) < 0 || glean_pool_key_save(key_path, &key, false, why, sizeof why) < 0)
+                die("pool key: %s", why);
+        glean_pool_key_clear(&key);
+        port = free_port();
+
+        if (!(f = fopen(nego_conf, "w")))
+                die("%s: %m", nego_conf);
+        fprintf(f,
+                "LOCAL_CONFIG_DIR =\n"
+                "SPOOL = %s\n"
+                "NEGOTIATOR_DATABASE = %s/negotiator.db\n"
+                "NEGOTIATOR_SOCKET = %s\n"
+                "NEGOTIATOR_ADDRESS = 127.0.0.1\n"
+                "COLLECTOR_PORT = %d\n"
+                "POOL_KEY_FILE = %s\n"
+                "UID_DOMAIN = bench.pool\n",
+                dir, dir, sock_path, port, key_path);
+        write_sets(f, nego_sets, n_nego_sets);
+        if (fclose(f) != 0)
+                die("%s: %m", nego_conf);
+
+        if (!(f = fopen(agent_conf, "w")))
+                die("%s: %m", agent_conf);
+        fprintf(f,
+                "LOCAL_CONFIG_DIR =\n"
+                "EXECUTE = %s/execute\n"
+                "AGENT_SOCKET = %s\n"
+                "COLLECTOR_HOST = 127.0.0.1:%d\n"
+                "POOL_KEY_FILE = %s\n"
+                "UID_DOMAIN = bench.pool\n"
+                "FULL_HOSTNAME = agent.bench.pool\n"
+                "AGENT_EXECUTOR = fork\n"
+                "NUM_CPUS = %d\n"
+                "MEMORY = %d\n"
+                "NUM_SLOTS_TYPE_1 = 1\n"
+                "SLOT_TYPE_1 = 100%%\n"
+                "SLOT_TYPE_1_PARTITIONABLE = True\n"
+                "START = True\n"
+                "SUSPEND = False\n"
+                "PREEMPT = False\n"
+                "KILL = False\n"
+                "WANT_SUSPEND = False\n",
+                dir, agent_sock, port, key_path, cores, cores * 1024);
+        write_sets(f, agent_sets, n_agent_sets);
+        if (fclose(f) != 0)
+                die("%s: %m", agent_conf);
+}
+
+static pid_t spawn(const char *prog, const char *conf, const char *log) {
+        pid_t pid = fork();
+
+        if (pid < 0)
+                die("fork: %m");
+        if (pid == 0) {
+                int fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+                if (fd >= 0) {
+                        dup2(fd, STDERR_FILENO);
+                        dup2(fd, STDOUT_FILENO);
+                }
+                setenv("GLEAN_LOG", "stderr", 1);
+                setenv("GLEAN_CONFIG", conf, 1);
+                unsetenv("NOTIFY_SOCKET");
+                unsetenv("JOURNAL_STREAM");
+                execl(prog, prog, "--config", conf, (char *) NULL);
+                _exit(127);
+        }
+        return pid;
+}
+
+static int connect_user(void) {
+        int fd;
+        char why[256];
+
+        if (glean_client_connect(sock_path, "glean", 5000, &fd, why, sizeof why) < 0)
+                die("connect %s: %s", sock_path, why);
+        return fd;
+}
+
+/* Receives the Reply to the request just sent: Ok or die. */
+static ClassAd *expect_ok(int fd, const char *what) {
+        ClassAd *reply = NULL;
+        GleanCommand cmd;
+        char why[512] = "";
+        bool ok = false;
+
+        if (glean_msg_recv(fd, TIMEOUT_MS, &reply, &cmd, why, sizeof why) < 0)
+                die("%s: %s", what, why);
+        if (cmd != GLEAN_CMD_REPLY || classad_eval_bool(reply, "Ok", GLEAN_CA_MODE, &ok) < 0 || !ok) {
+                char *reason = NULL;
+                classad_eval_string(reply, "Reason", GLEAN_CA_MODE, &reason);
+                die("%s refused: %s", what, reason ? reason : "(no reason)");
+        }
+        return reply;
+}
+
+/* The number of ads of a listing (Limit 0: its Count). */
+static int64_t count_where(GleanCommand c, const char *constraint) {
+        int fd = connect_user();
+        ClassAd *msg = NULL;
+        int64_t count = -1;
+
+        if (glean_msg_new(c, &msg) < 0)
+                die("out of memory");
+        if (constraint)
+                classad_set_string(msg, "Constraint", constraint);
+        classad_set_int(msg, "Limit", 0);
+        classad_set_int(msg, "RequestId", 1);
+        if (glean_msg_send(fd, msg, TIMEOUT_MS) < 0)
+                die("%s: cannot send", glean_command_name(c));
+        classad_free(msg);
+        for (bool more = true; more;) {
+                ClassAd *reply = expect_ok(fd, glean_command_name(c));
+                more = false;
+                classad_eval_bool(reply, "More", GLEAN_CA_MODE, &more);
+                classad_eval_int(reply, "Count", GLEAN_CA_MODE, &count);
+                classad_free(reply);
+        }
+        close(fd);
+        return count;
+}
+
+static void start_pool(void) {
+        nego_pid = spawn("build/bin/glean-negotiator", nego_conf, nego_log);
+        for (int i = 0;; i++) {
+                int fd = -1;
+                char why[256] = "";
+                if (glean_client_connect(sock_path, "glean", 1000, &fd, why, sizeof why) == 0) {
+                        close(fd);
+                        break;
+                }
+                if (waitpid(nego_pid, NULL, WNOHANG) == nego_pid) {
+                        nego_pid = 0;
+                        die("glean-negotiator exited at start");
+                }
+                if (i > 400)
+                        die("glean-negotiator does not answer on %s: %s", sock_path, why);
+                usleep(25000);
+        }
+        agent_pid = spawn("build/bin/glean-agent", agent_conf, agent_log);
+        double t0 = wall();
+        while (count_where(GLEAN_CMD_QUERY_SLOTS, "PartitionableSlot =?= true") < 1) {
+                if (waitpid(agent_pid, NULL, WNOHANG) == agent_pid) {
+                        agent_pid = 0;
+                        die("glean-agent exited at start");
+                }
+                if (wall() - t0 > 30)
+                        die("after 30 s the central manager has no slot of the agent");
+                usleep(20000);
+        }
+        progress("the pool is up (glean-negotiator pid %d, glean-agent pid %d): the agent's slot is in the collector "
+                 "after %.3f s",
+                 (int) nego_pid, (int) agent_pid, wall() - t0);
+}
+
+static ClassAd *job_cluster_ad(void) {
+        static const char text[] =
+                "[ Cmd = \"/bin/true\"; Iwd = \"/\"; JobUniverse = 5; RequestCpus = 1; RequestMemory = 128; "
+                "RequestDisk = 1024; Requirements = (TARGET.OpSys == \"LINUX\") && (TARGET.Memory >= RequestMemory) "
+                "&& (TARGET.Cpus >= RequestCpus); Rank = 0.0; JobPrio = 0; Out = \"/dev/null\"; "
+                "Err = \"/dev/null\"; In = \"/dev/null\"; Environment = \"\"; "
+                "OnExitRemove = true; OnExitHold = false; PeriodicHold = false; PeriodicRelease = false; "
+                "PeriodicRemove = false; JobLeaseDuration = 2400; LeaveJobInQueue = false; ImageSize = 1; "
+                "DiskUsage = 1; ShouldTransferFiles = \"NO\"; MaxHosts = 1; MinHosts = 1 ]";
+        ClassAd *ad;
+        CaError err;
+
+        if (classad_parse(text, sizeof text - 1, GLEAN_CA_MODE, &ad, &err) < 0)
+                die("the job ad does not parse");
+        return ad;
+}
+
+/* One cluster of n jobs in one Submit: its ClusterId; *ret_sent the
+ * clock just before the Submit went. */
+static int64_t submit(int fd, size_t n, double *ret_sent) {
+        ClassAd *cluster = job_cluster_ad(), **procs = calloc(n, sizeof *procs), *msg = NULL;
+        int64_t id = -1;
+
+        if (!procs || glean_msg_new(GLEAN_CMD_SUBMIT, &msg) < 0)
+                die("out of memory");
+        for (size_t i = 0; i < n; i++)
+                if (classad_new(&procs[i]) < 0)
+                        die("out of memory");
+        glean_msg_set_ad(msg, "Cluster", cluster);
+        glean_msg_set_ad_list(msg, "Procs", procs, n);
+        classad_set_int(msg, "RequestId", 1);
+        *ret_sent = wall();
+        int r = glean_msg_send(fd, msg, TIMEOUT_MS);
+        if (r < 0)
+                die("Submit: %s", strerror(-r));
+        ClassAd *reply = expect_ok(fd, "Submit");
+        if (classad_eval_int(reply, "ClusterId", GLEAN_CA_MODE, &id) < 0)
+                die("the Submit's Reply has no ClusterId");
+        classad_free(reply);
+        for (size_t i = 0; i < n; i++)
+                classad_free(procs[i]);
+        free(procs);
+        classad_free(msg);
+        classad_free(cluster);
+        return id;
+}
+
+/* ---- the daemons' records ---- */
+
+/* A log read as it grows, line by line. */
+typedef struct Tail {
+        const char *path;
+        long off;
+} Tail;
+
+/* The time of a record ("2026-11-25T04:35:08.123Z glean-... "), or -1. */
+static double line_time(const char *line) {
+        struct tm tm = { 0 };
+        unsigned ms = 0;
+
+        if (sscanf(line, "%4d-%2d-%2dT%2d:%2d:%2d.%3uZ", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
+                   &tm.tm_min, &tm.tm_sec, &ms) != 7)
+                return -1;
+        tm.tm_year -= 1900;
+        tm.tm_mon -= 1;
+        return (double) timegm(&tm) + ms / 1000.0;
+}
+
+/* The next complete line of the log with every one of the needles (NULL
+ * ends them): its time, or -1 when none yet. */
+static double tail_find(Tail *t, const char *const *needles) {
+        FILE *f = fopen(t->path, "r");
+        char *line = NULL;
+        size_t cap = 0;
+        ssize_t len;
+        double at = -1;
+
+        if (!f)
+                return -1;
+        fseek(f, t->off, SEEK_SET);
+        while (at < 0 && (len = getline(&line, &cap, f)) > 0) {
+                if (line[len - 1] != '\n')
+                        break; /* not complete yet: again next time */
+                t->off += len;
+                bool all = true;
+                for (size_t i = 0; needles[i] && all; i++)
+                        all = strstr(line, needles[i]) != NULL;
+                if (all)
+                        at = line_time(line);
+        }
+        free(line);
+        fclose(f);
+        return at;
+}
+
+/* Waits (polling every 200 us) for a record with the needles: its time. */
+static double tail_wait(Tail *t, const char *const *needles, double timeout) {
+        double t0 = wall(), at;
+
+        while ((at = tail_find(t, needles)) < 0) {
+                if (wall() - t0 > timeout)
+                        die("no record with \"%s\" in %s within %.0f s", needles[0], t->path, timeout);
+                usleep(200);
+        }
+        return at;
+}
+
+static long file_size(const char *path) {
+        struct stat st;
+
+        return stat(path, &st) == 0 ? (long) st.st_size : 0;
+}
+
+/* CPU seconds of a daemon (user + system) and of its reaped children. */
+static void cpu_of(pid_t pid, double *ret_self, double *ret_children) {
+        char path[64], buf[2048];
+        unsigned long long ut = 0, st = 0;
+        long long cut = 0, cst = 0;
+        long hz = sysconf(_SC_CLK_TCK);
+        FILE *f;
+
+        snprintf(path, sizeof path, "/proc/%d/stat", (int) pid);
+        *ret_self = *ret_children = 0;
+        if (!(f = fopen(path, "r")))
+                return;
+        size_t n = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        buf[n] = 0;
+        const char *p = strrchr(buf, ')');
+        if (p && sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %lld %lld", &ut, &st, &cut,
+                        &cst) == 4) {
+                *ret_self = (double) (ut + st) / (double) hz;
+                *ret_children = (double) (cut + cst) / (double) hz;
+        }
+}
+
+/* ---- figures ---- */
+
+static int cmp_double(const void *a, const void *b) {
+        double x = *(const double *) a, y = *(const double *) b;
+
+        return x < y ? -1 : x > y;
+}
+
+/* The p-th percentile (nearest rank) of v[0..n), sorted in place. */
+static double percentile(double *v, size_t n, double p) {
+        qsort(v, n, sizeof *v, cmp_double);
+        size_t k = (size_t) (p / 100.0 * (double) n + 0.999999);
+        return v[k == 0 ? 0 : k - 1 < n ? k - 1 : n - 1];
+}
+
+static void print_latency(const char *what, double *v, size_t n) {
+        double med = percentile(v, n, 50), p99 = percentile(v, n, 99);
+
+        printf("%-34s median %7.1f ms   p99 %7.1f ms   (min %.1f, max %.1f; %zu runs)\n", what, med * 1e3,
+               p99 * 1e3, v[0] * 1e3, v[n - 1] * 1e3, n);
+}
+
+static void bench_latency(int runs) {
+        double *ack = calloc((size_t) runs, sizeof *ack), *decide = calloc((size_t) runs, sizeof *decide),
+               *start = calloc((size_t) runs, sizeof *start), *done = calloc((size_t) runs, sizeof *done),
+               *waited = calloc((size_t) runs, sizeof *waited);
+        Tail nl = { nego_log, 0 }, al = { agent_log, 0 };
+
+        if (!ack || !decide || !start || !done || !waited)
+                die("out of memory");
+        for (int i = 0; i < runs; i++) {
+                char job[64];
+                double sent;
+                nl.off = file_size(nego_log);
+                al.off = file_size(agent_log);
+                int fd = connect_user();
+                int64_t cluster = submit(fd, 1, &sent);
+                ack[i] = wall() - sent;
+                /* what `glean wait` sees: the Reply to a Wait sent right after the submit */
+                ClassAd *w = NULL;
+                char id[48];
+                snprintf(id, sizeof id, "%lld.0", (long long) cluster);
+                if (glean_msg_new(GLEAN_CMD_WAIT, &w) < 0)
+                        die("out of memory");
+                classad_set_string(w, "Id", id);
+                classad_set_int(w, "Timeout", 120);
+                classad_set_int(w, "RequestId", 2);
+                if (glean_msg_send(fd, w, TIMEOUT_MS) < 0)
+                        die("Wait: cannot send");
+                classad_free(w);
+                classad_free(expect_ok(fd, "Wait"));
+                waited[i] = wall() - sent;
+                close(fd);
+                snprintf(job, sizeof job, "job %lld.0 of ", (long long) cluster);
+                const char *decided[] = { job, " starts on ", NULL };
+                const char *started[] = { ": job started as ", NULL };
+                const char *exited[] = { job, " exited with status ", NULL };
+                decide[i] = tail_wait(&nl, decided, 120) - sent;
+                start[i] = tail_wait(&al, started, 120) - sent;
+                done[i] = tail_wait(&nl, exited, 120) - sent;
+                /* idle again: the job gone from the queue, its claim ended or kept */
+                char constraint[64];
+                snprintf(constraint, sizeof constraint, "ClusterId == %lld", (long long) cluster);
+                while (count_where(GLEAN_CMD_QUERY, constraint) > 0)
+                        usleep(1000);
+                usleep(100000);
+                progress("run %d: decided %.1f ms, started %.1f ms, completed %.1f ms, Wait answered %.1f ms", i + 1,
+                         decide[i] * 1e3, start[i] * 1e3, done[i] * 1e3, waited[i] * 1e3);
+        }
+        print_latency("submit acknowledged", ack, (size_t) runs);
+        print_latency("submit to start decided (manager)", decide, (size_t) runs);
+        print_latency("submit to start (agent forks)", start, (size_t) runs);
+        print_latency("submit to completion (manager)", done, (size_t) runs);
+        print_latency("submit to Wait's Reply (user)", waited, (size_t) runs);
+        fflush(stdout);
+        free(waited);
+        free(ack);
+        free(decide);
+        free(start);
+        free(done);
+}
+
+static void bench_throughput(size_t n) {
+        char constraint[64];
+        double sent;
+        Tail nl = { nego_log, file_size(nego_log) };
+        double nego0, agent0, jobs0, unused;
+        cpu_of(nego_pid, &nego0, &unused);
+        cpu_of(agent_pid, &agent0, &jobs0);
+        int fd = connect_user();
+        int64_t cluster = submit(fd, n, &sent);
+        double acked = wall() - sent;
+        close(fd);
+
+        snprintf(constraint, sizeof constraint, "ClusterId == %lld", (long long) cluster);
+        int64_t left;
+        double seen = 0;
+        while ((left = count_where(GLEAN_CMD_QUERY, constraint)) > 0) {
+                if (wall() - sent > 600)
+                        die("after 600 s %lld of %zu jobs are still in the queue", (long long) left, n);
+                usleep(10000);
+        }
+        seen = wall() - sent;
+        double nego1, agent1, jobs1;
+        cpu_of(nego_pid, &nego1, &unused);
+        cpu_of(agent_pid, &agent1, &jobs1);
+        /* the last exit record of the cluster */
+        char job[64];
+        snprintf(job, sizeof job, "job %lld.", (long long) cluster);
+        const char *exited[] = { job, " exited with status ", NULL };
+        double last = 0, at;
+        size_t exits = 0;
+        while ((at = tail_find(&nl, exited)) >= 0) {
+                last = at;
+                exits++;
+        }
+        printf("%zu jobs submitted at once: acknowledged in %.3f s; the queue empty after %.3f s = %.1f jobs/s; "
+               "%zu exit records, the last %.3f s after the submit = %.1f jobs/s\n",
+               n, acked, seen, (double) n / seen, exits, last - sent, (double) n / (last - sent));
+        printf("CPU per job: central manager %.2f ms, agent %.2f ms, the job itself %.2f ms (%.2f ms in all: "
+               "%.0f jobs/s on one free core)\n",
+               (nego1 - nego0) * 1e3 / (double) n, (agent1 - agent0) * 1e3 / (double) n,
+               (jobs1 - jobs0) * 1e3 / (double) n, (nego1 - nego0 + agent1 - agent0 + jobs1 - jobs0) * 1e3 / (double) n,
+               (double) n / (nego1 - nego0 + agent1 - agent0 + jobs1 - jobs0));
+        fflush(stdout);
+}
+
+/* ---- main ---- */
+
+static bool skipped(const char *skip, const char *phase) {
+        size_t n = strlen(phase);
+
+        for (const char *p = skip; p && (p = strstr(p, phase)); p += n)
+                if ((p == skip || p[-1] == ',') && (p[n] == ',' || p[n] == '\0'))
+                        return true;
+        return false;
+}
+
+int main(int argc, char **argv) {
+        size_t jobs = 1000;
+        int runs = 20, cores = 16;
+        const char *skip = "";
+        bool keep = false;
+
+        for (int i = 1; i < argc; i++) {
+                const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+                if (strcmp(a, "--keep") == 0) {
+                        keep = true;
+                        continue;
+                }
+                if (!v) {
+                        fprintf(stderr, "usage: see the head of bench/pool-throughput.c\n");
+                        return 2;
+                }
+                i++;
+                if (strcmp(a, "--jobs") == 0)
+                        jobs = strtoul(v, NULL, 10);
+                else if (strcmp(a, "--runs") == 0)
+                        runs = atoi(v);
+                else if (strcmp(a, "--cores") == 0)
+                        cores = atoi(v);
+                else if (strcmp(a, "--skip") == 0)
+                        skip = v;
+                else if ((strcmp(a, "--set") == 0 || strcmp(a, "--agent-set") == 0) && strchr(v, '=')) {
+                        bool nego = strcmp(a, "--set") == 0;
+                        if ((nego ? n_nego_sets : n_agent_sets) == MAX_SETS) {
+                                fprintf(stderr, "bench/pool-throughput: at most %d of %s\n", MAX_SETS, a);
+                                return 2;
+                        }
+                        if (nego)
+                                nego_sets[n_nego_sets++] = v;
+                        else
+                                agent_sets[n_agent_sets++] = v;
+                } else {
+                        fprintf(stderr, "bench/pool-throughput: unknown option %s %s\n", a, v);
+                        return 2;
+                }
+        }
+        if (jobs < 1 || runs < 1 || cores < 1) {
+                fprintf(stderr, "bench/pool-throughput: counts must be >= 1\n");
+                return 2;
+        }
+        signal(SIGPIPE, SIG_IGN);
+        setup(cores);
+        start_pool();
+        for (size_t i = 0; i < n_nego_sets; i++)
+                printf("central manager: %s\n", nego_sets[i]);
+        for (size_t i = 0; i < n_agent_sets; i++)
+                printf("agent: %s\n", agent_sets[i]);
+        if (!skipped(skip, "latency"))
+                bench_latency(runs);
+        if (!skipped(skip, "throughput"))
+                bench_throughput(jobs);
+        stop_all();
+        if (!keep) {
+                char cmd[300];
+                snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+                if (system(cmd) != 0)
+                        fprintf(stderr, "bench/pool-throughput: cannot remove %s\n", dir);
+        } else
+                fprintf(stderr, "bench/pool-throughput: kept %s\n", dir);
+        return 0;
+}
