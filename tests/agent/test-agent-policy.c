@@ -376,7 +376,7 @@ static void test_suspend(void) {
 
         /* Suspended: the whole job stops, and stays stopped. */
         CU_ASSERT_FATAL(wait_state(&p, "slot1", "Claimed/Suspended", 8));
-        char st = wait_proc_state(pid, true, 1000);
+        char st = wait_proc_state(pid, true, 5000); /* D (disk) before T on a busy machine */
         GLEAN_TEST_CHECK(st == 'T', "the job's state while Claimed/Suspended: '%c'", st ? st : '0');
         usleep(200000);
         off_t before = file_size(ticks);
