@@ -318,12 +318,12 @@ static void test_conf_page_lists_every_knob(void) {
                 entries++;
         GLEAN_TEST_CHECK(entries == n, "glean.conf(5) has %zu entries for the %zu knobs", entries, n);
         for (size_t i = 0; i < n; i++) {
-                char want[700];
-                if (knobs[i].value[0])
-                        snprintf(want, sizeof want, "\n.TP\n.B %s\nDefault: \\f(CW%s\\fR\n", knobs[i].name,
-                                 knobs[i].value);
-                else
-                        snprintf(want, sizeof want, "\n.TP\n.B %s\nDefault: empty.\n", knobs[i].name);
+                _cleanup_free_ char *want = NULL;
+                int r = knobs[i].value[0]
+                                ? asprintf(&want, "\n.TP\n.B %s\nDefault: \\f(CW%s\\fR\n", knobs[i].name,
+                                           knobs[i].value)
+                                : asprintf(&want, "\n.TP\n.B %s\nDefault: empty.\n", knobs[i].name);
+                CU_ASSERT_FATAL(r > 0);
                 GLEAN_TEST_CHECK(strstr(page, want) != NULL, "glean.conf(5) lists %s = %s", knobs[i].name,
                                  knobs[i].value);
         }
