@@ -11,6 +11,10 @@
 #   make bench-run    build them and run every bench/run-*.sh
 #   make fuzz         libFuzzer targets fuzz/*.c     -> build/fuzz/NAME (objects in build-fuzz/)
 #   make demo         install dependencies, build, run scripts/demo.sh
+#   make man          the man pages                  -> build/man/ (glean.conf(5) from config/defaults.c)
+#   make install      programs, /etc/glean, systemd units, man pages, ... under
+#                     DESTDIR and PREFIX (default /usr/local; see "installing" below)
+#   make uninstall    remove what install put there (an edited glean.conf stays)
 #   make deps         install every Debian package of scripts/packages.txt
 #   make clean        remove build/, build-san/, build-fuzz/
 #   V=1               print the full commands
@@ -261,6 +265,116 @@ $(call objs_of,$(call lib_srcs,bpf),$(BUILD)) $(call objs_of,$(call lib_srcs,bpf
 # Keep objects of pattern-built binaries.
 .SECONDARY:
 
+# ---- man pages, the default glean.conf, installing --------------------------
+
+# glean-defaults prints the one table of defaults (config/defaults.c, through
+# config_new()): glean.conf(5) and the commented /etc/glean/glean.conf are
+# made from it, so that neither can drift from what the programs use.
+DEFAULTS_TOOL := $(BUILD)/tools/glean-defaults
+MAN_PAGES := $(BUILD)/man/glean.1 $(BUILD)/man/glean-agent.8 $(BUILD)/man/glean-negotiator.8 \
+             $(BUILD)/man/glean.conf.5
+DEFAULT_CONF := $(BUILD)/etc/glean.conf
+
+$(DEFAULTS_TOOL): $(BUILD)/obj/man/glean-defaults.o $(call LIB_FILES,$(BUILD))
+	$(Q)mkdir -p $(@D)
+	$(call quiet,LD,$@)$(call link,$(CC),$(CFLAGS_ALL) $(LDFLAGS_ALL))
+
+man_subst = sed -e 's|@VERSION@|$(GLEAN_VERSION)|g'
+
+$(BUILD)/man/%: man/%.in
+	$(Q)mkdir -p $(@D)
+	$(call quiet,GEN,$@)$(man_subst) $< >$@
+
+# The line @DEFAULTS@ of the page becomes one entry per knob.
+$(BUILD)/man/glean.conf.5: man/glean.conf.5.in $(DEFAULTS_TOOL)
+	$(Q)mkdir -p $(@D)
+	$(call quiet,GEN,$@)$(DEFAULTS_TOOL) --man >$@.defaults && \
+	    $(man_subst) $< | awk -v f=$@.defaults '$$0 == "@DEFAULTS@" { while ((getline l <f) > 0) print l; next } { print }' >$@ && \
+	    rm -f $@.defaults
+
+$(DEFAULT_CONF): $(DEFAULTS_TOOL)
+	$(Q)mkdir -p $(@D)
+	$(call quiet,GEN,$@)$(DEFAULTS_TOOL) --conf >$@
+
+man: $(MAN_PAGES) $(DEFAULT_CONF)
+
+# Where install puts things. The programs read /etc/glean (glean.conf,
+# config.d/, pool.key) whatever PREFIX is. Every directory below PREFIX is
+# one that systemd, man and bash-completion search for PREFIX=/usr/local as
+# for PREFIX=/usr (packagers: PREFIX=/usr, or SYSTEMD_UNITDIR=$(pkg-config
+# --variable=systemdsystemunitdir systemd)). DESTDIR: a staging root.
+PREFIX          ?= /usr/local
+BINDIR          ?= $(PREFIX)/bin
+SBINDIR         ?= $(PREFIX)/sbin
+MANDIR          ?= $(PREFIX)/share/man
+DOCDIR          ?= $(PREFIX)/share/doc/glean
+BASHCOMPDIR     ?= $(PREFIX)/share/bash-completion/completions
+SYSTEMD_UNITDIR ?= $(PREFIX)/lib/systemd/system
+CATALOGDIR      ?= $(PREFIX)/lib/systemd/catalog
+TMPFILESDIR     ?= $(PREFIX)/lib/tmpfiles.d
+SYSUSERSDIR     ?= $(PREFIX)/lib/sysusers.d
+CONFDIR         := /etc/glean
+INSTALL         ?= install
+
+UNITS := glean-agent.service glean-negotiator.service
+DOCS  := README.md $(wildcard docs/*.md)
+# Every file install makes (below DESTDIR), for uninstall.
+INSTALLED := $(BINDIR)/glean $(SBINDIR)/glean-agent $(SBINDIR)/glean-negotiator \
+             $(addprefix $(SYSTEMD_UNITDIR)/,$(UNITS)) $(CATALOGDIR)/glean.catalog \
+             $(TMPFILESDIR)/glean.conf $(SYSUSERSDIR)/glean.conf $(BASHCOMPDIR)/glean \
+             $(MANDIR)/man1/glean.1 $(MANDIR)/man8/glean-agent.8 $(MANDIR)/man8/glean-negotiator.8 \
+             $(MANDIR)/man5/glean.conf.5 $(addprefix $(DOCDIR)/,$(notdir $(DOCS)))
+
+unit_subst = sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@DOCDIR@|$(DOCDIR)|g' \
+                 -e 's|@CONFDIR@|$(CONFDIR)|g'
+
+# Without DESTDIR, on a machine run by systemd: the user, the directories,
+# the catalog and the units take effect at once.
+install: all man
+	$(Q)d='$(DESTDIR)'; set -e; \
+	$(INSTALL) -d $$d$(BINDIR) $$d$(SBINDIR) $$d$(SYSTEMD_UNITDIR) $$d$(CATALOGDIR) $$d$(TMPFILESDIR) \
+	    $$d$(SYSUSERSDIR) $$d$(BASHCOMPDIR) $$d$(MANDIR)/man1 $$d$(MANDIR)/man5 $$d$(MANDIR)/man8 $$d$(DOCDIR); \
+	$(INSTALL) -d -m 0755 $$d$(CONFDIR) $$d$(CONFDIR)/config.d; \
+	$(INSTALL) -m 0755 $(BUILD)/bin/glean $$d$(BINDIR)/glean; \
+	$(INSTALL) -m 0755 $(BUILD)/bin/glean-agent $(BUILD)/bin/glean-negotiator $$d$(SBINDIR)/; \
+	for u in $(UNITS); do $(unit_subst) systemd/$$u.in >$$d$(SYSTEMD_UNITDIR)/$$u; \
+	    chmod 0644 $$d$(SYSTEMD_UNITDIR)/$$u; done; \
+	$(INSTALL) -m 0644 systemd/glean.catalog $$d$(CATALOGDIR)/glean.catalog; \
+	$(INSTALL) -m 0644 systemd/glean.tmpfiles $$d$(TMPFILESDIR)/glean.conf; \
+	$(INSTALL) -m 0644 systemd/glean.sysusers $$d$(SYSUSERSDIR)/glean.conf; \
+	$(INSTALL) -m 0644 completion/glean $$d$(BASHCOMPDIR)/glean; \
+	$(INSTALL) -m 0644 $(BUILD)/man/glean.1 $$d$(MANDIR)/man1/; \
+	$(INSTALL) -m 0644 $(BUILD)/man/glean.conf.5 $$d$(MANDIR)/man5/; \
+	$(INSTALL) -m 0644 $(BUILD)/man/glean-agent.8 $(BUILD)/man/glean-negotiator.8 $$d$(MANDIR)/man8/; \
+	$(INSTALL) -m 0644 $(DOCS) $$d$(DOCDIR)/; \
+	if [ -e $$d$(CONFDIR)/glean.conf ]; then \
+	    echo "  KEEP   $$d$(CONFDIR)/glean.conf (present; the defaults: glean.conf(5))"; \
+	else $(INSTALL) -m 0644 $(DEFAULT_CONF) $$d$(CONFDIR)/glean.conf; fi; \
+	echo "  INST   glean under $${d:-/}, PREFIX=$(PREFIX)"; \
+	if [ -z "$$d" ] && [ -d /run/systemd/system ]; then \
+	    systemd-sysusers $(SYSUSERSDIR)/glean.conf; \
+	    systemd-tmpfiles --create $(TMPFILESDIR)/glean.conf; \
+	    journalctl --update-catalog; \
+	    systemctl daemon-reload; \
+	    echo "  next: glean pool-key --new (then copy $(CONFDIR)/pool.key to every machine),"; \
+	    echo "        systemctl enable --now glean-negotiator glean-agent (see docs/operations.md)"; \
+	fi
+
+# The default glean.conf goes only when unchanged; the user glean, pool.key,
+# /var/lib/glean and /run/glean stay (data and identity, not program files).
+uninstall: $(DEFAULT_CONF)
+	$(Q)d='$(DESTDIR)'; \
+	rm -f $(addprefix $$d,$(INSTALLED)); \
+	if [ -f $$d$(CONFDIR)/glean.conf ]; then \
+	    if cmp -s $(DEFAULT_CONF) $$d$(CONFDIR)/glean.conf; then rm -f $$d$(CONFDIR)/glean.conf; \
+	    else echo "  KEEP   $$d$(CONFDIR)/glean.conf (edited)"; fi; \
+	fi; \
+	rmdir $$d$(DOCDIR) $$d$(CONFDIR)/config.d $$d$(CONFDIR) 2>/dev/null; \
+	echo "  UNINST glean under $${d:-/}, PREFIX=$(PREFIX)"; \
+	if [ -z "$$d" ] && [ -d /run/systemd/system ]; then \
+	    journalctl --update-catalog; systemctl daemon-reload; \
+	fi; true
+
 # ---- phony targets --------------------------------------------------------
 
 # Run with the sanitizers' strictest useful settings (ignored without SAN=1).
@@ -319,10 +433,11 @@ clean:
 	$(call quiet,CLEAN,build build-san build-fuzz)rm -rf build build-san build-fuzz
 
 help:
-	@sed -n '3,19p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,23p' Makefile | sed 's/^# \{0,1\}//'
 
 FORCE:
 
-.PHONY: all check check-host check-san check-vm bench bench-run fuzz demo deps clean help FORCE
+.PHONY: all check check-host check-san check-vm bench bench-run fuzz demo deps clean help FORCE \
+        man install uninstall
 
 -include $(shell find $(BUILD)/obj $(FUZZ_BUILD)/obj $(BPF_GEN) -name '*.d' 2>/dev/null)

@@ -10,7 +10,8 @@
  * and runs each slot's policy: every POLLING_INTERVAL while a slot is
  * claimed, every UPDATE_INTERVAL otherwise, and at the deadlines of the
  * state machines. SIGTERM: graceful shutdown (claims retire, jobs vacate);
- * a second SIGTERM or SIGINT: fast shutdown (jobs killed).
+ * a second SIGTERM or SIGINT: fast shutdown (jobs killed). Under systemd:
+ * READY=1 once listening, WATCHDOG=1 from the event loop (WatchdogSec=).
  *
  * Exit: 0 after a shutdown; 1 when it cannot start (the reason logged).
  */
@@ -303,6 +304,9 @@ int main(int argc, char **argv) {
         }
         agent_evaluate(&a);
         agent_upstream_start(&a);
+        /* Under WatchdogSec= the event loop sends WATCHDOG=1 (at half the
+         * interval) for as long as it turns; a no-op otherwise. */
+        sd_event_set_watchdog(a.event, true);
         sd_notify(0, "READY=1\nSTATUS=running");
         glean_log(LOG_NOTICE, NULL, NULL, 0, "listening on %s", a.socket_path);
         r = sd_event_loop(a.event);
