@@ -182,6 +182,7 @@ static void claim_end(Nego *n, Claim *c, bool tell_agent, const char *why) {
 
 int nego_claim_request(Nego *n, SlotRec *s, Job *job, double cost, NegoReason reason) {
         Claim *c = NULL;
+        nego_batch(n); /* a batch that changes claims */
         int r = claim_new(n, NULL, s->name, s->machine, job->submitter, job->id, &c);
         if (r < 0)
                 return r;
@@ -402,6 +403,7 @@ void nego_claim_lost(Nego *n, Claim *c, const char *why) {
 }
 
 int nego_claim_vacate(Nego *n, Claim *c, bool fast, const char *why) {
+        nego_batch(n); /* a batch that changes claims */
         c->release = true;
         if (c->state == CLAIM_RELEARNING)
                 return 0; /* it may run: vacated once relearned, requeued at the end of its lease */
@@ -803,6 +805,33 @@ static int restore_one(void *userdata, Job *job) {
         }
         x->claims++;
         return 0;
+}
+
+void nego_claims_reset(Nego *n, const char *why) {
+        const char *key;
+        void *v;
+        /* Every agent advertises its slots and claims again. */
+        for (Conn *c = n->conns; c; c = c->next)
+                if (c->agent && !c->dead)
+                        nego_conn_fail(c, "the central manager undid what it could not commit: advertise again");
+        for (size_t pos = 0; glean_strmap_next(n->pending, &pos, &key, &v); pos = 0) {
+                Pending *p = glean_strmap_remove(n->pending, key);
+                Conn *u = p->kind == PEND_FORWARD ? nego_conn_by_id(n, p->user_conn) : NULL;
+                ClassAd *reply = NULL;
+                if (u && glean_msg_reply(p->user_req, false, why, &reply) >= 0)
+                        nego_send(u, reply);
+                classad_free(reply);
+                nego_pending_free(p);
+        }
+        for (size_t pos = 0; glean_strmap_next(n->claims, &pos, &key, &v); pos = 0) {
+                Claim *c = v;
+                free(c->requested);
+                c->requested = NULL; /* the slots go too */
+                claim_free(n, c);
+        }
+        nego_slots_clear(n);
+        n->relearning = 0;
+        nego_claims_restore(n);
 }
 
 int nego_claims_restore(Nego *n) {
