@@ -560,8 +560,10 @@ static void teardown(Nego *n) {
         }
         nego_net_stop(n);
         nego_waiters_free(n);
-        nego_claims_free(n);
-        nego_slots_free(n);
+        if (n->claims && n->pending) /* not when the start failed before they were made */
+                nego_claims_free(n);
+        if (n->slots)
+                nego_slots_free(n);
         glean_strmap_free(n->slots);
         glean_strmap_free(n->claims);
         glean_strmap_free(n->matching);
