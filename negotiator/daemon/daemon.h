@@ -231,6 +231,10 @@ struct Nego {
         bool in_batch;
         bool batch_claims;      /* the open batch may have changed claims (nego_batch) */
         uint64_t commit_failures; /* commits failed in a row */
+        ClassAd **batch_exits;  /* the JobExits the open batch took (copies) */
+        size_t n_batch_exits;
+        ClassAd **replay;       /* JobExits of batches that failed: taken again once their claims are relearned */
+        size_t n_replay;
         bool cycle_wanted;      /* a submit or a freed slot: a cycle after NEGOTIATOR_MIN_INTERVAL */
         double last_periodic;
         CycleStats cycle;
@@ -325,8 +329,14 @@ int nego_claims_restore(Nego *n);
 /* After a failed commit that may have changed claims: every agent is
  * disconnected, the claims, slots and requests in flight forgotten (a
  * user waiting on an agent's answer gets Ok = false with why), and the
- * claims restored from the queue as at a start. */
+ * claims restored from the queue as at a start. The JobExits the batch
+ * took (the agents do not send them again) are taken again once their
+ * claims are relearned. */
 void nego_claims_reset(Nego *n, const char *why);
+/* The batch committed: the JobExits it took are done with. */
+void nego_claims_batch_done(Nego *n);
+/* A JobExit the open batch took (msg is taken over). */
+void nego_claims_keep_exit(Nego *n, ClassAd *msg);
 void nego_claims_free(Nego *n);
 /* The claim a running job runs under (NULL when none). */
 Claim *nego_claim_of_job(Nego *n, JobId id);

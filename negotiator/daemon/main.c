@@ -334,6 +334,8 @@ static void batch_failed(Nego *n, int r, const char *why) {
                           n->k.database, why[0] ? why : strerror(-r), k,
                           claims ? ", the agents reconnect and the claims are relearned" : "");
         nego_net_batch_end(n, reason);
+        if (!claims)
+                nego_claims_batch_done(n);
         /* Rebuilt from the database; that may write (charges, requeues):
          * committed at once, and if that fails too, once more. */
         for (int i = 0; claims && i < 3; i++) {
@@ -362,6 +364,7 @@ static int on_post(sd_event_source *src, void *userdata) {
                                           " that failed", n->k.database, n->commit_failures);
                         n->commit_failures = 0;
                         n->batch_claims = false;
+                        nego_claims_batch_done(n);
                         nego_net_batch_end(n, NULL);
                 }
         }

@@ -25,6 +25,8 @@
 #include <net/if.h>
 #include <netinet/in.h>
 #include <sched.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 
 #include <netlink/netlink.h>
@@ -45,6 +47,7 @@ typedef struct Manager {
         int port;
         pid_t pid;
         int ns;        /* the network namespace it runs in (an fd), -1: the test's */
+        int mntns;     /* the mount namespace it runs in (an fd), -1: the test's */
 } Manager;
 
 static inline int pool_free_port(void) {
@@ -64,7 +67,10 @@ static inline int pool_free_port(void) {
 static inline bool manager_launch(Manager *m) {
         m->pid = fork();
         if (m->pid == 0) {
-                if (m->ns >= 0 && setns(m->ns, CLONE_NEWNET) < 0)
+                /* Joining a mount namespace moves to its root: back to where the test runs. */
+                int cwd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+                if ((m->ns >= 0 && setns(m->ns, CLONE_NEWNET) < 0) ||
+                    (m->mntns >= 0 && (setns(m->mntns, CLONE_NEWNS) < 0 || fchdir(cwd) < 0)))
                         _exit(126);
                 int fd = open(m->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
                 if (fd >= 0) {
@@ -99,14 +105,14 @@ static inline bool manager_launch(Manager *m) {
         return false;
 }
 
-/* ns: the network namespace to run it in (an fd the caller keeps open
- * while it runs), -1 the test's. */
-static inline bool manager_start_ns(Manager *m, const char *extra, int ns) {
+/* Its directory, configuration and pool key, not started yet (then
+ * manager_launch). */
+static inline bool manager_prepare(Manager *m, const char *extra) {
         char why[256];
         GleanPoolKey key;
 
         memset(m, 0, sizeof *m);
-        m->ns = ns;
+        m->ns = m->mntns = -1;
         snprintf(m->dir, sizeof m->dir, "/tmp/glean-pool-test-XXXXXX");
         if (!mkdtemp(m->dir))
                 return false;
@@ -145,6 +151,15 @@ static inline bool manager_start_ns(Manager *m, const char *extra, int ns) {
         free(text);
         setenv("GLEAN_NEGOTIATOR_SOCKET", m->sock, 1);
         setenv("GLEAN_CONFIG", m->conf, 1);
+        return true;
+}
+
+/* ns: the network namespace to run it in (an fd the caller keeps open
+ * while it runs), -1 the test's. */
+static inline bool manager_start_ns(Manager *m, const char *extra, int ns) {
+        if (!manager_prepare(m, extra))
+                return false;
+        m->ns = ns;
         return manager_launch(m);
 }
 
@@ -312,7 +327,8 @@ static inline int netns_new(int home, int *ret) {
 }
 
 /* Kills (-9) every process whose network namespace is ns and waits a
- * moment for them to go: all are the test's, none is anyone else's. */
+ * moment for them to go (the test's own children to zombies: whoever
+ * started them reaps them): all are the test's, none is anyone else's. */
 static inline void netns_kill_all(int ns) {
         struct stat want;
         if (ns < 0 || fstat(ns, &want) < 0)
@@ -338,9 +354,7 @@ static inline void netns_kill_all(int ns) {
                 }
                 if (d)
                         closedir(d);
-                while (waitpid(-1, NULL, WNOHANG) > 0)
-                        ;
-                if (!found)
+                if (!found) /* our own children stay zombies for their Pool or Manager to reap */
                         return;
                 usleep(20000);
         }
@@ -585,18 +599,19 @@ static inline int64_t submit_as(const Manager *m, const char *user, const char *
 }
 
 /* A job script in m->jobs that appends "$$" to starts.$1 (one line per
- * run, so that the test sees every run and its pid) and then runs
- * "sleep $2; exit $3". */
+ * run, so that the test sees every run and its pid), sleeps $2 seconds
+ * (a second on a later run) and exits $3. */
 static inline void write_starts_script(const Manager *m) {
         char path[200];
         snprintf(path, sizeof path, "%s/starts.sh", m->jobs);
-        write_file(path, "#!/bin/sh\necho $$ >> starts.$1\nsleep $2\nexit $3\n");
+        write_file(path, "#!/bin/sh\necho $$ >> starts.$1\n"
+                         "if [ \"$(wc -l < starts.$1)\" -gt 1 ]; then sleep 1; else sleep $2; fi\nexit $3\n");
         chmod(path, 0755);
 }
 
 /* The pids job (its "C.P") recorded, up to max: how many. */
 static inline size_t job_starts(const Manager *m, const char *job, pid_t *pids, size_t max) {
-        char path[256], *text = NULL;
+        char path[512], *text = NULL;
         snprintf(path, sizeof path, "%s/starts.%s", m->jobs, job);
         if (glean_test_read_file(path, &text, NULL) < 0)
                 return 0;
@@ -649,4 +664,57 @@ static inline char *pool_trim(char *s) {
         while (n && (s[n - 1] == '\n' || s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r'))
                 s[--n] = 0;
         return s;
+}
+
+/* ---- a small disk of the central manager's own ---- */
+
+/* A mount namespace with a tmpfs of size ("8m") on dir (which exists),
+ * held by a child that sleeps in it (and dies with the test): its pid, 0
+ * on failure; the namespace's fd in *ret_ns, for manager_launch (m->mntns).
+ * / is made private in it first: nothing is mounted in the test's
+ * namespace. Its files: /proc/PID/root/DIR/... */
+static inline pid_t tmpfs_ns(const char *dir, const char *size, int *ret_ns) {
+        int pipefd[2];
+        if (pipe2(pipefd, O_CLOEXEC) < 0)
+                return 0;
+        pid_t pid = fork();
+        if (pid == 0) {
+                char opts[64];
+                snprintf(opts, sizeof opts, "size=%s,mode=0755", size);
+                prctl(PR_SET_PDEATHSIG, SIGKILL);
+                if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+                    mount("tmpfs", dir, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0) {
+                        fprintf(stderr, "tmpfs on %s in a mount namespace: %s\n", dir, strerror(errno));
+                        _exit(1);
+                }
+                if (write(pipefd[1], "1", 1) != 1)
+                        _exit(1);
+                for (;;)
+                        pause();
+        }
+        close(pipefd[1]);
+        char c = 0;
+        bool ok = pid > 0 && read(pipefd[0], &c, 1) == 1;
+        close(pipefd[0]);
+        char path[64];
+        snprintf(path, sizeof path, "/proc/%d/ns/mnt", (int) pid);
+        int fd = ok ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+        if (fd < 0) {
+                if (pid > 0) {
+                        kill(pid, SIGKILL);
+                        waitpid(pid, NULL, 0);
+                }
+                return 0;
+        }
+        *ret_ns = fd;
+        return pid;
+}
+
+static inline void tmpfs_ns_end(pid_t pid, int ns) {
+        if (ns >= 0)
+                close(ns);
+        if (pid > 0) {
+                kill(pid, SIGKILL);
+                waitpid(pid, NULL, 0);
+        }
 }
