@@ -419,13 +419,30 @@ static inline int nl_addr_change(struct nl_sock *sk, const char *name, const cha
         return r;
 }
 
-/* Why a NetPool cannot be had here ("" when it can): root, namespaces. */
+/* Why a NetPool cannot be had here (true, why filled in): root, network
+ * and mount namespaces, veth pairs, tried in a child. */
 static inline bool netpool_unavailable(char *why, size_t len) {
         why[0] = 0;
-        if (geteuid() != 0)
+        if (geteuid() != 0) {
                 snprintf(why, len, "needs root (network namespaces, veth pairs, setns)");
-        else if (access("/proc/self/ns/net", R_OK) < 0)
-                snprintf(why, len, "no network namespaces in this kernel (/proc/self/ns/net)");
+                return true;
+        }
+        pid_t pid = fork();
+        if (pid == 0) {
+                if (unshare(CLONE_NEWNET | CLONE_NEWNS) < 0)
+                        _exit(1);
+                struct nl_sock *sk = nl_socket_alloc();
+                if (!sk || nl_connect(sk, NETLINK_ROUTE) < 0 || rtnl_link_veth_add(sk, "gtry0", "gtry1", getpid()) < 0)
+                        _exit(2);
+                _exit(0);
+        }
+        int status = -1;
+        if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status))
+                snprintf(why, len, "cannot try namespaces here (fork)");
+        else if (WEXITSTATUS(status) == 1)
+                snprintf(why, len, "cannot make network and mount namespaces here (unshare: not permitted)");
+        else if (WEXITSTATUS(status) == 2)
+                snprintf(why, len, "cannot make a veth pair in a network namespace (no veth driver?)");
         return why[0] != 0;
 }
 
