@@ -569,13 +569,12 @@ static int daemon_list(const Opts *o, const Config *cfg, CliConn *c) {
                         .begin_usage = ad_real(ad, "BeginUsageTime", 0),
                         .last_usage = ad_real(ad, "LastUsageTime", 0),
                 };
-                /* glean-negotiator's ads, as HTCondor's accountant: Priority is the
-                 * real priority, EffectivePriority = Priority * PriorityFactor. */
-                if (classad_has(ad, "EffectivePriority")) {
-                        e->rup = e->eup;
-                        e->eup = ad_real(ad, "EffectivePriority", e->rup * e->factor);
-                } else
-                        e->rup = ad_real(ad, "RealPriority", e->factor > 0 ? e->eup / e->factor : e->eup);
+                /* glean-negotiator's ads, as HTCondor's accountant's: Priority
+                 * is the effective priority (EffectivePriority says it again),
+                 * RealPriority the real one (else Priority / PriorityFactor). */
+                if (classad_has(ad, "EffectivePriority"))
+                        e->eup = ad_real(ad, "EffectivePriority", e->eup);
+                e->rup = ad_real(ad, "RealPriority", e->factor > 0 ? e->eup / e->factor : e->eup);
                 n++;
         }
         list_entries(o, entries, n, g, (double) time(NULL), ad_real(rep.last, "LastUpdate", 0));

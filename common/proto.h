@@ -194,6 +194,13 @@ int glean_outq_flush(GleanOutQueue *q, int fd);
 static inline size_t glean_outq_size(const GleanOutQueue *q) {
         return q->end - q->start;
 }
+/* Takes back what was pushed after the queue held size bytes (a batch
+ * that failed to commit); nothing may have been flushed since. size
+ * larger than what is queued changes nothing. */
+static inline void glean_outq_truncate(GleanOutQueue *q, size_t size) {
+        if (size < q->end - q->start)
+                q->end = q->start + size;
+}
 void glean_outq_clear(GleanOutQueue *q);
 
 /* ---- messages ---- */

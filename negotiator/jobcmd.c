@@ -406,7 +406,9 @@ static int entry_ad(const AcctEntry *e, const Accountant *a, ClassAd **ret) {
         if (r >= 0)
                 r = classad_set_string(ad, "Name", e->name);
         if (r >= 0)
-                r = classad_set_real(ad, "Priority", e->rup);
+                r = classad_set_real(ad, "Priority", e->eup); /* effective, as HTCondor's Accountant ad */
+        if (r >= 0)
+                r = classad_set_real(ad, "RealPriority", e->rup);
         if (r >= 0)
                 r = classad_set_real(ad, "EffectivePriority", e->eup);
         if (r >= 0)

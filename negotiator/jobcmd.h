@@ -111,8 +111,9 @@ int jobcmd_job_action(JobQueue *q, const QueueRequester *who, const ClassAd *req
 
 /* ---- UserPrio ---- */
 
-/* list (the default): one ad per account entry: Name, Priority (real),
- * EffectivePriority, PriorityFactor, PriorityFactorSet, ResourcesUsed,
+/* list (the default): one ad per account entry: Name, Priority (the
+ * effective priority, as HTCondor's Accountant ads), RealPriority,
+ * EffectivePriority (= Priority), PriorityFactor, PriorityFactorSet, ResourcesUsed,
  * WeightedResourcesUsed, AccumulatedUsage, WeightedAccumulatedUsage,
  * BeginUsageTime, LastUsageTime, IsAccountingGroup, AccountingGroup.
  * setprio, setfactor (Submitter, Value), resetusage, delete (Submitter):

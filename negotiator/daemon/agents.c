@@ -193,6 +193,12 @@ int nego_agent_message(Conn *c, const ClassAd *msg, GleanCommand cmd) {
                 return 0;
         case GLEAN_CMD_JOB_EXIT:
                 nego_claim_job_exit(n, c, msg);
+                /* Kept until the batch commits: taken again if it fails. */
+                if (n->in_batch) {
+                        ClassAd *copy = NULL;
+                        if (classad_copy(msg, &copy) >= 0)
+                                nego_claims_keep_exit(n, copy);
+                }
                 return 0;
         case GLEAN_CMD_EVENT:
                 nego_claim_event(n, c, msg);

@@ -67,6 +67,8 @@ static void unmatch(Nego *n, Claim *c) {
         }
 }
 
+static void replay_exits(Nego *n, Conn *from);
+
 static void claim_free(Nego *n, Claim *c) {
         if (c->state == CLAIM_RELEARNING)
                 n->relearning--;
@@ -84,6 +86,10 @@ static void claim_free(Nego *n, Claim *c) {
 }
 
 void nego_claims_free(Nego *n) {
+        nego_claims_batch_done(n);
+        glean_ad_list_free(n->replay, n->n_replay);
+        n->replay = NULL;
+        n->n_replay = 0;
         size_t pos = 0;
         const char *key;
         void *v;
@@ -182,6 +188,7 @@ static void claim_end(Nego *n, Claim *c, bool tell_agent, const char *why) {
 
 int nego_claim_request(Nego *n, SlotRec *s, Job *job, double cost, NegoReason reason) {
         Claim *c = NULL;
+        nego_batch(n); /* a batch that changes claims */
         int r = claim_new(n, NULL, s->name, s->machine, job->submitter, job->id, &c);
         if (r < 0)
                 return r;
@@ -402,6 +409,7 @@ void nego_claim_lost(Nego *n, Claim *c, const char *why) {
 }
 
 int nego_claim_vacate(Nego *n, Claim *c, bool fast, const char *why) {
+        nego_batch(n); /* a batch that changes claims */
         c->release = true;
         if (c->state == CLAIM_RELEARNING)
                 return 0; /* it may run: vacated once relearned, requeued at the end of its lease */
@@ -672,7 +680,9 @@ void nego_claim_seen(Nego *n, Conn *from, SlotRec *s, const char *claim_id) {
                         relearn(n, re[i], s);
                 }
                 free(re);
-                c = claim_id ? nego_claim(n, claim_id) : NULL; /* relearn() may have ended it */
+                if (n->n_replay > 0 && k > 0)
+                        replay_exits(n, from);
+                c = claim_id ? nego_claim(n, claim_id) : NULL; /* relearn() or a JobExit may have ended it */
         }
         if (s->waiting && slot_is_ours_idle(s, s->waiting) && (!s->held || s->held->state == CLAIM_WAITING))
                 activate(n, s->waiting);
@@ -805,6 +815,91 @@ static int restore_one(void *userdata, Job *job) {
         }
         x->claims++;
         return 0;
+}
+
+void nego_claims_batch_done(Nego *n) {
+        glean_ad_list_free(n->batch_exits, n->n_batch_exits);
+        n->batch_exits = NULL;
+        n->n_batch_exits = 0;
+}
+
+void nego_claims_keep_exit(Nego *n, ClassAd *msg) {
+        ClassAd **a = realloc(n->batch_exits, (n->n_batch_exits + 1) * sizeof *a);
+        if (!a) {
+                classad_free(msg);
+                return;
+        }
+        n->batch_exits = a;
+        n->batch_exits[n->n_batch_exits++] = msg;
+}
+
+/* The JobExits of failed batches about claims from's agent has just let
+ * us relearn: taken now; those whose claim is no more, dropped. */
+static void replay_exits(Nego *n, Conn *from) {
+        for (size_t i = 0; i < n->n_replay;) {
+                ClassAd *msg = n->replay[i];
+                char *id = NULL;
+                classad_eval_string(msg, "ClaimId", GLEAN_CA_MODE, &id);
+                Claim *c = id ? nego_claim(n, id) : NULL;
+                free(id);
+                if (c && c->state == CLAIM_RELEARNING) {
+                        i++;
+                        continue;
+                }
+                n->replay[i] = n->replay[--n->n_replay];
+                if (c && strcasecmp(c->machine, from->machine) == 0) {
+                        nego_claim_job_exit(n, from, msg);
+                        if (n->in_batch) {
+                                nego_claims_keep_exit(n, msg); /* again if this batch fails too */
+                                continue;
+                        }
+                }
+                classad_free(msg);
+        }
+        if (n->n_replay == 0) {
+                free(n->replay);
+                n->replay = NULL;
+        }
+}
+
+void nego_claims_reset(Nego *n, const char *why) {
+        const char *key;
+        void *v;
+        /* The JobExits this batch took: again, once their claims are relearned. */
+        if (n->n_batch_exits > 0) {
+                ClassAd **a = realloc(n->replay, (n->n_replay + n->n_batch_exits) * sizeof *a);
+                if (a) {
+                        n->replay = a;
+                        memcpy(a + n->n_replay, n->batch_exits, n->n_batch_exits * sizeof *a);
+                        n->n_replay += n->n_batch_exits;
+                        free(n->batch_exits);
+                        n->batch_exits = NULL;
+                        n->n_batch_exits = 0;
+                } else
+                        nego_claims_batch_done(n);
+        }
+        /* Every agent advertises its slots and claims again. */
+        for (Conn *c = n->conns; c; c = c->next)
+                if (c->agent && !c->dead)
+                        nego_conn_fail(c, "the central manager undid what it could not commit: advertise again");
+        for (size_t pos = 0; glean_strmap_next(n->pending, &pos, &key, &v); pos = 0) {
+                Pending *p = glean_strmap_remove(n->pending, key);
+                Conn *u = p->kind == PEND_FORWARD ? nego_conn_by_id(n, p->user_conn) : NULL;
+                ClassAd *reply = NULL;
+                if (u && glean_msg_reply(p->user_req, false, why, &reply) >= 0)
+                        nego_send(u, reply);
+                classad_free(reply);
+                nego_pending_free(p);
+        }
+        for (size_t pos = 0; glean_strmap_next(n->claims, &pos, &key, &v); pos = 0) {
+                Claim *c = v;
+                free(c->requested);
+                c->requested = NULL; /* the slots go too */
+                claim_free(n, c);
+        }
+        nego_slots_clear(n);
+        n->relearning = 0;
+        nego_claims_restore(n);
 }
 
 int nego_claims_restore(Nego *n) {

@@ -41,6 +41,15 @@ void nego_slots_free(Nego *n) {
                 slot_free(v);
 }
 
+void nego_slots_clear(Nego *n) {
+        const char *key;
+        void *v;
+        for (size_t pos = 0; glean_strmap_next(n->slots, &pos, &key, &v); pos = 0) {
+                glean_strmap_remove(n->slots, key);
+                slot_free(v);
+        }
+}
+
 void nego_slot_state(const SlotRec *s, char *state, size_t sl, char *activity, size_t al) {
         char *v = NULL;
         snprintf(state, sl, "%s", classad_eval_string(s->ad, "State", GLEAN_CA_MODE, &v) >= 0 ? v : "");

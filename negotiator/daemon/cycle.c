@@ -144,7 +144,7 @@ int nego_cycle_run(Nego *n) {
         NegoResult res = { 0 };
         JobId *rejected = NULL;
         char **reasons = NULL;
-        nego_batch(n);
+        nego_batch_queue(n); /* the claims it requests: nego_batch there */
         int r = acct_update(n->acct, now, has_jobs, n);
         if (r < 0)
                 glean_log_errno(LOG_ERR, r, "cannot update the accounts: %m");

@@ -11,9 +11,16 @@
  * accounts' and the queue's transaction (nego_batch), and the post source
  * (main.c) commits it before any message the iteration queued leaves: a
  * Reply that acknowledges a submit, an ActivateClaim that starts a job,
- * go out only once what they announce is durable. A commit that fails ends
- * the daemon (the durable state is the last commit; on restart the claims
- * are relearned from the agents).
+ * go out only once what they announce is durable. A commit that fails (a
+ * full disk) undoes the iteration: the queue and the accounts are read
+ * back as the last commit left them, nothing the iteration queued leaves
+ * (users' replies are taken back and each request handled in it gets Ok =
+ * false with the reason; an agent whose connection carries some of it is
+ * disconnected), and when the batch may have changed claims
+ * (nego_batch rather than nego_batch_queue) the claims are rebuilt from
+ * the queue as at a start and relearned from the agents, which are
+ * disconnected to advertise again. The daemon runs on; the next commit
+ * that succeeds ends the episode.
  */
 #pragma once
 
@@ -103,6 +110,9 @@ struct Conn {
         bool dead;              /* dropped by the post work, after a last flush */
         bool flushing;          /* output waits for the socket (EPOLLOUT) */
         struct JobCmdSubmit *submit; /* a multi-part Submit in progress (jobcmd_submit) */
+        size_t out_mark;        /* output queued when the batch opened: all a failed commit lets go */
+        int64_t *batch_ids;     /* unix: RequestIds of the requests handled inside the batch (-1: none) */
+        size_t n_batch_ids, cap_batch_ids;
 };
 
 /* The collector's record of one slot: the latest ad its agent sent. */
@@ -218,6 +228,12 @@ struct Nego {
         Waiter *waiters;
 
         bool in_batch;
+        bool batch_claims;      /* the open batch may have changed claims (nego_batch) */
+        uint64_t commit_failures; /* commits failed in a row */
+        ClassAd **batch_exits;  /* the JobExits the open batch took (copies) */
+        size_t n_batch_exits;
+        ClassAd **replay;       /* JobExits of batches that failed: taken again once their claims are relearned */
+        size_t n_replay;
         bool cycle_wanted;      /* a submit or a freed slot: a cycle after NEGOTIATOR_MIN_INTERVAL */
         bool cycle_soon;        /* ... or sooner: an idle job and a free slot (nego_want_cycle) */
         double last_periodic;
@@ -231,6 +247,11 @@ struct Nego {
 double nego_now(void);              /* wall clock, seconds */
 /* Opens the batch of this iteration (once; the post work commits it). */
 void nego_batch(Nego *n);
+/* The same for changes of the queue and the accounts alone (users'
+ * commands, periodic expressions, a cycle's accounting): if its commit
+ * fails, the claims stand (a vacate or a claim request in it calls
+ * nego_batch, which marks the batch as one that changes claims). */
+void nego_batch_queue(Nego *n);
 /* A cycle soon: NEGOTIATOR_MIN_INTERVAL after the last, or at once when
  * it could start an idle job on a free slot (nego_cycle_could_start), yet
  * no sooner after the last cycle than NEGO_SOON_SPACING times its length. */
@@ -255,6 +276,16 @@ Conn *nego_conn_by_id(Nego *n, uint64_t id);
 Conn *nego_agent_conn(Nego *n, const char *machine); /* its live connection, NULL when none */
 /* The post work: flush every connection's output, drop the dead ones. */
 void nego_net_flush(Nego *n);
+/* The batch opened: what every connection has queued so far may leave
+ * whatever its commit does. */
+void nego_net_batch_begin(Nego *n);
+/* A request of c handled inside the batch (its RequestId, -1 none). */
+void nego_net_batch_request(Conn *c, int64_t request_id);
+/* The batch ended: committed (why NULL) or failed (why: the reason): the
+ * output queued since nego_net_batch_begin is taken back from users, who
+ * get Ok = false with why for each request of theirs handled in it, and
+ * an agent with some of it queued is disconnected. */
+void nego_net_batch_end(Nego *n, const char *why);
 
 /* ---- agents.c: the messages of agents ---- */
 int nego_agent_message(Conn *c, const ClassAd *msg, GleanCommand cmd);
@@ -270,6 +301,7 @@ SlotRec *nego_slot(Nego *n, const char *name);
 int nego_slot_update(Nego *n, Conn *c, const ClassAd *msg);
 void nego_slots_expire(Nego *n, double now);
 void nego_slots_free(Nego *n);
+void nego_slots_clear(Nego *n);     /* every slot forgotten (the map stays) */
 /* A slot's State and Activity from its ad ("" when absent), into buffers. */
 void nego_slot_state(const SlotRec *s, char *state, size_t sl, char *activity, size_t al);
 int nego_query_slots(Nego *n, Conn *c, const ClassAd *req);
@@ -297,6 +329,17 @@ void nego_claim_lost(Nego *n, Claim *c, const char *why);
 void nego_claims_tick(Nego *n, double now);
 /* At start: a claim to relearn for every Running job. */
 int nego_claims_restore(Nego *n);
+/* After a failed commit that may have changed claims: every agent is
+ * disconnected, the claims, slots and requests in flight forgotten (a
+ * user waiting on an agent's answer gets Ok = false with why), and the
+ * claims restored from the queue as at a start. The JobExits the batch
+ * took (the agents do not send them again) are taken again once their
+ * claims are relearned. */
+void nego_claims_reset(Nego *n, const char *why);
+/* The batch committed: the JobExits it took are done with. */
+void nego_claims_batch_done(Nego *n);
+/* A JobExit the open batch took (msg is taken over). */
+void nego_claims_keep_exit(Nego *n, ClassAd *msg);
 void nego_claims_free(Nego *n);
 /* The claim a running job runs under (NULL when none). */
 Claim *nego_claim_of_job(Nego *n, JobId id);

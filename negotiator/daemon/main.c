@@ -14,8 +14,11 @@
  * NEGOTIATOR_INTERVAL. SIGTERM or SIGINT: a clean stop (the jobs go on
  * running on the agents; the next start relearns their claims).
  *
- * Exit: 0 after SIGTERM; 1 when it cannot start or cannot commit to its
- * database (the reason logged); 2 for a bad command line.
+ * A commit to the database that fails (a full disk) does not stop it: the
+ * iteration is undone and its requests refused with the reason (daemon.h).
+ *
+ * Exit: 0 after SIGTERM; 1 when it cannot start (the reason logged); 2
+ * for a bad command line.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -279,7 +282,7 @@ static void reload(Nego *n) {
 
 /* ---- the batch and the post work ---- */
 
-void nego_batch(Nego *n) {
+static void batch_open(Nego *n) {
         if (n->in_batch)
                 return;
         /* One batch: the queue's is the Accountant's. */
@@ -287,31 +290,82 @@ void nego_batch(Nego *n) {
         if (r < 0)
                 glean_log_errno(LOG_ERR, r, "cannot begin a batch: %m");
         n->in_batch = true;
+        nego_net_batch_begin(n);
 }
 
-static void fatal_stop(Nego *n) {
-        n->exit_code = 1;
-        n->stopping = true;
-        sd_event_exit(n->event, 1);
+void nego_batch(Nego *n) {
+        batch_open(n);
+        n->batch_claims = true;
+}
+
+void nego_batch_queue(Nego *n) {
+        batch_open(n);
 }
 
 static void status_line(Nego *n);
+
+/* The batch's commit: >= 0, or the error with why filled in. */
+static int batch_commit(Nego *n, char *why, size_t len) {
+        why[0] = 0;
+        int r = queue_batch_commit(n->queue, why, len);
+        n->in_batch = false;
+        if (r < 0 && !why[0])
+                snprintf(why, len, "%s", acct_last_error(n->acct));
+        return r;
+}
+
+/* A commit failed: memory is the last commit's again (the queue and the
+ * accounts read it back); nothing the iteration queued leaves, the
+ * requests it handled are refused, and the claims are rebuilt when it
+ * may have changed them. The daemon runs on. */
+static void batch_failed(Nego *n, int r, const char *why) {
+        char reason[700];
+        bool claims = n->batch_claims;
+        n->batch_claims = false;
+        n->commit_failures++;
+        snprintf(reason, sizeof reason, "the central manager cannot write its database: %s; nothing of this was done",
+                 why[0] ? why : strerror(-r));
+        /* The first of an episode loudly, then now and then. */
+        uint64_t k = n->commit_failures;
+        if (k == 1 || (k & (k - 1)) == 0)
+                glean_log(k == 1 ? LOG_CRIT : LOG_ERR, NULL, NULL, 0,
+                          "cannot commit to %s: %s (%" PRIu64 " failed in a row); the changes are undone and the "
+                          "requests refused%s; running on",
+                          n->k.database, why[0] ? why : strerror(-r), k,
+                          claims ? ", the agents reconnect and the claims are relearned" : "");
+        nego_net_batch_end(n, reason);
+        if (!claims)
+                nego_claims_batch_done(n);
+        /* Rebuilt from the database; that may write (charges, requeues):
+         * committed at once, and if that fails too, once more. */
+        for (int i = 0; claims && i < 3; i++) {
+                char w[512];
+                nego_claims_reset(n, reason);
+                claims = n->in_batch && batch_commit(n, w, sizeof w) < 0;
+                if (claims)
+                        glean_log(LOG_ERR, NULL, NULL, 0, "cannot commit the claims restored: %s", w);
+                nego_net_batch_end(n, claims ? reason : NULL);
+                n->batch_claims = false;
+        }
+}
 
 /* After the iteration's events: commit, then let what they queued go. */
 static int on_post(sd_event_source *src, void *userdata) {
         (void) src;
         Nego *n = userdata;
         if (n->in_batch) {
-                char why[512] = "";
-                int r = queue_batch_commit(n->queue, why, sizeof why);
-                n->in_batch = false;
-                if (r < 0) {
-                        glean_log(LOG_CRIT, NULL, NULL, 0,
-                                  "cannot commit to %s: %s; stopping (nothing of this batch was announced; the "
-                                  "next start relearns the claims from the agents)",
-                                  n->k.database, why[0] ? why : acct_last_error(n->acct));
-                        fatal_stop(n);
-                        return 0;
+                char why[512];
+                int r = batch_commit(n, why, sizeof why);
+                if (r < 0)
+                        batch_failed(n, r, why);
+                else {
+                        if (n->commit_failures > 0)
+                                glean_log(LOG_NOTICE, NULL, NULL, 0, "commits to %s succeed again, after %" PRIu64
+                                          " that failed", n->k.database, n->commit_failures);
+                        n->commit_failures = 0;
+                        n->batch_claims = false;
+                        nego_claims_batch_done(n);
+                        nego_net_batch_end(n, NULL);
                 }
         }
         nego_net_flush(n);
@@ -406,7 +460,7 @@ static int on_tick(sd_event_source *src, uint64_t usec, void *userdata) {
         nego_waiters_check(n, now);
         if (now >= n->last_periodic + (double) n->k.periodic_interval) {
                 n->last_periodic = now;
-                nego_batch(n);
+                nego_batch_queue(n);
                 int r = queue_periodic(n->queue, now, on_job_changed, n);
                 if (r < 0)
                         glean_log_errno(LOG_ERR, r, "periodic expressions: %m");
@@ -523,8 +577,10 @@ static void teardown(Nego *n) {
         }
         nego_net_stop(n);
         nego_waiters_free(n);
-        nego_claims_free(n);
-        nego_slots_free(n);
+        if (n->claims && n->pending) /* not when the start failed before they were made */
+                nego_claims_free(n);
+        if (n->slots)
+                nego_slots_free(n);
         glean_strmap_free(n->slots);
         glean_strmap_free(n->claims);
         glean_strmap_free(n->matching);

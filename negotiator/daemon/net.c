@@ -14,7 +14,8 @@
  *
  * Output is queued and leaves from the post work only (nego_net_flush),
  * after the iteration's batch committed; a peer that lets more than
- * OUT_MAX bytes pile up is dropped.
+ * OUT_MAX bytes pile up is dropped. When the commit fails, what the batch
+ * queued is taken back (nego_net_batch_end).
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -176,6 +177,7 @@ static void conn_free(Conn *c) {
         if (c->fd >= 0)
                 close(c->fd);
         glean_outq_clear(&c->out);
+        free(c->batch_ids);
         free(c->machine);
         free(c);
 }
@@ -194,6 +196,67 @@ void nego_net_flush(Nego *n) {
         }
         for (Conn *c = n->conns; c; c = c->next)
                 conn_flush(c);
+}
+
+/* ---- batches ---- */
+
+static size_t queued(const Conn *c) {
+        const void *p;
+        return c->tcp ? (c->sec ? glean_secure_output(c->sec, &p) : 0) : glean_outq_size(&c->out);
+}
+
+void nego_net_batch_begin(Nego *n) {
+        for (Conn *c = n->conns; c; c = c->next) {
+                c->out_mark = queued(c);
+                c->n_batch_ids = 0;
+        }
+}
+
+void nego_net_batch_request(Conn *c, int64_t request_id) {
+        if (c->n_batch_ids == c->cap_batch_ids) {
+                size_t cap = c->cap_batch_ids ? 2 * c->cap_batch_ids : 4;
+                int64_t *a = realloc(c->batch_ids, cap * sizeof *a);
+                if (!a) {
+                        nego_conn_fail(c, "out of memory");
+                        return;
+                }
+                c->batch_ids = a;
+                c->cap_batch_ids = cap;
+        }
+        c->batch_ids[c->n_batch_ids++] = request_id;
+}
+
+void nego_net_batch_end(Nego *n, const char *why) {
+        for (Conn *c = n->conns; c; c = c->next) {
+                size_t ids = c->n_batch_ids;
+                c->n_batch_ids = 0;
+                if (!why || c->dead)
+                        continue;
+                if (c->tcp) {
+                        /* Sealed already: it cannot be taken back. */
+                        if (queued(c) > c->out_mark)
+                                nego_conn_fail(c, "what it was sent was not committed");
+                        continue;
+                }
+                bool taken = queued(c) > c->out_mark;
+                if (taken)
+                        glean_outq_truncate(&c->out, c->out_mark);
+                for (size_t i = 0; i < ids && !c->dead; i++) {
+                        ClassAd *req = NULL, *reply = NULL;
+                        if (classad_new(&req) >= 0 &&
+                            (c->batch_ids[i] < 0 || classad_set_int(req, "RequestId", c->batch_ids[i]) >= 0) &&
+                            glean_msg_reply(req, false, why, &reply) >= 0)
+                                nego_send(c, reply);
+                        else
+                                nego_conn_fail(c, "out of memory");
+                        classad_free(reply);
+                        classad_free(req);
+                }
+                /* A reply of this batch to no request of it (a Wait
+                 * answered): the caller learns by the close. */
+                if (taken && ids == 0)
+                        nego_conn_fail(c, NULL);
+        }
 }
 
 /* ---- the Hello ---- */
@@ -291,7 +354,15 @@ static void on_frame(Conn *c, const char *payload, size_t len) {
                 QueueRequester who = { .user = c->peer.user,
                                        .uid = c->peer.uid,
                                        .admin = nego_is_admin(c->nego, &c->peer) };
+                size_t before = queued(c);
                 nego_user_message(c, msg, cmd, &who);
+                /* Its reply waits for the batch: refused if that fails. */
+                int64_t id = -1;
+                if (c->nego->in_batch && !c->dead && queued(c) > before) {
+                        if (classad_eval_int(msg, "RequestId", GLEAN_CA_MODE, &id) < 0)
+                                id = -1;
+                        nego_net_batch_request(c, id);
+                }
         }
         classad_free(msg);
 }
@@ -351,8 +422,14 @@ static int on_conn_io(sd_event_source *src, int fd, uint32_t revents, void *user
         Conn *c = userdata;
         if (c->dead)
                 return 0;
-        if (revents & EPOLLOUT)
+        /* Not while a batch is open: what it queued waits for its commit
+         * (the post work flushes, and asks for EPOLLOUT again if need be). */
+        if ((revents & EPOLLOUT) && !c->nego->in_batch)
                 conn_flush(c);
+        else if (revents & EPOLLOUT) {
+                c->flushing = false;
+                sd_event_source_set_io_events(c->src, EPOLLIN);
+        }
         if (!c->dead && (revents & (EPOLLIN | EPOLLHUP | EPOLLERR))) {
                 if (c->tcp)
                         read_tcp(c);

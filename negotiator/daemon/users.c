@@ -337,8 +337,9 @@ static int on_jobcmd(Nego *n, Conn *c, const ClassAd *req, GleanCommand cmd, con
         double now = nego_now();
         int r;
         /* Inside the iteration's batch: what acknowledges a change leaves
-         * after the commit (the post work), as everything we send. */
-        nego_batch(n);
+         * after the commit (the post work), as everything we send. A rm or
+         * hold of a running job vacates its claim (nego_batch there). */
+        nego_batch_queue(n);
         switch (cmd) {
         case GLEAN_CMD_SUBMIT:
                 r = jobcmd_submit(&c->submit, n->queue, who, req, now, &sink);

@@ -426,8 +426,9 @@ static int userprio_handler(int fd, const ClassAd *req, GleanCommand cmd) {
                           "WeightedAccumulatedUsage = 7200.0; BeginUsageTime = 1795500000; "
                           "LastUsageTime = 1795578301 ], [ Name = \"alice@pool\"; Priority = 500.0; "
                           "PriorityFactor = 1000.0; ResourcesUsed = 0; AccumulatedUsage = 3600.0; "
-                          "LastUsageTime = 1795570000 ], [ Name = \"carol@pool\"; Priority = 0.5; "
-                          "EffectivePriority = 2.0; PriorityFactor = 4.0; ResourcesUsed = 1 ] } ]");
+                          "LastUsageTime = 1795570000 ], [ Name = \"carol@pool\"; Priority = 2.0; "
+                          "EffectivePriority = 2.0; RealPriority = 0.5; PriorityFactor = 4.0; "
+                          "ResourcesUsed = 1 ] } ]");
         else if (strcmp(action, "setfactor") == 0 && who && strcmp(who, "alice@pool") == 0)
                 r = reply(fd, req, true, NULL, NULL);
         else
@@ -444,8 +445,9 @@ static void test_userprio(void) {
 
         run(&r, "userprio", NULL, NULL, NULL, NULL);
         EXPECT(r, 0, "glean userprio");
-        /* Best EUP first; RUP = Priority / PriorityFactor; with EffectivePriority
-         * (glean-negotiator's ads, as HTCondor's accountant) Priority is the RUP. */
+        /* Best EUP first; Priority is the effective priority (HTCondor's
+         * accountant ads, and glean-negotiator's), RUP = RealPriority, else
+         * Priority / PriorityFactor. */
         const char *a = strstr(r.out, "alice@pool"), *b = strstr(r.out, "bob@pool"), *c = strstr(r.out, "carol@pool");
         GLEAN_TEST_CHECK(a && b && c && c < a && a < b && strstr(a, "      500.00        0.50    1000.00") &&
                                  strstr(c, "        2.00        0.50       4.00") &&

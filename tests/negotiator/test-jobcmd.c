@@ -481,6 +481,8 @@ static void test_user_prio(void) {
                                 found = true;
                                 CU_ASSERT_DOUBLE_EQUAL(qt_real(ads[i], "PriorityFactor"), 10, 0);
                                 CU_ASSERT_DOUBLE_EQUAL(qt_real(ads[i], "EffectivePriority"), 5, 1e-9);
+                                CU_ASSERT_DOUBLE_EQUAL(qt_real(ads[i], "Priority"), 5, 1e-9);
+                                CU_ASSERT_DOUBLE_EQUAL(qt_real(ads[i], "RealPriority"), 0.5, 1e-9);
                         }
                 CU_ASSERT_TRUE(found);
         }
