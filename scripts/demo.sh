@@ -164,7 +164,10 @@ install -m 0755 "$GLEAN" "$dir/bin/glean"
 export GLEAN_NEGOTIATOR_SOCKET=$dir/negotiator.sock GLEAN_CONFIG=$dir/glean.conf
 : >"$dir/console"
 touch -a -d '-1 hour' "$dir/console" # the owner has been away for an hour
-printf 'DEMO_DIR = %s\ninclude : %s/examples/demo/glean.conf\n' "$dir" "$PWD" >"$dir/glean.conf"
+# A copy of the demo's configuration beside it: the users' glean reads it
+# too, and a checkout in /root is not theirs to read.
+install -m 0644 examples/demo/glean.conf "$dir/demo.conf"
+printf 'DEMO_DIR = %s\ninclude : %s/demo.conf\n' "$dir" "$dir" >"$dir/glean.conf"
 printf '$ cat glean.conf    # (examples/demo/glean.conf, DEMO_DIR = %s)\n' "$dir"
 grep -v '^#' examples/demo/glean.conf | sed -e '/^$/d' -e 's/^/    /'
 "$dir/bin/glean" pool-key --new --file "$dir/pool.key" >/dev/null
