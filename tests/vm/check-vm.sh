@@ -47,8 +47,20 @@ elif [ "$st" != 0 ]; then
         exit 1
 fi
 
-RIG_PREPARED=1 bash tests/vm/rig.sh run bash tests/vm/guest-check.sh "${present[@]}" 2>&1 | tee "$log"
-st=${PIPESTATUS[0]}
+run_vm() {
+        RIG_PREPARED=1 bash tests/vm/rig.sh run bash tests/vm/guest-check.sh "${present[@]}" 2>&1 | tee "$log"
+        st=${PIPESTATUS[0]}
+}
+run_vm
+# The guest kernel can stall under software emulation (a soft lockup or an
+# RCU stall on a vCPU whose timer TCG starved) until the VM is killed at
+# VM_TIMEOUT: that says nothing of the tests, so the VM runs once more,
+# loudly. A test that fails, or a VM that ends otherwise, is never retried.
+if [ "$st" = 124 ] && grep -qE 'soft lockup|self-detected stall' "$log"; then
+        mv "$log" "$log.stalled"
+        echo "check-vm: the guest kernel stalled under emulation (its log: $log.stalled); running the VM once more"
+        run_vm
+fi
 
 echo "check-vm: VM run took $(($(date +%s) - t0)) s in all (log: $log)"
 summary=$(grep -E '^([a-z-]+: )?[0-9]+ passed, [0-9]+ failed' "$log" | tail -1)
