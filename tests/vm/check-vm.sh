@@ -52,13 +52,18 @@ run_vm() {
         st=${PIPESTATUS[0]}
 }
 run_vm
-# The guest kernel can stall under software emulation (a soft lockup or an
-# RCU stall on a vCPU whose timer TCG starved) until the VM is killed at
-# VM_TIMEOUT: that says nothing of the tests, so the VM runs once more,
-# loudly. A test that fails, or a VM that ends otherwise, is never retried.
-if [ "$st" = 124 ] && grep -qE 'soft lockup|self-detected stall' "$log"; then
+# The guest can freeze under software emulation (a soft lockup, an RCU
+# stall on a vCPU whose timer TCG starved, or output that simply stops)
+# until the VM is killed at VM_TIMEOUT: the VM then runs once more, loudly.
+# A test that fails is never retried; one that hangs fails the second run.
+if [ "$st" = 124 ]; then
         mv "$log" "$log.stalled"
-        echo "check-vm: the guest kernel stalled under emulation (its log: $log.stalled); running the VM once more"
+        if grep -qE 'soft lockup|self-detected stall' "$log.stalled"; then
+                why="the guest kernel stalled"
+        else
+                why="the guest stopped answering"
+        fi
+        echo "check-vm: $why under emulation and the VM was killed at VM_TIMEOUT (its log: $log.stalled); running the VM once more"
         run_vm
 fi
 
