@@ -21,7 +21,9 @@
 # Environment: VM_TIMEOUT (seconds qemu may live, default 600; CMD gets 30
 # less), VM_KERNEL (a linux-image-* package instead of what
 # linux-image-amd64 depends on), VM_APPEND (more kernel parameters, e.g.
-# "loglevel=7"). GLEAN*, ASAN_/UBSAN_/LSAN_OPTIONS and CI pass into the guest.
+# "loglevel=7"), VM_ACCEL (qemu's -accel, default tcg,thread=single: both
+# vCPUs emulated by one host thread in turn; tcg,thread=multi gives each its
+# own). GLEAN*, ASAN_/UBSAN_/LSAN_OPTIONS and CI pass into the guest.
 
 set -euo pipefail
 
@@ -316,7 +318,7 @@ run() {
         t0=$(now)
         # timeout(1) is the hard limit: it kills its child qemu and nothing else.
         timeout -k 10 "$vm_timeout" \
-                qemu-system-x86_64 -accel tcg -cpu max -smp 2 -m 2G \
+                qemu-system-x86_64 -accel "${VM_ACCEL:-tcg,thread=single}" -cpu max -smp 2 -m 2G \
                 -nodefaults -no-user-config -display none -no-reboot -nic none \
                 -chardev stdio,id=con,signal=off -serial chardev:con -monitor none \
                 -device isa-debug-exit,iobase=0xf4,iosize=0x04 \
