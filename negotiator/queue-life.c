@@ -607,8 +607,10 @@ static int user_job(JobQueue *q, const QueueRequester *who, JobId id, QJob **ret
         return 0;
 }
 
-int queue_job_remove(JobQueue *q, const QueueRequester *who, JobId id, const char *reason, double now,
-                     bool *ret_was_running, char *why, size_t whylen) {
+/* A user's remove (to JOB_REMOVED) or hold (to JOB_HELD, with code and
+ * subcode): a job being removed is refused both, a held job a hold. */
+static int user_stop(JobQueue *q, const QueueRequester *who, JobId id, JobStatus to, const char *reason, int code,
+                     int subcode, double now, bool *ret_was_running, char *why, size_t whylen) {
         char idbuf[JOB_ID_STRLEN], buf[256];
         bool running;
         QJob *j = NULL;
@@ -617,42 +619,32 @@ int queue_job_remove(JobQueue *q, const QueueRequester *who, JobId id, const cha
         r = user_job(q, who, id, &j, why, whylen);
         if (r < 0)
                 return r;
-        if (j->pub.status == JOB_REMOVED)
-                return glean_why(-EINVAL, why, whylen, "job %s is being removed already", job_id_format(id, idbuf));
-        r = change_begin(q, id, why, whylen);
-        if (r < 0)
-                return r;
-        running = j->claim != NULL;
-        r = remove_job(q, j, reason_or(reason, "rm", who, buf, sizeof(buf)), now);
-        r = put_end(q, j, r, why, whylen);
-        if (r >= 0 && ret_was_running)
-                *ret_was_running = running;
-        return r;
-}
-
-int queue_job_hold(JobQueue *q, const QueueRequester *who, JobId id, const char *reason, int code, int subcode,
-                   double now, bool *ret_was_running, char *why, size_t whylen) {
-        char idbuf[JOB_ID_STRLEN], buf[256];
-        bool running;
-        QJob *j = NULL;
-        int r;
-
-        r = user_job(q, who, id, &j, why, whylen);
-        if (r < 0)
-                return r;
-        if (j->pub.status == JOB_HELD || j->pub.status == JOB_REMOVED)
+        if (j->pub.status == JOB_REMOVED || (to == JOB_HELD && j->pub.status == JOB_HELD))
                 return glean_why(-EINVAL, why, whylen, "job %s is %s already", job_id_format(id, idbuf),
                                  j->pub.status == JOB_HELD ? "held" : "being removed");
         r = change_begin(q, id, why, whylen);
         if (r < 0)
                 return r;
         running = j->claim != NULL;
-        r = hold_job(q, j, reason_or(reason, "hold", who, buf, sizeof(buf)),
-                     code > 0 ? code : QUEUE_HOLD_USER_REQUEST, subcode, now);
+        if (to == JOB_REMOVED)
+                r = remove_job(q, j, reason_or(reason, "rm", who, buf, sizeof(buf)), now);
+        else
+                r = hold_job(q, j, reason_or(reason, "hold", who, buf, sizeof(buf)),
+                             code > 0 ? code : QUEUE_HOLD_USER_REQUEST, subcode, now);
         r = put_end(q, j, r, why, whylen);
         if (r >= 0 && ret_was_running)
                 *ret_was_running = running;
         return r;
+}
+
+int queue_job_remove(JobQueue *q, const QueueRequester *who, JobId id, const char *reason, double now,
+                     bool *ret_was_running, char *why, size_t whylen) {
+        return user_stop(q, who, id, JOB_REMOVED, reason, 0, 0, now, ret_was_running, why, whylen);
+}
+
+int queue_job_hold(JobQueue *q, const QueueRequester *who, JobId id, const char *reason, int code, int subcode,
+                   double now, bool *ret_was_running, char *why, size_t whylen) {
+        return user_stop(q, who, id, JOB_HELD, reason, code, subcode, now, ret_was_running, why, whylen);
 }
 
 int queue_job_release(JobQueue *q, const QueueRequester *who, JobId id, const char *reason, double now, char *why,
