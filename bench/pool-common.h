@@ -312,6 +312,33 @@ static size_t count_where(GleanCommand c, const char *constraint) {
 
 /* ---- main ---- */
 
+/* Reads the command line: --keep (*ret_keep), and options with a value,
+ * each given to `option` (false: not one of its options). 0, or 2 (the
+ * exit code) after a bad command line, said on stderr. */
+static int bench_args(int argc, char **argv, bool (*option)(void *userdata, const char *name, const char *value),
+                      void *userdata, bool *ret_keep) {
+        bool keep = false;
+
+        for (int i = 1; i < argc; i++) {
+                const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+                if (strcmp(a, "--keep") == 0) {
+                        keep = true;
+                        continue;
+                }
+                if (!v) {
+                        fprintf(stderr, "usage: see the head of " BENCH_NAME ".c\n");
+                        return 2;
+                }
+                i++;
+                if (!option(userdata, a, v)) {
+                        fprintf(stderr, BENCH_NAME ": unknown option %s %s\n", a, v);
+                        return 2;
+                }
+        }
+        *ret_keep = keep;
+        return 0;
+}
+
 /* Whether `phase` is one of the comma-separated phases of `skip`. */
 static bool skipped(const char *skip, const char *phase) {
         size_t n = strlen(phase);

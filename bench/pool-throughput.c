@@ -382,61 +382,60 @@ static void bench_throughput(size_t n) {
 
 /* ---- main ---- */
 
-int main(int argc, char **argv) {
-        size_t jobs = 1000;
-        int runs = 20, cores = 16;
-        const char *skip = "";
-        bool keep = false;
+typedef struct Options {
+        size_t jobs;
+        int runs, cores;
+        const char *skip;
+} Options;
 
-        for (int i = 1; i < argc; i++) {
-                const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-                if (strcmp(a, "--keep") == 0) {
-                        keep = true;
-                        continue;
+static bool option(void *userdata, const char *a, const char *v) {
+        Options *o = userdata;
+
+        if (strcmp(a, "--jobs") == 0)
+                o->jobs = strtoul(v, NULL, 10);
+        else if (strcmp(a, "--runs") == 0)
+                o->runs = atoi(v);
+        else if (strcmp(a, "--cores") == 0)
+                o->cores = atoi(v);
+        else if (strcmp(a, "--skip") == 0)
+                o->skip = v;
+        else if ((strcmp(a, "--set") == 0 || strcmp(a, "--agent-set") == 0) && strchr(v, '=')) {
+                bool nego = strcmp(a, "--set") == 0;
+                if ((nego ? n_nego_sets : n_agent_sets) == MAX_SETS) {
+                        fprintf(stderr, "bench/pool-throughput: at most %d of %s\n", MAX_SETS, a);
+                        exit(2);
                 }
-                if (!v) {
-                        fprintf(stderr, "usage: see the head of bench/pool-throughput.c\n");
-                        return 2;
-                }
-                i++;
-                if (strcmp(a, "--jobs") == 0)
-                        jobs = strtoul(v, NULL, 10);
-                else if (strcmp(a, "--runs") == 0)
-                        runs = atoi(v);
-                else if (strcmp(a, "--cores") == 0)
-                        cores = atoi(v);
-                else if (strcmp(a, "--skip") == 0)
-                        skip = v;
-                else if ((strcmp(a, "--set") == 0 || strcmp(a, "--agent-set") == 0) && strchr(v, '=')) {
-                        bool nego = strcmp(a, "--set") == 0;
-                        if ((nego ? n_nego_sets : n_agent_sets) == MAX_SETS) {
-                                fprintf(stderr, "bench/pool-throughput: at most %d of %s\n", MAX_SETS, a);
-                                return 2;
-                        }
-                        if (nego)
-                                nego_sets[n_nego_sets++] = v;
-                        else
-                                agent_sets[n_agent_sets++] = v;
-                } else {
-                        fprintf(stderr, "bench/pool-throughput: unknown option %s %s\n", a, v);
-                        return 2;
-                }
-        }
-        if (jobs < 1 || runs < 1 || cores < 1) {
+                if (nego)
+                        nego_sets[n_nego_sets++] = v;
+                else
+                        agent_sets[n_agent_sets++] = v;
+        } else
+                return false;
+        return true;
+}
+
+int main(int argc, char **argv) {
+        Options o = { .jobs = 1000, .runs = 20, .cores = 16, .skip = "" };
+        bool keep = false;
+        int code = bench_args(argc, argv, option, &o, &keep);
+
+        if (code != 0)
+                return code;
+        if (o.jobs < 1 || o.runs < 1 || o.cores < 1) {
                 fprintf(stderr, "bench/pool-throughput: counts must be >= 1\n");
                 return 2;
         }
         signal(SIGPIPE, SIG_IGN);
-        setup(cores);
+        setup(o.cores);
         start_pool();
         for (size_t i = 0; i < n_nego_sets; i++)
                 printf("central manager: %s\n", nego_sets[i]);
         for (size_t i = 0; i < n_agent_sets; i++)
                 printf("agent: %s\n", agent_sets[i]);
-        if (!skipped(skip, "latency"))
-                bench_latency(runs);
-        if (!skipped(skip, "throughput"))
-                bench_throughput(jobs);
+        if (!skipped(o.skip, "latency"))
+                bench_latency(o.runs);
+        if (!skipped(o.skip, "throughput"))
+                bench_throughput(o.jobs);
         stop_all();
         pool_dir_remove(keep);
         return 0;

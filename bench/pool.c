@@ -423,47 +423,46 @@ static void bench_agents(int rounds) {
 
 /* ---- main ---- */
 
+typedef struct Options {
+        size_t single, q_jobs, mem_jobs;
+        int clients, rounds;
+        const char *skip;
+} Options;
+
+static bool option(void *userdata, const char *a, const char *v) {
+        Options *o = userdata;
+
+        if (strcmp(a, "--single") == 0)
+                o->single = strtoul(v, NULL, 10);
+        else if (strcmp(a, "--clients") == 0)
+                o->clients = atoi(v);
+        else if (strcmp(a, "--q-jobs") == 0)
+                o->q_jobs = strtoul(v, NULL, 10);
+        else if (strcmp(a, "--mem-jobs") == 0)
+                o->mem_jobs = strtoul(v, NULL, 10);
+        else if (strcmp(a, "--agents") == 0)
+                n_agents = atoi(v);
+        else if (strcmp(a, "--slots") == 0)
+                slots_per = atoi(v);
+        else if (strcmp(a, "--rounds") == 0)
+                o->rounds = atoi(v);
+        else if (strcmp(a, "--skip") == 0)
+                o->skip = v;
+        else
+                return false;
+        return true;
+}
+
 int main(int argc, char **argv) {
-        size_t single = 2000, q_jobs = 100000, mem_jobs = 1000000;
-        int clients = 8, rounds = 3;
-        const char *skip = "";
+        Options o = { .single = 2000, .q_jobs = 100000, .mem_jobs = 1000000, .clients = 8, .rounds = 3, .skip = "" };
         bool keep = false;
 
         n_agents = 50;
         slots_per = 100;
-        for (int i = 1; i < argc; i++) {
-                const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-                if (strcmp(a, "--keep") == 0) {
-                        keep = true;
-                        continue;
-                }
-                if (!v) {
-                        fprintf(stderr, "usage: see the head of bench/pool.c\n");
-                        return 2;
-                }
-                i++;
-                if (strcmp(a, "--single") == 0)
-                        single = strtoul(v, NULL, 10);
-                else if (strcmp(a, "--clients") == 0)
-                        clients = atoi(v);
-                else if (strcmp(a, "--q-jobs") == 0)
-                        q_jobs = strtoul(v, NULL, 10);
-                else if (strcmp(a, "--mem-jobs") == 0)
-                        mem_jobs = strtoul(v, NULL, 10);
-                else if (strcmp(a, "--agents") == 0)
-                        n_agents = atoi(v);
-                else if (strcmp(a, "--slots") == 0)
-                        slots_per = atoi(v);
-                else if (strcmp(a, "--rounds") == 0)
-                        rounds = atoi(v);
-                else if (strcmp(a, "--skip") == 0)
-                        skip = v;
-                else {
-                        fprintf(stderr, "bench/pool: unknown option %s\n", a);
-                        return 2;
-                }
-        }
-        if (clients < 1 || n_agents < 1 || slots_per < 1 || rounds < 1) {
+        int code = bench_args(argc, argv, option, &o, &keep);
+        if (code != 0)
+                return code;
+        if (o.clients < 1 || n_agents < 1 || slots_per < 1 || o.rounds < 1) {
                 fprintf(stderr, "bench/pool: counts must be >= 1\n");
                 return 2;
         }
@@ -472,9 +471,9 @@ int main(int argc, char **argv) {
 
         /* The agents first, on an empty queue: the cycle then matches
          * only their jobs. A fresh daemon for the queue figures. */
-        if (!skipped(skip, "agents")) {
+        if (!skipped(o.skip, "agents")) {
                 start_negotiator();
-                bench_agents(rounds);
+                bench_agents(o.rounds);
                 stop_daemon();
                 char db[1024];
                 snprintf(db, sizeof db, "rm -f %s/negotiator.db %s/negotiator.db-wal %s/negotiator.db-shm", dir,
@@ -483,16 +482,16 @@ int main(int argc, char **argv) {
                         die("cannot remove the database");
         }
         start_negotiator();
-        if (!skipped(skip, "submit"))
-                bench_single(single, clients);
-        if (!skipped(skip, "queue")) {
+        if (!skipped(o.skip, "submit"))
+                bench_single(o.single, o.clients);
+        if (!skipped(o.skip, "queue")) {
                 bench_queue(10000);
                 bench_queue(100000);
         }
-        if (!skipped(skip, "q"))
-                bench_q(q_jobs);
-        if (!skipped(skip, "memory"))
-                bench_memory(mem_jobs);
+        if (!skipped(o.skip, "q"))
+                bench_q(o.q_jobs);
+        if (!skipped(o.skip, "memory"))
+                bench_memory(o.mem_jobs);
         stop_daemon();
         pool_dir_remove(keep);
         return 0;
