@@ -53,22 +53,16 @@
 #include "common/proto.h"
 #include "common/secure.h"
 
+#define BENCH_NAME "bench/pool-throughput"
 #define TIMEOUT_MS 120000
 #define MAX_SETS 32
 
-static char dir[200], sock_path[300], nego_conf[300], nego_log[300], agent_conf[300], agent_log[300],
-        agent_sock[300];
-static int port;
-static pid_t nego_pid, agent_pid;
+#include "pool-common.h"
+
+static char agent_conf[300], agent_log[300], agent_sock[300];
+static pid_t agent_pid;
 static const char *nego_sets[MAX_SETS], *agent_sets[MAX_SETS];
 static size_t n_nego_sets, n_agent_sets;
-
-static double wall(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_REALTIME, &ts);
-        return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
-}
 
 static void stop_one(pid_t *pid) {
         if (*pid > 0) {
@@ -91,43 +85,12 @@ static void stop_all(void) {
         stop_one(&nego_pid);
 }
 
-static _Noreturn void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static _Noreturn void die(const char *fmt, ...) {
-        va_list ap;
-
-        va_start(ap, fmt);
-        fprintf(stderr, "bench/pool-throughput: ");
-        vfprintf(stderr, fmt, ap);
+static void on_die(void) {
         fprintf(stderr, " (logs: %s, %s)\n", nego_log, agent_log);
-        va_end(ap);
         stop_all();
-        exit(1);
-}
-
-static void progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void progress(const char *fmt, ...) {
-        va_list ap;
-
-        va_start(ap, fmt);
-        fprintf(stderr, "bench/pool-throughput: ");
-        vfprintf(stderr, fmt, ap);
-        fputc('\n', stderr);
-        va_end(ap);
 }
 
 /* ---- the pool ---- */
-
-static int free_port(void) {
-        struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-        socklen_t len = sizeof sa;
-        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-        if (fd < 0 || bind(fd, (struct sockaddr *) &sa, sizeof sa) < 0 ||
-            getsockname(fd, (struct sockaddr *) &sa, &len) < 0)
-                die("cannot find a free port: %m");
-        close(fd);
-        return ntohs(sa.sin_port);
-}
 
 static void write_sets(FILE *f, const char **sets, size_t n) {
         for (size_t i = 0; i < n; i++) {
@@ -137,45 +100,18 @@ static void write_sets(FILE *f, const char **sets, size_t n) {
 }
 
 static void setup(int cores) {
-        char why[512], key_path[300], cwd[160];
-        GleanPoolKey key;
-        FILE *f;
-
-        mkdir("build/bench-data", 0755);
-        snprintf(dir, sizeof dir, "%s/build/bench-data/throughput.XXXXXX", getcwd(cwd, sizeof cwd) ? cwd : ".");
-        if (!mkdtemp(dir))
-                die("mkdtemp %s: %m", dir);
+        pool_dir("throughput");
+        glean_pool_key_clear(&pool_key);
         chmod(dir, 0755); /* the jobs (nobody, when root runs this) go through it */
-        snprintf(sock_path, sizeof sock_path, "%s/negotiator.sock", dir);
-        snprintf(nego_conf, sizeof nego_conf, "%s/negotiator.conf", dir);
-        snprintf(nego_log, sizeof nego_log, "%s/negotiator.log", dir);
         snprintf(agent_conf, sizeof agent_conf, "%s/agent.conf", dir);
         snprintf(agent_log, sizeof agent_log, "%s/agent.log", dir);
         snprintf(agent_sock, sizeof agent_sock, "%s/agent.sock", dir);
-        snprintf(key_path, sizeof key_path, "%s/pool.key", dir);
-        if (glean_pool_key_generate(&key) < 0 || glean_pool_key_save(key_path, &key, false, why, sizeof why) < 0)
-                die("pool key: %s", why);
-        glean_pool_key_clear(&key);
-        port = free_port();
 
-        if (!(f = fopen(nego_conf, "w")))
-                die("%s: %m", nego_conf);
-        fprintf(f,
-                "LOCAL_CONFIG_DIR =\n"
-                "SPOOL = %s\n"
-                "NEGOTIATOR_DATABASE = %s/negotiator.db\n"
-                "NEGOTIATOR_SOCKET = %s\n"
-                "NEGOTIATOR_ADDRESS = 127.0.0.1\n"
-                "COLLECTOR_PORT = %d\n"
-                "POOL_KEY_FILE = %s\n"
-                "UID_DOMAIN = bench.pool\n",
-                dir, dir, sock_path, port, key_path);
+        FILE *f = nego_conf_open();
         write_sets(f, nego_sets, n_nego_sets);
-        if (fclose(f) != 0)
-                die("%s: %m", nego_conf);
+        conf_close(f, nego_conf);
 
-        if (!(f = fopen(agent_conf, "w")))
-                die("%s: %m", agent_conf);
+        f = conf_open(agent_conf);
         fprintf(f,
                 "LOCAL_CONFIG_DIR =\n"
                 "EXECUTE = %s/execute\n"
@@ -197,100 +133,11 @@ static void setup(int cores) {
                 "WANT_SUSPEND = False\n",
                 dir, agent_sock, port, key_path, cores, cores * 1024);
         write_sets(f, agent_sets, n_agent_sets);
-        if (fclose(f) != 0)
-                die("%s: %m", agent_conf);
-}
-
-static pid_t spawn(const char *prog, const char *conf, const char *log) {
-        pid_t pid = fork();
-
-        if (pid < 0)
-                die("fork: %m");
-        if (pid == 0) {
-                int fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-                if (fd >= 0) {
-                        dup2(fd, STDERR_FILENO);
-                        dup2(fd, STDOUT_FILENO);
-                }
-                setenv("GLEAN_LOG", "stderr", 1);
-                setenv("GLEAN_CONFIG", conf, 1);
-                unsetenv("NOTIFY_SOCKET");
-                unsetenv("JOURNAL_STREAM");
-                execl(prog, prog, "--config", conf, (char *) NULL);
-                _exit(127);
-        }
-        return pid;
-}
-
-static int connect_user(void) {
-        int fd;
-        char why[256];
-
-        if (glean_client_connect(sock_path, "glean", 5000, &fd, why, sizeof why) < 0)
-                die("connect %s: %s", sock_path, why);
-        return fd;
-}
-
-/* Receives the Reply to the request just sent: Ok or die. */
-static ClassAd *expect_ok(int fd, const char *what) {
-        ClassAd *reply = NULL;
-        GleanCommand cmd;
-        char why[512] = "";
-        bool ok = false;
-
-        if (glean_msg_recv(fd, TIMEOUT_MS, &reply, &cmd, why, sizeof why) < 0)
-                die("%s: %s", what, why);
-        if (cmd != GLEAN_CMD_REPLY || classad_eval_bool(reply, "Ok", GLEAN_CA_MODE, &ok) < 0 || !ok) {
-                char *reason = NULL;
-                classad_eval_string(reply, "Reason", GLEAN_CA_MODE, &reason);
-                die("%s refused: %s", what, reason ? reason : "(no reason)");
-        }
-        return reply;
-}
-
-/* The number of ads of a listing (Limit 0: its Count). */
-static int64_t count_where(GleanCommand c, const char *constraint) {
-        int fd = connect_user();
-        ClassAd *msg = NULL;
-        int64_t count = -1;
-
-        if (glean_msg_new(c, &msg) < 0)
-                die("out of memory");
-        if (constraint)
-                classad_set_string(msg, "Constraint", constraint);
-        classad_set_int(msg, "Limit", 0);
-        classad_set_int(msg, "RequestId", 1);
-        if (glean_msg_send(fd, msg, TIMEOUT_MS) < 0)
-                die("%s: cannot send", glean_command_name(c));
-        classad_free(msg);
-        for (bool more = true; more;) {
-                ClassAd *reply = expect_ok(fd, glean_command_name(c));
-                more = false;
-                classad_eval_bool(reply, "More", GLEAN_CA_MODE, &more);
-                classad_eval_int(reply, "Count", GLEAN_CA_MODE, &count);
-                classad_free(reply);
-        }
-        close(fd);
-        return count;
+        conf_close(f, agent_conf);
 }
 
 static void start_pool(void) {
-        nego_pid = spawn("build/bin/glean-negotiator", nego_conf, nego_log);
-        for (int i = 0;; i++) {
-                int fd = -1;
-                char why[256] = "";
-                if (glean_client_connect(sock_path, "glean", 1000, &fd, why, sizeof why) == 0) {
-                        close(fd);
-                        break;
-                }
-                if (waitpid(nego_pid, NULL, WNOHANG) == nego_pid) {
-                        nego_pid = 0;
-                        die("glean-negotiator exited at start");
-                }
-                if (i > 400)
-                        die("glean-negotiator does not answer on %s: %s", sock_path, why);
-                usleep(25000);
-        }
+        start_negotiator();
         agent_pid = spawn("build/bin/glean-agent", agent_conf, agent_log);
         double t0 = wall();
         while (count_where(GLEAN_CMD_QUERY_SLOTS, "PartitionableSlot =?= true") < 1) {
@@ -307,50 +154,13 @@ static void start_pool(void) {
                  (int) nego_pid, (int) agent_pid, wall() - t0);
 }
 
-static ClassAd *job_cluster_ad(void) {
-        static const char text[] =
-                "[ Cmd = \"/bin/true\"; Iwd = \"/\"; JobUniverse = 5; RequestCpus = 1; RequestMemory = 128; "
-                "RequestDisk = 1024; Requirements = (TARGET.OpSys == \"LINUX\") && (TARGET.Memory >= RequestMemory) "
-                "&& (TARGET.Cpus >= RequestCpus); Rank = 0.0; JobPrio = 0; Out = \"/dev/null\"; "
-                "Err = \"/dev/null\"; In = \"/dev/null\"; Environment = \"\"; "
-                "OnExitRemove = true; OnExitHold = false; PeriodicHold = false; PeriodicRelease = false; "
-                "PeriodicRemove = false; JobLeaseDuration = 2400; LeaveJobInQueue = false; ImageSize = 1; "
-                "DiskUsage = 1; ShouldTransferFiles = \"NO\"; MaxHosts = 1; MinHosts = 1 ]";
-        ClassAd *ad;
-        CaError err;
-
-        if (classad_parse(text, sizeof text - 1, GLEAN_CA_MODE, &ad, &err) < 0)
-                die("the job ad does not parse");
-        return ad;
-}
-
-/* One cluster of n jobs in one Submit: its ClusterId; *ret_sent the
+/* One cluster of n jobs (a Submit for every 20,000): its ClusterId; *ret_sent the
  * clock just before the Submit went. */
 static int64_t submit(int fd, size_t n, double *ret_sent) {
-        ClassAd *cluster = job_cluster_ad(), **procs = calloc(n, sizeof *procs), *msg = NULL;
-        int64_t id = -1;
+        int64_t id = submit_cluster(fd, n, false, ret_sent);
 
-        if (!procs || glean_msg_new(GLEAN_CMD_SUBMIT, &msg) < 0)
-                die("out of memory");
-        for (size_t i = 0; i < n; i++)
-                if (classad_new(&procs[i]) < 0)
-                        die("out of memory");
-        glean_msg_set_ad(msg, "Cluster", cluster);
-        glean_msg_set_ad_list(msg, "Procs", procs, n);
-        classad_set_int(msg, "RequestId", 1);
-        *ret_sent = wall();
-        int r = glean_msg_send(fd, msg, TIMEOUT_MS);
-        if (r < 0)
-                die("Submit: %s", strerror(-r));
-        ClassAd *reply = expect_ok(fd, "Submit");
-        if (classad_eval_int(reply, "ClusterId", GLEAN_CA_MODE, &id) < 0)
+        if (id < 0)
                 die("the Submit's Reply has no ClusterId");
-        classad_free(reply);
-        for (size_t i = 0; i < n; i++)
-                classad_free(procs[i]);
-        free(procs);
-        classad_free(msg);
-        classad_free(cluster);
         return id;
 }
 
@@ -538,11 +348,11 @@ static void bench_throughput(size_t n) {
         close(fd);
 
         snprintf(constraint, sizeof constraint, "ClusterId == %lld", (long long) cluster);
-        int64_t left;
+        size_t left;
         double seen = 0;
         while ((left = count_where(GLEAN_CMD_QUERY, constraint)) > 0) {
                 if (wall() - sent > 600)
-                        die("after 600 s %lld of %zu jobs are still in the queue", (long long) left, n);
+                        die("after 600 s %zu of %zu jobs are still in the queue", left, n);
                 usleep(10000);
         }
         seen = wall() - sent;
@@ -572,77 +382,61 @@ static void bench_throughput(size_t n) {
 
 /* ---- main ---- */
 
-static bool skipped(const char *skip, const char *phase) {
-        size_t n = strlen(phase);
+typedef struct Options {
+        size_t jobs;
+        int runs, cores;
+        const char *skip;
+} Options;
 
-        for (const char *p = skip; p && (p = strstr(p, phase)); p += n)
-                if ((p == skip || p[-1] == ',') && (p[n] == ',' || p[n] == '\0'))
-                        return true;
-        return false;
+static bool option(void *userdata, const char *a, const char *v) {
+        Options *o = userdata;
+
+        if (strcmp(a, "--jobs") == 0)
+                o->jobs = strtoul(v, NULL, 10);
+        else if (strcmp(a, "--runs") == 0)
+                o->runs = atoi(v);
+        else if (strcmp(a, "--cores") == 0)
+                o->cores = atoi(v);
+        else if (strcmp(a, "--skip") == 0)
+                o->skip = v;
+        else if ((strcmp(a, "--set") == 0 || strcmp(a, "--agent-set") == 0) && strchr(v, '=')) {
+                bool nego = strcmp(a, "--set") == 0;
+                if ((nego ? n_nego_sets : n_agent_sets) == MAX_SETS) {
+                        fprintf(stderr, "bench/pool-throughput: at most %d of %s\n", MAX_SETS, a);
+                        exit(2);
+                }
+                if (nego)
+                        nego_sets[n_nego_sets++] = v;
+                else
+                        agent_sets[n_agent_sets++] = v;
+        } else
+                return false;
+        return true;
 }
 
 int main(int argc, char **argv) {
-        size_t jobs = 1000;
-        int runs = 20, cores = 16;
-        const char *skip = "";
+        Options o = { .jobs = 1000, .runs = 20, .cores = 16, .skip = "" };
         bool keep = false;
+        int code = bench_args(argc, argv, option, &o, &keep);
 
-        for (int i = 1; i < argc; i++) {
-                const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-                if (strcmp(a, "--keep") == 0) {
-                        keep = true;
-                        continue;
-                }
-                if (!v) {
-                        fprintf(stderr, "usage: see the head of bench/pool-throughput.c\n");
-                        return 2;
-                }
-                i++;
-                if (strcmp(a, "--jobs") == 0)
-                        jobs = strtoul(v, NULL, 10);
-                else if (strcmp(a, "--runs") == 0)
-                        runs = atoi(v);
-                else if (strcmp(a, "--cores") == 0)
-                        cores = atoi(v);
-                else if (strcmp(a, "--skip") == 0)
-                        skip = v;
-                else if ((strcmp(a, "--set") == 0 || strcmp(a, "--agent-set") == 0) && strchr(v, '=')) {
-                        bool nego = strcmp(a, "--set") == 0;
-                        if ((nego ? n_nego_sets : n_agent_sets) == MAX_SETS) {
-                                fprintf(stderr, "bench/pool-throughput: at most %d of %s\n", MAX_SETS, a);
-                                return 2;
-                        }
-                        if (nego)
-                                nego_sets[n_nego_sets++] = v;
-                        else
-                                agent_sets[n_agent_sets++] = v;
-                } else {
-                        fprintf(stderr, "bench/pool-throughput: unknown option %s %s\n", a, v);
-                        return 2;
-                }
-        }
-        if (jobs < 1 || runs < 1 || cores < 1) {
+        if (code != 0)
+                return code;
+        if (o.jobs < 1 || o.runs < 1 || o.cores < 1) {
                 fprintf(stderr, "bench/pool-throughput: counts must be >= 1\n");
                 return 2;
         }
         signal(SIGPIPE, SIG_IGN);
-        setup(cores);
+        setup(o.cores);
         start_pool();
         for (size_t i = 0; i < n_nego_sets; i++)
                 printf("central manager: %s\n", nego_sets[i]);
         for (size_t i = 0; i < n_agent_sets; i++)
                 printf("agent: %s\n", agent_sets[i]);
-        if (!skipped(skip, "latency"))
-                bench_latency(runs);
-        if (!skipped(skip, "throughput"))
-                bench_throughput(jobs);
+        if (!skipped(o.skip, "latency"))
+                bench_latency(o.runs);
+        if (!skipped(o.skip, "throughput"))
+                bench_throughput(o.jobs);
         stop_all();
-        if (!keep) {
-                char cmd[300];
-                snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-                if (system(cmd) != 0)
-                        fprintf(stderr, "bench/pool-throughput: cannot remove %s\n", dir);
-        } else
-                fprintf(stderr, "bench/pool-throughput: kept %s\n", dir);
+        pool_dir_remove(keep);
         return 0;
 }

@@ -41,14 +41,12 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -57,12 +55,10 @@
 #include "common/proto.h"
 #include "common/secure.h"
 
+#define BENCH_NAME "bench/pool"
 #define TIMEOUT_MS 600000
 
-static char dir[200], sock_path[300], conf_path[300], log_path[300];
-static int port;
-static pid_t daemon_pid;
-static GleanPoolKey key;
+#include "pool-common.h"
 
 static double now_s(void) {
         struct timespec ts;
@@ -72,115 +68,29 @@ static double now_s(void) {
 }
 
 static void stop_daemon(void) {
-        if (daemon_pid > 0) {
-                kill(daemon_pid, SIGTERM);
-                waitpid(daemon_pid, NULL, 0);
-                daemon_pid = 0;
+        if (nego_pid > 0) {
+                kill(nego_pid, SIGTERM);
+                waitpid(nego_pid, NULL, 0);
+                nego_pid = 0;
         }
 }
 
-static _Noreturn void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static _Noreturn void die(const char *fmt, ...) {
-        va_list ap;
-
-        va_start(ap, fmt);
-        fprintf(stderr, "bench/pool: ");
-        vfprintf(stderr, fmt, ap);
-        fprintf(stderr, " (the daemon's log: %s)\n", log_path);
-        va_end(ap);
+static void on_die(void) {
+        fprintf(stderr, " (the daemon's log: %s)\n", nego_log);
         stop_daemon();
-        exit(1);
-}
-
-static void progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void progress(const char *fmt, ...) {
-        va_list ap;
-
-        va_start(ap, fmt);
-        fprintf(stderr, "bench/pool: ");
-        vfprintf(stderr, fmt, ap);
-        fputc('\n', stderr);
-        va_end(ap);
 }
 
 /* ---- the daemon ---- */
 
-static int free_port(void) {
-        struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-        socklen_t len = sizeof sa;
-        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-        if (fd < 0 || bind(fd, (struct sockaddr *) &sa, sizeof sa) < 0 ||
-            getsockname(fd, (struct sockaddr *) &sa, &len) < 0)
-                die("cannot find a free port: %m");
-        close(fd);
-        return ntohs(sa.sin_port);
-}
-
 static void setup(void) {
-        char why[512], path[300], cwd[160];
-        FILE *f;
-
-        mkdir("build/bench-data", 0755);
-        snprintf(dir, sizeof dir, "%s/build/bench-data/pool.XXXXXX", getcwd(cwd, sizeof cwd) ? cwd : ".");
-        if (!mkdtemp(dir))
-                die("mkdtemp %s: %m", dir);
-        snprintf(sock_path, sizeof sock_path, "%s/negotiator.sock", dir);
-        snprintf(conf_path, sizeof conf_path, "%s/glean.conf", dir);
-        snprintf(log_path, sizeof log_path, "%s/negotiator.log", dir);
-        snprintf(path, sizeof path, "%s/pool.key", dir);
-        if (glean_pool_key_generate(&key) < 0 || glean_pool_key_save(path, &key, false, why, sizeof why) < 0)
-                die("pool key: %s", why);
-        port = free_port();
-        if (!(f = fopen(conf_path, "w")))
-                die("%s: %m", conf_path);
+        pool_dir("pool");
+        FILE *f = nego_conf_open();
         fprintf(f,
-                "LOCAL_CONFIG_DIR =\n"
-                "SPOOL = %s\n"
-                "NEGOTIATOR_DATABASE = %s/negotiator.db\n"
-                "NEGOTIATOR_SOCKET = %s\n"
-                "NEGOTIATOR_ADDRESS = 127.0.0.1\n"
-                "COLLECTOR_PORT = %d\n"
-                "POOL_KEY_FILE = %s\n"
-                "UID_DOMAIN = bench.pool\n"
                 "NEGOTIATOR_INTERVAL = 5\n"
                 "NEGOTIATOR_MIN_INTERVAL = 1\n"
                 "UPDATE_INTERVAL = 300\n"
-                "ALIVE_INTERVAL = 300\n",
-                dir, dir, sock_path, port, path);
-        if (fclose(f) != 0)
-                die("%s: %m", conf_path);
-}
-
-static void start_daemon(void) {
-        int fd = -1;
-        char why[256] = "";
-
-        daemon_pid = fork();
-        if (daemon_pid < 0)
-                die("fork: %m");
-        if (daemon_pid == 0) {
-                int log = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-                if (log >= 0)
-                        dup2(log, STDERR_FILENO);
-                setenv("GLEAN_CONFIG", conf_path, 1);
-                unsetenv("NOTIFY_SOCKET");
-                unsetenv("JOURNAL_STREAM");
-                execl("build/bin/glean-negotiator", "glean-negotiator", "--config", conf_path, (char *) NULL);
-                _exit(127);
-        }
-        for (int i = 0; i < 300; i++) {
-                if (glean_client_connect(sock_path, "glean", 1000, &fd, why, sizeof why) == 0) {
-                        close(fd);
-                        return;
-                }
-                if (waitpid(daemon_pid, NULL, WNOHANG) == daemon_pid) {
-                        daemon_pid = 0;
-                        die("glean-negotiator exited at start");
-                }
-                usleep(20000);
-        }
-        die("glean-negotiator does not answer on %s: %s", sock_path, why);
+                "ALIVE_INTERVAL = 300\n");
+        conf_close(f, nego_conf);
 }
 
 static long proc_kib(const char *field) {
@@ -189,7 +99,7 @@ static long proc_kib(const char *field) {
         size_t n = strlen(field);
         FILE *f;
 
-        snprintf(path, sizeof path, "/proc/%d/status", (int) daemon_pid);
+        snprintf(path, sizeof path, "/proc/%d/status", (int) nego_pid);
         if (!(f = fopen(path, "r")))
                 return -1;
         while (fgets(line, sizeof line, f))
@@ -199,121 +109,6 @@ static long proc_kib(const char *field) {
         return v;
 }
 
-/* ---- requests over the unix socket ---- */
-
-static int connect_user(void) {
-        int fd;
-        char why[256];
-
-        if (glean_client_connect(sock_path, "glean", 5000, &fd, why, sizeof why) < 0)
-                die("connect %s: %s", sock_path, why);
-        return fd;
-}
-
-static ClassAd *job_cluster_ad(void) {
-        static const char text[] =
-                "[ Cmd = \"/bin/true\"; Iwd = \"/\"; JobUniverse = 5; RequestCpus = 1; RequestMemory = 128; "
-                "RequestDisk = 1024; Requirements = (TARGET.OpSys == \"LINUX\") && (TARGET.Memory >= RequestMemory) "
-                "&& (TARGET.Cpus >= RequestCpus); Rank = 0.0; JobPrio = 0; Out = \"/dev/null\"; "
-                "Err = \"/dev/null\"; In = \"/dev/null\"; Environment = \"\"; WantRemoteIO = true; "
-                "OnExitRemove = true; OnExitHold = false; PeriodicHold = false; PeriodicRelease = false; "
-                "PeriodicRemove = false; JobLeaseDuration = 2400; LeaveJobInQueue = false; ImageSize = 1; "
-                "DiskUsage = 1; ShouldTransferFiles = \"NO\"; MaxHosts = 1; MinHosts = 1 ]";
-        ClassAd *ad;
-        CaError err;
-
-        if (classad_parse(text, sizeof text - 1, GLEAN_CA_MODE, &ad, &err) < 0)
-                die("the job ad does not parse");
-        return ad;
-}
-
-/* Receives the Reply to the request just sent: Ok or die. */
-static ClassAd *expect_ok(int fd, const char *what) {
-        ClassAd *reply = NULL;
-        GleanCommand cmd;
-        char why[512] = "";
-        bool ok = false;
-
-        if (glean_msg_recv(fd, TIMEOUT_MS, &reply, &cmd, why, sizeof why) < 0)
-                die("%s: %s", what, why);
-        if (cmd != GLEAN_CMD_REPLY || classad_eval_bool(reply, "Ok", GLEAN_CA_MODE, &ok) < 0 || !ok) {
-                char *reason = NULL;
-                classad_eval_string(reply, "Reason", GLEAN_CA_MODE, &reason);
-                die("%s refused: %s", what, reason ? reason : "(no reason)");
-        }
-        return reply;
-}
-
-/* One cluster of n procs (procs with Arguments = "i" when args), sent in
- * parts of at most `per_part` procs; the central manager answers the last
- * part. */
-static void submit_cluster(int fd, size_t n, bool args) {
-        const size_t per_part = 20000;
-        ClassAd *cluster = job_cluster_ad();
-
-        for (size_t first = 0; first < n; first += per_part) {
-                size_t k = n - first < per_part ? n - first : per_part;
-                ClassAd **procs = calloc(k, sizeof *procs), *msg = NULL;
-                if (!procs || glean_msg_new(GLEAN_CMD_SUBMIT, &msg) < 0)
-                        die("out of memory");
-                for (size_t i = 0; i < k; i++) {
-                        char buf[32];
-                        if (classad_new(&procs[i]) < 0)
-                                die("out of memory");
-                        if (args) {
-                                snprintf(buf, sizeof buf, "%zu", first + i);
-                                classad_set_string(procs[i], "Arguments", buf);
-                        }
-                }
-                glean_msg_set_ad(msg, "Cluster", cluster);
-                glean_msg_set_ad_list(msg, "Procs", procs, k);
-                classad_set_bool(msg, "More", first + k < n);
-                classad_set_int(msg, "RequestId", (int64_t) first + 1);
-                int r = glean_msg_send(fd, msg, TIMEOUT_MS);
-                if (r < 0)
-                        die("Submit: %s", strerror(-r));
-                /* one Reply per submit, to its last part */
-                if (first + k >= n)
-                        classad_free(expect_ok(fd, "Submit"));
-                for (size_t i = 0; i < k; i++)
-                        classad_free(procs[i]);
-                free(procs);
-                classad_free(msg);
-        }
-        classad_free(cluster);
-}
-
-/* Sends a listing request and collects every piece: the ads counted, or
- * Count when ret_count_only. */
-static size_t listing(int fd, GleanCommand c, const char *constraint, int64_t limit) {
-        ClassAd *msg = NULL;
-        size_t ads = 0;
-        int64_t count = -1;
-
-        if (glean_msg_new(c, &msg) < 0)
-                die("out of memory");
-        if (constraint)
-                classad_set_string(msg, "Constraint", constraint);
-        if (limit >= 0)
-                classad_set_int(msg, "Limit", limit);
-        classad_set_int(msg, "RequestId", 7);
-        if (glean_msg_send(fd, msg, TIMEOUT_MS) < 0)
-                die("%s: cannot send", glean_command_name(c));
-        classad_free(msg);
-        for (bool more = true; more;) {
-                ClassAd *reply = expect_ok(fd, glean_command_name(c)), **list = NULL;
-                size_t n = 0;
-                more = false;
-                classad_eval_bool(reply, "More", GLEAN_CA_MODE, &more);
-                classad_eval_int(reply, "Count", GLEAN_CA_MODE, &count);
-                if (glean_msg_get_ad_list(reply, "Ads", &list, &n) == 0)
-                        glean_ad_list_free(list, n);
-                ads += n;
-                classad_free(reply);
-        }
-        return limit == 0 ? (size_t) (count < 0 ? 0 : count) : ads;
-}
-
 /* ---- phases ---- */
 
 static void bench_single(size_t n, int clients) {
@@ -321,7 +116,7 @@ static void bench_single(size_t n, int clients) {
         double t0 = now_s();
 
         for (size_t i = 0; i < n; i++)
-                submit_cluster(fd, 1, false);
+                submit_cluster(fd, 1, false, NULL);
         double dt = now_s() - t0;
         close(fd);
         printf("single submits, 1 client: %zu in %.2f s = %.0f acknowledged/s\n", n, dt, (double) n / dt);
@@ -335,7 +130,7 @@ static void bench_single(size_t n, int clients) {
                 if (pid == 0) {
                         int cfd = connect_user();
                         for (size_t i = 0; i < n / (size_t) clients; i++)
-                                submit_cluster(cfd, 1, false);
+                                submit_cluster(cfd, 1, false, NULL);
                         _exit(0);
                 }
         }
@@ -356,7 +151,7 @@ static void bench_queue(size_t n) {
         int fd = connect_user();
         double t0 = now_s();
 
-        submit_cluster(fd, n, true);
+        submit_cluster(fd, n, true, NULL);
         double dt = now_s() - t0;
         close(fd);
         printf("queue %zu: acknowledged in %.3f s = %.0f jobs/s\n", n, dt, (double) n / dt);
@@ -389,7 +184,7 @@ static void bench_q(size_t want) {
         char cmd[4096];
         snprintf(cmd, sizeof cmd,
                  "GLEAN_CONFIG=%s GLEAN_NEGOTIATOR_SOCKET=%s build/bin/glean q --socket %s > /dev/null 2>%s/q.err",
-                 conf_path, sock_path, sock_path, dir);
+                 nego_conf, sock_path, sock_path, dir);
         t0 = now_s();
         int status = system(cmd);
         dt = now_s() - t0;
@@ -407,7 +202,7 @@ static void bench_memory(size_t want) {
         while (have < want) {
                 size_t k = want - have < 100000 ? want - have : 100000;
                 int fd = connect_user();
-                submit_cluster(fd, k, true);
+                submit_cluster(fd, k, true, NULL);
                 close(fd);
                 have += k;
                 progress("%zu jobs queued", have);
@@ -480,7 +275,7 @@ static void sim_connect(SimAgent *a, int idx) {
         a->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
         if (a->fd < 0 || connect(a->fd, (struct sockaddr *) &sa, sizeof sa) < 0)
                 die("agent %d: connect: %m", idx);
-        if (glean_secure_handshake(a->fd, GLEAN_SECURE_AGENT, &key, 10000, &a->s, why, sizeof why) < 0)
+        if (glean_secure_handshake(a->fd, GLEAN_SECURE_AGENT, &pool_key, 10000, &a->s, why, sizeof why) < 0)
                 die("agent %d: handshake: %s", idx, why);
         if (glean_hello_new("glean-agent", &hello) < 0)
                 die("out of memory");
@@ -557,14 +352,6 @@ static void *responder(void *arg) {
         return NULL;
 }
 
-static size_t count_where(GleanCommand c, const char *constraint) {
-        int fd = connect_user();
-        size_t n = listing(fd, c, constraint, 0);
-
-        close(fd);
-        return n;
-}
-
 static void bench_agents(int rounds) {
         size_t total = (size_t) n_agents * (size_t) slots_per;
 
@@ -602,7 +389,7 @@ static void bench_agents(int rounds) {
                 die("pthread_create failed");
         int fd = connect_user();
         t0 = now_s();
-        submit_cluster(fd, total, true);
+        submit_cluster(fd, total, true, NULL);
         close(fd);
         double submitted = now_s() - t0;
         size_t running = 0;
@@ -623,7 +410,7 @@ static void bench_agents(int rounds) {
 
         /* the daemon's own account of its cycles */
         char cmd[1024];
-        snprintf(cmd, sizeof cmd, "grep -i 'cycle' %s | tail -n 5 | sed 's/^/  daemon: /'", log_path);
+        snprintf(cmd, sizeof cmd, "grep -i 'cycle' %s | tail -n 5 | sed 's/^/  daemon: /'", nego_log);
         fflush(stdout);
         if (system(cmd) != 0)
                 printf("  (no cycle record in the daemon's log)\n");
@@ -636,56 +423,46 @@ static void bench_agents(int rounds) {
 
 /* ---- main ---- */
 
-static bool skipped(const char *skip, const char *phase) {
-        size_t n = strlen(phase);
+typedef struct Options {
+        size_t single, q_jobs, mem_jobs;
+        int clients, rounds;
+        const char *skip;
+} Options;
 
-        for (const char *p = skip; p && (p = strstr(p, phase)); p += n)
-                if ((p == skip || p[-1] == ',') && (p[n] == ',' || p[n] == '\0'))
-                        return true;
-        return false;
+static bool option(void *userdata, const char *a, const char *v) {
+        Options *o = userdata;
+
+        if (strcmp(a, "--single") == 0)
+                o->single = strtoul(v, NULL, 10);
+        else if (strcmp(a, "--clients") == 0)
+                o->clients = atoi(v);
+        else if (strcmp(a, "--q-jobs") == 0)
+                o->q_jobs = strtoul(v, NULL, 10);
+        else if (strcmp(a, "--mem-jobs") == 0)
+                o->mem_jobs = strtoul(v, NULL, 10);
+        else if (strcmp(a, "--agents") == 0)
+                n_agents = atoi(v);
+        else if (strcmp(a, "--slots") == 0)
+                slots_per = atoi(v);
+        else if (strcmp(a, "--rounds") == 0)
+                o->rounds = atoi(v);
+        else if (strcmp(a, "--skip") == 0)
+                o->skip = v;
+        else
+                return false;
+        return true;
 }
 
 int main(int argc, char **argv) {
-        size_t single = 2000, q_jobs = 100000, mem_jobs = 1000000;
-        int clients = 8, rounds = 3;
-        const char *skip = "";
+        Options o = { .single = 2000, .q_jobs = 100000, .mem_jobs = 1000000, .clients = 8, .rounds = 3, .skip = "" };
         bool keep = false;
 
         n_agents = 50;
         slots_per = 100;
-        for (int i = 1; i < argc; i++) {
-                const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-                if (strcmp(a, "--keep") == 0) {
-                        keep = true;
-                        continue;
-                }
-                if (!v) {
-                        fprintf(stderr, "usage: see the head of bench/pool.c\n");
-                        return 2;
-                }
-                i++;
-                if (strcmp(a, "--single") == 0)
-                        single = strtoul(v, NULL, 10);
-                else if (strcmp(a, "--clients") == 0)
-                        clients = atoi(v);
-                else if (strcmp(a, "--q-jobs") == 0)
-                        q_jobs = strtoul(v, NULL, 10);
-                else if (strcmp(a, "--mem-jobs") == 0)
-                        mem_jobs = strtoul(v, NULL, 10);
-                else if (strcmp(a, "--agents") == 0)
-                        n_agents = atoi(v);
-                else if (strcmp(a, "--slots") == 0)
-                        slots_per = atoi(v);
-                else if (strcmp(a, "--rounds") == 0)
-                        rounds = atoi(v);
-                else if (strcmp(a, "--skip") == 0)
-                        skip = v;
-                else {
-                        fprintf(stderr, "bench/pool: unknown option %s\n", a);
-                        return 2;
-                }
-        }
-        if (clients < 1 || n_agents < 1 || slots_per < 1 || rounds < 1) {
+        int code = bench_args(argc, argv, option, &o, &keep);
+        if (code != 0)
+                return code;
+        if (o.clients < 1 || n_agents < 1 || slots_per < 1 || o.rounds < 1) {
                 fprintf(stderr, "bench/pool: counts must be >= 1\n");
                 return 2;
         }
@@ -694,9 +471,9 @@ int main(int argc, char **argv) {
 
         /* The agents first, on an empty queue: the cycle then matches
          * only their jobs. A fresh daemon for the queue figures. */
-        if (!skipped(skip, "agents")) {
-                start_daemon();
-                bench_agents(rounds);
+        if (!skipped(o.skip, "agents")) {
+                start_negotiator();
+                bench_agents(o.rounds);
                 stop_daemon();
                 char db[1024];
                 snprintf(db, sizeof db, "rm -f %s/negotiator.db %s/negotiator.db-wal %s/negotiator.db-shm", dir,
@@ -704,24 +481,18 @@ int main(int argc, char **argv) {
                 if (system(db) != 0)
                         die("cannot remove the database");
         }
-        start_daemon();
-        if (!skipped(skip, "submit"))
-                bench_single(single, clients);
-        if (!skipped(skip, "queue")) {
+        start_negotiator();
+        if (!skipped(o.skip, "submit"))
+                bench_single(o.single, o.clients);
+        if (!skipped(o.skip, "queue")) {
                 bench_queue(10000);
                 bench_queue(100000);
         }
-        if (!skipped(skip, "q"))
-                bench_q(q_jobs);
-        if (!skipped(skip, "memory"))
-                bench_memory(mem_jobs);
+        if (!skipped(o.skip, "q"))
+                bench_q(o.q_jobs);
+        if (!skipped(o.skip, "memory"))
+                bench_memory(o.mem_jobs);
         stop_daemon();
-        if (!keep) {
-                char cmd[300];
-                snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-                if (system(cmd) != 0)
-                        fprintf(stderr, "bench/pool: cannot remove %s\n", dir);
-        } else
-                fprintf(stderr, "bench/pool: kept %s\n", dir);
+        pool_dir_remove(keep);
         return 0;
 }

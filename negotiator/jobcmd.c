@@ -49,13 +49,41 @@ static int ask_parse(const ClassAd *request, Ask *ret, char *why, size_t whylen)
         return 0;
 }
 
-/* ---- Query ---- */
-
 typedef struct QueryRun {
         Ask *ask;
         JobCmdListing *l;
         int64_t count, given;
 } QueryRun;
+
+/* Adds what the request asks for to run->l (counting in run->count). */
+typedef int AskFill(JobQueue *q, QueryRun *run);
+
+/* A Query or History: the request parsed (refused with a Reply when it
+ * does not), its listing filled by `fill` and ended with the Count. */
+static int ask_listing(JobQueue *q, const ClassAd *request, const JobCmdSink *sink, AskFill *fill) {
+        char why[512] = "";
+        Ask ask;
+        QueryRun run = { .ask = &ask };
+        int r;
+
+        r = ask_parse(request, &ask, why, sizeof(why));
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return jobcmd_reply(request, false, why, sink);
+        r = jobcmd_listing_begin(request, "Ads", sink, &run.l);
+        if (r >= 0) {
+                r = fill(q, &run);
+                if (r >= 0)
+                        r = jobcmd_listing_end(run.l, run.count);
+                else
+                        jobcmd_listing_free(run.l);
+        }
+        ask_clear(&ask);
+        return r < 0 ? r : 0;
+}
+
+/* ---- Query ---- */
 
 static int query_one(void *userdata, Job *job) {
         QueryRun *q = userdata;
@@ -69,37 +97,26 @@ static int query_one(void *userdata, Job *job) {
         return jobcmd_listing_add(q->l, job->ad, q->ask->attrs);
 }
 
-int jobcmd_query(JobQueue *q, const ClassAd *request, const JobCmdSink *sink) {
-        char why[512] = "";
-        Ask ask;
-        QueryRun run = { .ask = &ask };
-        int r;
+static int query_fill(JobQueue *q, QueryRun *run) {
+        const Ask *ask = run->ask;
+        int r = 0;
 
-        r = ask_parse(request, &ask, why, sizeof(why));
-        if (r == -ENOMEM)
-                return r;
-        if (r < 0)
-                return jobcmd_reply(request, false, why, sink);
-        r = jobcmd_listing_begin(request, "Ads", sink, &run.l);
-        if (r >= 0) {
-                if (ask.ids.n == 0)
-                        r = queue_foreach(q, query_one, &run);
-                for (size_t i = 0; r >= 0 && i < ask.ids.n; i++) {
-                        JobId id = ask.ids.ids[i];
-                        if (id.proc < 0)
-                                r = queue_foreach_cluster(q, id.cluster, query_one, &run);
-                        else {
-                                Job *j = queue_find(q, id);
-                                r = j ? query_one(&run, j) : 0;
-                        }
+        if (ask->ids.n == 0)
+                r = queue_foreach(q, query_one, run);
+        for (size_t i = 0; r >= 0 && i < ask->ids.n; i++) {
+                JobId id = ask->ids.ids[i];
+                if (id.proc < 0)
+                        r = queue_foreach_cluster(q, id.cluster, query_one, run);
+                else {
+                        Job *j = queue_find(q, id);
+                        r = j ? query_one(run, j) : 0;
                 }
-                if (r >= 0)
-                        r = jobcmd_listing_end(run.l, run.count);
-                else
-                        jobcmd_listing_free(run.l);
         }
-        ask_clear(&ask);
-        return r < 0 ? r : 0;
+        return r;
+}
+
+int jobcmd_query(JobQueue *q, const ClassAd *request, const JobCmdSink *sink) {
+        return ask_listing(q, request, sink, query_fill);
 }
 
 /* ---- History ---- */
@@ -112,37 +129,26 @@ static int history_one(void *userdata, const ClassAd *ad) {
         return jobcmd_listing_add(h->l, ad, h->ask->attrs);
 }
 
-int jobcmd_history(JobQueue *q, const ClassAd *request, const JobCmdSink *sink) {
-        char why[512] = "";
-        Ask ask;
-        QueryRun run = { .ask = &ask };
-        int r;
+static int history_fill(JobQueue *q, QueryRun *run) {
+        const Ask *ask = run->ask;
+        int r = 0;
 
-        r = ask_parse(request, &ask, why, sizeof(why));
-        if (r == -ENOMEM)
-                return r;
-        if (r < 0)
-                return jobcmd_reply(request, false, why, sink);
-        r = jobcmd_listing_begin(request, "Ads", sink, &run.l);
-        if (r >= 0) {
-                if (ask.limit == 0)
-                        r = 0;
-                else if (ask.ids.n == 0)
-                        r = queue_history(q, (JobId) { 0, -1 }, ask.constraint, ask.limit < 0 ? 0 : (size_t) ask.limit,
-                                          history_one, &run);
-                for (size_t i = 0; r >= 0 && i < ask.ids.n && ask.limit != 0; i++) {
-                        size_t left = ask.limit < 0 ? 0 : (size_t) (ask.limit - run.given);
-                        if (ask.limit >= 0 && run.given >= ask.limit)
-                                break;
-                        r = queue_history(q, ask.ids.ids[i], ask.constraint, left, history_one, &run);
-                }
-                if (r >= 0)
-                        r = jobcmd_listing_end(run.l, run.count);
-                else
-                        jobcmd_listing_free(run.l);
+        if (ask->limit == 0)
+                return 0;
+        if (ask->ids.n == 0)
+                r = queue_history(q, (JobId) { 0, -1 }, ask->constraint, ask->limit < 0 ? 0 : (size_t) ask->limit,
+                                  history_one, run);
+        for (size_t i = 0; r >= 0 && i < ask->ids.n; i++) {
+                size_t left = ask->limit < 0 ? 0 : (size_t) (ask->limit - run->given);
+                if (ask->limit >= 0 && run->given >= ask->limit)
+                        break;
+                r = queue_history(q, ask->ids.ids[i], ask->constraint, left, history_one, run);
         }
-        ask_clear(&ask);
-        return r < 0 ? r : 0;
+        return r;
+}
+
+int jobcmd_history(JobQueue *q, const ClassAd *request, const JobCmdSink *sink) {
+        return ask_listing(q, request, sink, history_fill);
 }
 
 /* ---- JobAction ---- */

@@ -295,6 +295,23 @@ static int put(JobQueue *q, QJob *j) {
         return j->leaving ? 0 : qstore_put_job(q, j);
 }
 
+/* A change of job `id` begun and the job touched; nothing begun on failure. */
+static int change_begin(JobQueue *q, JobId id, char *why, size_t whylen) {
+        int r = begin(q, why, whylen);
+
+        if (r < 0)
+                return r;
+        r = queue_touch(q, id);
+        return r < 0 ? queue_change_end(q, r, why, whylen) : 0;
+}
+
+/* The change ended: the job's row written first unless r says it failed. */
+static int put_end(JobQueue *q, QJob *j, int r, char *why, size_t whylen) {
+        if (r >= 0)
+                r = put(q, j);
+        return queue_change_end(q, r, why, whylen);
+}
+
 /* Applies a policy's decision to a job whose run is not in the way. */
 static int apply_policy(JobQueue *q, QJob *j, const QPolicyResult *p, double now) {
         switch (p->action) {
@@ -329,14 +346,12 @@ int queue_job_start(JobQueue *q, JobId id, const char *claim_id, const char *slo
                 return -EBUSY;
         if (glean_strmap_get(q->claims, claim_id))
                 return -EEXIST;
-        r = queue_change_begin(q);
+        r = change_begin(q, id, NULL, 0);
         if (r < 0)
                 return r;
         (void) classad_eval_int(j->pub.ad, "NumJobStarts", QUEUE_MODE, &starts);
         (void) classad_eval_int(j->pub.ad, "JobRunCount", QUEUE_MODE, &runs);
-        r = queue_touch(q, id);
-        if (r >= 0)
-                r = qjob_set_claim(q, j, claim_id, slot);
+        r = qjob_set_claim(q, j, claim_id, slot);
         if (r >= 0)
                 r = qjob_set_status(q, j, JOB_RUNNING, now);
         if (r >= 0)
@@ -476,14 +491,12 @@ int queue_job_exit(JobQueue *q, JobId id, const ClassAd *exit_msg, double now, J
         r = parse_exit(exit_msg, &e, why, whylen);
         if (r < 0)
                 return r;
-        r = begin(q, why, whylen);
+        r = change_begin(q, id, why, whylen);
         if (r < 0) {
                 free(e.hold_reason);
                 return r;
         }
-        r = queue_touch(q, id);
-        if (r >= 0)
-                r = record_exit(j, &e);
+        r = record_exit(j, &e);
         if (r >= 0 && j->pub.status == JOB_RUNNING) {
                 /* Decided while the ad still says Running, as the shadow does. */
                 if (e.hold_code > 0)
@@ -527,12 +540,10 @@ int queue_job_requeue(JobQueue *q, JobId id, const char *reason, double now, Job
                 return r;
         if (!j->claim)
                 return -EINVAL;
-        r = queue_change_begin(q);
+        r = change_begin(q, id, NULL, 0);
         if (r < 0)
                 return r;
-        r = queue_touch(q, id);
-        if (r >= 0)
-                r = qjob_set_int(j, "LastVacateTime", (int64_t) now);
+        r = qjob_set_int(j, "LastVacateTime", (int64_t) now);
         if (r >= 0)
                 r = qjob_set_string(j, "LastVacateReason", reason && *reason ? reason : "the claim ended");
         if (r >= 0)
@@ -542,9 +553,7 @@ int queue_job_requeue(JobQueue *q, JobId id, const char *reason, double now, Job
         else if (r >= 0 && j->pub.status == JOB_REMOVED)
                 r = queue_retire(q, j, now);
         became = j->pub.status;
-        if (r >= 0)
-                r = put(q, j);
-        r = queue_change_end(q, r, NULL, 0);
+        r = put_end(q, j, r, NULL, 0);
         if (r >= 0 && ret_status)
                 *ret_status = became;
         return r;
@@ -582,10 +591,9 @@ static const char *reason_or(const char *reason, const char *verb, const QueueRe
         return buf;
 }
 
-int queue_job_remove(JobQueue *q, const QueueRequester *who, JobId id, const char *reason, double now,
-                     bool *ret_was_running, char *why, size_t whylen) {
-        char idbuf[JOB_ID_STRLEN], buf[256];
-        bool running;
+/* The job a user's command acts on: in the queue, and `who` its owner or an
+ * administrator. */
+static int user_job(JobQueue *q, const QueueRequester *who, JobId id, QJob **ret, char *why, size_t whylen) {
         QJob *j = NULL;
         int r;
 
@@ -595,53 +603,48 @@ int queue_job_remove(JobQueue *q, const QueueRequester *who, JobId id, const cha
         r = may_act(j, who, why, whylen);
         if (r < 0)
                 return r;
-        if (j->pub.status == JOB_REMOVED)
-                return glean_why(-EINVAL, why, whylen, "job %s is being removed already", job_id_format(id, idbuf));
-        r = begin(q, why, whylen);
+        *ret = j;
+        return 0;
+}
+
+/* A user's remove (to JOB_REMOVED) or hold (to JOB_HELD, with code and
+ * subcode): a job being removed is refused both, a held job a hold. */
+static int user_stop(JobQueue *q, const QueueRequester *who, JobId id, JobStatus to, const char *reason, int code,
+                     int subcode, double now, bool *ret_was_running, char *why, size_t whylen) {
+        char idbuf[JOB_ID_STRLEN], buf[256];
+        bool running;
+        QJob *j = NULL;
+        int r;
+
+        r = user_job(q, who, id, &j, why, whylen);
+        if (r < 0)
+                return r;
+        if (j->pub.status == JOB_REMOVED || (to == JOB_HELD && j->pub.status == JOB_HELD))
+                return glean_why(-EINVAL, why, whylen, "job %s is %s already", job_id_format(id, idbuf),
+                                 j->pub.status == JOB_HELD ? "held" : "being removed");
+        r = change_begin(q, id, why, whylen);
         if (r < 0)
                 return r;
         running = j->claim != NULL;
-        r = queue_touch(q, id);
-        if (r >= 0)
+        if (to == JOB_REMOVED)
                 r = remove_job(q, j, reason_or(reason, "rm", who, buf, sizeof(buf)), now);
-        if (r >= 0)
-                r = put(q, j);
-        r = queue_change_end(q, r, why, whylen);
+        else
+                r = hold_job(q, j, reason_or(reason, "hold", who, buf, sizeof(buf)),
+                             code > 0 ? code : QUEUE_HOLD_USER_REQUEST, subcode, now);
+        r = put_end(q, j, r, why, whylen);
         if (r >= 0 && ret_was_running)
                 *ret_was_running = running;
         return r;
 }
 
+int queue_job_remove(JobQueue *q, const QueueRequester *who, JobId id, const char *reason, double now,
+                     bool *ret_was_running, char *why, size_t whylen) {
+        return user_stop(q, who, id, JOB_REMOVED, reason, 0, 0, now, ret_was_running, why, whylen);
+}
+
 int queue_job_hold(JobQueue *q, const QueueRequester *who, JobId id, const char *reason, int code, int subcode,
                    double now, bool *ret_was_running, char *why, size_t whylen) {
-        char idbuf[JOB_ID_STRLEN], buf[256];
-        bool running;
-        QJob *j = NULL;
-        int r;
-
-        r = find_job(q, id, &j, why, whylen);
-        if (r < 0)
-                return r;
-        r = may_act(j, who, why, whylen);
-        if (r < 0)
-                return r;
-        if (j->pub.status == JOB_HELD || j->pub.status == JOB_REMOVED)
-                return glean_why(-EINVAL, why, whylen, "job %s is %s already", job_id_format(id, idbuf),
-                                 j->pub.status == JOB_HELD ? "held" : "being removed");
-        r = begin(q, why, whylen);
-        if (r < 0)
-                return r;
-        running = j->claim != NULL;
-        r = queue_touch(q, id);
-        if (r >= 0)
-                r = hold_job(q, j, reason_or(reason, "hold", who, buf, sizeof(buf)),
-                             code > 0 ? code : QUEUE_HOLD_USER_REQUEST, subcode, now);
-        if (r >= 0)
-                r = put(q, j);
-        r = queue_change_end(q, r, why, whylen);
-        if (r >= 0 && ret_was_running)
-                *ret_was_running = running;
-        return r;
+        return user_stop(q, who, id, JOB_HELD, reason, code, subcode, now, ret_was_running, why, whylen);
 }
 
 int queue_job_release(JobQueue *q, const QueueRequester *who, JobId id, const char *reason, double now, char *why,
@@ -650,46 +653,32 @@ int queue_job_release(JobQueue *q, const QueueRequester *who, JobId id, const ch
         QJob *j = NULL;
         int r;
 
-        r = find_job(q, id, &j, why, whylen);
-        if (r < 0)
-                return r;
-        r = may_act(j, who, why, whylen);
+        r = user_job(q, who, id, &j, why, whylen);
         if (r < 0)
                 return r;
         if (j->pub.status != JOB_HELD)
                 return glean_why(-EINVAL, why, whylen, "job %s is not held", job_id_format(id, idbuf));
-        r = begin(q, why, whylen);
+        r = change_begin(q, id, why, whylen);
         if (r < 0)
                 return r;
-        r = queue_touch(q, id);
-        if (r >= 0)
-                r = release_job(q, j, reason_or(reason, "release", who, buf, sizeof(buf)), now);
-        if (r >= 0)
-                r = put(q, j);
-        return queue_change_end(q, r, why, whylen);
+        r = release_job(q, j, reason_or(reason, "release", who, buf, sizeof(buf)), now);
+        return put_end(q, j, r, why, whylen);
 }
 
 int queue_job_set_prio(JobQueue *q, const QueueRequester *who, JobId id, int64_t prio, char *why, size_t whylen) {
         QJob *j = NULL;
         int r;
 
-        r = find_job(q, id, &j, why, whylen);
-        if (r < 0)
-                return r;
-        r = may_act(j, who, why, whylen);
+        r = user_job(q, who, id, &j, why, whylen);
         if (r < 0)
                 return r;
         if (prio < INT32_MIN || prio > INT32_MAX)
                 return glean_why(-EINVAL, why, whylen, "priority %" PRId64 " is out of range", prio);
-        r = begin(q, why, whylen);
+        r = change_begin(q, id, why, whylen);
         if (r < 0)
                 return r;
-        r = queue_touch(q, id);
-        if (r >= 0)
-                r = qjob_set_int(j, "JobPrio", prio);
-        if (r >= 0)
-                r = put(q, j);
-        return queue_change_end(q, r, why, whylen);
+        r = qjob_set_int(j, "JobPrio", prio);
+        return put_end(q, j, r, why, whylen);
 }
 
 /* ---- the periodic policy ---- */

@@ -16,7 +16,6 @@
  * Exit: 0 after a shutdown; 1 when it cannot start (the reason logged).
  */
 #include <errno.h>
-#include <getopt.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
@@ -28,11 +27,10 @@
 
 #include <systemd/sd-daemon.h>
 
+#include "daemon-start.h"
 #include "daemon.h"
 
-static void usage(FILE *f) {
-        fprintf(f, "usage: glean-agent [--config FILE] [--socket PATH] [--set NAME=VALUE]...\n");
-}
+static const char usage[] = "usage: glean-agent [--config FILE] [--socket PATH] [--set NAME=VALUE]...\n";
 
 void agent_request_defer(Agent *a) {
         if (a->defer)
@@ -114,25 +112,17 @@ int agent_log_config_error(const ConfigError *err, int r, const char *what) {
         return r;
 }
 
-static int agent_setup(Agent *a, const char *config_path, const char *socket_path, char **sets, size_t n_sets) {
+static int agent_setup(Agent *a, const GleanDaemonArgs *args, const char *socket_path) {
         ConfigError err = { 0 };
-        int r = config_load_path(config_path, &a->cfg, &err);
+        int r = config_load_path(args->config_path, &a->cfg, &err);
         if (r < 0)
                 return agent_log_config_error(&err, r, "configuration");
-        for (size_t i = 0; i < n_sets; i++) {
-                char *eq = strchr(sets[i], '=');
-                *eq = 0;
-                r = config_set(a->cfg, sets[i], eq + 1);
-                *eq = '=';
-                if (r < 0)
-                        return glean_log_errno(LOG_ERR, r, "--set %s", sets[i]);
-        }
+        for (size_t i = 0; i < args->n_sets; i++)
+                if ((r = config_set(a->cfg, args->sets[i].name, args->sets[i].value)) < 0)
+                        return glean_log_errno(LOG_ERR, r, "--set %s=%s", args->sets[i].name, args->sets[i].value);
         char *level = NULL;
-        if (config_get(a->cfg, "AGENT_LOG_LEVEL", &level, &err) >= 0 && *level) {
-                int l = glean_log_level_from_string(level);
-                if (l >= 0)
-                        glean_log_set_level(l);
-        }
+        if (config_get(a->cfg, "AGENT_LOG_LEVEL", &level, &err) >= 0)
+                (void) glean_daemon_log_level(level);
         free(level);
 
         if ((r = agent_knob_string(a->cfg, "EXECUTE", "/var/lib/glean/execute", &a->execute)) < 0)
@@ -225,69 +215,24 @@ static int on_update_timer(sd_event_source *src, uint64_t usec, void *userdata) 
 }
 
 int main(int argc, char **argv) {
-        static const struct option opts[] = {
-                { "config", required_argument, NULL, 'c' },
-                { "socket", required_argument, NULL, 's' },
-                { "set", required_argument, NULL, 'S' },
-                { "help", no_argument, NULL, 'h' },
-                {},
-        };
-        const char *config_path = NULL, *socket_path = NULL;
-        char **sets = calloc((size_t) argc + 1, sizeof *sets);
-        size_t n_sets = 0;
-        int c;
-        if (!sets)
-                return 1;
-        while ((c = getopt_long(argc, argv, "c:s:S:h", opts, NULL)) >= 0) {
-                switch (c) {
-                case 'c':
-                        config_path = optarg;
-                        break;
-                case 's':
-                        socket_path = optarg;
-                        break;
-                case 'S':
-                        if (!strchr(optarg, '=')) {
-                                fprintf(stderr, "glean-agent: --set needs NAME=VALUE\n");
-                                free(sets);
-                                return 2;
-                        }
-                        sets[n_sets++] = optarg;
-                        break;
-                case 'h':
-                        usage(stdout);
-                        free(sets);
-                        return 0;
-                default:
-                        usage(stderr);
-                        free(sets);
-                        return 2;
-                }
-        }
-        if (optind < argc) {
-                usage(stderr);
-                free(sets);
-                return 2;
-        }
+        const char *socket_path = NULL;
+        const GleanDaemonOption own[] = { { "socket", 's', &socket_path } };
+        GleanDaemonArgs args;
+        int r = glean_daemon_args(argc, argv, "glean-agent", usage, own, 1, &args);
+        if (r != 0)
+                return r == 1 ? 0 : r == -EINVAL ? 2 : 1;
 
-        glean_log_open("glean-agent");
-        signal(SIGPIPE, SIG_IGN);
-        sigset_t mask;
-        sigemptyset(&mask);
-        sigaddset(&mask, SIGTERM);
-        sigaddset(&mask, SIGINT);
-        sigaddset(&mask, SIGHUP);
-        sigprocmask(SIG_BLOCK, &mask, NULL);
+        glean_daemon_begin("glean-agent");
 
         Agent a = { .listen_fd = -1 };
-        int r = sd_event_default(&a.event);
+        r = sd_event_default(&a.event);
         if (r >= 0) {
                 sd_event_add_signal(a.event, NULL, SIGTERM, on_signal, &a);
                 sd_event_add_signal(a.event, NULL, SIGINT, on_signal, &a);
                 sd_event_add_signal(a.event, NULL, SIGHUP, on_signal, &a);
-                r = agent_setup(&a, config_path, socket_path, sets, n_sets);
+                r = agent_setup(&a, &args, socket_path);
         }
-        free(sets);
+        glean_daemon_args_free(&args);
         if (r >= 0) {
                 uint64_t now_usec;
                 sd_event_now(a.event, CLOCK_REALTIME, &now_usec);

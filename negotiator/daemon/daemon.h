@@ -33,6 +33,7 @@
 
 #include "accounting.h"
 #include "classad.h"
+#include "daemon-start.h"
 #include "config.h"
 #include "log.h"
 #include "negotiator.h"
@@ -201,9 +202,7 @@ typedef struct CycleStats {
 
 struct Nego {
         sd_event *event;
-        char *config_path;
-        char **sets;            /* --set NAME=VALUE */
-        size_t n_sets;
+        GleanDaemonArgs args;   /* --config, --set NAME=VALUE */
         Config *cfg;
         NegoKnobs k;
         NegoSettings *settings;

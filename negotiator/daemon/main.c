@@ -22,7 +22,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <locale.h>
 #include <math.h>
@@ -41,9 +40,7 @@
 
 #define TICK_USEC 1000000ULL
 
-static void usage(FILE *f) {
-        fprintf(f, "usage: glean-negotiator [--config FILE] [--set NAME=VALUE]... [--port-file FILE]\n");
-}
+static const char usage[] = "usage: glean-negotiator [--config FILE] [--set NAME=VALUE]... [--port-file FILE]\n";
 
 double nego_now(void) {
         struct timespec ts;
@@ -180,25 +177,19 @@ fail:
 static int load_config(Nego *n, Config **ret) {
         ConfigError err = { 0 };
         Config *cfg = NULL;
-        int r = config_load_path(n->config_path, &cfg, &err);
+        int r = config_load_path(n->args.config_path, &cfg, &err);
         if (r < 0)
                 return log_config_error(&err, r, "configuration");
-        for (size_t i = 0; i < n->n_sets; i++) {
-                char *eq = strchr(n->sets[i], '=');
-                *eq = 0;
-                r = config_set(cfg, n->sets[i], eq + 1);
-                *eq = '=';
-                if (r < 0) {
+        for (size_t i = 0; i < n->args.n_sets; i++) {
+                const GleanSetting *set = &n->args.sets[i];
+                if ((r = config_set(cfg, set->name, set->value)) < 0) {
                         config_free(cfg);
-                        return glean_log_errno(LOG_ERR, r, "--set %s: %m", n->sets[i]);
+                        return glean_log_errno(LOG_ERR, r, "--set %s=%s: %m", set->name, set->value);
                 }
         }
         char *level = NULL;
-        if (config_get(cfg, "NEGOTIATOR_LOG_LEVEL", &level, &err) >= 0 && *level) {
-                int l = glean_log_level_from_string(level);
-                if (l >= 0)
-                        glean_log_set_level(l);
-        }
+        if (config_get(cfg, "NEGOTIATOR_LOG_LEVEL", &level, &err) >= 0)
+                (void) glean_daemon_log_level(level);
         free(level);
         *ret = cfg;
         return 0;
@@ -601,67 +592,21 @@ static void teardown(Nego *n) {
 }
 
 int main(int argc, char **argv) {
-        static const struct option opts[] = {
-                { "config", required_argument, NULL, 'c' },
-                { "set", required_argument, NULL, 'S' },
-                { "port-file", required_argument, NULL, 'p' },
-                { "help", no_argument, NULL, 'h' },
-                {},
-        };
-        Nego n = { .tcp_fd = -1, .unix_fd = -1, .next_conn = 1, .next_request = 1 };
-        char **sets = calloc((size_t) argc + 1, sizeof *sets);
         const char *port_file = NULL;
-        int c;
-        if (!sets)
-                return 1;
-        while ((c = getopt_long(argc, argv, "c:S:p:h", opts, NULL)) >= 0) {
-                switch (c) {
-                case 'c':
-                        n.config_path = optarg;
-                        break;
-                case 'S':
-                        if (!strchr(optarg, '=')) {
-                                fprintf(stderr, "glean-negotiator: --set needs NAME=VALUE\n");
-                                free(sets);
-                                return 2;
-                        }
-                        sets[n.n_sets++] = optarg;
-                        break;
-                case 'p':
-                        port_file = optarg;
-                        break;
-                case 'h':
-                        usage(stdout);
-                        free(sets);
-                        return 0;
-                default:
-                        usage(stderr);
-                        free(sets);
-                        return 2;
-                }
-        }
-        if (optind < argc) {
-                usage(stderr);
-                free(sets);
-                return 2;
-        }
-        n.sets = sets;
+        const GleanDaemonOption own[] = { { "port-file", 'p', &port_file } };
+        Nego n = { .tcp_fd = -1, .unix_fd = -1, .next_conn = 1, .next_request = 1 };
+        int r = glean_daemon_args(argc, argv, "glean-negotiator", usage, own, 1, &n.args);
+        if (r != 0)
+                return r == 1 ? 0 : r == -EINVAL ? 2 : 1;
         if (port_file && !(n.k.port_file = strdup(port_file))) {
-                free(sets);
+                glean_daemon_args_free(&n.args);
                 return 1;
         }
 
         setlocale(LC_NUMERIC, "C");
-        glean_log_open("glean-negotiator");
-        signal(SIGPIPE, SIG_IGN);
-        sigset_t mask;
-        sigemptyset(&mask);
-        sigaddset(&mask, SIGTERM);
-        sigaddset(&mask, SIGINT);
-        sigaddset(&mask, SIGHUP);
-        sigprocmask(SIG_BLOCK, &mask, NULL);
+        glean_daemon_begin("glean-negotiator");
 
-        int r = sd_event_new(&n.event);
+        r = sd_event_new(&n.event);
         if (r >= 0) {
                 sd_event_add_signal(n.event, &n.signals[0], SIGTERM, on_signal, &n);
                 sd_event_add_signal(n.event, &n.signals[1], SIGINT, on_signal, &n);
@@ -672,7 +617,7 @@ int main(int argc, char **argv) {
         if (r < 0) {
                 glean_log(LOG_ERR, NULL, NULL, 0, "cannot start: %s", strerror(-r));
                 teardown(&n);
-                free(sets);
+                glean_daemon_args_free(&n.args);
                 return 1;
         }
         glean_log(LOG_NOTICE, NULL, NULL, 0,
@@ -684,6 +629,6 @@ int main(int argc, char **argv) {
         r = sd_event_loop(n.event);
         int code = n.exit_code ? n.exit_code : r < 0 ? 1 : 0;
         teardown(&n);
-        free(sets);
+        glean_daemon_args_free(&n.args);
         return code;
 }

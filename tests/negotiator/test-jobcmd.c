@@ -120,12 +120,51 @@ static ClassAd *request(const char *text) {
         return ad;
 }
 
+typedef int ListingFn(JobQueue *q, const ClassAd *request, const JobCmdSink *sink);
+
+/* The request `text` to fn (jobcmd_query, jobcmd_history), which must
+ * take it: the ads of its listing in *ret, its Count in *ret_count; the
+ * replies stay in g. */
+static size_t ask(ListingFn *fn, JobQueue *q, Got *g, const char *text, ClassAd ***ret, int64_t *ret_count) {
+        JobCmdSink sink = sink_of(g);
+        ClassAd *req = request(text);
+
+        CU_ASSERT_EQUAL(fn(q, req, &sink), 0);
+        classad_free(req);
+        return listing(g, "Ads", ret, ret_count);
+}
+
+/* A JobAction `text` by who: jobcmd_job_action's result; the replies in g. */
+static int act(JobQueue *q, const QueueRequester *who, Got *g, const char *text, double now) {
+        JobCmdSink sink = sink_of(g);
+        ClassAd *req = request(text);
+        int r = jobcmd_job_action(q, who, req, now, &sink);
+
+        classad_free(req);
+        return r;
+}
+
+/* A Submit part `text` by alice: jobcmd_submit's result; the replies in g. */
+static int submit(JobCmdSubmit **pending, JobQueue *q, Got *g, const char *text) {
+        JobCmdSink sink = sink_of(g);
+        ClassAd *req = request(text);
+        int r = jobcmd_submit(pending, q, qt_user("alice"), req, QT_T0, &sink);
+
+        classad_free(req);
+        return r;
+}
+
+/* A listing's ads and the replies freed, for the next request. */
+static void done(Got *g, ClassAd **ads, size_t n) {
+        glean_ad_list_free(ads, n);
+        got_clear(g);
+}
+
 /* ---- Submit ---- */
 
 static void test_submit_parts(void) {
         QT t;
         Got g = {};
-        JobCmdSink sink = sink_of(&g);
         JobCmdSubmit *pending = NULL;
         const char *cluster = "Cluster = [ Cmd = \"/bin/sleep\"; Requirements = true; Owner = \"eve\" ]";
         char text[512];
@@ -133,13 +172,10 @@ static void test_submit_parts(void) {
 
         qt_open(&t, new_db(), NULL);
         for (int part = 0; part < 3; part++) {
-                ClassAd *req;
                 snprintf(text, sizeof(text),
                          "[ Command = \"Submit\"; RequestId = %d; %s; Procs = { [ Args = \"%d.a\" ], [ ] }; More = %s ]",
                          10 + part, cluster, part, part < 2 ? "true" : "false");
-                req = request(text);
-                r = jobcmd_submit(&pending, t.q, qt_user("alice"), req, QT_T0, &sink);
-                classad_free(req);
+                r = submit(&pending, t.q, &g, text);
                 CU_ASSERT_EQUAL(r, part < 2 ? 0 : 1);
                 CU_ASSERT_EQUAL(g.n, part < 2 ? 0 : 1);
                 CU_ASSERT((pending != NULL) == (part < 2));
@@ -156,12 +192,9 @@ static void test_submit_parts(void) {
 
         /* A part whose Cluster differs: one refusal, at the end; nothing queued. */
         for (int part = 0; part < 2; part++) {
-                ClassAd *req;
                 snprintf(text, sizeof(text), "[ Command = \"Submit\"; Cluster = [ Cmd = \"/bin/%s\"; Requirements = true ];"
                          " Procs = { [ ] }; More = %s ]", part ? "other" : "true", part < 1 ? "true" : "false");
-                req = request(text);
-                CU_ASSERT_EQUAL(jobcmd_submit(&pending, t.q, qt_user("alice"), req, QT_T0, &sink), 0);
-                classad_free(req);
+                CU_ASSERT_EQUAL(submit(&pending, t.q, &g, text), 0);
         }
         CU_ASSERT_EQUAL_FATAL(g.n, 1);
         CU_ASSERT_FALSE(ok_of(g.replies[0]));
@@ -171,25 +204,21 @@ static void test_submit_parts(void) {
         got_clear(&g);
 
         /* Refused by the queue: the reason goes back. */
-        {
-                ClassAd *req = request("[ Command = \"Submit\"; Cluster = [ Requirements = true ]; Procs = { [ ] } ]");
-                CU_ASSERT_EQUAL(jobcmd_submit(&pending, t.q, qt_user("alice"), req, QT_T0, &sink), 0);
-                classad_free(req);
-                CU_ASSERT_FALSE(ok_of(g.replies[0]));
-                CU_ASSERT_PTR_NOT_NULL(strstr(qt_str(g.replies[0], "Reason"), "no Cmd"));
-        }
+        CU_ASSERT_EQUAL(submit(&pending, t.q, &g,
+                               "[ Command = \"Submit\"; Cluster = [ Requirements = true ]; Procs = { [ ] } ]"),
+                        0);
+        CU_ASSERT_FALSE(ok_of(g.replies[0]));
+        CU_ASSERT_PTR_NOT_NULL(strstr(qt_str(g.replies[0], "Reason"), "no Cmd"));
         got_clear(&g);
 
         /* A connection that closes mid-submit: the caller frees what is pending. */
-        {
-                ClassAd *req = request("[ Command = \"Submit\"; Cluster = [ Cmd = \"x\"; Requirements = true ]; "
-                                       "Procs = { [ ] }; More = true ]");
-                CU_ASSERT_EQUAL(jobcmd_submit(&pending, t.q, qt_user("alice"), req, QT_T0, &sink), 0);
-                classad_free(req);
-                CU_ASSERT_PTR_NOT_NULL(pending);
-                jobcmd_submit_free(pending);
-                pending = NULL;
-        }
+        CU_ASSERT_EQUAL(submit(&pending, t.q, &g,
+                               "[ Command = \"Submit\"; Cluster = [ Cmd = \"x\"; Requirements = true ]; "
+                               "Procs = { [ ] }; More = true ]"),
+                        0);
+        CU_ASSERT_PTR_NOT_NULL(pending);
+        jobcmd_submit_free(pending);
+        pending = NULL;
         qt_close(&t);
 }
 
@@ -268,7 +297,7 @@ static void test_query(void) {
         QT t;
         Got g = {};
         JobCmdSink sink = sink_of(&g);
-        ClassAd *req, **ads = NULL;
+        ClassAd **ads = NULL;
         char big[1100];
         int64_t count;
         size_t n;
@@ -284,43 +313,34 @@ static void test_query(void) {
         qt_submit(t.q, "bob", "", 10, QT_T0);
 
         /* Everything: in pieces under the frame limit. */
-        req = request("[ Command = \"Query\"; RequestId = 3 ]");
-        CU_ASSERT_EQUAL(jobcmd_query(t.q, req, &sink), 0);
-        classad_free(req);
+        n = ask(jobcmd_query, t.q, &g, "[ Command = \"Query\"; RequestId = 3 ]", &ads, &count);
         CU_ASSERT(g.n >= 3);
         CU_ASSERT(g.max_len < GLEAN_FRAME_MAX);
-        n = listing(&g, "Ads", &ads, &count);
         CU_ASSERT_EQUAL(n, 2510);
         CU_ASSERT_EQUAL(count, 2510);
         CU_ASSERT_EQUAL(qt_int(g.replies[g.n - 1], "RequestId"), 3);
         CU_ASSERT_EQUAL(qt_int(ads[2509], "ClusterId"), 2);
         CU_ASSERT_EQUAL(qt_int(ads[2509], "ProcId"), 9);
-        glean_ad_list_free(ads, n);
-        got_clear(&g);
+        done(&g, ads, n);
 
         /* Ids, Constraint, Attrs, Limit. */
-        req = request("[ Command = \"Query\"; Ids = \"2, 1.7\"; Constraint = \"ProcId < 8\"; "
-                      "Attrs = \"ClusterId ProcId Owner NoSuch\"; Limit = 5 ]");
-        CU_ASSERT_EQUAL(jobcmd_query(t.q, req, &sink), 0);
-        classad_free(req);
-        n = listing(&g, "Ads", &ads, &count);
+        n = ask(jobcmd_query, t.q, &g,
+                "[ Command = \"Query\"; Ids = \"2, 1.7\"; Constraint = \"ProcId < 8\"; "
+                "Attrs = \"ClusterId ProcId Owner NoSuch\"; Limit = 5 ]",
+                &ads, &count);
         CU_ASSERT_EQUAL(count, 9);
         CU_ASSERT_EQUAL_FATAL(n, 5);
         CU_ASSERT_EQUAL(classad_size(ads[0]), 3);
         CU_ASSERT_STRING_EQUAL(qt_str(ads[0], "Owner"), "bob");
         CU_ASSERT_FALSE(classad_has(ads[0], "Cmd"));
-        glean_ad_list_free(ads, n);
-        got_clear(&g);
+        done(&g, ads, n);
 
         /* Count only. */
-        req = request("[ Command = \"Query\"; Constraint = \"Owner == \\\"bob\\\"\"; Limit = 0 ]");
-        CU_ASSERT_EQUAL(jobcmd_query(t.q, req, &sink), 0);
-        classad_free(req);
-        n = listing(&g, "Ads", &ads, &count);
+        n = ask(jobcmd_query, t.q, &g, "[ Command = \"Query\"; Constraint = \"Owner == \\\"bob\\\"\"; Limit = 0 ]",
+                &ads, &count);
         CU_ASSERT_EQUAL(n, 0);
         CU_ASSERT_EQUAL(count, 10);
-        glean_ad_list_free(ads, n);
-        got_clear(&g);
+        done(&g, ads, n);
 
         /* Malformed. */
         static const char *const bad[] = {
@@ -331,7 +351,7 @@ static void test_query(void) {
         static const char *const reason[] = { "Constraint: column", "Ids: '1.x' is not a job id",
                                               "Attrs: 'Owner;' is not an attribute name" };
         for (size_t i = 0; i < 3; i++) {
-                req = request(bad[i]);
+                ClassAd *req = request(bad[i]);
                 CU_ASSERT_EQUAL(jobcmd_query(t.q, req, &sink), 0);
                 classad_free(req);
                 CU_ASSERT_EQUAL_FATAL(g.n, 1);
@@ -345,23 +365,17 @@ static void test_query(void) {
                 CU_ASSERT_EQUAL(queue_job_remove(t.q, qt_user("bob"), (JobId) { 2, p }, NULL, QT_T0 + p, NULL, NULL,
                                                  0),
                                 0);
-        req = request("[ Command = \"History\"; Constraint = \"ProcId != 9\"; Attrs = \"ProcId JobStatus\"; Limit = 4 ]");
-        CU_ASSERT_EQUAL(jobcmd_history(t.q, req, &sink), 0);
-        classad_free(req);
-        n = listing(&g, "Ads", &ads, &count);
+        n = ask(jobcmd_history, t.q, &g,
+                "[ Command = \"History\"; Constraint = \"ProcId != 9\"; Attrs = \"ProcId JobStatus\"; Limit = 4 ]",
+                &ads, &count);
         CU_ASSERT_EQUAL_FATAL(n, 4);
         CU_ASSERT_EQUAL(count, 4);
         CU_ASSERT_EQUAL(qt_int(ads[0], "ProcId"), 8);
         CU_ASSERT_EQUAL(qt_int(ads[0], "JobStatus"), JOB_REMOVED);
-        glean_ad_list_free(ads, n);
-        got_clear(&g);
-        req = request("[ Command = \"History\"; Ids = \"2.3 2.5\" ]");
-        CU_ASSERT_EQUAL(jobcmd_history(t.q, req, &sink), 0);
-        classad_free(req);
-        n = listing(&g, "Ads", &ads, &count);
+        done(&g, ads, n);
+        n = ask(jobcmd_history, t.q, &g, "[ Command = \"History\"; Ids = \"2.3 2.5\" ]", &ads, &count);
         CU_ASSERT_EQUAL(n, 2);
-        glean_ad_list_free(ads, n);
-        got_clear(&g);
+        done(&g, ads, n);
         qt_close(&t);
 }
 
@@ -370,11 +384,9 @@ static void test_query(void) {
 static void test_job_action(void) {
         QT t;
         Got g = {};
-        JobCmdSink sink = sink_of(&g);
-        ClassAd *req, **ads = NULL;
+        ClassAd **ads = NULL;
         int64_t count;
         size_t n;
-        int r;
 
         qt_open(&t, new_db(), NULL);
         qt_submit(t.q, "alice", "", 3, QT_T0);
@@ -382,10 +394,10 @@ static void test_job_action(void) {
         CU_ASSERT_EQUAL(queue_job_start(t.q, (JobId) { 1, 1 }, "claim-1", "slot1@h", QT_T0), 0);
 
         /* alice: her own 1.x, bob's 2.0 refused, 7 not there. */
-        req = request("[ Command = \"JobAction\"; Action = \"Hold\"; Ids = \"1 2.0 7\"; Reason = \"later\" ]");
-        r = jobcmd_job_action(t.q, qt_user("alice"), req, QT_T0 + 1, &sink);
-        classad_free(req);
-        CU_ASSERT_EQUAL(r, 1);
+        CU_ASSERT_EQUAL(act(t.q, qt_user("alice"), &g,
+                            "[ Command = \"JobAction\"; Action = \"Hold\"; Ids = \"1 2.0 7\"; Reason = \"later\" ]",
+                            QT_T0 + 1),
+                        1);
         n = listing(&g, "Results", &ads, &count);
         CU_ASSERT_EQUAL(count, 3);
         CU_ASSERT_EQUAL_FATAL(n, 5);
@@ -402,41 +414,36 @@ static void test_job_action(void) {
         CU_ASSERT_EQUAL(qt_job(t.q, 1, 1)->status, JOB_HELD);
         CU_ASSERT_STRING_EQUAL(qt_str(qt_job(t.q, 1, 1)->ad, "HoldReason"), "later");
         CU_ASSERT_EQUAL(qt_job(t.q, 2, 0)->status, JOB_IDLE);
-        glean_ad_list_free(ads, n);
-        got_clear(&g);
+        done(&g, ads, n);
 
         /* A constraint passes over others' jobs; all of one's own: Ok. */
-        req = request("[ Command = \"JobAction\"; Action = \"Release\"; Constraint = \"true\" ]");
-        r = jobcmd_job_action(t.q, qt_user("alice"), req, QT_T0 + 2, &sink);
-        classad_free(req);
-        CU_ASSERT_EQUAL(r, 1);
+        CU_ASSERT_EQUAL(act(t.q, qt_user("alice"), &g,
+                            "[ Command = \"JobAction\"; Action = \"Release\"; Constraint = \"true\" ]", QT_T0 + 2),
+                        1);
         n = listing(&g, "Results", &ads, &count);
         CU_ASSERT_EQUAL(n, 3);
         CU_ASSERT_EQUAL(count, 3);
         CU_ASSERT_TRUE(ok_of(g.replies[g.n - 1]));
-        glean_ad_list_free(ads, n);
-        got_clear(&g);
+        done(&g, ads, n);
 
         /* root: SetPrio and Remove of anyone's. */
-        req = request("[ Command = \"JobAction\"; Action = \"SetPrio\"; Prio = 7; Ids = \"2.1\" ]");
-        CU_ASSERT_EQUAL(jobcmd_job_action(t.q, qt_admin(), req, QT_T0 + 3, &sink), 1);
-        classad_free(req);
+        CU_ASSERT_EQUAL(act(t.q, qt_admin(), &g,
+                            "[ Command = \"JobAction\"; Action = \"SetPrio\"; Prio = 7; Ids = \"2.1\" ]", QT_T0 + 3),
+                        1);
         CU_ASSERT_EQUAL(qt_int(qt_job(t.q, 2, 1)->ad, "JobPrio"), 7);
         got_clear(&g);
-        req = request("[ Command = \"JobAction\"; Action = \"Remove\"; Constraint = \"Owner == \\\"bob\\\"\" ]");
-        CU_ASSERT_EQUAL(jobcmd_job_action(t.q, qt_admin(), req, QT_T0 + 3, &sink), 1);
-        classad_free(req);
+        CU_ASSERT_EQUAL(act(t.q, qt_admin(), &g,
+                            "[ Command = \"JobAction\"; Action = \"Remove\"; Constraint = \"Owner == \\\"bob\\\"\" ]",
+                            QT_T0 + 3),
+                        1);
         CU_ASSERT_EQUAL(queue_size(t.q), 3);
         got_clear(&g);
 
         /* Vacate is the daemon's; a missing target; a bad action. */
-        req = request("[ Command = \"JobAction\"; Action = \"Vacate\"; Ids = \"1\" ]");
-        CU_ASSERT_EQUAL(jobcmd_job_action(t.q, qt_admin(), req, QT_T0, &sink), -EOPNOTSUPP);
-        classad_free(req);
+        CU_ASSERT_EQUAL(act(t.q, qt_admin(), &g, "[ Command = \"JobAction\"; Action = \"Vacate\"; Ids = \"1\" ]", QT_T0),
+                        -EOPNOTSUPP);
         CU_ASSERT_EQUAL(g.n, 0);
-        req = request("[ Command = \"JobAction\"; Action = \"Remove\" ]");
-        CU_ASSERT_EQUAL(jobcmd_job_action(t.q, qt_admin(), req, QT_T0, &sink), 0);
-        classad_free(req);
+        CU_ASSERT_EQUAL(act(t.q, qt_admin(), &g, "[ Command = \"JobAction\"; Action = \"Remove\" ]", QT_T0), 0);
         CU_ASSERT_FALSE(ok_of(g.replies[0]));
         got_clear(&g);
         qt_close(&t);
@@ -486,8 +493,7 @@ static void test_user_prio(void) {
                         }
                 CU_ASSERT_TRUE(found);
         }
-        glean_ad_list_free(ads, n);
-        got_clear(&g);
+        done(&g, ads, n);
         qt_close(&t);
 }
 
