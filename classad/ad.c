@@ -133,7 +133,12 @@ static void squeeze(ClassAd *ad) {
 }
 
 /* Bytes of arena an ad's live expressions take. */
+/* What ad's expressions take in its arena; 0 (unknown) for an ad embedded
+ * in an expression, whose arena is its whole tree's (a message's listing
+ * of 100,000 ads: reserving that for each copy cost a second of mmap). */
 static size_t live_bytes(const ClassAd *ad) {
+        if (ad->arena != &ad->own_arena)
+                return 0;
         return ad->arena->bytes > ad->garbage ? ad->arena->bytes - ad->garbage : 0;
 }
 
@@ -468,6 +473,49 @@ int classad_eval_attr(const ClassAd *ad, const char *name, CaMode mode, CaValue 
         if (r < 0)
                 return r;
         *ret = v;
+        return 0;
+}
+
+int classad_eval_ad_list(const ClassAd *ad, const char *name, CaMode mode, ClassAd ***ret, size_t *ret_n) {
+        const CaAtom *atom = ca_atom(name, strlen(name));
+        if (!atom)
+                return -ENOMEM;
+        /* The list and its elements are only borrowed from ad (which
+         * outlives this call): each element ad is copied once, straight
+         * into its own standalone ad. */
+        CaEval ev;
+        ca_eval_init(&ev, mode, ad, NULL, NULL);
+        CaValue v;
+        ca_eval_attr_ref(&ev, atom, &v);
+        if (v.type != CA_LIST) {
+                int r = v.type == CA_UNDEFINED ? -ENOENT : -EINVAL;
+                ca_value_clear(&v);
+                return r;
+        }
+        uint32_t n = v.u.l.list->n;
+        ClassAd **ads = n ? calloc(n, sizeof(ClassAd *)) : NULL;
+        uint32_t k = 0;
+        int r = n && !ads ? -ENOMEM : 0;
+        for (; r >= 0 && k < n; k++) {
+                /* a fresh evaluation each, as ca_list_get: the steps budget is per element */
+                CaEval one;
+                ca_eval_init(&one, mode, v.u.l.scope, NULL, NULL);
+                CaValue item;
+                ca_list_elem(&one, &v, k, &item);
+                r = item.type != CA_AD ? -EINVAL : classad_copy(item.u.ad, &ads[k]);
+                ca_value_clear(&item);
+                if (r < 0)
+                        break;
+        }
+        ca_value_clear(&v);
+        if (r < 0) {
+                for (uint32_t i = 0; i < k; i++)
+                        classad_free(ads[i]);
+                free(ads);
+                return r;
+        }
+        *ret = ads;
+        *ret_n = n;
         return 0;
 }
 

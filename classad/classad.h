@@ -218,6 +218,11 @@ int classad_copy_own(const ClassAd *src, ClassAd **ret);
 
 /* Evaluate attribute `name` of ad (UNDEFINED when absent), no match context. */
 int classad_eval_attr(const ClassAd *ad, const char *name, CaMode mode, CaValue *ret);
+/* A list of ads (a message's listing): each element evaluated and copied
+ * once into a standalone ad, ret[0..ret_n) (free each with classad_free,
+ * then the array). -ENOENT when name is undefined, -EINVAL when it is not
+ * a list or an element is not an ad. */
+int classad_eval_ad_list(const ClassAd *ad, const char *name, CaMode mode, ClassAd ***ret, size_t *ret_n);
 /* Typed conveniences: -ENOENT absent/undefined, -EINVAL other type. */
 int classad_eval_int(const ClassAd *ad, const char *name, CaMode mode, int64_t *ret);
 int classad_eval_real(const ClassAd *ad, const char *name, CaMode mode, double *ret); /* int promotes */

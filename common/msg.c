@@ -439,15 +439,10 @@ int glean_msg_set_ad_list(ClassAd *msg, const char *name, ClassAd *const *ads, s
         return set_text(msg, name, text);
 }
 
-/* A fresh ad parsed from the text of *nested: standalone, expressions kept. */
+/* A fresh, standalone ad with the attributes of *nested (expressions kept,
+ * no lexical parent: a name it lacks is undefined, not the message's). */
 static int standalone_copy(const ClassAd *nested, ClassAd **ret) {
-        _cleanup_free_ char *text = classad_unparse(nested);
-        CaError err = {};
-        int r;
-
-        if (!text)
-                return -ENOMEM;
-        r = classad_parse(text, strlen(text), GLEAN_CA_MODE, ret, &err);
+        int r = classad_copy(nested, ret);
         return r == -ENOMEM ? r : r < 0 ? -EINVAL : 0;
 }
 
@@ -486,46 +481,7 @@ void glean_ad_list_free(ClassAd **ads, size_t n) {
 }
 
 int glean_msg_get_ad_list(const ClassAd *msg, const char *name, ClassAd ***ret, size_t *ret_n) {
-        CaValue v = ca_undefined();
-        ClassAd **ads = NULL;
-        int64_t n;
-        size_t k = 0;
-        int r;
-
-        r = eval_defined(msg, name, &v);
-        if (r < 0)
-                return r;
-        n = ca_list_size(&v);
-        if (n < 0) {
-                r = -EINVAL;
-                goto out;
-        }
-        if (n > 0) {
-                ads = calloc((size_t) n, sizeof(ClassAd *));
-                if (!ads) {
-                        r = -ENOMEM;
-                        goto out;
-                }
-        }
-        for (; k < (size_t) n; k++) {
-                CaValue item = ca_undefined();
-                r = ca_list_get(&v, (int64_t) k, GLEAN_CA_MODE, &item);
-                if (r >= 0 && item.type != CA_AD)
-                        r = -EINVAL;
-                if (r >= 0)
-                        r = standalone_copy(item.u.ad, &ads[k]);
-                ca_value_clear(&item);
-                if (r < 0)
-                        goto out;
-        }
-        *ret = ads;
-        *ret_n = k;
-        ads = NULL;
-        r = 0;
-out:
-        glean_ad_list_free(ads, k);
-        ca_value_clear(&v);
-        return r;
+        return classad_eval_ad_list(msg, name, GLEAN_CA_MODE, ret, ret_n);
 }
 
 int glean_msg_reply(const ClassAd *request, bool ok, const char *reason, ClassAd **ret) {

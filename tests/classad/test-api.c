@@ -608,6 +608,44 @@ static void test_ad_iter(void) {
         classad_free(ad);
 }
 
+/* classad_eval_ad_list: a message's listing, each ad copied out standalone. */
+static void test_ad_eval_ad_list(void) {
+        ClassAd *msg = parse_ad("[ Outer = 7; Ads = { [ a = 1; b = a + 1 ], [ a = 2; c = Outer ] };"
+                                " Empty = {}; Nums = { 1, 2 }; Mixed = { [ a = 1 ], 3 }; Str = \"x\" ]",
+                                CA_MODE_OLD);
+        ClassAd **ads = NULL;
+        size_t n = 99;
+
+        CU_ASSERT_PTR_NOT_NULL_FATAL(msg);
+        CU_ASSERT_EQUAL_FATAL(classad_eval_ad_list(msg, "ads", CA_MODE_OLD, &ads, &n), 0);
+        CU_ASSERT_EQUAL_FATAL(n, 2);
+        /* the message may go: the copies are the caller's */
+        classad_free(msg);
+        check_unparse(ads[0], "[ a = 1; b = a + 1 ]");
+        check_attr_text(ads[0], "b", CA_MODE_OLD, "2");
+        /* standalone: a name the element lacks is not looked up in the message */
+        check_attr_text(ads[1], "c", CA_MODE_OLD, "undefined");
+        CU_ASSERT_EQUAL(classad_set_int(ads[0], "a", 10), 0);
+        check_attr_text(ads[0], "b", CA_MODE_OLD, "11");
+        for (size_t i = 0; i < n; i++)
+                classad_free(ads[i]);
+        free(ads);
+
+        msg = parse_ad("[ Empty = {}; Nums = { 1, 2 }; Mixed = { [ a = 1 ], 3 }; Str = \"x\" ]", CA_MODE_OLD);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(msg);
+        ads = NULL;
+        CU_ASSERT_EQUAL(classad_eval_ad_list(msg, "Empty", CA_MODE_OLD, &ads, &n), 0);
+        CU_ASSERT_EQUAL(n, 0);
+        free(ads);
+        n = 99;
+        CU_ASSERT_EQUAL(classad_eval_ad_list(msg, "Missing", CA_MODE_OLD, &ads, &n), -ENOENT);
+        CU_ASSERT_EQUAL(classad_eval_ad_list(msg, "Str", CA_MODE_OLD, &ads, &n), -EINVAL);
+        CU_ASSERT_EQUAL(classad_eval_ad_list(msg, "Nums", CA_MODE_OLD, &ads, &n), -EINVAL);
+        CU_ASSERT_EQUAL(classad_eval_ad_list(msg, "Mixed", CA_MODE_OLD, &ads, &n), -EINVAL);
+        CU_ASSERT_EQUAL(n, 99); /* untouched on failure */
+        classad_free(msg);
+}
+
 static void test_ad_copy_update(void) {
         ClassAd *a = parse_ad("[ x = 1; y = x + 1; n = [ z = 3 ]; l = { x, 2 } ]", CA_MODE_OLD);
         ClassAd *b = NULL, *c = NULL, *src, *dst;
@@ -1697,6 +1735,7 @@ static CU_TestInfo ad_tests[] = {
         { "set_expr", test_ad_set_expr },
         { "iter", test_ad_iter },
         { "copy_update", test_ad_copy_update },
+        { "eval_ad_list", test_ad_eval_ad_list },
         CU_TEST_INFO_NULL,
 };
 
