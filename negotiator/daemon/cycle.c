@@ -93,6 +93,7 @@ typedef struct CycleInput {
         SlotRec **slots;
         Job ***jobs; /* per submitter, as in.submitters[i].jobs */
         NegoPending *pending;
+        size_t open; /* slots not promised: none, no cycle */
 } CycleInput;
 
 static void input_clear(CycleInput *x) {
@@ -167,6 +168,7 @@ static int input_build(Nego *n, const QueueIdle *qi, CycleInput *x) {
                         continue;
                 x->slots[x->in.n_slots] = s;
                 x->in.slots[x->in.n_slots++] = s->ad;
+                x->open += !slot_promised(s);
         }
         acct_set_meta(n->acct, "pool_size", pool);
         int r = input_pending(n, x);
@@ -214,7 +216,7 @@ int nego_cycle_run(Nego *n) {
         size_t jobs = 0;
         for (size_t i = 0; i < x.in.n_submitters; i++)
                 jobs += x.in.submitters[i].n_jobs;
-        if (r >= 0 && jobs > 0 && x.in.n_slots > 0) {
+        if (r >= 0 && jobs > 0 && x.open > 0) {
                 x.in.accounts = n->acct;
                 x.in.settings = n->settings;
                 r = nego_cycle(&x.in, &res);
