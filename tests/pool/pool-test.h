@@ -882,8 +882,11 @@ static inline void pool_test_teardown(void) {
         netpool_exit_hook();
         for (size_t i = 0; i < POOL_TEST_MAX_DIRS; i++)
                 if (pool_test_dirs[i][0]) {
-                        if (access(pool_test_dirs[i], F_OK) == 0)
-                                remove_dir(pool_test_dirs[i]);
+                        char dir[sizeof pool_test_dirs[i]];
+                        memcpy(dir, pool_test_dirs[i], sizeof dir);
+                        dir[sizeof dir - 1] = 0;
+                        if (access(dir, F_OK) == 0)
+                                remove_dir(dir);
                         pool_test_dirs[i][0] = 0;
                 }
 }
