@@ -19,6 +19,7 @@ typedef struct NegoSlot {
         bool running;       /* Claimed with a job: a candidate only by preemption */
         bool partitionable;
         bool taken;         /* matched this cycle */
+        bool promised;      /* a claim of an earlier cycle is on its way to it (NegoPending) */
         bool in_retirement; /* RetirementTimeRemaining > 0 */
         char *remote_user;  /* the running job's submitter */
         size_t remote_sub;  /* that submitter's first namesake among the input's, or SIZE_MAX */
@@ -96,6 +97,8 @@ typedef struct NegoCycle {
         NegoSub *subs;
         size_t n_subs;
         double *usage;       /* weight in use per submitter of the input (+ remote users below) */
+        struct NegoAdjust *adjust; /* the usage claims on their way add (or take), by name */
+        size_t n_adjust;
         double *group_usage; /* per group: its own submitters' weight in use */
         double *group_quota; /* per group: its own quota (0 outside groups) */
         double *group_alloc;

@@ -49,6 +49,59 @@ static double ad_number(const ClassAd *ad, const char *name, double def) {
         return d;
 }
 
+/* ---- claims on their way (NegoPending) ---- */
+
+/* What the claims on their way change in a submitter's usage. */
+typedef struct NegoAdjust {
+        const char *name;
+        double delta;
+} NegoAdjust;
+
+static int adjust_cmp(const void *x, const void *y) {
+        return strcmp(((const NegoAdjust *) x)->name, ((const NegoAdjust *) y)->name);
+}
+
+/* The slots promised, and the usage each name gains or loses by the claims
+ * on their way, merged by name (sorted, for pending_usage). */
+static int pending_prepare(NegoCycle *c) {
+        const NegoInput *in = c->in;
+        size_t n = 0;
+
+        if (in->n_pending == 0)
+                return 0;
+        c->adjust = calloc(2 * in->n_pending, sizeof(NegoAdjust));
+        if (!c->adjust)
+                return -ENOMEM;
+        for (size_t i = 0; i < in->n_pending; i++) {
+                const NegoPending *p = &in->pending[i];
+
+                if (p->slot >= c->n_slots || !p->submitter || !(p->cost >= 0) || !(p->victim_weight >= 0))
+                        return -EINVAL;
+                c->slots[p->slot].promised = true;
+                c->adjust[n++] = (NegoAdjust){ p->submitter, p->cost };
+                if (p->victim)
+                        c->adjust[n++] = (NegoAdjust){ p->victim, -p->victim_weight };
+        }
+        qsort(c->adjust, n, sizeof(NegoAdjust), adjust_cmp);
+        c->n_adjust = 0;
+        for (size_t i = 0; i < n; i++)
+                if (c->n_adjust > 0 && strcmp(c->adjust[c->n_adjust - 1].name, c->adjust[i].name) == 0)
+                        c->adjust[c->n_adjust - 1].delta += c->adjust[i].delta;
+                else
+                        c->adjust[c->n_adjust++] = c->adjust[i];
+        return 0;
+}
+
+/* The usage name gains (or loses) by the claims on their way. */
+static double pending_usage(const NegoCycle *c, const char *name) {
+        const NegoAdjust key = { name, 0 }, *a;
+
+        if (c->n_adjust == 0 || !name)
+                return 0;
+        a = bsearch(&key, c->adjust, c->n_adjust, sizeof(NegoAdjust), adjust_cmp);
+        return a ? a->delta : 0;
+}
+
 /* ---- preparing the slots ---- */
 
 static int prepare_slot(NegoCycle *c, size_t i) {
@@ -64,7 +117,7 @@ static int prepare_slot(NegoCycle *c, size_t i) {
         ca_value_clear(&v);
         slot->ad = ad;
         slot->weight = nego_slot_weight(c, ad);
-        if (ad_string_is(ad, "State", "Matched") || ad_string_is(ad, "State", "Preempting"))
+        if (slot->promised || ad_string_is(ad, "State", "Matched") || ad_string_is(ad, "State", "Preempting"))
                 slot->skip = true;
         else if (claimed && !pslot) {
                 /* Busy, Suspended and Retiring run a job; Idle does not. */
@@ -83,7 +136,7 @@ static int prepare_slot(NegoCycle *c, size_t i) {
                 if (slot->remote_user) {
                         (void) acct_get(c->in->accounts, slot->remote_user, &e);
                         slot->remote_eup = e.eup;
-                        slot->remote_in_use = e.weighted_in_use;
+                        slot->remote_in_use = e.weighted_in_use + pending_usage(c, slot->remote_user);
                         slot->remote_group = e.group;
                 } else
                         slot->remote_eup = INFINITY;
@@ -191,7 +244,7 @@ static int prepare_sub(NegoCycle *c, size_t i) {
         sub->eup = e.eup;
         sub->group = acct_groups_of_submitter(c->groups, in->name);
         sub->used = &c->usage[i];
-        c->usage[i] = e.weighted_in_use;
+        c->usage[i] = e.weighted_in_use + pending_usage(c, in->name);
         sub->jobs = calloc(in->n_jobs + 1, sizeof(NegoJob));
         if (!sub->jobs)
                 return -ENOMEM;
@@ -605,6 +658,7 @@ static void cycle_free(NegoCycle *c) {
         }
         free(c->subs);
         free(c->usage);
+        free(c->adjust);
         free(c->group_usage);
         free(c->group_quota);
         free(c->group_alloc);
@@ -623,6 +677,8 @@ static int group_usage_from_accounts(NegoCycle *c) {
         for (size_t i = 0; i < n; i++)
                 if (!list[i].is_group)
                         c->group_usage[list[i].group] += list[i].weighted_in_use;
+        for (size_t i = 0; i < c->n_adjust; i++)
+                c->group_usage[acct_groups_of_submitter(c->groups, c->adjust[i].name)] += c->adjust[i].delta;
         return 0;
 }
 
@@ -688,7 +744,7 @@ int nego_cycle(const NegoInput *in, NegoResult *ret) {
         c.group_alloc = calloc(ng, sizeof(double));
         if (!c.slots || !c.subs || !c.usage || !c.group_usage || !c.group_quota || !c.group_alloc)
                 goto done;
-        if ((r = group_usage_from_accounts(&c)) < 0)
+        if ((r = pending_prepare(&c)) < 0 || (r = group_usage_from_accounts(&c)) < 0)
                 goto done;
         c.min_weight = INFINITY;
         for (size_t i = 0; i < c.n_slots; i++) {

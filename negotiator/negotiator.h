@@ -75,9 +75,28 @@ typedef struct NegoSubmitter {
         size_t n_jobs;
 } NegoSubmitter;
 
+/* A claim on its way to a slot of the input, matched by an earlier cycle
+ * and not charged by the accounts yet: its RequestClaim unanswered, or
+ * granted and waiting for the job it preempts to go. Its slot stays in the
+ * pie but is not matched again, whatever its ad says by now; its
+ * submitter counts cost in use, and the submitter of the job it preempts
+ * (victim, whose claim the accounts charge until that job is gone; NULL
+ * when none) no longer counts victim_weight: each slot counts once, for
+ * the submitter it is promised to, as HTCondor's accountant moves a
+ * preempted slot to its new user at the match. */
+typedef struct NegoPending {
+        size_t slot;           /* index into slots */
+        const char *submitter; /* the accounting name the claim is charged to */
+        double cost;
+        const char *victim;
+        double victim_weight;
+} NegoPending;
+
 typedef struct NegoInput {
         ClassAd **slots; /* every slot ad of the pool (borrowed), whatever its state */
         size_t n_slots;
+        const NegoPending *pending; /* claims on their way (NULL when none) */
+        size_t n_pending;
         NegoSubmitter *submitters;
         size_t n_submitters;
         const Accountant *accounts; /* priorities, usage in force, groups and their quotas */

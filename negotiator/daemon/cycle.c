@@ -7,11 +7,18 @@
  * given to the queue (for `glean q -analyze`).
  *
  * Left out of a cycle: jobs whose claim is on its way (matched, not started
- * yet), slots with a RequestClaim of ours in flight or a preempting claim
- * of ours waiting, slots of agents that are not connected (they cannot be
- * claimed), and dynamic slots that are not claimed (an agent claims only
- * static and partitionable slots; a free dynamic slot is one being given
- * back).
+ * yet), slots of agents that are not connected (they cannot be claimed),
+ * and dynamic slots that are not claimed (an agent claims only static and
+ * partitionable slots; a free dynamic slot is one being given back).
+ *
+ * A slot with a RequestClaim of ours in flight, or a preempting claim of
+ * ours waiting for its job to go, is in the cycle but promised
+ * (NegoPending): in the pie, never matched again, counted for the
+ * submitter of the claim on its way (not charged by the accounts until its
+ * job starts) and no longer for the one it preempts (charged until its job
+ * is gone). Leaving those slots out instead shrank the pie and forgot
+ * both, and a better user took more than its share while its preemptions
+ * were under way (docs/negotiator.md, "preemption").
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -34,8 +41,9 @@ static bool has_jobs(void *userdata, const char *submitter) {
         return queue_submitter_has_jobs(n->queue, submitter);
 }
 
-static bool slot_in_cycle(Nego *n, SlotRec *s) {
-        if (s->requests > 0 || s->waiting || !nego_agent_conn(n, s->machine))
+/* A slot a cycle may see: its agent connected, and a dynamic slot claimed. */
+static bool slot_seen(Nego *n, SlotRec *s) {
+        if (!nego_agent_conn(n, s->machine))
                 return false;
         if (s->dynamic) {
                 char state[32], act[32];
@@ -43,6 +51,15 @@ static bool slot_in_cycle(Nego *n, SlotRec *s) {
                 return strcmp(state, "Claimed") == 0;
         }
         return true;
+}
+
+/* A claim of ours on its way to s: matched by an earlier cycle. */
+static bool slot_promised(const SlotRec *s) {
+        return s->requests > 0 || s->waiting;
+}
+
+static bool slot_in_cycle(Nego *n, SlotRec *s) {
+        return !slot_promised(s) && slot_seen(n, s);
 }
 
 /* Room on s for a job now: Unclaimed (a partitionable slot: with a CPU
@@ -75,9 +92,12 @@ typedef struct CycleInput {
         NegoInput in;
         SlotRec **slots;
         Job ***jobs; /* per submitter, as in.submitters[i].jobs */
+        NegoPending *pending;
+        size_t open; /* slots not promised: none, no cycle */
 } CycleInput;
 
 static void input_clear(CycleInput *x) {
+        free(x->pending);
         for (size_t i = 0; i < x->in.n_submitters; i++) {
                 free(x->in.submitters[i].jobs);
                 free(x->jobs[i]);
@@ -86,6 +106,43 @@ static void input_clear(CycleInput *x) {
         free(x->jobs);
         free(x->in.slots);
         free(x->slots);
+}
+
+/* The claims on their way (not charged yet) to the slots of x, each with
+ * the charged claim it preempts on a static slot. */
+static int input_pending(Nego *n, CycleInput *x) {
+        GleanStrMap *index = NULL; /* a promised slot's name -> its place in x->slots */
+        bool *victim_seen = calloc(x->in.n_slots + 1, sizeof(bool));
+        size_t total = glean_strmap_size(n->claims), pos = 0;
+        const char *key;
+        void *v;
+        int r = glean_strmap_new(true, &index);
+        if (r >= 0 && (!victim_seen || !(x->pending = calloc(total + 1, sizeof *x->pending))))
+                r = -ENOMEM;
+        for (size_t i = 0; r >= 0 && i < x->in.n_slots; i++)
+                if (slot_promised(x->slots[i]))
+                        r = glean_strmap_put(index, x->slots[i]->name, &x->slots[i]);
+        while (r >= 0 && glean_strmap_next(n->claims, &pos, &key, &v)) {
+                Claim *c = v;
+                const char *on = c->state == CLAIM_REQUESTED ? c->requested : c->state == CLAIM_WAITING ? c->slot : NULL;
+                SlotRec **at = on && !c->charged ? glean_strmap_get(index, on) : NULL;
+                if (!at)
+                        continue;
+                size_t i = (size_t) (at - x->slots);
+                SlotRec *s = *at;
+                NegoPending *p = &x->pending[x->in.n_pending++];
+                *p = (NegoPending){ .slot = i, .submitter = c->submitter, .cost = c->weight };
+                Claim *h = s->held;
+                if (!s->partitionable && h && h != c && h->charged && !victim_seen[i]) {
+                        p->victim = h->submitter;
+                        p->victim_weight = h->weight;
+                        victim_seen[i] = true;
+                }
+        }
+        x->in.pending = x->pending;
+        glean_strmap_free(index);
+        free(victim_seen);
+        return r;
 }
 
 static int input_build(Nego *n, const QueueIdle *qi, CycleInput *x) {
@@ -107,12 +164,16 @@ static int input_build(Nego *n, const QueueIdle *qi, CycleInput *x) {
                     classad_eval_real(s->ad, "Cpus", GLEAN_CA_MODE, &w) < 0)
                         w = 1;
                 pool += w;
-                if (!slot_in_cycle(n, s))
+                if (!slot_seen(n, s))
                         continue;
                 x->slots[x->in.n_slots] = s;
                 x->in.slots[x->in.n_slots++] = s->ad;
+                x->open += !slot_promised(s);
         }
         acct_set_meta(n->acct, "pool_size", pool);
+        int r = input_pending(n, x);
+        if (r < 0)
+                return r;
         for (size_t i = 0; i < qi->n; i++) {
                 NegoSubmitter *sub = &x->in.submitters[x->in.n_submitters];
                 size_t cnt = qi->counts[i], k = 0;
@@ -155,7 +216,7 @@ int nego_cycle_run(Nego *n) {
         size_t jobs = 0;
         for (size_t i = 0; i < x.in.n_submitters; i++)
                 jobs += x.in.submitters[i].n_jobs;
-        if (r >= 0 && jobs > 0 && x.in.n_slots > 0) {
+        if (r >= 0 && jobs > 0 && x.open > 0) {
                 x.in.accounts = n->acct;
                 x.in.settings = n->settings;
                 r = nego_cycle(&x.in, &res);

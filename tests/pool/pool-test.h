@@ -14,6 +14,18 @@
  * however it exits; netpool_free() (and an atexit hook) kill -9 whatever
  * still runs in them first (nothing else runs there: all of it is ours).
  *
+ * Nothing outlives a test that fails half-way: every daemon started here
+ * (the central manager, each agent, a tmpfs holder) is tracked by its pid,
+ * and pool_test_teardown() — each suite's per-test teardown, run by CUnit
+ * also after a fatal assertion ended the test —, pool_test_suite_cleanup(),
+ * and an atexit hook stop those still running (SIGTERM, so that an agent
+ * ends its jobs; SIGKILL after a grace) and reap them, by pid, only while
+ * they are still children of this process, then remove the NetPool
+ * namespaces and the daemons' directories left behind; on SIGINT, SIGTERM,
+ * SIGHUP or SIGABRT a handler sends them SIGTERM before the process dies
+ * (they stop by themselves; their directories stay).
+ * tests/pool/test-cleanup.c proves each way.
+ *
  * Needs _GNU_SOURCE before the first #include. The binaries: $GLEAN,
  * $GLEAN_AGENT, $GLEAN_NEGOTIATOR (make check sets them to the flavour
  * being tested), else build/bin/.
@@ -36,6 +48,121 @@
 
 #include "../agent/agent-test.h"
 #include "common/secure.h"
+
+/* ---- what a test started, stopped whatever way the test ends ---- */
+
+#define POOL_TEST_MAX_PIDS 64
+#define POOL_TEST_MAX_DIRS 64
+
+static pid_t pool_test_pids[POOL_TEST_MAX_PIDS];
+static char pool_test_dirs[POOL_TEST_MAX_DIRS][64];
+
+/* pid is a child of ours (running, or a zombie not reaped yet): only
+ * those are ever signalled. Does not reap; async-signal-safe. */
+static inline bool pool_test_is_child(pid_t pid, bool *ret_running) {
+        siginfo_t si = { 0 };
+        if (pid <= 0 || waitid(P_PID, (id_t) pid, &si, WEXITED | WNOHANG | WNOWAIT) < 0)
+                return false;
+        if (ret_running)
+                *ret_running = si.si_pid == 0;
+        return true;
+}
+
+/* On a fatal signal: SIGTERM to the daemons still running (they end their
+ * jobs and exit by themselves), then the signal's default action. */
+static inline void pool_test_on_signal(int sig) {
+        for (size_t i = 0; i < POOL_TEST_MAX_PIDS; i++) {
+                bool running = false;
+                if (pool_test_is_child(pool_test_pids[i], &running) && running)
+                        kill(pool_test_pids[i], SIGTERM);
+        }
+        signal(sig, SIG_DFL);
+        raise(sig);
+}
+
+/* Stops and reaps every tracked daemon still a child of ours: SIGTERM,
+ * grace seconds, then SIGKILL. How many there were. */
+static inline size_t pool_test_reap_all(int grace) {
+        size_t n = 0;
+        for (size_t i = 0; i < POOL_TEST_MAX_PIDS; i++) {
+                bool running = false;
+                if (!pool_test_is_child(pool_test_pids[i], &running)) {
+                        pool_test_pids[i] = 0;
+                        continue;
+                }
+                n++;
+                if (running) {
+                        fprintf(stderr, "pool-test: pid %d still runs after the test: stopped\n", (int) pool_test_pids[i]);
+                        kill(pool_test_pids[i], SIGTERM);
+                }
+        }
+        for (int t = 0; n > 0 && t <= grace * 20; t++) {
+                size_t left = 0;
+                for (size_t i = 0; i < POOL_TEST_MAX_PIDS; i++) {
+                        if (pool_test_pids[i] <= 0)
+                                continue;
+                        if (t == grace * 20)
+                                kill(pool_test_pids[i], SIGKILL);
+                        if (waitpid(pool_test_pids[i], NULL, t == grace * 20 ? 0 : WNOHANG) == pool_test_pids[i])
+                                pool_test_pids[i] = 0;
+                        else
+                                left++;
+                }
+                if (!left)
+                        break;
+                usleep(50000);
+        }
+        return n;
+}
+
+static inline void pool_test_teardown(void);
+
+static inline void pool_test_exit_hook(void) {
+        pool_test_teardown();
+}
+
+/* Tracks pid (a daemon just started). The first call sets the exit hook
+ * and the signal handlers. */
+static inline void pool_test_track(pid_t pid) {
+        static bool hooked;
+        if (!hooked) {
+                hooked = atexit(pool_test_exit_hook) == 0;
+                struct sigaction sa = { .sa_handler = pool_test_on_signal };
+                sigemptyset(&sa.sa_mask);
+                static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGABRT };
+                for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) {
+                        struct sigaction old;
+                        /* Not over a handler the test set itself. */
+                        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_DFL)
+                                sigaction(sigs[i], &sa, NULL);
+                }
+        }
+        if (pid <= 0)
+                return;
+        for (size_t i = 0; i < POOL_TEST_MAX_PIDS; i++)
+                if (pool_test_pids[i] == pid)
+                        return;
+        for (size_t i = 0; i < POOL_TEST_MAX_PIDS; i++)
+                if (!pool_test_is_child(pool_test_pids[i], NULL)) {
+                        pool_test_pids[i] = pid;
+                        return;
+                }
+        fprintf(stderr, "pool-test: more than %d daemons at once: pid %d not tracked\n", POOL_TEST_MAX_PIDS, (int) pid);
+}
+
+/* Tracks a directory a daemon of the test works in, removed by the
+ * teardown if still there. */
+static inline void pool_test_track_dir(const char *dir) {
+        size_t free_at = POOL_TEST_MAX_DIRS;
+        for (size_t i = 0; i < POOL_TEST_MAX_DIRS; i++) {
+                if (strcmp(pool_test_dirs[i], dir) == 0)
+                        return;
+                if (free_at == POOL_TEST_MAX_DIRS && (!pool_test_dirs[i][0] || access(pool_test_dirs[i], F_OK) < 0))
+                        free_at = i;
+        }
+        if (free_at < POOL_TEST_MAX_DIRS)
+                snprintf(pool_test_dirs[free_at], sizeof pool_test_dirs[free_at], "%s", dir);
+}
 
 typedef struct Manager {
         char dir[64];
@@ -84,6 +211,7 @@ static inline bool manager_launch(Manager *m) {
                 execl(nego, nego, "--config", m->conf, (char *) NULL);
                 _exit(127);
         }
+        pool_test_track(m->pid);
         for (int i = 0; i < 400; i++) {
                 int fd = -1;
                 char why[256];
@@ -116,6 +244,7 @@ static inline bool manager_prepare(Manager *m, const char *extra) {
         snprintf(m->dir, sizeof m->dir, "/tmp/glean-pool-test-XXXXXX");
         if (!mkdtemp(m->dir))
                 return false;
+        pool_test_track_dir(m->dir);
         chmod(m->dir, 0755);
         snprintf(m->conf, sizeof m->conf, "%s/glean.conf", m->dir);
         snprintf(m->sock, sizeof m->sock, "%s/negotiator.sock", m->dir);
@@ -184,6 +313,10 @@ static inline bool manager_agent_at(Manager *m, Pool *p, const char *name, const
                 return false;
         bool ok = pool_start(p, text);
         free(text);
+        if (ok) {
+                pool_test_track(p->pid);
+                pool_test_track_dir(p->dir);
+        }
         return ok;
 }
 
@@ -710,6 +843,7 @@ static inline pid_t tmpfs_ns(const char *dir, const char *size, int *ret_ns) {
                         pause();
         }
         close(pipefd[1]);
+        pool_test_track(pid);
         char c = 0;
         bool ok = pid > 0 && read(pipefd[0], &c, 1) == 1;
         close(pipefd[0]);
@@ -734,4 +868,31 @@ static inline void tmpfs_ns_end(pid_t pid, int ns) {
                 kill(pid, SIGKILL);
                 waitpid(pid, NULL, 0);
         }
+}
+
+/* ---- after each test ---- */
+
+/* Each suite's per-test teardown (CU_SuiteInfo's pTearDownFunc): CUnit
+ * runs it after the test, also when a fatal assertion ended it half-way.
+ * The daemons still running stopped and reaped, the namespaces of NetPools
+ * not freed removed (what runs in them killed, their fds closed: they and
+ * their veth pairs go), the daemons' directories left behind removed. */
+static inline void pool_test_teardown(void) {
+        pool_test_reap_all(15);
+        netpool_exit_hook();
+        for (size_t i = 0; i < POOL_TEST_MAX_DIRS; i++)
+                if (pool_test_dirs[i][0]) {
+                        char dir[sizeof pool_test_dirs[i]];
+                        memcpy(dir, pool_test_dirs[i], sizeof dir);
+                        dir[sizeof dir - 1] = 0;
+                        if (access(dir, F_OK) == 0)
+                                remove_dir(dir);
+                        pool_test_dirs[i][0] = 0;
+                }
+}
+
+/* The same as a suite's cleanup (CU_SuiteInfo's pCleanupFunc). */
+static inline int pool_test_suite_cleanup(void) {
+        pool_test_teardown();
+        return 0;
 }

@@ -422,7 +422,7 @@ int main(int argc, char **argv) {
                 CU_TEST_INFO_NULL,
         };
         static CU_SuiteInfo suites[] = {
-                { "faults", NULL, NULL, NULL, NULL, tests },
+                { "faults", NULL, pool_test_suite_cleanup, NULL, pool_test_teardown, tests },
                 CU_SUITE_INFO_NULL,
         };
         char why[200];

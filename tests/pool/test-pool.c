@@ -388,7 +388,7 @@ int main(int argc, char **argv) {
                 CU_TEST_INFO_NULL,
         };
         static CU_SuiteInfo suites[] = {
-                { "pool", NULL, NULL, NULL, NULL, tests },
+                { "pool", NULL, pool_test_suite_cleanup, NULL, pool_test_teardown, tests },
                 CU_SUITE_INFO_NULL,
         };
         signal(SIGPIPE, SIG_IGN);

@@ -89,7 +89,7 @@ int main(int argc, char **argv) {
                 CU_TEST_INFO_NULL,
         };
         static CU_SuiteInfo suites[] = {
-                { "readopt", NULL, NULL, NULL, NULL, tests },
+                { "readopt", NULL, pool_test_suite_cleanup, NULL, pool_test_teardown, tests },
                 CU_SUITE_INFO_NULL,
         };
         in_vm = cgtest_in_vm();
