@@ -18,6 +18,15 @@
  *   kill_sig                  KillSig ("SIGTERM", ...)
  *   max_job_retirement_time   MaxJobRetirementTime (0 for nice_user jobs)
  *   job_lease_duration        JobLeaseDuration (default JOB_DEFAULT_LEASE_DURATION, 1200)
+ *   job_max_vacate_time       JobMaxVacateTime
+ *   periodic_hold[_reason|_subcode], periodic_release, periodic_remove,
+ *   on_exit_hold[_reason|_subcode], on_exit_remove
+ *                             PeriodicHold[Reason|SubCode], PeriodicRelease,
+ *                             PeriodicRemove, OnExitHold[Reason|SubCode],
+ *                             OnExitRemove: expressions the queue evaluates
+ *   hold                      JobStatus = 5: the queue holds it on arrival
+ *                             ("submitted on hold", HoldReasonCode 15)
+ *   batch_name                JobBatchName
  *   +Name, MY.Name            Name, last, so they override what precedes
  *
  * and MyType, TargetType, ClusterId, ProcId, Owner, QDate,
@@ -55,6 +64,8 @@
 #define K_KILL_SIG NAMES("kill_sig", "KillSig")
 #define K_RETIREMENT NAMES("max_job_retirement_time", "MaxJobRetirementTime")
 #define K_LEASE NAMES("job_lease_duration", "JobLeaseDuration")
+#define K_HOLD NAMES("hold")
+#define K_BATCH_NAME NAMES("batch_name", "JobBatchName")
 #define K_REQUIREMENTS NAMES("requirements")
 #define K_RANK NAMES("rank", "preferences")
 
@@ -378,6 +389,61 @@ static int set_policy(Submit *s, ClassAd *ad, bool nice) {
         return classad_set_int(ad, "JobLeaseDuration", lease);
 }
 
+/* Submit commands whose value is the job attribute's expression as written. */
+static const struct {
+        const char *command, *attr;
+} job_exprs[] = {
+        { "job_max_vacate_time", "JobMaxVacateTime" },
+        { "periodic_hold", "PeriodicHold" },
+        { "periodic_hold_reason", "PeriodicHoldReason" },
+        { "periodic_hold_subcode", "PeriodicHoldSubCode" },
+        { "periodic_release", "PeriodicRelease" },
+        { "periodic_remove", "PeriodicRemove" },
+        { "on_exit_hold", "OnExitHold" },
+        { "on_exit_hold_reason", "OnExitHoldReason" },
+        { "on_exit_hold_subcode", "OnExitHoldSubCode" },
+        { "on_exit_remove", "OnExitRemove" },
+};
+
+/* The job's own policy expressions, hold and batch_name. */
+static int set_job_policy(Submit *s, ClassAd *ad) {
+        _cleanup_(cmd_done) Cmd c = {};
+        bool hold = false;
+        int r;
+
+        for (size_t i = 0; i < sizeof(job_exprs) / sizeof(job_exprs[0]); i++) {
+                const char *names[] = { job_exprs[i].command, job_exprs[i].attr, NULL };
+
+                r = get(s, names, &c);
+                if (r < 0)
+                        return r;
+                if (c.v && (r = submit_set_expr(s, ad, job_exprs[i].attr, c.v, c.line, job_exprs[i].command)) < 0)
+                        return r;
+        }
+
+        r = get(s, K_HOLD, &c);
+        if (r < 0)
+                return r;
+        if (c.v && submit_parse_bool(c.v, &hold) < 0)
+                return config_error(s->err, s->file, c.line, -EINVAL, "hold: '%s' is not a boolean", c.v);
+        if (hold && (r = classad_set_int(ad, "JobStatus", 5)) < 0)
+                return r;
+
+        r = get(s, K_BATCH_NAME, &c);
+        if (r < 0 || !c.v)
+                return r;
+        /* condor_submit takes the name with or without double quotes. */
+        size_t len = strlen(c.v);
+        if (len >= 2 && c.v[0] == '"' && c.v[len - 1] == '"') {
+                memmove(c.v, c.v + 1, len - 2);
+                c.v[len - 2] = 0;
+        }
+        if (strpbrk(c.v, "\"\\\n"))
+                return config_error(s->err, s->file, c.line, -EINVAL,
+                                    "batch_name: '%s' may not hold quotes, backslashes or line breaks", c.v);
+        return classad_set_string(ad, "JobBatchName", c.v);
+}
+
 #define ACCOUNTING_GROUP_MAX 40 /* characters, 3.4.7 */
 
 /* Submitter names go into ads and accounting keys: no white space or quotes. */
@@ -499,6 +565,7 @@ int submit_job_ad(Submit *s, ClassAd **ret) {
             (r = submit_set_requests(s, ad)) < 0 ||
             (r = set_requirements_and_rank(s, ad)) < 0 ||
             (r = set_policy(s, ad, nice)) < 0 ||
+            (r = set_job_policy(s, ad)) < 0 ||
             (r = set_accounting(s, ad)) < 0 ||
             (r = set_forced_attrs(s, ad)) < 0 ||
             (r = check_accounting_group(s, ad)) < 0)

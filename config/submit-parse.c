@@ -399,10 +399,8 @@ static int do_statement(Submit *s, char *l, int line) {
 static const char *const unsupported[] = {
         "notification", "notify_user", "should_transfer_files", "when_to_transfer_output",
         "transfer_input_files", "transfer_output_files", "transfer_output_remaps", "stream_output",
-        "stream_error", "periodic_remove", "periodic_hold", "periodic_release", "on_exit_remove",
-        "on_exit_hold", "hold", "batch_name", "concurrency_limits", "coresize", "image_size",
-        "job_max_vacate_time", "leave_in_queue", "next_job_start_delay", "max_retries",
-        "docker_image", "container_image", "x509userproxy", "use_x509userproxy", "getenv_exclude",
+        "stream_error", "concurrency_limits", "coresize", "image_size", "leave_in_queue",
+        "next_job_start_delay", "max_retries", "docker_image", "container_image", "x509userproxy", "use_x509userproxy", "getenv_exclude",
         "deferral_time", "cron_minute", "cron_hour", "want_graceful_removal", "allowed_job_duration",
 };
 

@@ -262,6 +262,26 @@ static void test_policy(void) {
                 { "executable = /bin/sh\njob_lease_duration = 10 * 60\nqueue", 1, { "0:JobLeaseDuration = 600" } },
                 { "executable = /bin/sh\njob_lease_duration = LeaseBase + 5\nqueue", 1,
                   { "0:JobLeaseDuration = LeaseBase + 5" } },
+                { "executable = /bin/sh\njob_max_vacate_time = 30\nqueue", 1, { "0:JobMaxVacateTime = 30" } },
+                /* the job's own policy, as the queue evaluates it */
+                { "executable = /bin/sh\nperiodic_hold = (time() - JobStartDate) > 60\n"
+                  "periodic_hold_reason = \"too long\"\nperiodic_hold_subcode = 4\nqueue", 1,
+                  { "0:PeriodicHold = (time() - JobStartDate) > 60", "0:PeriodicHoldReason = \"too long\"",
+                    "0:PeriodicHoldSubCode = 4" } },
+                { "executable = /bin/sh\nperiodic_release = NumJobStarts < 3\nperiodic_remove = JobStatus == 5\nqueue",
+                  1, { "0:PeriodicRelease = NumJobStarts < 3", "0:PeriodicRemove = JobStatus == 5" } },
+                { "executable = /bin/sh\non_exit_hold = ExitCode != 0\non_exit_hold_reason = \"failed\"\n"
+                  "on_exit_hold_subcode = ExitCode\non_exit_remove = ExitBySignal == false\nqueue", 1,
+                  { "0:OnExitHold = ExitCode != 0", "0:OnExitHoldReason = \"failed\"", "0:OnExitHoldSubCode = ExitCode",
+                    "0:OnExitRemove = ExitBySignal == false" } },
+                { "executable = /bin/sh\nqueue", 1, { "0:!PeriodicHold", "0:!OnExitRemove", "0:JobStatus = 1" } },
+                { "executable = /bin/sh\nhold = true\nqueue 2", 2, { "0:JobStatus = 5", "1:JobStatus = 5" } },
+                { "executable = /bin/sh\nhold = false\nqueue", 1, { "0:JobStatus = 1" } },
+                { "executable = /bin/sh\nhold = $(Process) == 1\nqueue 2", 2, { "0:JobStatus = 1", "1:JobStatus = 5" } },
+                { "executable = /bin/sh\nbatch_name = nightly-$(Cluster)\nqueue", 1,
+                  { "0:JobBatchName = \"nightly-42\"" } },
+                { "executable = /bin/sh\nbatch_name = \"quoted name\"\nqueue", 1,
+                  { "0:JobBatchName = \"quoted name\"" } },
         };
         CHECK_ADS(cases);
 }

@@ -156,6 +156,65 @@ static void test_jobs_run_and_complete(void) {
         manager_stop(&m);
 }
 
+/* ---- the submit file's own policy: hold, on_exit_hold, periodic_remove ---- */
+
+static void test_submit_policy(void) {
+        Manager m;
+        Pool a;
+        CU_ASSERT_TRUE_FATAL(manager_start(&m, "PERIODIC_EXPR_INTERVAL = 1\n"));
+        if (!GLEAN_TEST_CHECK(manager_agent(&m, &a, "a.test", "NUM_CPUS = 2\n"), "agent")) {
+                manager_stop(&m);
+                return;
+        }
+        /* hold = true: held on arrival, runs once released */
+        int64_t held = submit(&m, "held.sub", "executable = /bin/sh\narguments = \"-c 'exit 4'\"\nhold = true\n"
+                                              "batch_name = nightly\nqueue\n");
+        /* on_exit_hold: a failing exit is held with the job's reason */
+        int64_t failing = submit(&m, "failing.sub",
+                                 "executable = /bin/sh\narguments = \"-c 'exit 3'\"\n"
+                                 "on_exit_hold = ExitCode != 0\n"
+                                 "on_exit_hold_reason = strcat(\"failed with \", ExitCode)\n"
+                                 "on_exit_hold_subcode = ExitCode\nqueue\n");
+        /* periodic_remove: removed once it has run for a second */
+        int64_t endless = submit(&m, "endless.sub",
+                                 "executable = /bin/sh\narguments = \"-c 'echo $$ > endless.pid; exec sleep 60'\"\n"
+                                 "periodic_remove = JobStatus == 2 && time() - JobCurrentStartDate >= 1\nqueue\n");
+        CU_ASSERT_FATAL(held > 0 && failing > 0 && endless > 0);
+        char hid[32], fid[32], eid[32];
+        snprintf(hid, sizeof hid, "%lld.0", (long long) held);
+        snprintf(fid, sizeof fid, "%lld.0", (long long) failing);
+        snprintf(eid, sizeof eid, "%lld.0", (long long) endless);
+
+        CU_ASSERT_TRUE(wait_attr("q", hid, "HoldReasonCode", "15", 10));
+        char *out = trimmed(gl_out("q", hid, "-af", "JobStatus", "HoldReason", "JobBatchName", NULL));
+        GLEAN_TEST_CHECK(out && strcmp(out, "5 submitted on hold nightly") == 0, "held on submit: \"%s\"",
+                         out ? out : "");
+        free(out);
+
+        CU_ASSERT_TRUE(wait_attr("q", fid, "HoldReason", "failed with 3", 30));
+        out = trimmed(gl_out("q", fid, "-af", "JobStatus", "HoldReasonCode", "HoldReasonSubCode", "ExitCode", NULL));
+        GLEAN_TEST_CHECK(out && strcmp(out, "5 3 3 3") == 0, "held on exit: \"%s\"", out ? out : "");
+        free(out);
+
+        CU_ASSERT_TRUE(wait_attr("history", eid, "JobStatus", "3", 30));
+        pid_t pid = read_pid(&m, "endless.pid", 1, 1);
+        for (int i = 0; i < 50 && pid_alive(pid); i++)
+                usleep(100000);
+        GLEAN_TEST_CHECK(pid > 0 && !pid_alive(pid), "the removed job's process %d still runs", (int) pid);
+        kill_job(pid);
+
+        /* released, the held job runs and its exit is its own */
+        GleanTestRun r;
+        CU_ASSERT_EQUAL(gl(&r, "release", hid, NULL), 0);
+        glean_test_run_done(&r);
+        CU_ASSERT_EQUAL(gl(&r, "wait", "--timeout", "60", hid, NULL), 0);
+        GLEAN_TEST_CHECK(r.status == 4, "glean wait %s: exit %d, want 4\n%s%s", hid, r.status, r.out, r.err);
+        glean_test_run_done(&r);
+
+        pool_stop(&a);
+        manager_stop(&m);
+}
+
 /* ---- a machine that is not the central manager: through its agent ---- */
 
 static void test_relay_through_agent(void) {
@@ -377,6 +436,7 @@ static void test_manager_killed_while_jobs_run(void) {
 int main(int argc, char **argv) {
         static CU_TestInfo tests[] = {
                 { "jobs run and complete, exit codes and usage, one claim reused", test_jobs_run_and_complete },
+                { "the submit file's hold, on_exit_hold, periodic_remove and batch_name", test_submit_policy },
                 { "a user's commands through the agent of a machine without the central manager",
                   test_relay_through_agent },
                 { "a lost claim is requeued and runs elsewhere; rm of a running job", test_lost_claim_requeued },
