@@ -250,7 +250,9 @@ double acct_default_factor(const Accountant *a, const char *name);
 int acct_ensure(Accountant *a, const char *name, double now);
 
 /* Administrators (condor_userprio's -setfactor, -setprio, -resetusage,
- * -delete). Names the accounts do not know are -ENOENT. A factor must be
+ * -delete). Names the accounts do not know are -ENOENT, except that
+ * -setfactor and -setprio of a user@domain make the submitter known first
+ * (as HTCondor: a factor may be given before the first job). A factor must be
  * finite and >= 1 (as HTCondor), a priority finite and >= 0.5: -EINVAL.
  * delete: -EBUSY while the submitter holds claims; a group cannot be
  * deleted (-EPERM). */

@@ -913,16 +913,31 @@ int acct_ensure(Accountant *a, const char *name, double now) {
         return r < 0 ? r : 1;
 }
 
+/* As HTCondor's accountant, a factor or priority may be set before the
+ * submitter is seen: a name of the form user@domain the accounts do not
+ * know yet is made known first. Any other unknown name (a group is
+ * configured, a bare "alice" is a typo for alice@domain) stays -ENOENT. */
+static int admin_set(Accountant *a, const char *name, double now, int (*apply)(Accountant *, Entry *, double, double),
+                     double arg) {
+        const char *at = strchr(name, '@');
+        int r;
+
+        if (!glean_strmap_get(a->entries, name) && at && at != name && at[1] && !strchr(at + 1, '@') &&
+            (r = acct_ensure(a, name, now)) < 0)
+                return r == -EINVAL ? -ENOENT : r;
+        return admin_change(a, name, now, apply, arg);
+}
+
 int acct_set_factor(Accountant *a, const char *name, double factor, double now) {
         if (!isfinite(factor) || factor < 1.0)
                 return -EINVAL;
-        return admin_change(a, name, now, apply_factor, factor);
+        return admin_set(a, name, now, apply_factor, factor);
 }
 
 int acct_set_priority(Accountant *a, const char *name, double priority, double now) {
         if (!isfinite(priority) || priority < ACCT_MIN_PRIORITY)
                 return -EINVAL;
-        return admin_change(a, name, now, apply_priority, priority);
+        return admin_set(a, name, now, apply_priority, priority);
 }
 
 int acct_reset_usage(Accountant *a, const char *name, double now) {

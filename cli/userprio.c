@@ -470,8 +470,9 @@ static int change(const Opts *o, Accountant *a) {
                 r = acct_delete(a, o->user, now);
         }
         if (r == -ENOENT) {
-                fprintf(stderr, "glean userprio: '%s' is not in the accounts (submitters appear with their first claim)\n",
-                        o->user);
+                fprintf(stderr, "glean userprio: '%s' is not in the accounts (%s)\n", o->user,
+                        strchr(o->user, '@') ? "submitters appear with their first job"
+                                             : "a submitter not seen yet is named user@domain");
                 return CLI_EXIT_USAGE;
         }
         if (r == -EBUSY) {

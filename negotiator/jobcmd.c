@@ -499,7 +499,8 @@ int jobcmd_user_prio(Accountant *a, const QueueRequester *who, const ClassAd *re
         if (r < 0) {
                 switch (r) {
                 case -ENOENT:
-                        snprintf(why, sizeof(why), "%s is not in the accounts", name);
+                        snprintf(why, sizeof(why), "%s is not in the accounts%s", name,
+                                 strchr(name, '@') ? "" : " (a submitter not seen yet is named user@domain)");
                         break;
                 case -EINVAL:
                         snprintf(why, sizeof(why), "%g is not a valid %s (a factor is >= 1, a priority >= 0.5)",

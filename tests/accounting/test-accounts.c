@@ -338,16 +338,25 @@ static void test_admin(void) {
         CU_ASSERT(acct_claim_begin(a, "c1", "alice@pool.test", 2, T0) == 0);
         CU_ASSERT(acct_claim_begin(a, "c2", "bob@pool.test", 1, T0) == 0);
         CU_ASSERT(acct_claim_end(a, "c2", T0 + 100) == 0);
-        CU_ASSERT(acct_set_factor(a, "nobody@pool.test", 2, T0) == -ENOENT);
+        /* A user@domain not seen yet is made known by a factor or priority
+         * (HTCondor's accountant); a name without a domain is not. */
+        CU_ASSERT(acct_set_factor(a, "nobody@pool.test", 0.5, T0) == -EINVAL);
+        CU_ASSERT(acct_set_factor(a, "nobody", 2, T0) == -ENOENT);
+        CU_ASSERT(acct_set_factor(a, "@pool.test", 2, T0) == -ENOENT);
+        CU_ASSERT(acct_set_factor(a, "a@b@c", 2, T0) == -ENOENT);
+        CU_ASSERT(acct_set_priority(a, "x y@pool.test", 2, T0) == -ENOENT);
+        CU_ASSERT(acct_set_factor(a, "nobody@pool.test", 2, T0) == 0);
+        CU_ASSERT(get(a, "nobody@pool.test").factor == 2 && get(a, "nobody@pool.test").rup == 0.5);
+        CU_ASSERT(acct_set_priority(a, "frank@pool.test", 3, T0) == 0);
+        CU_ASSERT(get(a, "frank@pool.test").rup == 3 && get(a, "frank@pool.test").factor == 1);
         /* A submitter made known (with jobs, before any claim) can be given a factor. */
         CU_ASSERT(acct_ensure(a, "erin@pool.test", T0) == 1);
         CU_ASSERT(acct_ensure(a, "erin@pool.test", T0) == 0);
         CU_ASSERT(acct_ensure(a, "bad name", T0) == -EINVAL);
         CU_ASSERT(acct_set_factor(a, "erin@pool.test", 7, T0) == 0);
         CU_ASSERT(get(a, "erin@pool.test").factor == 7 && get(a, "erin@pool.test").rup == 0.5);
-        CU_ASSERT(acct_set_priority(a, "nobody@pool.test", 2, T0) == -ENOENT);
-        CU_ASSERT(acct_reset_usage(a, "nobody@pool.test", T0) == -ENOENT);
-        CU_ASSERT(acct_delete(a, "nobody@pool.test", T0) == -ENOENT);
+        CU_ASSERT(acct_reset_usage(a, "ghost@pool.test", T0) == -ENOENT);
+        CU_ASSERT(acct_delete(a, "ghost@pool.test", T0) == -ENOENT);
         CU_ASSERT(acct_set_factor(a, "alice@pool.test", 0.5, T0) == -EINVAL);
         CU_ASSERT(acct_set_factor(a, "alice@pool.test", -3, T0) == -EINVAL);
         CU_ASSERT(acct_set_factor(a, "alice@pool.test", NAN, T0) == -EINVAL);

@@ -240,7 +240,7 @@ static void test_admin(void) {
                 { "-setfactor", "alice@pool.test", "0.5", "at least 1", 2 },
                 { "-setfactor", "alice@pool.test", "2x", "'2x' is not a number", 2 },
                 { "-setfactor", "alice@pool.test", "inf", "'inf' is not a number", 2 },
-                { "-setfactor", "nobody@pool.test", "2", "'nobody@pool.test' is not in the accounts", 2 },
+                { "-setfactor", "nobody", "2", "'nobody' is not in the accounts", 2 },
                 { "-setprio", "alice@pool.test", "0.1", "at least 0.5", 2 },
                 { "-setfactor", "alice@pool.test", NULL, "missing argument '-setfactor'", 2 },
                 { "-resetusage", "ghost@pool.test", NULL, "not in the accounts", 2 },
@@ -271,6 +271,13 @@ static void test_admin(void) {
                 glean_test_run_done(&r);
                 CU_ASSERT(factor_of("alice@pool.test") == 1.0);
         }
+
+        /* a submitter not seen yet gets its factor before its first job */
+        r = run("-setfactor", "newcomer@pool.test", "4", NULL);
+        GLEAN_TEST_CHECK(r.status == 0 && strstr(r.out, "newcomer@pool.test was set to 4"), "newcomer: %d %s%s",
+                         r.status, r.out, r.err);
+        glean_test_run_done(&r);
+        CU_ASSERT(factor_of("newcomer@pool.test") == 4.0);
 
         r = run("-setfactor", "alice@pool.test", "2.5", NULL);
         GLEAN_TEST_CHECK(r.status == 0 && strstr(r.out, "The priority factor of alice@pool.test was set to 2.5"),

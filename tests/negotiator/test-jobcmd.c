@@ -470,9 +470,20 @@ static void test_user_prio(void) {
         CU_ASSERT_TRUE(ok_of(g.replies[0]));
         classad_free(req);
         got_clear(&g);
-        req = request("[ Command = \"UserPrio\"; Action = \"setfactor\"; Submitter = \"nobody@x\"; Value = 10 ]");
+        req = request("[ Command = \"UserPrio\"; Action = \"setfactor\"; Submitter = \"nobody\"; Value = 10 ]");
         CU_ASSERT_EQUAL(jobcmd_user_prio(t.a, qt_admin(), req, QT_T0, &sink), 0);
-        CU_ASSERT_STRING_EQUAL(qt_str(g.replies[0], "Reason"), "nobody@x is not in the accounts");
+        CU_ASSERT_STRING_EQUAL(qt_str(g.replies[0], "Reason"),
+                               "nobody is not in the accounts (a submitter not seen yet is named user@domain)");
+        classad_free(req);
+        got_clear(&g);
+        /* a user@domain not seen yet: known from now on, with its factor */
+        req = request("[ Command = \"UserPrio\"; Action = \"setfactor\"; Submitter = \"nobody@x\"; Value = 10 ]");
+        CU_ASSERT_EQUAL(jobcmd_user_prio(t.a, qt_admin(), req, QT_T0, &sink), 1);
+        CU_ASSERT_TRUE(ok_of(g.replies[0]));
+        {
+                AcctEntry e;
+                CU_ASSERT(acct_get(t.a, "nobody@x", &e) == 0 && e.factor == 10);
+        }
         classad_free(req);
         got_clear(&g);
 
