@@ -227,11 +227,20 @@ static ClassAd *job_cluster_ad(void) {
  * sent in parts of at most `per_part` procs; the central manager answers
  * the last part. Its ClusterId (-1 when the Reply has none); *ret_sent
  * (when not NULL) the wall clock just before the first part went. */
+static int64_t submit_cluster_cpus(int fd, size_t n, bool args, int64_t cpus, double *ret_sent);
+
 static int64_t submit_cluster(int fd, size_t n, bool args, double *ret_sent) {
+        return submit_cluster_cpus(fd, n, args, 0, ret_sent);
+}
+
+/* The same, each job asking for cpus CPUs (0: the cluster's one). */
+static int64_t submit_cluster_cpus(int fd, size_t n, bool args, int64_t cpus, double *ret_sent) {
         const size_t per_part = 20000;
         ClassAd *cluster = job_cluster_ad();
         int64_t id = -1;
 
+        if (cpus > 0)
+                classad_set_int(cluster, "RequestCpus", cpus);
         for (size_t first = 0; first < n; first += per_part) {
                 size_t k = n - first < per_part ? n - first : per_part;
                 ClassAd **procs = calloc(k, sizeof *procs), *msg = NULL;

@@ -7,7 +7,7 @@
  *
  *   build/bench/pool-throughput [--jobs N] [--runs R] [--cores C]
  *                               [--set NAME=VALUE]... [--agent-set NAME=VALUE]...
- *                               [--skip latency,throughput] [--keep]
+ *                               [--backlog N] [--skip latency,throughput] [--keep]
  *
  * Everything lives in build/bench-data/throughput.XXXXXX (a private
  * configuration, database, sockets, port and pool key; removed at the end
@@ -25,7 +25,12 @@
  *               Reply to a Wait sent right after the submit) beside them;
  *   throughput  N jobs (default 1,000) submitted at once (one cluster):
  *               jobs per second from the submit to the last completion (the
- *               queue polled every 10 ms; the last exit record).
+ *               queue polled every 10 ms, 100 ms with a backlog; the last
+ *               exit record).
+ *
+ * --backlog N first queues N jobs of the same user that fit no slot (each
+ * asks for more CPUs than the machine has): what a busy queue costs every
+ * claim's reuse, which looks for the user's next idle job that fits.
  *
  * A job runs as the user running the benchmark (root's as nobody). The
  * submit time is the client's clock just before the Submit is sent; the
@@ -335,6 +340,10 @@ static void bench_latency(int runs) {
         free(done);
 }
 
+/* How often the throughput phase asks for the queue: 10 ms, or 100 ms with
+ * a backlog (each Query evaluates its constraint on every queued job). */
+static useconds_t poll_usec = 10000;
+
 static void bench_throughput(size_t n) {
         char constraint[64];
         double sent;
@@ -353,7 +362,7 @@ static void bench_throughput(size_t n) {
         while ((left = count_where(GLEAN_CMD_QUERY, constraint)) > 0) {
                 if (wall() - sent > 600)
                         die("after 600 s %zu of %zu jobs are still in the queue", left, n);
-                usleep(10000);
+                usleep(poll_usec);
         }
         seen = wall() - sent;
         double nego1, agent1, jobs1;
@@ -383,7 +392,7 @@ static void bench_throughput(size_t n) {
 /* ---- main ---- */
 
 typedef struct Options {
-        size_t jobs;
+        size_t jobs, backlog;
         int runs, cores;
         const char *skip;
 } Options;
@@ -393,6 +402,8 @@ static bool option(void *userdata, const char *a, const char *v) {
 
         if (strcmp(a, "--jobs") == 0)
                 o->jobs = strtoul(v, NULL, 10);
+        else if (strcmp(a, "--backlog") == 0)
+                o->backlog = strtoul(v, NULL, 10);
         else if (strcmp(a, "--runs") == 0)
                 o->runs = atoi(v);
         else if (strcmp(a, "--cores") == 0)
@@ -432,6 +443,14 @@ int main(int argc, char **argv) {
                 printf("central manager: %s\n", nego_sets[i]);
         for (size_t i = 0; i < n_agent_sets; i++)
                 printf("agent: %s\n", agent_sets[i]);
+        if (o.backlog > 0) {
+                int fd = connect_user();
+                double t0 = wall();
+                submit_cluster_cpus(fd, o.backlog, false, (int64_t) o.cores * 1000, NULL);
+                close(fd);
+                printf("backlog: %zu idle jobs that fit no slot, queued in %.2f s\n", o.backlog, wall() - t0);
+                poll_usec = 100000;
+        }
         if (!skipped(o.skip, "latency"))
                 bench_latency(o.runs);
         if (!skipped(o.skip, "throughput"))

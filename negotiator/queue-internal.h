@@ -26,6 +26,7 @@ typedef struct QCluster {
         char *submitter; /* the accounting name of its procs (unless one overrides it) */
         size_t n_procs;  /* in the queue (in memory) */
         size_t n_leaving; /* of them, leaving in the change being made (their rows are gone) */
+        size_t n_unlike;  /* of them, procs not alike (queue_next_idle: see qjob_alike_name) */
 } QCluster;
 
 /* A job: Job first, so that a Job * is a QJob *. */
@@ -37,6 +38,8 @@ typedef struct QJob {
         char *slot;            /* pub.slot */
         char *own_submitter;   /* when it differs from the cluster's */
         bool leaving;          /* its rows went to the history in this change: dropped at its end */
+        bool unlike;           /* its own attributes hold more than qjob_alike_name()s */
+        bool counted;          /* in its cluster's n_procs and n_unlike */
 } QJob;
 
 /* The jobs by id: sorted entries; a job that left keeps its entry (j NULL)
@@ -111,6 +114,11 @@ int qjob_set_bool(QJob *j, const char *name, bool v);
 int qjob_set_string(QJob *j, const char *name, const char *v);
 int qjob_set_value(QJob *j, const char *name, const CaValue *v);
 void qjob_delete(QJob *j, const char *name);
+/* Whether a proc's own attribute name is one that procs of a cluster that
+ * never ran differ in without a match seeing it: the queue's bookkeeping
+ * (ProcId, JobStatus, ...) and what the matchmaker writes of the submitter.
+ * A proc with any other attribute of its own is "unlike" its cluster. */
+bool qjob_alike_name(const char *name);
 /* JobStatus, LastJobStatus and EnteredCurrentStatus (counts kept). */
 int qjob_set_status(JobQueue *q, QJob *j, JobStatus s, double now);
 /* Attaches a claim (NULL detaches). */

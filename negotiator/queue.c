@@ -192,10 +192,47 @@ int queue_fit_ad(ClassAd **ad) {
         return 0;
 }
 
+/* Procs alike (queue_next_idle): own attributes only of these names. */
+static const char *const alike_names[] = {
+        "ProcId",          "JobStatus",          "LastJobStatus",     "EnteredCurrentStatus",
+        "NumJobStarts",    "LastRejMatchReason", "LastRejMatchTime",  "SubmitterUserPrio",
+        "SubmitterGroup",  "SubmitterUserResourcesInUse", "SubmitterGroupResourcesInUse",
+        "SubmitterGroupQuota",
+};
+
+bool qjob_alike_name(const char *name) {
+        for (size_t k = 0; k < sizeof(alike_names) / sizeof(alike_names[0]); k++)
+                if (strcasecmp(name, alike_names[k]) == 0)
+                        return true;
+        return false;
+}
+
+static bool own_attrs_alike(const ClassAd *proc) {
+        ClassAdIter it = classad_iter_own(proc);
+        const char *name;
+
+        while (classad_iter_next(&it, &name, NULL))
+                if (!qjob_alike_name(name))
+                        return false;
+        return true;
+}
+
+/* A proc given an attribute of its own that is not alike is unlike from
+ * then on (deleting it again does not make it alike: a guess on the safe
+ * side). */
+static void qjob_mark(QJob *j, const char *name) {
+        if (j->unlike || qjob_alike_name(name))
+                return;
+        j->unlike = true;
+        if (j->counted)
+                j->cluster->n_unlike++;
+}
+
 /* Each setter writes the job's own attributes and, while the ad is a copy,
  * the ad too. */
 #define QJOB_SET(call_proc, call_ad)                          \
         do {                                                  \
+                qjob_mark(j, name);                           \
                 int _r = (call_proc);                         \
                 if (_r >= 0 && j->pub.ad != j->proc)          \
                         _r = (call_ad);                       \
@@ -225,6 +262,7 @@ int qjob_set_value(QJob *j, const char *name, const CaValue *v) {
 /* The queue keeps its own attributes in the proc's ad only (never in the
  * cluster's), so deleting them there deletes them from the view. */
 void qjob_delete(QJob *j, const char *name) {
+        qjob_mark(j, name);
         (void) classad_delete(j->proc, name);
         if (j->pub.ad != j->proc)
                 (void) classad_delete(j->pub.ad, name);
@@ -468,6 +506,9 @@ int queue_insert_job(JobQueue *q, QCluster *c, int64_t proc, ClassAd *proc_ad, c
         c->n_procs++;
         q->n_jobs++;
         q->counts[j->pub.status]++;
+        j->unlike = !own_attrs_alike(j->proc);
+        j->counted = true;
+        c->n_unlike += j->unlike;
         return 0;
 fail:
         if (j->claim)
@@ -487,6 +528,9 @@ void queue_drop_job(JobQueue *q, QJob *j) {
                 q->n_jobs--;
                 q->counts[j->pub.status]--;
                 c->n_procs--;
+                if (j->counted && j->unlike)
+                        c->n_unlike--;
+                j->counted = false;
                 (void) count_add(q->owners, j->pub.owner, -1);
                 (void) count_add(q->submitters, j->pub.submitter, -1);
         }
@@ -738,6 +782,55 @@ void queue_idle_clear(QueueIdle *idle) {
 
 static bool is_idle(const QJob *j) {
         return j->pub.status == JOB_IDLE && !j->claim;
+}
+
+/* ---- the next job for a claim ---- */
+
+Job *queue_next_idle(JobQueue *q, const char *submitter, QueueFitFn fit, void *userdata) {
+        QJob *best = NULL;
+        int64_t best_prio = 0, cluster_prio = 0;
+        const QCluster *cluster = NULL;
+        bool decided = false; /* nothing alike in the cluster can do better than best */
+
+        for (size_t i = 0; i < q->n_entries; i++) {
+                QJob *j = q->entries[i].j;
+                int64_t prio;
+
+                if (!j)
+                        continue;
+                if (j->cluster != cluster) {
+                        cluster = j->cluster;
+                        decided = strcmp(cluster->submitter, submitter) != 0;
+                        cluster_prio = 0;
+                        classad_eval_int(cluster->ad, "JobPrio", QUEUE_MODE, &cluster_prio);
+                }
+                /* A cluster whose procs are all alike, decided: the next one. */
+                if (decided && cluster->n_unlike == 0) {
+                        i = lower_bound(q, cluster->id + 1, INT64_MIN) - 1;
+                        continue;
+                }
+                if (!is_idle(j) || (j->unlike && strcmp(j->pub.submitter, submitter) != 0) ||
+                    (!j->unlike && decided))
+                        continue;
+                prio = cluster_prio;
+                if (j->unlike)
+                        classad_eval_int(j->pub.ad, "JobPrio", QUEUE_MODE, &prio);
+                if (best && prio <= best_prio)
+                        continue;
+                switch (fit(&j->pub, userdata)) {
+                case QUEUE_FITS:
+                        best = j;
+                        best_prio = prio;
+                        decided = decided || !j->unlike; /* the alike rest have its JobPrio */
+                        break;
+                case QUEUE_FITS_NOT:
+                        decided = decided || !j->unlike; /* the alike rest do not fit either */
+                        break;
+                case QUEUE_FIT_SKIP:
+                        break;
+                }
+        }
+        return best ? &best->pub : NULL;
 }
 
 int queue_idle(JobQueue *q, QueueIdle *ret) {

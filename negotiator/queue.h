@@ -221,6 +221,16 @@ typedef struct QueueIdle {
 } QueueIdle;
 int queue_idle(JobQueue *q, QueueIdle *ret);
 void queue_idle_clear(QueueIdle *q);
+/* The idle job of submitter a claim takes next (claim reuse): the one
+ * with the highest JobPrio, then the lowest id, that fit() says fits. The
+ * procs of a cluster that never ran and whose own attributes are only the
+ * queue's bookkeeping are alike: once fit() refuses one of them
+ * (QUEUE_FITS_NOT) the others of that cluster are not asked, so that a
+ * backlog of jobs that fit nowhere costs a call per cluster, not per job.
+ * QUEUE_FIT_SKIP passes over that job alone. NULL when none fits. */
+typedef enum QueueFit { QUEUE_FITS, QUEUE_FITS_NOT, QUEUE_FIT_SKIP } QueueFit;
+typedef QueueFit (*QueueFitFn)(const Job *job, void *userdata);
+Job *queue_next_idle(JobQueue *q, const char *submitter, QueueFitFn fit, void *userdata);
 /* Whether name has any job in the queue (for acct_update's forgetting);
  * the signature of AcctHasJobsFn with q as userdata: queue_has_jobs_fn. */
 bool queue_submitter_has_jobs(const JobQueue *q, const char *name);

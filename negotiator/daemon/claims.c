@@ -246,39 +246,25 @@ void nego_claim_refused(Nego *n, Claim *c, const char *why) {
         claim_free(n, c);
 }
 
-/* A job that may run on c now (the one it was matched for, or the next of
- * its submitter that fits the slot); NULL when none. */
+typedef struct NextJob {
+        Nego *n;
+        const SlotRec *slot;
+} NextJob;
+
+static QueueFit fits_slot(const Job *j, void *userdata) {
+        const NextJob *nj = userdata;
+        char key[48];
+        snprintf(key, sizeof key, "%" PRId64 ".%" PRId64, j->id.cluster, j->id.proc);
+        if (glean_strmap_get(nj->n->matching, key))
+                return QUEUE_FIT_SKIP; /* its own claim is on the way */
+        return classad_match(nj->slot->ad, j->ad, GLEAN_CA_MODE) ? QUEUE_FITS : QUEUE_FITS_NOT;
+}
+
+/* A job that may run on c now (the next of its submitter that fits the
+ * slot); NULL when none. */
 static Job *next_job(Nego *n, Claim *c) {
-        QueueIdle qi;
-        SlotRec *s = nego_slot(n, c->slot);
-        Job *best = NULL;
-        int64_t best_prio = 0;
-        if (!s || queue_idle(n->queue, &qi) < 0)
-                return NULL;
-        for (size_t i = 0; i < qi.n; i++) {
-                if (strcmp(qi.names[i], c->submitter) != 0)
-                        continue;
-                for (size_t k = 0; k < qi.counts[i]; k++) {
-                        Job *j = qi.jobs[i][k];
-                        char key[48];
-                        snprintf(key, sizeof key, "%" PRId64 ".%" PRId64, j->id.cluster, j->id.proc);
-                        if (glean_strmap_get(n->matching, key))
-                                continue;
-                        int64_t prio = 0;
-                        classad_eval_int(j->ad, "JobPrio", GLEAN_CA_MODE, &prio);
-                        if (best && (prio < best_prio ||
-                                     (prio == best_prio && (j->id.cluster > best->id.cluster ||
-                                                            (j->id.cluster == best->id.cluster &&
-                                                             j->id.proc > best->id.proc)))))
-                                continue;
-                        if (!classad_match(s->ad, j->ad, GLEAN_CA_MODE))
-                                continue;
-                        best = j;
-                        best_prio = prio;
-                }
-        }
-        queue_idle_clear(&qi);
-        return best;
+        NextJob nj = { n, nego_slot(n, c->slot) };
+        return nj.slot ? queue_next_idle(n->queue, c->submitter, fits_slot, &nj) : NULL;
 }
 
 /* Starts c's job (c->job) on its slot: charged, Running, ActivateClaim. */

@@ -603,6 +603,87 @@ static void test_idle(void) {
         qt_close(&t);
 }
 
+/* ---- the next job for a reused claim ---- */
+
+/* fit(): the jobs named in fits[] fit, those in skip[] are passed over,
+ * every other does not fit; each call counted. */
+typedef struct FitTable {
+        const char *fits[4], *skip[4];
+        int calls;
+        char asked[64][JOB_ID_STRLEN];
+} FitTable;
+
+static QueueFit table_fit(const Job *j, void *userdata) {
+        FitTable *t = userdata;
+        char id[JOB_ID_STRLEN];
+
+        job_id_format(j->id, id);
+        if (t->calls < 64)
+                snprintf(t->asked[t->calls], JOB_ID_STRLEN, "%s", id);
+        t->calls++;
+        for (size_t i = 0; i < 4; i++)
+                if (t->skip[i] && strcmp(t->skip[i], id) == 0)
+                        return QUEUE_FIT_SKIP;
+        for (size_t i = 0; i < 4; i++)
+                if (t->fits[i] && strcmp(t->fits[i], id) == 0)
+                        return QUEUE_FITS;
+        return QUEUE_FITS_NOT;
+}
+
+static const char *next_id(JobQueue *q, const char *submitter, FitTable *t, char buf[static JOB_ID_STRLEN]) {
+        Job *j = queue_next_idle(q, submitter, table_fit, t);
+        return j ? job_id_format(j->id, buf) : "none";
+}
+
+static void test_next_idle(void) {
+        const char *alice = "alice@" QT_DOMAIN;
+        char buf[JOB_ID_STRLEN];
+        QT t;
+
+        qt_open(&t, new_db(), NULL);
+        int64_t backlog = qt_submit(t.q, "alice", "", 1000, QT_T0); /* 1 */
+        int64_t bob = qt_submit(t.q, "bob", "", 5, QT_T0);          /* 2 */
+        int64_t small = qt_submit(t.q, "alice", "", 3, QT_T0);      /* 3 */
+        int64_t urgent = qt_submit(t.q, "alice", "JobPrio = 10", 2, QT_T0); /* 4 */
+        CU_ASSERT_FATAL(backlog == 1 && bob == 2 && small == 3 && urgent == 4);
+
+        /* A backlog that fits nowhere costs one question, not a thousand. */
+        FitTable none = {};
+        CU_ASSERT_STRING_EQUAL(next_id(t.q, alice, &none, buf), "none");
+        CU_ASSERT_EQUAL(none.calls, 3); /* 1.0, 3.0, 4.0: one per cluster of alike procs; never bob's */
+
+        /* The highest JobPrio first, then the lowest id. */
+        FitTable some = { .fits = { "3.0", "4.0", "4.1" } };
+        CU_ASSERT_STRING_EQUAL(next_id(t.q, alice, &some, buf), "4.0");
+        FitTable low = { .fits = { "3.1", "3.2" } };
+        CU_ASSERT_STRING_EQUAL(next_id(t.q, alice, &low, buf), "none"); /* 3.0 said no for its alike procs */
+        FitTable first = { .fits = { "3.0" } };
+        CU_ASSERT_STRING_EQUAL(next_id(t.q, alice, &first, buf), "3.0");
+        CU_ASSERT_EQUAL(first.calls, 3); /* 1.0, 3.0, 4.0 */
+
+        /* A job whose own claim is on the way is passed over, not its cluster. */
+        FitTable skip = { .fits = { "3.0", "3.1" }, .skip = { "3.0" } };
+        CU_ASSERT_STRING_EQUAL(next_id(t.q, alice, &skip, buf), "3.1");
+
+        /* A proc given its own JobPrio is unlike its cluster: asked alone. */
+        char why[256];
+        CU_ASSERT_EQUAL(queue_job_set_prio(t.q, qt_user("alice"), (JobId) { backlog, 500 }, 20, why, sizeof why), 0);
+        FitTable raised = { .fits = { "1.500", "4.0" } };
+        CU_ASSERT_STRING_EQUAL(next_id(t.q, alice, &raised, buf), "1.500");
+        CU_ASSERT(raised.calls <= 4);
+
+        /* Running or held jobs are not idle; a requeued job ran (unlike). */
+        CU_ASSERT_EQUAL(queue_job_start(t.q, (JobId) { small, 0 }, "c1", "slot1@h", QT_T0), 0);
+        CU_ASSERT_EQUAL(queue_job_hold(t.q, qt_user("alice"), (JobId) { small, 1 }, NULL, 0, 0, QT_T0, NULL, NULL, 0),
+                        0);
+        FitTable rest = { .fits = { "3.0", "3.1", "3.2" } };
+        CU_ASSERT_STRING_EQUAL(next_id(t.q, alice, &rest, buf), "3.2");
+        CU_ASSERT_EQUAL(queue_job_requeue(t.q, (JobId) { small, 0 }, "evicted", QT_T0 + 1, NULL), 0);
+        FitTable back = { .fits = { "3.0" } };
+        CU_ASSERT_STRING_EQUAL(next_id(t.q, alice, &back, buf), "3.0");
+        qt_close(&t);
+}
+
 /* ---- the history ---- */
 
 typedef struct Collected {
@@ -694,6 +775,7 @@ static CU_TestInfo tests[] = {
         { "periodic", test_periodic },
         { "system_periodic", test_system_periodic },
         { "idle", test_idle },
+        { "next_idle", test_next_idle },
         { "history", test_history },
         { "memory_only", test_memory_only },
         CU_TEST_INFO_NULL,
