@@ -17,6 +17,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "classad/classad.h"
@@ -419,17 +420,25 @@ static int userprio_handler(int fd, const ClassAd *req, GleanCommand cmd) {
                 return reply(fd, req, false, "unexpected command", NULL);
         classad_eval_string(req, "Action", CA_MODE_OLD, &action);
         classad_eval_string(req, "Submitter", CA_MODE_OLD, &who);
-        if (!action || strcmp(action, "list") == 0)
-                r = reply(fd, req, true, NULL,
-                          "[ Ads = { [ Name = \"bob@pool\"; Priority = 5000.0; PriorityFactor = 1000.0; "
-                          "ResourcesUsed = 2; WeightedResourcesUsed = 2.0; AccumulatedUsage = 7200.0; "
-                          "WeightedAccumulatedUsage = 7200.0; BeginUsageTime = 1795500000; "
-                          "LastUsageTime = 1795578301 ], [ Name = \"alice@pool\"; Priority = 500.0; "
-                          "PriorityFactor = 1000.0; ResourcesUsed = 0; AccumulatedUsage = 3600.0; "
-                          "LastUsageTime = 1795570000 ], [ Name = \"carol@pool\"; Priority = 2.0; "
-                          "EffectivePriority = 2.0; RealPriority = 0.5; PriorityFactor = 4.0; "
-                          "ResourcesUsed = 1 ] } ]");
-        else if (strcmp(action, "setfactor") == 0 && who && strcmp(who, "alice@pool") == 0)
+        if (!action || strcmp(action, "list") == 0) {
+                /* Usage times relative to now: a submitter with nothing in use
+                 * whose last usage is older than a day is not listed. */
+                long long now = (long long) time(NULL);
+                char *ads = NULL;
+                if (asprintf(&ads,
+                             "[ Ads = { [ Name = \"bob@pool\"; Priority = 5000.0; PriorityFactor = 1000.0; "
+                             "ResourcesUsed = 2; WeightedResourcesUsed = 2.0; AccumulatedUsage = 7200.0; "
+                             "WeightedAccumulatedUsage = 7200.0; BeginUsageTime = %lld; "
+                             "LastUsageTime = %lld ], [ Name = \"alice@pool\"; Priority = 500.0; "
+                             "PriorityFactor = 1000.0; ResourcesUsed = 0; AccumulatedUsage = 3600.0; "
+                             "LastUsageTime = %lld ], [ Name = \"carol@pool\"; Priority = 2.0; "
+                             "EffectivePriority = 2.0; RealPriority = 0.5; PriorityFactor = 4.0; "
+                             "ResourcesUsed = 1 ] } ]",
+                             now - 80000, now - 1700, now - 10000) < 0)
+                        return -ENOMEM;
+                r = reply(fd, req, true, NULL, ads);
+                free(ads);
+        } else if (strcmp(action, "setfactor") == 0 && who && strcmp(who, "alice@pool") == 0)
                 r = reply(fd, req, true, NULL, NULL);
         else
                 r = reply(fd, req, false, "only root and ADMINISTRATORS may change the accounts",
