@@ -86,7 +86,11 @@ static void test_demo(void) {
         printf("\n    the demo took %.1f s (exit %d)\n", took, r.status);
         const char *out = r.out;
 
-        GLEAN_TEST_CHECK(r.status == 0, "demo.sh: exit %d\n%s\nstderr:\n%s", r.status, out, r.err);
+        /* A failure's messages are cut short: the whole run first. */
+        if (r.status != 0)
+                fprintf(stderr, "---- the demo's output ----\n%s\n---- its stderr ----\n%s\n---- end ----\n", out,
+                        r.err);
+        GLEAN_TEST_CHECK(r.status == 0, "demo.sh: exit %d (its output above)", r.status);
         /* the pool and the users */
         GLEAN_TEST_CHECK(has(out, "glean-agent (pid ") && has(out, "slot1@"), "no pool:\n%s", out);
         GLEAN_TEST_CHECK(has(out, "useradd glean-demo-ann") && has(out, "useradd glean-demo-bob"), "no users:\n%s",
