@@ -41,6 +41,19 @@ if [ "$(id -u)" -ne 0 ]; then
         exit 1
 fi
 
+# One demo at a time on a machine: its users have fixed names, and a demo
+# clears what an earlier one left of them. A second demo waits its turn.
+lock=/run/lock
+[ -d "$lock" ] || lock=/tmp
+exec 9>"$lock/glean-demo.lock"
+if ! flock -n 9; then
+        echo "demo.sh: another demo runs on this machine; waiting for it (up to 100 s)" >&2
+        flock -w 100 9 || {
+                echo "demo.sh: the other demo did not end within 100 s" >&2
+                exit 1
+        }
+fi
+
 start=$(date +%s)
 section() {
         printf '\n=== [%2ds] %s\n' "$(($(date +%s) - start))" "$*"
@@ -172,7 +185,7 @@ printf '$ cat glean.conf    # (examples/demo/glean.conf, DEMO_DIR = %s)\n' "$dir
 grep -v '^#' examples/demo/glean.conf | sed -e '/^$/d' -e 's/^/    /'
 "$dir/bin/glean" pool-key --new --file "$dir/pool.key" >/dev/null
 
-GLEAN_LOG=stderr "$NEGOTIATOR" --config "$dir/glean.conf" >"$dir/negotiator.log" 2>&1 &
+GLEAN_LOG=stderr "$NEGOTIATOR" --config "$dir/glean.conf" >"$dir/negotiator.log" 2>&1 9>&- &
 nego_pid=$!
 until_true 10 "the central manager's start" test -s "$dir/port"
 echo "glean-negotiator (pid $nego_pid): users at $dir/negotiator.sock, agents at 127.0.0.1:$(cat "$dir/port")"
@@ -186,7 +199,7 @@ if [ -d /run/systemd/system ] && command -v systemd-run >/dev/null 2>&1; then
         scope=glean-demo-agent-$$
         agent_cmd=(systemd-run --quiet --scope --collect --unit="$scope" -p Delegate=yes -- "${agent_cmd[@]}")
 fi
-GLEAN_LOG=stderr "${agent_cmd[@]}" >"$dir/agent.log" 2>&1 &
+GLEAN_LOG=stderr "${agent_cmd[@]}" >"$dir/agent.log" 2>&1 9>&- &
 agent_pid=$!
 slot_up() {
         "$dir/bin/glean" status -af Name 2>/dev/null | grep -q '^slot1@'
@@ -309,7 +322,7 @@ for u in "${USERS[@]}"; do
         printf '\n%s$ glean submit hello.sub\n' "${u#glean-demo-}"
         as "$u" "$dir/bin/glean" submit hello.sub
 done
-sample &
+sample 9>&- &
 sampler_pid=$!
 until_true 20 "the first jobs' start" running 2
 show q -allusers -nobatch
