@@ -325,8 +325,6 @@ static void batch_failed(Nego *n, int r, const char *why) {
                           n->k.database, why[0] ? why : strerror(-r), k,
                           claims ? ", the agents reconnect and the claims are relearned" : "");
         nego_net_batch_end(n, reason);
-        if (!claims)
-                nego_claims_batch_done(n);
         /* Rebuilt from the database; that may write (charges, requeues):
          * committed at once, and if that fails too, once more. */
         for (int i = 0; claims && i < 3; i++) {
@@ -355,7 +353,6 @@ static int on_post(sd_event_source *src, void *userdata) {
                                           " that failed", n->k.database, n->commit_failures);
                         n->commit_failures = 0;
                         n->batch_claims = false;
-                        nego_claims_batch_done(n);
                         nego_net_batch_end(n, NULL);
                 }
         }
@@ -561,10 +558,18 @@ static int setup(Nego *n) {
 
 static void teardown(Nego *n) {
         if (n->in_batch && n->exit_code == 0) {
+                /* The last iteration's batch: what it queued leaves only committed. */
                 char why[512] = "";
-                if (queue_batch_commit(n->queue, why, sizeof why) >= 0)
-                        nego_net_flush(n);
+                int r = queue_batch_commit(n->queue, why, sizeof why);
                 n->in_batch = false;
+                if (r < 0) {
+                        glean_log(LOG_ERR, NULL, NULL, 0, "cannot commit to %s at the stop: %s", n->k.database,
+                                  why[0] ? why : strerror(-r));
+                        nego_net_batch_end(n, "the central manager stopped before it could commit this");
+                } else {
+                        nego_net_batch_end(n, NULL);
+                        nego_net_flush(n);
+                }
         }
         nego_net_stop(n);
         nego_waiters_free(n);

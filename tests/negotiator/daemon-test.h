@@ -375,6 +375,38 @@ static inline void agent_exit(Agent *a, const char *claim, int code) {
         CU_ASSERT(agent_send_text(a, text));
 }
 
+/* A JobExit as an agent that keeps it until acknowledged sends it: naming
+ * the run that ended (job cluster.proc, its NumJobStarts), under the
+ * agent's RequestId rid. */
+static inline void agent_exit_run(Agent *a, const char *claim, int code, int64_t cluster, int64_t proc, int64_t starts,
+                                  int64_t rid) {
+        char text[640];
+        snprintf(text, sizeof text,
+                 "[ Command = \"JobExit\"; RequestId = %" PRId64 "; ClaimId = \"%s\"; Slot = \"slot1\"; "
+                 "ClusterId = %" PRId64 "; ProcId = %" PRId64 "; NumJobStarts = %" PRId64 "; ExitBySignal = false; "
+                 "ExitCode = %d; RemoteUserCpu = 1.5; RemoteSysCpu = 0.25; RemoteWallClockTime = 4.0; "
+                 "ResidentSetSize = 2048 ]",
+                 rid, claim, cluster, proc, starts, code);
+        CU_ASSERT(agent_send_text(a, text));
+}
+
+/* The Reply to the agent's request rid within seconds (NULL: none); what
+ * comes meanwhile is as agent_expect() has it (answered, counted). */
+static inline ClassAd *agent_wait_reply(Agent *a, int64_t rid, double seconds) {
+        double end = now_mono() + seconds;
+        while (now_mono() < end) {
+                ClassAd *m = agent_expect(a, GLEAN_CMD_REPLY, end - now_mono());
+                int64_t id = -1;
+                if (!m)
+                        return NULL;
+                classad_eval_int(m, "RequestId", MODE, &id);
+                if (id == rid)
+                        return m;
+                classad_free(m);
+        }
+        return NULL;
+}
+
 /* ---- a user on the unix socket ---- */
 
 static inline int user_connect(const Rig *r) {
