@@ -212,6 +212,8 @@ int nego_agent_message(Conn *c, const ClassAd *msg, GleanCommand cmd) {
                 return 0;
         case GLEAN_CMD_JOB_EXIT:
                 nego_claim_job_exit(n, c, msg);
+                if (n->fault == NEGO_FAULT_KILL_BEFORE_COMMIT_JOB_EXIT && n->in_batch)
+                        n->fault_due = true; /* main.c: SIGKILL instead of this batch's commit */
                 acknowledge(c, msg);
                 return 0;
         case GLEAN_CMD_EVENT:

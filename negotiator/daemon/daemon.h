@@ -194,6 +194,14 @@ struct Waiter {
         double deadline;        /* 0: none */
 };
 
+/* GLEAN_FAULT, read once at start: a fault the tests inject (test-only;
+ * docs/negotiator.md). */
+typedef enum NegoFault {
+        NEGO_FAULT_NONE,
+        NEGO_FAULT_KILL_BEFORE_COMMIT_JOB_EXIT, /* "kill-before-commit:JobExit": SIGKILL on ourselves in
+                                                   place of the commit of the first batch that took a JobExit */
+} NegoFault;
+
 typedef struct CycleStats {
         uint64_t number;
         size_t matches, rejections, submitters, preemptions;
@@ -230,6 +238,8 @@ struct Nego {
         bool in_batch;
         bool batch_claims;      /* the open batch may have changed claims (nego_batch) */
         uint64_t commit_failures; /* commits failed in a row */
+        NegoFault fault;        /* GLEAN_FAULT (tests only) */
+        bool fault_due;         /* the open batch took what the fault waits for */
         bool cycle_wanted;      /* a submit or a freed slot: a cycle after NEGOTIATOR_MIN_INTERVAL */
         bool cycle_soon;        /* ... or sooner: an idle job and a free slot (nego_want_cycle) */
         double last_periodic;

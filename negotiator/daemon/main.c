@@ -338,10 +338,32 @@ static void batch_failed(Nego *n, int r, const char *why) {
         }
 }
 
+/* GLEAN_FAULT (tests only): what the tests of restarts cannot hit from
+ * outside, a kill -9 between taking a message and committing it. */
+static void fault_read(Nego *n) {
+        const char *f = getenv("GLEAN_FAULT");
+        if (!f || !*f)
+                return;
+        if (strcmp(f, "kill-before-commit:JobExit") == 0) {
+                n->fault = NEGO_FAULT_KILL_BEFORE_COMMIT_JOB_EXIT;
+                glean_log(LOG_WARNING, NULL, NULL, 0,
+                          "GLEAN_FAULT=%s: this daemon kills itself (SIGKILL) before committing the first batch "
+                          "that takes a JobExit; for tests only",
+                          f);
+        } else
+                glean_log(LOG_WARNING, NULL, NULL, 0, "GLEAN_FAULT=%s: no such fault; ignored", f);
+}
+
 /* After the iteration's events: commit, then let what they queued go. */
 static int on_post(sd_event_source *src, void *userdata) {
         (void) src;
         Nego *n = userdata;
+        if (n->in_batch && n->fault_due) {
+                glean_log(LOG_WARNING, NULL, NULL, 0,
+                          "GLEAN_FAULT: killed before committing a batch that took a JobExit");
+                raise(SIGKILL);
+        }
+        n->fault_due = false;
         if (n->in_batch) {
                 char why[512];
                 int r = batch_commit(n, why, sizeof why);
@@ -532,6 +554,7 @@ static int setup(Nego *n) {
                 return r;
         if ((r = open_state(n)) < 0)
                 return r;
+        fault_read(n);
         n->started = nego_now();
         n->last_periodic = n->started;
 

@@ -3,7 +3,12 @@
  * test-daemon-exit.c — the real glean-negotiator and the exits an agent
  * keeps for it (daemon-test.h's rig and fake agent):
  *
- *   - a JobExit (and the end of a claim) with a RequestId is answered;
+ *   - a JobExit (and the end of a claim) with a RequestId is answered,
+ *     and only once what it changed is committed: killed (GLEAN_FAULT)
+ *     between taking the exit and committing it, the daemon never
+ *     answers; restarted, it relearns the claim, takes the exit the agent
+ *     sends again and answers it; killed right after that answer and
+ *     restarted, the job is Completed once, with its exit code;
  *   - an exit heard twice changes nothing: after the job completed and its
  *     claim ended (one history entry, its usage once, nothing charged);
  *     on a claim reused since for the next job (which runs on); of an
@@ -11,6 +16,19 @@
  */
 #define _GNU_SOURCE
 #include "daemon-test.h"
+
+/* The daemon ended by itself within seconds: its wait status (-1: still running). */
+static int rig_wait_death(Rig *r, int seconds) {
+        for (int i = 0; r->pid > 0 && i < seconds * 20; i++) {
+                int status;
+                if (waitpid(r->pid, &status, WNOHANG) == r->pid) {
+                        r->pid = 0;
+                        return status;
+                }
+                usleep(50000);
+        }
+        return -1;
+}
 
 /* A reply that says Ok. */
 static bool acknowledged(ClassAd *reply) {
@@ -73,6 +91,76 @@ static void user_submit_idle(int fd) {
                                    "Iwd = \"/tmp\" ]; Procs = { [] } ]");
         GLEAN_TEST_CHECK(reply_ok(m), "a job that never runs is submitted");
         classad_free(m);
+}
+
+/* ---- the answer leaves after the commit ---- */
+
+static void test_reply_after_commit(void) {
+        Rig r;
+        Agent a;
+        CU_ASSERT_FATAL(rig_init(&r, "JOB_DEFAULT_LEASE_DURATION = 60\n"));
+        setenv("GLEAN_FAULT", "kill-before-commit:JobExit", 1);
+        bool up = rig_start(&r);
+        unsetenv("GLEAN_FAULT");
+        CU_ASSERT_FATAL(up);
+        GLEAN_TEST_CHECK(log_has(&r, "GLEAN_FAULT=kill-before-commit:JobExit: this daemon kills itself", 2),
+                         "the fault is announced");
+        CU_ASSERT_FATAL(agent_connect(&a, &r, "fake21"));
+        agent_slot(&a, "slot1", "Unclaimed", "Idle", NULL);
+        int u = user_connect(&r);
+        int64_t cluster = user_submit(u, 1);
+        CU_ASSERT_FATAL(cluster > 0);
+        user_submit_idle(u);
+        char *claim = run_one(&a, "slot1", cluster);
+        CU_ASSERT_FATAL(claim != NULL);
+        agent_slot(&a, "slot1", "Claimed", "Busy", claim);
+        CU_ASSERT_FATAL(wait_status(u, cluster, 0, 2, 5));
+        close(u);
+
+        /* The exit: taken, then the daemon dies before its commit. No answer comes. */
+        agent_exit_run(&a, claim, 3, cluster, 0, 1, 501);
+        int status = rig_wait_death(&r, 10);
+        GLEAN_TEST_CHECK(status != -1 && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL,
+                         "the daemon killed itself before the commit (wait status %d)", status);
+        ClassAd *reply = agent_wait_reply(&a, 501, 2);
+        GLEAN_TEST_CHECK(!reply, "no Reply to an exit that was not committed");
+        classad_free(reply);
+        GLEAN_TEST_CHECK(log_has(&r, "GLEAN_FAULT: killed before committing a batch that took a JobExit", 1),
+                         "the record of the fault");
+        agent_close(&a);
+
+        /* Back (without the fault): the job is still Running; the agent
+         * re-advertises the claim (the slot Claimed/Idle: the job ended)
+         * and sends the exit again; it is taken and answered. */
+        CU_ASSERT_FATAL(rig_start(&r));
+        u = user_connect(&r);
+        GLEAN_TEST_CHECK(job_status(u, cluster, 0) == 2, "Running after the restart: the exit was not committed");
+        CU_ASSERT_FATAL(agent_connect(&a, &r, "fake21"));
+        agent_slot(&a, "slot1", "Claimed", "Idle", claim);
+        agent_exit_run(&a, claim, 3, cluster, 0, 1, 501);
+        reply = agent_wait_reply(&a, 501, 10);
+        GLEAN_TEST_CHECK(acknowledged(reply), "the exit sent again is acknowledged");
+        /* Answered means committed: killed at once, the exit is there after a restart. */
+        rig_kill(&r);
+        agent_close(&a);
+        close(u);
+        CU_ASSERT_FATAL(rig_start(&r));
+        u = user_connect(&r);
+        ClassAd *h = NULL;
+        size_t n = history(u, cluster, 0, &h);
+        GLEAN_TEST_CHECK(n == 1 && ad_int(h, "JobStatus") == 4 && ad_int(h, "ExitCode") == 3 &&
+                                 ad_int(h, "NumJobStarts") == 1 && ad_real(h, "RemoteWallClockTime") == 4.0,
+                         "after the kill: %zu history entries, JobStatus %" PRId64 ", ExitCode %" PRId64
+                         ", NumJobStarts %" PRId64 ", RemoteWallClockTime %g",
+                         n, ad_int(h, "JobStatus"), ad_int(h, "ExitCode"), ad_int(h, "NumJobStarts"),
+                         ad_real(h, "RemoteWallClockTime"));
+        classad_free(h);
+        int64_t in_use = -1;
+        double usage = -1;
+        GLEAN_TEST_CHECK(account(u, &in_use, &usage) && in_use == 0, "no claim left charged: %" PRId64, in_use);
+        free(claim);
+        close(u);
+        rig_done(&r, false);
 }
 
 /* ---- exits heard twice ---- */
@@ -207,6 +295,7 @@ static void test_duplicate_on_reused_claim(void) {
 }
 
 static CU_TestInfo tests[] = {
+        { "the answer to an exit leaves after its commit", test_reply_after_commit },
         { "an exit heard twice after the job completed", test_duplicate_after_completion },
         { "an exit heard twice on a claim reused since", test_duplicate_on_reused_claim },
         CU_TEST_INFO_NULL,
