@@ -478,10 +478,12 @@ void nego_claim_job_exit(Nego *n, Conn *from, const ClassAd *msg) {
         classad_eval_string(msg, "ClaimId", GLEAN_CA_MODE, &id);
         Claim *c = claim_from(n, from, id, "JobExit");
         if (!c && id && !nego_claim(n, id)) {
-                GleanLogField f[] = { { "GLEAN_MACHINE", from ? from->machine : "" } };
-                glean_log(LOG_INFO, NULL, f, 1,
-                          "agent %s: a JobExit of claim %.*s, which we do not hold (any more): nothing to do",
-                          from ? from->machine : "?", NEGO_CLAIM_PUBLIC, id);
+                char pub[NEGO_CLAIM_PUBLIC + 1];
+                snprintf(pub, sizeof pub, "%s", id); /* the rest stays secret */
+                GleanLogField f[] = { { "GLEAN_MACHINE", from ? from->machine : "" }, { "GLEAN_CLAIM", pub } };
+                glean_log(LOG_INFO, NULL, f, 2,
+                          "agent %s: a JobExit of claim %s, which we do not hold (any more): nothing to do",
+                          from ? from->machine : "?", pub);
         }
         free(id);
         if (!c || (c->state != CLAIM_RUNNING && c->state != CLAIM_ACTIVATING && c->state != CLAIM_RELEARNING))
