@@ -12,7 +12,10 @@
  *   - an exit heard twice changes nothing: after the job completed and its
  *     claim ended (one history entry, its usage once, nothing charged);
  *     on a claim reused since for the next job (which runs on); of an
- *     earlier run of the job the claim runs now (NumJobStarts).
+ *     earlier run of the job the claim runs now (NumJobStarts): a job that
+ *     its OnExitRemove sends back to Idle runs again on the same claim,
+ *     and its first exit heard again neither ends nor restarts the second
+ *     run.
  */
 #define _GNU_SOURCE
 #include "daemon-test.h"
@@ -294,10 +297,73 @@ static void test_duplicate_on_reused_claim(void) {
         rig_done(&r, false);
 }
 
+/* OnExitRemove false: the job is Idle again after its exit and the claim
+ * runs it again. Its first exit heard twice is of start 1 while the job is
+ * at start 2: nothing changes (taken, it would end the second run and
+ * start a third). */
+static void test_duplicate_of_earlier_run(void) {
+        Rig r;
+        Agent a;
+        CU_ASSERT_FATAL(rig_init(&r, "CLAIM_WORKLIFE = 3600\n"));
+        CU_ASSERT_FATAL(rig_start(&r));
+        CU_ASSERT_FATAL(agent_connect(&a, &r, "fake24"));
+        agent_slot(&a, "slot1", "Unclaimed", "Idle", NULL);
+        int u = user_connect(&r);
+        int64_t cluster = user_submit_with(u, 1, "OnExitRemove = ExitCode =?= 0");
+        CU_ASSERT_FATAL(cluster > 0);
+        char *claim = run_one(&a, "slot1", cluster);
+        CU_ASSERT_FATAL(claim != NULL);
+        agent_slot(&a, "slot1", "Claimed", "Busy", claim);
+        CU_ASSERT_FATAL(wait_status(u, cluster, 0, 2, 5));
+        /* Exit 1: not removed, Idle, and at once the claim's next job: itself. */
+        agent_exit_run(&a, claim, 1, cluster, 0, 1, 801);
+        ClassAd *act = agent_expect(&a, GLEAN_CMD_ACTIVATE_CLAIM, 5), *job = NULL;
+        CU_ASSERT_FATAL(act != NULL);
+        glean_msg_get_ad(act, "JobAd", &job);
+        GLEAN_TEST_CHECK(ad_int(job, "ClusterId") == cluster && ad_int(job, "ProcId") == 0 &&
+                                 ad_int(job, "NumJobStarts") == 2,
+                         "the claim runs the job again: %" PRId64 ".%" PRId64 ", start %" PRId64,
+                         ad_int(job, "ClusterId"), ad_int(job, "ProcId"), ad_int(job, "NumJobStarts"));
+        classad_free(job);
+        agent_reply(&a, act, true, NULL);
+        classad_free(act);
+        GLEAN_TEST_CHECK(acknowledged(agent_wait_reply(&a, 801, 5)), "the first exit is acknowledged");
+        /* The first exit again: the second run goes on. */
+        agent_exit_run(&a, claim, 1, cluster, 0, 1, 802);
+        GLEAN_TEST_CHECK(acknowledged(agent_wait_reply(&a, 802, 5)), "the exit heard twice is acknowledged");
+        ClassAd *again = agent_expect(&a, GLEAN_CMD_ACTIVATE_CLAIM, 1.5);
+        GLEAN_TEST_CHECK(!again && a.activations == 2, "no third start (%d activations)", a.activations);
+        classad_free(again);
+        ClassAd *j = user_job(u, cluster, 0);
+        GLEAN_TEST_CHECK(ad_int(j, "JobStatus") == 2 && ad_int(j, "NumJobStarts") == 2 &&
+                                 ad_real(j, "RemoteWallClockTime") == 4.0,
+                         "the second run goes on: JobStatus %" PRId64 ", NumJobStarts %" PRId64
+                         ", RemoteWallClockTime %g (one run's)",
+                         ad_int(j, "JobStatus"), ad_int(j, "NumJobStarts"), ad_real(j, "RemoteWallClockTime"));
+        classad_free(j);
+        GLEAN_TEST_CHECK(log_has(&r, "it is of start 1 of job", 1), "a record of the duplicate");
+        /* The second run's own exit (0): removed from the queue, once. */
+        agent_exit_run(&a, claim, 0, cluster, 0, 2, 803);
+        GLEAN_TEST_CHECK(acknowledged(agent_wait_reply(&a, 803, 5)), "the second exit is acknowledged");
+        ClassAd *h = NULL;
+        size_t n = history(u, cluster, 0, &h);
+        GLEAN_TEST_CHECK(n == 1 && ad_int(h, "ExitCode") == 0 && ad_int(h, "NumJobStarts") == 2 &&
+                                 ad_real(h, "RemoteWallClockTime") == 8.0,
+                         "%zu history entries, ExitCode %" PRId64 ", NumJobStarts %" PRId64
+                         ", RemoteWallClockTime %g (two runs')",
+                         n, ad_int(h, "ExitCode"), ad_int(h, "NumJobStarts"), ad_real(h, "RemoteWallClockTime"));
+        classad_free(h);
+        free(claim);
+        close(u);
+        agent_close(&a);
+        rig_done(&r, false);
+}
+
 static CU_TestInfo tests[] = {
         { "the answer to an exit leaves after its commit", test_reply_after_commit },
         { "an exit heard twice after the job completed", test_duplicate_after_completion },
         { "an exit heard twice on a claim reused since", test_duplicate_on_reused_claim },
+        { "an exit heard twice of an earlier run of the claim's job", test_duplicate_of_earlier_run },
         CU_TEST_INFO_NULL,
 };
 
