@@ -122,6 +122,9 @@ static const CommandSpec commands[GLEAN_CMD__MAX] = {
                 OPT_COUNT("ResidentSetSize"),
                 OPT_COUNT("ImageSize"),
                 OPT_STRING("Reason"),
+                OPT_COUNT("ClusterId"),
+                OPT_COUNT("ProcId"),
+                OPT_COUNT("NumJobStarts"),
                 END } },
         [GLEAN_CMD_EVENT] = { "Event", (const AttrSpec[]){
                 REQ_STRING("Slot"), REQ_STRING("State"), REQ_STRING("Activity"), OPT_INT("Transition"), END } },

@@ -56,8 +56,19 @@
  *                   !ExitBySignal, ExitSignal int 1..64 when ExitBySignal;
  *                   (CoreDumped bool, RemoteUserCpu, RemoteSysCpu,
  *                   RemoteWallClockTime real >= 0, ResidentSetSize,
- *                   ImageSize int >= 0 (KiB), Reason string)
- *   Event           Slot string, State string, Activity string; (Transition int)
+ *                   ImageSize int >= 0 (KiB), Reason string, ClusterId,
+ *                   ProcId, NumJobStarts int >= 0: the job ad that ran, so
+ *                   that an exit heard twice is told from the next run's)
+ *   Event           Slot string, State string, Activity string; (Transition int;
+ *                   ClaimEnded bool, ClaimId string, Reason string: the
+ *                   claim ended by itself)
+ *
+ * From an agent to the central manager, JobExit and Event with ClaimEnded
+ * carry a RequestId of the agent's; the manager answers Reply Ok = true
+ * with it once what the message changed is committed (a duplicate, or one
+ * about a claim or run it no longer has, is answered too and changes
+ * nothing). The agent keeps the message until then and sends it again on
+ * every new connection.
  *
  * The central manager (glean-negotiator) and its users. Over the
  * negotiator's unix socket the caller is known by SO_PEERCRED; on an

@@ -129,7 +129,7 @@ struct Agent {
         int exit_code;
         Upstream *up;           /* the central manager connection (NULL: standalone, no COLLECTOR_HOST) */
         RelayEntry *relays;     /* relayed requests awaiting replies */
-        int64_t relay_next_id;
+        int64_t relay_next_id;  /* the last RequestId upstream: relayed requests' and kept messages' */
         Conn *submit_series;    /* the client whose multi-part Submit is going up */
         NetWatch *net;          /* the machine's addresses (netwatch.c) */
 };
@@ -192,9 +192,12 @@ void agent_upstream_free(Agent *a);    /* after the slots are gone */
 Conn *agent_upstream_conn(Agent *a);
 /* The Hello exchange is done: requests can be relayed. */
 bool agent_upstream_ready(const Agent *a);
-/* Sends msg up, sealed. JobExit, and Event with ClaimEnded, are kept while
- * disconnected and sent after the re-advertisement of a reconnection;
- * anything else is -ENOTCONN when the connection is not ready. */
+/* Sends msg up, sealed. JobExit, and Event with ClaimEnded, get a
+ * RequestId of their own and are kept until the manager's Reply to it
+ * (sent once its database holds what they changed); every one not
+ * acknowledged is sent again, in order, after the re-advertisement of each
+ * new connection. Anything else is -ENOTCONN when the connection is not
+ * ready. */
 int agent_upstream_send(Agent *a, const ClassAd *msg);
 /* SlotUpdate of s (SlotAd, and ClaimId when the manager holds its claim). */
 void agent_upstream_publish(Agent *a, Slot *s);

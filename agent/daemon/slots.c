@@ -88,6 +88,17 @@ static void send_job_exit(Slot *s, const AgentJobExit *ex, const char *reason) {
                 return;
         classad_set_string(msg, "ClaimId", s->claim_id);
         classad_set_string(msg, "Slot", s->name);
+        /* Which run of which job ended: a claim runs several jobs one
+         * after the other, and the central manager may hear of an exit
+         * twice (it is sent again until acknowledged). */
+        const ClassAd *job = agent_sm_job(s->sm);
+        int64_t v;
+        if (job && classad_eval_int(job, "ClusterId", CA_MODE_OLD, &v) >= 0 && v >= 0)
+                classad_set_int(msg, "ClusterId", v);
+        if (job && classad_eval_int(job, "ProcId", CA_MODE_OLD, &v) >= 0 && v >= 0)
+                classad_set_int(msg, "ProcId", v);
+        if (job && classad_eval_int(job, "NumJobStarts", CA_MODE_OLD, &v) >= 0 && v >= 0)
+                classad_set_int(msg, "NumJobStarts", v);
         classad_set_bool(msg, "ExitBySignal", ex->by_signal);
         if (ex->by_signal)
                 classad_set_int(msg, "ExitSignal", ex->signal);

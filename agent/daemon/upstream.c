@@ -15,11 +15,14 @@
  *
  * The claims the manager makes belong to one Conn (up->conn) that outlives
  * every TCP connection: when the connection goes, the claims run on under
- * their leases, their JobExits (and the ends of claims) are kept, and on
- * reconnection the slots are advertised again, with their ClaimIds, before
- * what was kept is sent. Reconnection waits 1 s, doubling up to
- * NEGOTIATOR_RECONNECT_MAX, each wait +-50% at random; a connection that
- * gets as far as the manager's Hello starts the back-off over.
+ * their leases. JobExits and the ends of claims carry a RequestId of their
+ * own and are kept until the manager's Reply to it, which it sends once
+ * what the message changed is committed to its database; on reconnection
+ * the slots are advertised again, with their ClaimIds, before every
+ * message still kept is sent again, in order. Reconnection waits 1 s,
+ * doubling up to NEGOTIATOR_RECONNECT_MAX, each wait +-50% at random; a
+ * connection that gets as far as the manager's Hello starts the back-off
+ * over.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -45,7 +48,7 @@
 
 #define HANDSHAKE_TIMEOUT_USEC (30ull * 1000000) /* connect, sealed handshake and Hello, each attempt */
 #define OUT_MAX (64u * 1024 * 1024)             /* sealed bytes the manager may leave unread */
-#define KEPT_MAX 4096u                          /* JobExits and claim ends kept while disconnected */
+#define KEPT_MAX 4096u                          /* JobExits and claim ends not yet acknowledged */
 
 typedef enum UpState {
         UP_WAIT,        /* until the timer: the next attempt */
@@ -57,13 +60,15 @@ typedef enum UpState {
 } UpState;
 
 /* A message that must reach the manager (a JobExit, the end of a claim):
- * kept until the socket has taken all of its sealed bytes. end: the
- * stream offset of its last byte on this connection, 0 while not sealed. */
+ * kept until the manager's Reply to its RequestId, which says it took it
+ * and committed what it changed. A socket that took its bytes says
+ * nothing: the manager may die before its commit. */
 typedef struct Kept {
         struct Kept *next;
-        char *text;
+        char *text;             /* with its RequestId */
         size_t len;
-        uint64_t end;
+        int64_t id;             /* its RequestId */
+        bool sealed;            /* sealed on this connection */
 } Kept;
 
 struct Upstream {
@@ -80,7 +85,6 @@ struct Upstream {
         struct addrinfo *addrs, *cur;
         char addr[INET6_ADDRSTRLEN + 16]; /* "192.0.2.1:9628", "[2001:db8::1]:9628" */
         GleanSecure *sec;
-        uint64_t flushed;       /* sealed bytes the socket took, on this connection */
         Kept *kept, **kept_tail;
         size_t n_kept;
         bool failing;
@@ -126,9 +130,8 @@ static void close_connection(Upstream *up) {
         if (up->addrs)
                 freeaddrinfo(up->addrs);
         up->addrs = up->cur = NULL;
-        up->flushed = 0;
         for (Kept *k = up->kept; k; k = k->next)
-                k->end = 0; /* not known to have gone: sent again */
+                k->sealed = false; /* not acknowledged: sent again on the next connection */
 }
 
 static unsigned manager_claims(const Upstream *up) {
@@ -226,25 +229,11 @@ static void set_events(Upstream *up) {
         sd_event_source_set_io_events(up->io, EPOLLIN | (out ? EPOLLOUT : 0));
 }
 
-/* Sends what the socket takes now; kept messages whose bytes all went are
- * done with. */
+/* Sends what the socket takes now. */
 static void flush(Upstream *up) {
         if (!up->sec || up->fd < 0 || up->failing)
                 return;
-        const void *p;
-        size_t before = glean_secure_output(up->sec, &p);
         int r = glean_secure_flush(up->sec, up->fd);
-        size_t after = glean_secure_output(up->sec, &p);
-        up->flushed += before - after;
-        while (up->kept && up->kept->end && up->kept->end <= up->flushed) {
-                Kept *k = up->kept;
-                up->kept = k->next;
-                if (!up->kept)
-                        up->kept_tail = &up->kept;
-                up->n_kept--;
-                free(k->text);
-                free(k);
-        }
         if (r < 0) {
                 up_fail(up, "%s", glean_secure_reason(up->sec));
                 return;
@@ -253,7 +242,7 @@ static void flush(Upstream *up) {
 }
 
 /* Seals text as the next frame: 0, or -errno (the connection then fails). */
-static int seal(Upstream *up, const char *text, size_t len, uint64_t *ret_end) {
+static int seal(Upstream *up, const char *text, size_t len) {
         const void *p;
         if (len == 0 || len > GLEAN_FRAME_MAX)
                 return -EMSGSIZE;
@@ -266,8 +255,6 @@ static int seal(Upstream *up, const char *text, size_t len, uint64_t *ret_end) {
                 up_fail(up, "cannot seal a message: %s", strerror(-r));
                 return r;
         }
-        if (ret_end)
-                *ret_end = up->flushed + glean_secure_output(up->sec, &p);
         return 0;
 }
 
@@ -275,7 +262,7 @@ static int send_now(Upstream *up, const ClassAd *msg) {
         char *text = classad_unparse(msg);
         if (!text)
                 return -ENOMEM;
-        int r = seal(up, text, strlen(text), NULL);
+        int r = seal(up, text, strlen(text));
         free(text);
         if (r >= 0)
                 flush(up);
@@ -284,10 +271,51 @@ static int send_now(Upstream *up, const ClassAd *msg) {
 
 /* Seals the kept messages not yet sealed on this connection, in order. */
 static void send_kept(Upstream *up) {
-        for (Kept *k = up->kept; k && !up->failing; k = k->next)
-                if (!k->end && seal(up, k->text, k->len, &k->end) < 0)
+        for (Kept *k = up->kept; k && !up->failing; k = k->next) {
+                if (k->sealed)
+                        continue;
+                if (seal(up, k->text, k->len) < 0)
                         break;
+                k->sealed = true;
+        }
         flush(up);
+}
+
+static void kept_free(Kept *k) {
+        if (!k)
+                return;
+        free(k->text);
+        free(k);
+}
+
+/* The manager's Reply to a kept message: it is durable there (or, Ok =
+ * false, will never be: said once). Whether reply was one. */
+static bool kept_acknowledged(Upstream *up, const ClassAd *reply) {
+        int64_t id = 0;
+        if (classad_eval_int(reply, "RequestId", CA_MODE_OLD, &id) < 0)
+                return false;
+        Kept **pp = &up->kept;
+        while (*pp && (*pp)->id != id)
+                pp = &(*pp)->next;
+        Kept *k = *pp;
+        if (!k)
+                return false;
+        bool ok = false;
+        classad_eval_bool(reply, "Ok", CA_MODE_OLD, &ok);
+        if (!ok) {
+                char *reason = NULL;
+                classad_eval_string(reply, "Reason", CA_MODE_OLD, &reason);
+                GleanLogField f[] = { { "GLEAN_MANAGER", up->addr }, { "GLEAN_REASON", reason ? reason : "" } };
+                glean_log(LOG_ERR, NULL, f, 2, "the central manager at %s refused %s: %s; not sent again", up->addr,
+                          k->text, reason ? reason : "no reason given");
+                free(reason);
+        }
+        *pp = k->next;
+        if (up->kept_tail == &k->next)
+                up->kept_tail = pp;
+        up->n_kept--;
+        kept_free(k);
+        return true;
 }
 
 static bool must_arrive(const ClassAd *msg) {
@@ -302,28 +330,39 @@ static bool must_arrive(const ClassAd *msg) {
 
 static int keep(Upstream *up, const ClassAd *msg) {
         Kept *k = calloc(1, sizeof *k);
-        if (!k || !(k->text = classad_unparse(msg))) {
+        ClassAd *copy = NULL;
+        if (!k || classad_copy(msg, &copy) < 0) {
                 free(k);
                 return -ENOMEM;
         }
+        /* Its own RequestId, from the relayed requests' series: the
+         * manager's Reply to it is told apart from theirs. */
+        k->id = ++up->agent->relay_next_id;
+        if (classad_set_int(copy, "RequestId", k->id) < 0 || !(k->text = classad_unparse(copy))) {
+                classad_free(copy);
+                free(k);
+                return -ENOMEM;
+        }
+        classad_free(copy);
         k->len = strlen(k->text);
         if (k->len > GLEAN_FRAME_MAX) {
-                free(k->text);
-                free(k);
+                kept_free(k);
                 return -EMSGSIZE;
         }
         if (up->n_kept >= KEPT_MAX) {
                 /* One per claim at most can pile up; this many is a manager
-                 * gone for good. The oldest goes, said once each. */
+                 * gone for good (or one that does not acknowledge). The
+                 * oldest goes, said once each. */
                 Kept *old = up->kept;
                 up->kept = old->next;
                 if (!up->kept)
                         up->kept_tail = &up->kept;
                 up->n_kept--;
-                glean_log(LOG_ERR, NULL, NULL, 0, "more than %u job exits wait for the central manager: dropping %s",
+                glean_log(LOG_ERR, NULL, NULL, 0,
+                          "more than %u job exits and claim ends wait for the central manager's acknowledgement: "
+                          "dropping %s",
                           KEPT_MAX, old->text);
-                free(old->text);
-                free(old);
+                kept_free(old);
         }
         *up->kept_tail = k;
         up->kept_tail = &k->next;
@@ -419,9 +458,10 @@ static void on_message(Upstream *up, const char *payload, size_t len) {
                 else
                         up_fail(up, "it sent %s before its Hello", glean_command_name(cmd));
                 free(reason);
-        } else if (cmd == GLEAN_CMD_REPLY)
-                agent_relay_reply(a, msg);
-        else if (cmd != GLEAN_CMD_HELLO)
+        } else if (cmd == GLEAN_CMD_REPLY) {
+                if (!kept_acknowledged(up, msg))
+                        agent_relay_reply(a, msg);
+        } else if (cmd != GLEAN_CMD_HELLO)
                 agent_dispatch(&up->conn, msg, cmd); /* replies go up sealed (agent_conn_send) */
         classad_free(msg);
 }
@@ -837,8 +877,7 @@ void agent_upstream_free(Agent *a) {
         while (up->kept) {
                 Kept *k = up->kept;
                 up->kept = k->next;
-                free(k->text);
-                free(k);
+                kept_free(k);
         }
         free(up->host);
         free(up->port);

@@ -5,6 +5,13 @@
  * events, and the commands they relay for their local users. Each agent
  * answers only for its own machine: a reply, an exit or an event about a
  * claim of another machine is refused and logged.
+ *
+ * The agent keeps each JobExit and each end of a claim (an Event with
+ * ClaimEnded) until our Reply to its RequestId, and sends it again on its
+ * next connection until then: the Reply is queued behind what the message
+ * changed, so it leaves only once the batch that took it committed (a
+ * commit that fails takes the connection down instead: the agent sends it
+ * again). One heard twice changes nothing the second time (claims.c).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -180,6 +187,18 @@ static void on_agent_hello(Conn *c) {
         nego_want_cycle(n);
 }
 
+/* The agent may forget msg (a JobExit or the end of a claim, taken): our
+ * Reply to its RequestId, which leaves after this iteration's commit. */
+static void acknowledge(Conn *c, const ClassAd *msg) {
+        int64_t id;
+        if (classad_eval_int(msg, "RequestId", GLEAN_CA_MODE, &id) < 0)
+                return; /* an agent that keeps nothing for us */
+        ClassAd *reply = NULL;
+        if (glean_msg_reply(msg, true, NULL, &reply) >= 0)
+                nego_send(c, reply);
+        classad_free(reply);
+}
+
 int nego_agent_message(Conn *c, const ClassAd *msg, GleanCommand cmd) {
         Nego *n = c->nego;
         switch (cmd) {
@@ -193,15 +212,13 @@ int nego_agent_message(Conn *c, const ClassAd *msg, GleanCommand cmd) {
                 return 0;
         case GLEAN_CMD_JOB_EXIT:
                 nego_claim_job_exit(n, c, msg);
-                /* Kept until the batch commits: taken again if it fails. */
-                if (n->in_batch) {
-                        ClassAd *copy = NULL;
-                        if (classad_copy(msg, &copy) >= 0)
-                                nego_claims_keep_exit(n, copy);
-                }
+                if (n->fault == NEGO_FAULT_KILL_BEFORE_COMMIT_JOB_EXIT && n->in_batch)
+                        n->fault_due = true; /* main.c: SIGKILL instead of this batch's commit */
+                acknowledge(c, msg);
                 return 0;
         case GLEAN_CMD_EVENT:
                 nego_claim_event(n, c, msg);
+                acknowledge(c, msg);
                 return 0;
         case GLEAN_CMD_SUBMIT:
         case GLEAN_CMD_QUERY:

@@ -22,7 +22,11 @@
  *              it was evicted (we asked, or the agent said it preempts);
  *              then the claim runs the next idle job of the same submitter
  *              that matches the slot, until CLAIM_WORKLIFE, else Release and
- *              its charge ends.
+ *              its charge ends, all in the batch that took the exit. The
+ *              agent sends an exit until we acknowledge it (after that
+ *              commit): one that names another job than the claim's, or
+ *              another run of it (NumJobStarts), is one heard before and
+ *              changes nothing.
  *
  * A job never runs twice at once: it runs only under the claim the queue
  * holds for it (queue_job_start refuses a job that is not Idle), is matched
@@ -67,8 +71,6 @@ static void unmatch(Nego *n, Claim *c) {
         }
 }
 
-static void replay_exits(Nego *n, Conn *from);
-
 static void claim_free(Nego *n, Claim *c) {
         if (c->state == CLAIM_RELEARNING)
                 n->relearning--;
@@ -86,10 +88,6 @@ static void claim_free(Nego *n, Claim *c) {
 }
 
 void nego_claims_free(Nego *n) {
-        nego_claims_batch_done(n);
-        glean_ad_list_free(n->replay, n->n_replay);
-        n->replay = NULL;
-        n->n_replay = 0;
         size_t pos = 0;
         const char *key;
         void *v;
@@ -451,13 +449,53 @@ static ClassAd *exit_report(const ClassAd *msg, bool hold) {
         return ex;
 }
 
+/* Whether msg reports the end of the run c has now: the job it names
+ * (ClusterId and ProcId; an agent that names none speaks of c's) is c's,
+ * and so is the run (NumJobStarts of the ad the agent ran, when it says).
+ * Otherwise it is an exit heard again, of a job or a run the claim is done
+ * with (why says which). */
+static bool exit_of_current_run(Nego *n, const Claim *c, const ClassAd *msg, char *why, size_t len) {
+        int64_t cluster = -1, proc = -1, starts = -1, current = -1;
+        if (classad_eval_int(msg, "ClusterId", GLEAN_CA_MODE, &cluster) >= 0 &&
+            classad_eval_int(msg, "ProcId", GLEAN_CA_MODE, &proc) >= 0 &&
+            (cluster != c->job.cluster || proc != c->job.proc)) {
+                snprintf(why, len, "it is of job %" PRId64 ".%" PRId64 "; the claim runs job %s now", cluster, proc,
+                         c->jobkey);
+                return false;
+        }
+        const Job *job = queue_find(n->queue, c->job);
+        if (job && classad_eval_int(msg, "NumJobStarts", GLEAN_CA_MODE, &starts) >= 0 &&
+            classad_eval_int(job->ad, "NumJobStarts", GLEAN_CA_MODE, &current) >= 0 && starts != current) {
+                snprintf(why, len, "it is of start %" PRId64 " of job %s, which is at start %" PRId64, starts,
+                         c->jobkey, current);
+                return false;
+        }
+        return true;
+}
+
 void nego_claim_job_exit(Nego *n, Conn *from, const ClassAd *msg) {
-        char *id = NULL, *reason = NULL, *hold_reason = NULL;
+        char *id = NULL, *reason = NULL, *hold_reason = NULL, stale[200];
         classad_eval_string(msg, "ClaimId", GLEAN_CA_MODE, &id);
         Claim *c = claim_from(n, from, id, "JobExit");
+        if (!c && id && !nego_claim(n, id)) {
+                char pub[NEGO_CLAIM_PUBLIC + 1];
+                snprintf(pub, sizeof pub, "%s", id); /* the rest stays secret */
+                GleanLogField f[] = { { "GLEAN_MACHINE", from ? from->machine : "" }, { "GLEAN_CLAIM", pub } };
+                glean_log(LOG_INFO, NULL, f, 2,
+                          "agent %s: a JobExit of claim %s, which we do not hold (any more): nothing to do",
+                          from ? from->machine : "?", pub);
+        }
         free(id);
         if (!c || (c->state != CLAIM_RUNNING && c->state != CLAIM_ACTIVATING && c->state != CLAIM_RELEARNING))
                 return;
+        if (!exit_of_current_run(n, c, msg, stale, sizeof stale)) {
+                JobId named = c->job;
+                classad_eval_int(msg, "ClusterId", GLEAN_CA_MODE, &named.cluster);
+                classad_eval_int(msg, "ProcId", GLEAN_CA_MODE, &named.proc);
+                nego_log_job(LOG_INFO, NULL, named, c->submitter, c->slot, c, stale,
+                             "a JobExit heard again on %s: %s; nothing to do", c->slot, stale);
+                return;
+        }
         double now = nego_now();
         bool hold = false, by_signal = false;
         int64_t code = 0, sig = 0;
@@ -666,9 +704,7 @@ void nego_claim_seen(Nego *n, Conn *from, SlotRec *s, const char *claim_id) {
                         relearn(n, re[i], s);
                 }
                 free(re);
-                if (n->n_replay > 0 && k > 0)
-                        replay_exits(n, from);
-                c = claim_id ? nego_claim(n, claim_id) : NULL; /* relearn() or a JobExit may have ended it */
+                c = claim_id ? nego_claim(n, claim_id) : NULL; /* relearn() may have ended it */
         }
         if (s->waiting && slot_is_ours_idle(s, s->waiting) && (!s->held || s->held->state == CLAIM_WAITING))
                 activate(n, s->waiting);
@@ -803,68 +839,12 @@ static int restore_one(void *userdata, Job *job) {
         return 0;
 }
 
-void nego_claims_batch_done(Nego *n) {
-        glean_ad_list_free(n->batch_exits, n->n_batch_exits);
-        n->batch_exits = NULL;
-        n->n_batch_exits = 0;
-}
-
-void nego_claims_keep_exit(Nego *n, ClassAd *msg) {
-        ClassAd **a = realloc(n->batch_exits, (n->n_batch_exits + 1) * sizeof *a);
-        if (!a) {
-                classad_free(msg);
-                return;
-        }
-        n->batch_exits = a;
-        n->batch_exits[n->n_batch_exits++] = msg;
-}
-
-/* The JobExits of failed batches about claims from's agent has just let
- * us relearn: taken now; those whose claim is no more, dropped. */
-static void replay_exits(Nego *n, Conn *from) {
-        for (size_t i = 0; i < n->n_replay;) {
-                ClassAd *msg = n->replay[i];
-                char *id = NULL;
-                classad_eval_string(msg, "ClaimId", GLEAN_CA_MODE, &id);
-                Claim *c = id ? nego_claim(n, id) : NULL;
-                free(id);
-                if (c && c->state == CLAIM_RELEARNING) {
-                        i++;
-                        continue;
-                }
-                n->replay[i] = n->replay[--n->n_replay];
-                if (c && strcasecmp(c->machine, from->machine) == 0) {
-                        nego_claim_job_exit(n, from, msg);
-                        if (n->in_batch) {
-                                nego_claims_keep_exit(n, msg); /* again if this batch fails too */
-                                continue;
-                        }
-                }
-                classad_free(msg);
-        }
-        if (n->n_replay == 0) {
-                free(n->replay);
-                n->replay = NULL;
-        }
-}
-
 void nego_claims_reset(Nego *n, const char *why) {
         const char *key;
         void *v;
-        /* The JobExits this batch took: again, once their claims are relearned. */
-        if (n->n_batch_exits > 0) {
-                ClassAd **a = realloc(n->replay, (n->n_replay + n->n_batch_exits) * sizeof *a);
-                if (a) {
-                        n->replay = a;
-                        memcpy(a + n->n_replay, n->batch_exits, n->n_batch_exits * sizeof *a);
-                        n->n_replay += n->n_batch_exits;
-                        free(n->batch_exits);
-                        n->batch_exits = NULL;
-                        n->n_batch_exits = 0;
-                } else
-                        nego_claims_batch_done(n);
-        }
-        /* Every agent advertises its slots and claims again. */
+        /* Every agent advertises its slots and claims again, then sends the
+         * JobExits and claim ends we did not acknowledge (those this batch
+         * took among them: their Replies were not sent). */
         for (Conn *c = n->conns; c; c = c->next)
                 if (c->agent && !c->dead)
                         nego_conn_fail(c, "the central manager undid what it could not commit: advertise again");

@@ -19,7 +19,8 @@
  * disconnected), and when the batch may have changed claims
  * (nego_batch rather than nego_batch_queue) the claims are rebuilt from
  * the queue as at a start and relearned from the agents, which are
- * disconnected to advertise again. The daemon runs on; the next commit
+ * disconnected to advertise again and to send again the job exits and
+ * claim ends we did not acknowledge. The daemon runs on; the next commit
  * that succeeds ends the episode.
  */
 #pragma once
@@ -193,6 +194,14 @@ struct Waiter {
         double deadline;        /* 0: none */
 };
 
+/* GLEAN_FAULT, read once at start: a fault the tests inject (test-only;
+ * docs/negotiator.md). */
+typedef enum NegoFault {
+        NEGO_FAULT_NONE,
+        NEGO_FAULT_KILL_BEFORE_COMMIT_JOB_EXIT, /* "kill-before-commit:JobExit": SIGKILL on ourselves in
+                                                   place of the commit of the first batch that took a JobExit */
+} NegoFault;
+
 typedef struct CycleStats {
         uint64_t number;
         size_t matches, rejections, submitters, preemptions;
@@ -229,10 +238,8 @@ struct Nego {
         bool in_batch;
         bool batch_claims;      /* the open batch may have changed claims (nego_batch) */
         uint64_t commit_failures; /* commits failed in a row */
-        ClassAd **batch_exits;  /* the JobExits the open batch took (copies) */
-        size_t n_batch_exits;
-        ClassAd **replay;       /* JobExits of batches that failed: taken again once their claims are relearned */
-        size_t n_replay;
+        NegoFault fault;        /* GLEAN_FAULT (tests only) */
+        bool fault_due;         /* the open batch took what the fault waits for */
         bool cycle_wanted;      /* a submit or a freed slot: a cycle after NEGOTIATOR_MIN_INTERVAL */
         bool cycle_soon;        /* ... or sooner: an idle job and a free slot (nego_want_cycle) */
         double last_periodic;
@@ -315,6 +322,10 @@ void nego_claim_granted(Nego *n, Claim *c, const ClassAd *reply);
 void nego_claim_refused(Nego *n, Claim *c, const char *why);
 void nego_claim_activated(Nego *n, Claim *c, const ClassAd *reply);
 void nego_claim_alive(Nego *n, Claim *c, const ClassAd *reply);
+/* A JobExit of from's agent: the exit of the claim's current run is taken
+ * (the queue, the claim's next job or its end, its charge); one of a claim
+ * we no longer hold, of another job or of an earlier run (the agent sends
+ * it until acknowledged) changes nothing. */
 void nego_claim_job_exit(Nego *n, Conn *from, const ClassAd *msg);
 void nego_claim_event(Nego *n, Conn *from, const ClassAd *msg);
 /* The agent advertised slot s with claim id (NULL: none). */
@@ -332,13 +343,9 @@ int nego_claims_restore(Nego *n);
  * disconnected, the claims, slots and requests in flight forgotten (a
  * user waiting on an agent's answer gets Ok = false with why), and the
  * claims restored from the queue as at a start. The JobExits the batch
- * took (the agents do not send them again) are taken again once their
- * claims are relearned. */
+ * took were not acknowledged: their agents send them again once they
+ * have advertised their claims. */
 void nego_claims_reset(Nego *n, const char *why);
-/* The batch committed: the JobExits it took are done with. */
-void nego_claims_batch_done(Nego *n);
-/* A JobExit the open batch took (msg is taken over). */
-void nego_claims_keep_exit(Nego *n, ClassAd *msg);
 void nego_claims_free(Nego *n);
 /* The claim a running job runs under (NULL when none). */
 Claim *nego_claim_of_job(Nego *n, JobId id);

@@ -325,8 +325,6 @@ static void batch_failed(Nego *n, int r, const char *why) {
                           n->k.database, why[0] ? why : strerror(-r), k,
                           claims ? ", the agents reconnect and the claims are relearned" : "");
         nego_net_batch_end(n, reason);
-        if (!claims)
-                nego_claims_batch_done(n);
         /* Rebuilt from the database; that may write (charges, requeues):
          * committed at once, and if that fails too, once more. */
         for (int i = 0; claims && i < 3; i++) {
@@ -340,10 +338,32 @@ static void batch_failed(Nego *n, int r, const char *why) {
         }
 }
 
+/* GLEAN_FAULT (tests only): what the tests of restarts cannot hit from
+ * outside, a kill -9 between taking a message and committing it. */
+static void fault_read(Nego *n) {
+        const char *f = getenv("GLEAN_FAULT");
+        if (!f || !*f)
+                return;
+        if (strcmp(f, "kill-before-commit:JobExit") == 0) {
+                n->fault = NEGO_FAULT_KILL_BEFORE_COMMIT_JOB_EXIT;
+                glean_log(LOG_WARNING, NULL, NULL, 0,
+                          "GLEAN_FAULT=%s: this daemon kills itself (SIGKILL) before committing the first batch "
+                          "that takes a JobExit; for tests only",
+                          f);
+        } else
+                glean_log(LOG_WARNING, NULL, NULL, 0, "GLEAN_FAULT=%s: no such fault; ignored", f);
+}
+
 /* After the iteration's events: commit, then let what they queued go. */
 static int on_post(sd_event_source *src, void *userdata) {
         (void) src;
         Nego *n = userdata;
+        if (n->in_batch && n->fault_due) {
+                glean_log(LOG_WARNING, NULL, NULL, 0,
+                          "GLEAN_FAULT: killed before committing a batch that took a JobExit");
+                raise(SIGKILL);
+        }
+        n->fault_due = false;
         if (n->in_batch) {
                 char why[512];
                 int r = batch_commit(n, why, sizeof why);
@@ -355,7 +375,6 @@ static int on_post(sd_event_source *src, void *userdata) {
                                           " that failed", n->k.database, n->commit_failures);
                         n->commit_failures = 0;
                         n->batch_claims = false;
-                        nego_claims_batch_done(n);
                         nego_net_batch_end(n, NULL);
                 }
         }
@@ -535,6 +554,7 @@ static int setup(Nego *n) {
                 return r;
         if ((r = open_state(n)) < 0)
                 return r;
+        fault_read(n);
         n->started = nego_now();
         n->last_periodic = n->started;
 
@@ -561,10 +581,18 @@ static int setup(Nego *n) {
 
 static void teardown(Nego *n) {
         if (n->in_batch && n->exit_code == 0) {
+                /* The last iteration's batch: what it queued leaves only committed. */
                 char why[512] = "";
-                if (queue_batch_commit(n->queue, why, sizeof why) >= 0)
-                        nego_net_flush(n);
+                int r = queue_batch_commit(n->queue, why, sizeof why);
                 n->in_batch = false;
+                if (r < 0) {
+                        glean_log(LOG_ERR, NULL, NULL, 0, "cannot commit to %s at the stop: %s", n->k.database,
+                                  why[0] ? why : strerror(-r));
+                        nego_net_batch_end(n, "the central manager stopped before it could commit this");
+                } else {
+                        nego_net_batch_end(n, NULL);
+                        nego_net_flush(n);
+                }
         }
         nego_net_stop(n);
         nego_waiters_free(n);

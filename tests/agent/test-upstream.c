@@ -7,7 +7,9 @@
  * SlotUpdate of every slot; a claim and a job run through the connection
  * and its JobExit; the connection dropped while a job runs, the job ending
  * meanwhile, the reconnection re-advertising the claim (ClaimId) and
- * delivering the JobExit, the claim kept alive after it; a manager with
+ * delivering the JobExit, the claim kept alive after it; exits sent again
+ * on each new connection, in order, until the manager acknowledges them
+ * (its Reply to their RequestId), never after; a manager with
  * another pool key (logged, retried, nothing claimed); users' requests
  * relayed (RelayUser from SO_PEERCRED, replies in pieces) and refused when
  * there is no manager.
@@ -264,6 +266,14 @@ static int64_t int_of(const ClassAd *ad, const char *attr) {
         return v;
 }
 
+/* The Reply of a manager that took msg (a JobExit, the end of a claim). */
+static bool mgr_ack(Manager *m, const ClassAd *msg) {
+        ClassAd *r = NULL;
+        bool ok = glean_msg_reply(msg, true, NULL, &r) >= 0 && mgr_send(m, r);
+        classad_free(r);
+        return ok;
+}
+
 static bool start_pair(Manager *m, Pool *p, const char *extra) {
         if (!GLEAN_TEST_CHECK(mgr_open(m), "the fake central manager: %s", strerror(errno)))
                 return false;
@@ -440,6 +450,117 @@ static void test_lease_ends_while_away(void) {
                                  strstr(why, "no such claim"),
                          "KeepAlive of the ended claim: %s", why);
         classad_free(job);
+        GLEAN_TEST_CHECK(pool_stop(&p) == 0, "the agent exits 0 after SIGTERM");
+        mgr_close(&m);
+}
+
+/* A job of p (exit code as its status) run under claim id on slot, as job 7.proc, start 1. */
+static bool run_exit(Manager *m, Pool *p, const char *slot, const char *id, int64_t proc, int code, bool claim) {
+        char script[32], why[512];
+        snprintf(script, sizeof script, "exit %d", code);
+        ClassAd *job = shell_job(p, script);
+        classad_set_int(job, "ProcId", proc);
+        classad_set_int(job, "NumJobStarts", 1);
+        bool ok = true;
+        if (claim)
+                ok = GLEAN_TEST_CHECK(ok_why(mgr_claim_cmd(m, GLEAN_CMD_REQUEST_CLAIM, slot, id, job), why, sizeof why),
+                                      "RequestClaim %s: %s", slot, why);
+        if (ok)
+                ok = GLEAN_TEST_CHECK(
+                        ok_why(mgr_claim_cmd(m, GLEAN_CMD_ACTIVATE_CLAIM, NULL, id, job), why, sizeof why),
+                        "ActivateClaim on %s: %s", slot, why);
+        classad_free(job);
+        return ok;
+}
+
+/* A JobExit for claim id with ExitCode code that names job 7.proc, start 1,
+ * and carries a RequestId (returned in *ret_rid). */
+static bool exit_is(const ClassAd *ex, const char *id, int64_t proc, int code, int64_t *ret_rid) {
+        char *exid = ad_string(ex, "ClaimId");
+        int64_t rid = int_of(ex, "RequestId");
+        bool ok = GLEAN_TEST_CHECK(ex && strcmp(exid, id) == 0 && int_of(ex, "ExitCode") == code &&
+                                           int_of(ex, "ClusterId") == 7 && int_of(ex, "ProcId") == proc &&
+                                           int_of(ex, "NumJobStarts") == 1 && rid > 0,
+                                   "a JobExit of claim %s, job 7.%lld, exit %d: %s, job %lld.%lld start %lld, exit "
+                                   "%lld, RequestId %lld",
+                                   id, (long long) proc, code, ex ? exid : "none", (long long) int_of(ex, "ClusterId"),
+                                   (long long) int_of(ex, "ProcId"), (long long) int_of(ex, "NumJobStarts"),
+                                   (long long) int_of(ex, "ExitCode"), (long long) rid);
+        free(exid);
+        if (ret_rid)
+                *ret_rid = rid;
+        return ok;
+}
+
+/* A JobExit the socket took is not delivered: the agent sends it again,
+ * in order, on each new connection, after the slots, until the manager
+ * acknowledges it; one acknowledged is never sent again. */
+static void test_exit_until_acknowledged(void) {
+        Manager m;
+        Pool p;
+        CU_ASSERT_FATAL(start_pair(&m, &p, NULL));
+        char why[512];
+        GLEAN_TEST_CHECK_FATAL(mgr_accept(&m, NULL, 10, why, sizeof why) == 0, "handshake: %s", why);
+        CU_ASSERT_FATAL(mgr_greet(&m, NULL, 2));
+        const char *a = "upstream-claim-000004", *b = "upstream-claim-000005";
+        /* Three exits: claim a's job 7.0 (not acknowledged), claim b's 7.1
+         * (acknowledged), claim a's next job 7.2 (not acknowledged). */
+        int64_t rid[3] = { 0 };
+        CU_ASSERT_FATAL(run_exit(&m, &p, "slot1", a, 0, 3, true));
+        ClassAd *ex = mgr_wait(&m, GLEAN_CMD_JOB_EXIT, "ClaimId", a, 10);
+        CU_ASSERT(exit_is(ex, a, 0, 3, &rid[0]));
+        classad_free(ex);
+        CU_ASSERT_FATAL(run_exit(&m, &p, "slot2", b, 1, 4, true));
+        ex = mgr_wait(&m, GLEAN_CMD_JOB_EXIT, "ClaimId", b, 10);
+        CU_ASSERT(exit_is(ex, b, 1, 4, &rid[1]));
+        CU_ASSERT(mgr_ack(&m, ex));
+        classad_free(ex);
+        CU_ASSERT_FATAL(run_exit(&m, &p, "slot1", a, 2, 5, false));
+        ex = mgr_wait(&m, GLEAN_CMD_JOB_EXIT, "ClaimId", a, 10);
+        CU_ASSERT(exit_is(ex, a, 2, 5, &rid[2]));
+        classad_free(ex);
+        GLEAN_TEST_CHECK(rid[0] != rid[1] && rid[1] != rid[2] && rid[0] != rid[2], "a RequestId each: %lld %lld %lld",
+                         (long long) rid[0], (long long) rid[1], (long long) rid[2]);
+        /* The acknowledgement is in before the connection goes: a request
+         * sent after it is answered after it. */
+        ClassAd *st = NULL;
+        glean_msg_new(GLEAN_CMD_STATUS, &st);
+        classad_free(mgr_call(&m, st));
+        classad_free(st);
+
+        /* The connection cut: after the slots, the two exits not
+         * acknowledged, in order, under their RequestIds; not b's. */
+        mgr_drop(&m);
+        GLEAN_TEST_CHECK_FATAL(mgr_accept(&m, NULL, 10, why, sizeof why) == 0, "handshake again: %s", why);
+        CU_ASSERT_FATAL(mgr_greet(&m, NULL, 2));
+        GleanCommand c;
+        ClassAd *first = mgr_recv(&m, 5000, &c);
+        GLEAN_TEST_CHECK(first && c == GLEAN_CMD_JOB_EXIT, "right after the slots: %s",
+                         first ? glean_command_name(c) : "nothing");
+        ClassAd *second = mgr_recv(&m, 5000, &c);
+        GLEAN_TEST_CHECK(second && c == GLEAN_CMD_JOB_EXIT, "then: %s", second ? glean_command_name(c) : "nothing");
+        int64_t r0 = 0, r2 = 0;
+        GLEAN_TEST_CHECK(exit_is(first, a, 0, 3, &r0) && r0 == rid[0], "the first exit again, first, RequestId %lld",
+                         (long long) r0);
+        GLEAN_TEST_CHECK(exit_is(second, a, 2, 5, &r2) && r2 == rid[2], "the third exit again, second, RequestId %lld",
+                         (long long) r2);
+        ClassAd *more = mgr_wait(&m, GLEAN_CMD_JOB_EXIT, NULL, NULL, 2);
+        GLEAN_TEST_CHECK(!more, "the acknowledged exit is not sent again");
+        classad_free(more);
+        /* Acknowledged now (the second first: any order), they are done with. */
+        CU_ASSERT(mgr_ack(&m, second));
+        CU_ASSERT(mgr_ack(&m, first));
+        classad_free(first);
+        classad_free(second);
+        glean_msg_new(GLEAN_CMD_STATUS, &st);
+        classad_free(mgr_call(&m, st));
+        classad_free(st);
+        mgr_drop(&m);
+        GLEAN_TEST_CHECK_FATAL(mgr_accept(&m, NULL, 10, why, sizeof why) == 0, "a third handshake: %s", why);
+        CU_ASSERT_FATAL(mgr_greet(&m, NULL, 2));
+        more = mgr_wait(&m, GLEAN_CMD_JOB_EXIT, NULL, NULL, 2);
+        GLEAN_TEST_CHECK(!more, "nothing is sent again once acknowledged");
+        classad_free(more);
         GLEAN_TEST_CHECK(pool_stop(&p) == 0, "the agent exits 0 after SIGTERM");
         mgr_close(&m);
 }
@@ -721,6 +842,7 @@ static CU_TestInfo tests[] = {
         { "handshake, Hello, slots, a job through the connection", test_connect_and_run },
         { "claims survive a lost connection; exits kept and delivered", test_reconnect },
         { "a lease that ends while the manager is away", test_lease_ends_while_away },
+        { "exits sent again until acknowledged, in order", test_exit_until_acknowledged },
         { "a manager with another pool key", test_wrong_key },
         { "users' requests relayed", test_relay },
         { "the parts of a Submit go up together", test_relay_submit_parts },

@@ -11,6 +11,10 @@
  *   - kill -9 of the central manager during cycles: the queue and the
  *     accounts intact, the running jobs run on, their claims relearned,
  *     each job run once;
+ *   - kill -9 of the central manager after it read a JobExit and before it
+ *     committed it (GLEAN_FAULT=kill-before-commit:JobExit): restarted, it
+ *     has the exit from the agent, which kept it unacknowledged; the job
+ *     completes once, with its exit code, its usage charged once;
  *   - an agent's link cut inside its namespace and restored: the jobs
  *     survive a cut shorter than their lease, and are requeued and run
  *     elsewhere after a cut longer than it;
@@ -235,6 +239,97 @@ out:
         rig_stop(&r);
 }
 
+/* ---- kill -9 of the central manager between a JobExit and its commit ---- */
+
+static double mono_now(void) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
+}
+
+/* The test's user's account in `glean userprio --json`: claims in use and
+ * usage (seconds). */
+static bool user_usage(double *ret_in_use, double *ret_usage) {
+        char sub[96];
+        snprintf(sub, sizeof sub, "\"%s@test.pool\"", me());
+        char *o = gl_out("userprio", "-allusers", "--json", NULL);
+        const char *e = o ? strstr(o, sub) : NULL;
+        const char *in_use = e ? strstr(e, "\"weighted_resources_in_use\": ") : NULL;
+        const char *usage = e ? strstr(e, "\"accumulated_usage_hours\": ") : NULL;
+        bool ok = in_use && usage;
+        if (ok) {
+                *ret_in_use = strtod(in_use + strlen("\"weighted_resources_in_use\": "), NULL);
+                *ret_usage = 3600 * strtod(usage + strlen("\"accumulated_usage_hours\": "), NULL);
+        } else
+                fprintf(stderr, "no account %s in:\n%s", sub, o ? o : "");
+        free(o);
+        return ok;
+}
+
+static void test_manager_killed_before_commit(void) {
+        Rig r;
+        char ids[1][32], body[512];
+        /* The fault for the central manager's first start only. */
+        setenv("GLEAN_FAULT", "kill-before-commit:JobExit", 1);
+        bool up = rig_start(&r, 1, NULL);
+        unsetenv("GLEAN_FAULT");
+        CU_ASSERT_TRUE_FATAL(up);
+        if (!rig_agent(&r, 0, 1))
+                goto out;
+        /* One job: a line in starts.C.P, 2 s, exit 7. Another that never
+         * runs keeps the user's account while the first is done. */
+        double t0 = mono_now();
+        snprintf(body, sizeof body,
+                 "executable = %s/starts.sh\narguments = $(Cluster).$(Process) 2 7\n+JobLeaseDuration = 60\nqueue\n",
+                 r.m.jobs);
+        int64_t c = submit_as(&r.m, NULL, "exit7.sub", body, NULL, 0);
+        int64_t idle = submit_as(&r.m, NULL, "idle.sub", "executable = /bin/true\nrequirements = false\nqueue\n", NULL,
+                                 0);
+        if (!GLEAN_TEST_CHECK(c > 0 && idle > 0, "submit"))
+                goto out;
+        snprintf(ids[0], sizeof ids[0], "%lld.0", (long long) c);
+        /* Its exit read, the central manager dies before committing it. */
+        int status = -1;
+        for (int i = 0; i < 400 && r.m.pid > 0; i++) {
+                if (waitpid(r.m.pid, &status, WNOHANG) == r.m.pid)
+                        r.m.pid = 0;
+                else
+                        usleep(50000);
+        }
+        if (!GLEAN_TEST_CHECK(r.m.pid == 0 && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL,
+                              "the central manager did not kill itself at the job's exit (wait status %d)", status))
+                goto out;
+        char *log = NULL;
+        glean_test_read_file(r.m.log, &log, NULL);
+        GLEAN_TEST_CHECK(log && strstr(log, "GLEAN_FAULT: killed before committing a batch that took a JobExit"),
+                         "the fault's record:\n%s", log ? log : "");
+        free(log);
+        pid_t pids[4];
+        GLEAN_TEST_CHECK(job_starts(&r.m, ids[0], pids, 4) == 1 && job_running_now(&r.m, ids[0]) == 0,
+                         "job %s ran once and ended before the kill", ids[0]);
+        /* Back: the agent's claim relearned, the exit it kept taken. */
+        CU_ASSERT_TRUE_FATAL(manager_launch(&r.m));
+        Done d = { ids, 1 };
+        CU_ASSERT_TRUE(never_twice(&r.m, ids, 1, 60, all_done, &d));
+        double t1 = mono_now();
+        size_t runs = job_starts(&r.m, ids[0], pids, 4);
+        char *h = gl_out("history", ids[0], "-af", "ClusterId", NULL);
+        char *code = attr("history", ids[0], "ExitCode"), *starts = attr("history", ids[0], "NumJobStarts");
+        GLEAN_TEST_CHECK(runs == 1 && h && count(h, "\n") == 1 && code && strcmp(code, "7") == 0 && starts &&
+                                 strcmp(starts, "1") == 0,
+                         "job %s: %zu runs, %zu history entries, ExitCode %s, NumJobStarts %s", ids[0], runs,
+                         h ? count(h, "\n") : 0, code ? code : "-", starts ? starts : "-");
+        free(h);
+        free(code);
+        free(starts);
+        /* Charged once: no claim left, no more usage than the time it could have run. */
+        double in_use = -1, usage = -1;
+        GLEAN_TEST_CHECK(user_usage(&in_use, &usage) && in_use == 0 && usage > 0 && usage <= t1 - t0 + 1,
+                         "the account: %g claims, usage %.1f s over %.1f s", in_use, usage, t1 - t0);
+out:
+        rig_stop(&r);
+}
+
 /* ---- an agent's link cut and restored ---- */
 
 /* Runs one job (sleep seconds, lease lease) on node1, cuts node1's link
@@ -414,6 +509,8 @@ int main(int argc, char **argv) {
                   test_agent_killed },
                 { "kill -9 of the central manager during cycles: queue and accounts intact, jobs run on, once",
                   test_manager_killed },
+                { "kill -9 of the central manager between a JobExit and its commit: the job completes once",
+                  test_manager_killed_before_commit },
                 { "an agent's link cut for less than the lease: its job survives", test_link_cut_short },
                 { "an agent's link cut for longer than the lease: its job is requeued and runs elsewhere, never twice",
                   test_link_cut_long },
