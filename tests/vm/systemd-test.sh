@@ -31,7 +31,6 @@
 # without the sanitizers).
 
 cd "$(dirname "$0")/../.." || exit 1
-repo=$(pwd)
 
 if [ "${GLEAN_VM:-}" != 1 ] || [ ! -d /run/systemd/system ]; then
         echo "SKIPPED: systemd-test.sh runs in the VM under systemd: make check-systemd"
