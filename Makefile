@@ -7,6 +7,8 @@
 #   make check SAN=1  the same with ASan+UBSan       -> build-san/  (alias: make check-san)
 #   make check-vm     tests/vm/tests.txt + smoke test in a qemu VM (tests/vm/README.md);
 #                     make check runs it after the host suites (check-host: those alone)
+#   make check-systemd  glean installed and run under systemd in the VM (tests/vm/README.md);
+#                     make check runs it after check-vm
 #   make bench        benchmarks bench/*.c           -> build/bench/NAME
 #   make bench-run    build them and run every bench/run-*.sh
 #   make fuzz         libFuzzer targets fuzz/*.c     -> build/fuzz/NAME (objects in build-fuzz/)
@@ -391,6 +393,8 @@ check: all $(TEST_BINS)
 	$(TEST_ENV) sh scripts/run-tests.sh $(TEST_BINS) || status=1; \
 	echo; echo "=== the suites that need a real kernel, in the VM rig (make check-vm)"; \
 	$(TEST_ENV) bash tests/vm/check-vm.sh $(BUILD) || status=1; \
+	echo; echo "=== glean installed and run under systemd, in the VM rig (make check-systemd)"; \
+	$(MAKE) --no-print-directory check-systemd || status=1; \
 	exit $$status
 
 check-host: all $(TEST_BINS)
@@ -407,6 +411,18 @@ VM_TEST_BINS := $(filter $(patsubst build/%,$(BUILD)/%,$(shell grep -o '^build/[
 
 check-vm: all $(VM_TEST_BINS)
 	$(Q)$(TEST_ENV) bash tests/vm/check-vm.sh $(BUILD)
+
+# glean installed (make install into a staging DESTDIR, copied over the
+# guest's root) and run under systemd in the VM rig: the units, the user
+# glean, a user's job in the agent's delegated cgroups, the journal,
+# reload, restart, the watchdog (tests/vm/systemd-test.sh). `make check`
+# runs it after check-vm; it skips loudly, exit 0, where the rig cannot be had.
+SYSTEMD_STAGE := build/vm/install-$(BUILD)
+
+check-systemd: all man
+	$(Q)rm -rf $(SYSTEMD_STAGE) && \
+	$(MAKE) --no-print-directory -s install DESTDIR=$(CURDIR)/$(SYSTEMD_STAGE) >/dev/null
+	$(Q)$(TEST_ENV) bash tests/vm/check-systemd.sh $(BUILD) $(SYSTEMD_STAGE)
 
 ifeq ($(SAN),1)
 bench bench-run:
@@ -433,11 +449,11 @@ clean:
 	$(call quiet,CLEAN,build build-san build-fuzz)rm -rf build build-san build-fuzz
 
 help:
-	@sed -n '3,23p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,25p' Makefile | sed 's/^# \{0,1\}//'
 
 FORCE:
 
-.PHONY: all check check-host check-san check-vm bench bench-run fuzz demo deps clean help FORCE \
+.PHONY: all check check-host check-san check-vm check-systemd bench bench-run fuzz demo deps clean help FORCE \
         man install uninstall
 
 -include $(shell find $(BUILD)/obj $(FUZZ_BUILD)/obj $(BPF_GEN) -name '*.d' 2>/dev/null)

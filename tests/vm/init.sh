@@ -13,6 +13,13 @@
 # glean.timeout= seconds. The job's exit status leaves through qemu's
 # isa-debug-exit device (qemu exits (status << 1) | 1); 0..127 pass
 # exactly, a higher status (a signal) is printed and reported as 127.
+#
+# With glean.mode=systemd it boots the host's systemd instead (tests/vm/rig.sh
+# systemd): the staged install tree named by glean.install= (a make install
+# DESTDIR) is copied over the overlay, a pool key written, the host's
+# enabled units left out, default.target set to glean-vm-test.target (whose
+# service, run-job, runs the job and reports its status), and switch_root
+# hands over to /lib/systemd/systemd.
 
 export PATH=/sbin:/bin:/usr/sbin:/usr/bin
 
@@ -34,16 +41,71 @@ fail() {
         report 125
 }
 
+# The systemd mode: the host's systemd as PID 1 on the overlay, the test
+# job as glean-vm-test.service. Never returns.
+boot_systemd() {
+        # A systemd that sees the host's /.dockerenv believes it runs in a
+        # container and ignores the kernel command line and default.target
+        # (the removal is an overlay whiteout; the host keeps its file).
+        rm -f $R/.dockerenv
+        if [ -n "$install" ]; then
+                [ -d "/lower$install" ] || fail "glean.install=$install: no such directory in the host's root"
+                cp -a "/lower$install/." $R/ || fail "cannot copy $install over the guest's root"
+        fi
+        # The pool key of the installed glean (root's, 0600), made here so
+        # that no key of the test is ever on the host's disk.
+        if [ -d $R/etc/glean ] && [ ! -e $R/etc/glean/pool.key ]; then
+                key=$(head -c 32 /dev/urandom | od -An -tx1 -v | tr -d ' \n')
+                [ ${#key} = 64 ] || fail "cannot make a pool key"
+                (umask 077 && echo "$key" >$R/etc/glean/pool.key) || fail "cannot write the pool key"
+        fi
+        # Lean: none of the services, timers and gettys the host enabled
+        # (the whiteouts hide them), a few static units masked, and a
+        # default target of the rig's own that wants only the test job.
+        sd=$R/etc/systemd/system
+        rm -rf $sd/*.wants
+        mkdir -p $sd $R/usr/lib/glean-vm
+        for u in systemd-binfmt.service proc-sys-fs-binfmt_misc.automount systemd-update-utmp.service \
+                 systemd-tmpfiles-clean.timer systemd-pstore.service systemd-timesyncd.service; do
+                ln -sf /dev/null $sd/$u
+        done
+        cp /glean-vm/glean-vm-test.target /glean-vm/glean-vm-test.service $sd/ || fail "cannot add the test units"
+        ln -sf glean-vm-test.target $sd/default.target
+        cp /glean-vm/run-job $R/usr/lib/glean-vm/run-job || fail "cannot add run-job"
+        echo glean-vm >$R/etc/hostname
+        # This kernel's modules (copied: switch_root empties the initramfs)
+        # and busybox's module tools where the host has no kmod.
+        mkdir -p "$R/lib/modules/$kver"
+        cp -a "/lib/modules/$kver/." "$R/lib/modules/$kver/"
+        cp /bin/busybox $R/usr/lib/glean-vm/busybox
+        for t in modprobe insmod rmmod lsmod modinfo depmod; do
+                if [ ! -e "$R/sbin/$t" ] && [ ! -e "$R/usr/sbin/$t" ]; then
+                        ln -s /usr/lib/glean-vm/busybox "$R/usr/sbin/$t"
+                fi
+        done
+        [ -x $R/lib/systemd/systemd ] || fail "no /lib/systemd/systemd in the host's root"
+        up=$(cut -d' ' -f1 /proc/uptime)
+        say "kernel $kver up in ${up} s; booting systemd for $job (timeout ${timeout} s)"
+        mount --move /dev $R/dev
+        mount --move /sys $R/sys
+        mount --move /proc $R/proc
+        exec switch_root $R /lib/systemd/systemd
+}
+
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
 
 job=
 timeout=540
+mode=chroot
+install=
 for arg in $(cat /proc/cmdline); do
         case $arg in
                 glean.job=*) job=${arg#glean.job=} ;;
                 glean.timeout=*) timeout=${arg#glean.timeout=} ;;
+                glean.mode=*) mode=${arg#glean.mode=} ;;
+                glean.install=*) install=${arg#glean.install=} ;;
         esac
 done
 [ -n "$job" ] || fail "no glean.job= on the kernel command line"
@@ -70,6 +132,7 @@ mount -t overlay overlay -o lowerdir=/lower,upperdir=/rw/upper,workdir=/rw/work 
         fail "cannot mount the overlay"
 
 R=/newroot
+[ "$mode" = systemd ] && boot_systemd
 mount -t proc proc $R/proc
 mount -t sysfs sysfs $R/sys
 mount -t devtmpfs devtmpfs $R/dev

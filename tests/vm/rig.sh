@@ -16,6 +16,13 @@
 #                                (read-only, tmpfs overlay) and GLEAN_VM=1;
 #                                exits with CMD's status (125: the rig
 #                                failed, 124: timeout).
+#   tests/vm/rig.sh systemd CMD...
+#                                the same, but the guest boots the host's
+#                                systemd (PID 1) and CMD runs as root in
+#                                glean-vm-test.service (tests/vm/systemd/),
+#                                the host's own units left out; VM_INSTALL=
+#                                DIR (a make install DESTDIR) is copied over
+#                                the guest's root first, with a pool key.
 #   tests/vm/rig.sh clean        remove build/vm/
 #
 # Environment: VM_TIMEOUT (seconds qemu may live, default 600; CMD gets 30
@@ -199,7 +206,8 @@ build_initramfs() {
         local pkg=$1 v=${1#linux-image-} dir=$cache/$1 stage id bb
         bb=$(command -v busybox || echo /bin/busybox)
         [ -x "$bb" ] || die "no busybox"
-        id=$( (cat "$here/init.sh" "$dir/modules.list"; "$bb" 2>&1 | head -1; echo "$v") | sha256sum | cut -c1-16)
+        id=$( (cat "$here/init.sh" "$here"/systemd/* "$dir/modules.list"; "$bb" 2>&1 | head -1; echo "$v") |
+              sha256sum | cut -c1-16)
         if [ -f "$dir/initramfs.cpio.gz" ] && [ "$(cat "$dir/initramfs.id" 2>/dev/null)" = "$id" ]; then
                 return 0
         fi
@@ -219,6 +227,9 @@ build_initramfs() {
         "$bb" depmod -b "$stage" "$v" || die "busybox depmod failed"
         cp "$here/init.sh" "$stage/init"
         chmod 755 "$stage/init"
+        # The systemd mode's default target, test service and run-job.
+        mkdir -p "$stage/glean-vm"
+        cp "$here"/systemd/* "$stage/glean-vm/"
         (cd "$stage" && find . | cpio -o -H newc --quiet | gzip -1) >"$dir/initramfs.tmp" ||
                 die "cannot pack the initramfs"
         mv "$dir/initramfs.tmp" "$dir/initramfs.cpio.gz"
@@ -266,8 +277,11 @@ prepare() {
         log "prepared $pkg in $(elapsed "$t0") s"
 }
 
+# run MODE CMD...: MODE chroot (rig.sh run) or systemd (rig.sh systemd).
 run() {
-        [ $# -gt 0 ] || die "usage: rig.sh run CMD [ARG...]"
+        local mode=$1
+        shift
+        [ $# -gt 0 ] || die "usage: rig.sh run|systemd CMD [ARG...]"
         if [ "${RIG_PREPARED:-0}" != 1 ]; then
                 local st=0
                 (prepare) || st=$?
@@ -303,6 +317,17 @@ run() {
         chmod 644 "$job"
         mkfifo "$fifo"
 
+        local append="console=ttyS0 quiet panic=-1 glean.job=$job glean.timeout=$cmd_timeout"
+        if [ "$mode" = systemd ]; then
+                append="$append glean.mode=systemd systemd.unified_cgroup_hierarchy=1"
+                if [ -n "${VM_INSTALL:-}" ]; then
+                        local inst
+                        inst=$(cd "$VM_INSTALL" && pwd -P) || die "VM_INSTALL=$VM_INSTALL: no such directory"
+                        case $inst in *[[:space:]]*) die "paths with blanks cannot pass to the guest: $inst" ;; esac
+                        append="$append glean.install=$inst"
+                fi
+        fi
+
         local qpid="" tpid st t0
         # shellcheck disable=SC2317 # called through trap
         cleanup() {
@@ -324,7 +349,7 @@ run() {
                 -device isa-debug-exit,iobase=0xf4,iosize=0x04 \
                 -virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap,id=hostroot \
                 -kernel "$dir/vmlinux" -initrd "$dir/initramfs.cpio.gz" \
-                -append "console=ttyS0 quiet panic=-1 glean.job=$job glean.timeout=$cmd_timeout ${VM_APPEND:-}" \
+                -append "$append ${VM_APPEND:-}" \
                 </dev/null >"$fifo" 2>&1 &
         qpid=$!
         st=0
@@ -345,8 +370,9 @@ run() {
 
 case "${1:-}" in
         prepare) prepare ;;
-        run) shift; run "$@" ;;
+        run) shift; run chroot "$@" ;;
+        systemd) shift; run systemd "$@" ;;
         clean) rm -rf "$cache" ;;
-        -h|--help|help) sed -n '4,27p' "$0" | sed 's/^# \{0,1\}//' ;;
-        *) sed -n '4,27p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+        -h|--help|help) sed -n '4,34p' "$0" | sed 's/^# \{0,1\}//' ;;
+        *) sed -n '4,34p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
 esac
