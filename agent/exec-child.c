@@ -4,12 +4,23 @@
  * child from clone to execve, the parent's side of the error pipe, and
  * waiting for the process.
  *
- * The child only makes system calls between clone and execve (no malloc,
- * no stdio, raw setgroups/setresgid/setresuid so that glibc does not try to
- * synchronise credentials with threads that exist only in the parent). A
- * failure there is written to a close-on-exec pipe as (step, errno); the
- * parent reads it before returning, so a job that could not be started is
- * an error, not a job that "exits 127".
+ * The agent clones the job's reaper, which forks the job: the reaper is
+ * the agent's child and the job's parent, root's, in a session of its own
+ * with every signal blocked (the job's user cannot signal or trace it, and
+ * a signal to every process of a cgroup passes it by). It waits for the
+ * job, kills what is left of the job's process group while the job's
+ * zombie still holds its id, writes the exit file (exec-reaper.c) and
+ * exits mirroring the job's status. So the job's real end is known even
+ * when the agent that started it is gone: a new agent re-adopts the job
+ * by its reaper (agent_exec_adopt_id).
+ *
+ * The reaper and the job only make system calls between clone and execve
+ * (no malloc, no stdio, raw setgroups/setresgid/setresuid so that glibc
+ * does not try to synchronise credentials with threads that exist only in
+ * the parent). A failure there is written to a close-on-exec pipe as
+ * (step, errno), and the reaper writes the job's pid there; the parent
+ * reads the pipe to its end before returning, so a job that could not be
+ * started is an error, not a job that "exits 127".
  */
 #define _GNU_SOURCE
 
@@ -68,6 +79,8 @@ typedef enum ChildStep {
         STEP_ERR,
         STEP_DUP,
         STEP_EXEC,
+        STEP_REAPER_FORK,
+        STEP_PID,              /* not a failure: the reaper's record of the job's pid (in error) */
 } ChildStep;
 
 typedef struct ChildError {
@@ -140,22 +153,13 @@ static int child_join_cgroup(int cgroup_fd) {
         return 0;
 }
 
-static _Noreturn void child(const AgentJobSpec *spec, int errfd, int join_cgroup_fd) {
-        /* An all-zero kernel sigaction is SIG_DFL, no flags, empty mask,
-         * whatever the field order of the architecture. The raw call also
-         * resets the signals glibc keeps for itself (32, 33), which an
-         * ignoring parent (make, for one) would otherwise pass on. */
-        unsigned long kernel_sa[16] = {};
+static void reset_signals(void);
+
+/* The job, forked by its reaper (whose signals are reset already). */
+static _Noreturn void child(const AgentJobSpec *spec, int errfd) {
         int in, out, err;
         sigset_t none;
 
-        for (int sig = 1; sig < NSIG; sig++)
-                if (sig != SIGKILL && sig != SIGSTOP)
-                        (void) syscall(SYS_rt_sigaction, sig, kernel_sa, NULL, (size_t) (NSIG - 1) / 8);
-
-        /* Only after a fork fallback: clone3 put it there already. */
-        if (join_cgroup_fd >= 0 && child_join_cgroup(join_cgroup_fd) < 0)
-                child_fail(errfd, STEP_CGROUP, errno);
         if (setsid() < 0)
                 child_fail(errfd, STEP_SETSID, errno);
         if (close_fds_from(3, (unsigned) errfd - 1) < 0 || close_fds_from((unsigned) errfd + 1, ~0U) < 0)
@@ -196,6 +200,90 @@ static _Noreturn void child(const AgentJobSpec *spec, int errfd, int join_cgroup
         (void) sigprocmask(SIG_SETMASK, &none, NULL);
         execve(spec->argv[0], spec->argv, spec->envp);
         child_fail(errfd, STEP_EXEC, errno);
+}
+
+static void reset_signals(void) {
+        /* An all-zero kernel sigaction is SIG_DFL, no flags, empty mask,
+         * whatever the field order of the architecture. The raw call also
+         * resets the signals glibc keeps for itself (32, 33), which an
+         * ignoring parent (make, for one) would otherwise pass on. */
+        unsigned long kernel_sa[16] = {};
+
+        for (int sig = 1; sig < NSIG; sig++)
+                if (sig != SIGKILL && sig != SIGSTOP)
+                        (void) syscall(SYS_rt_sigaction, sig, kernel_sa, NULL, (size_t) (NSIG - 1) / 8);
+}
+
+/* The reaper's own status made the job's: its exit code, or its signal
+ * raised on the reaper (no core: the reaper is a copy of the agent). */
+static _Noreturn void reaper_mirror(int status) {
+        struct rlimit none = { 0, 0 };
+        sigset_t one;
+        int sig;
+
+        if (WIFEXITED(status))
+                _exit(WEXITSTATUS(status));
+        sig = WIFSIGNALED(status) ? WTERMSIG(status) : SIGKILL;
+        (void) setrlimit(RLIMIT_CORE, &none);
+        sigemptyset(&one);
+        sigaddset(&one, sig);
+        (void) kill(getpid(), sig); /* pending while blocked */
+        (void) sigprocmask(SIG_UNBLOCK, &one, NULL);
+        _exit(128 + sig); /* a signal whose default is not to end a process */
+}
+
+_Noreturn void exec_reaper_main(const AgentJobSpec *spec, int errfd, int join_cgroup_fd, uint64_t token) {
+        ChildError rec = { .step = STEP_PID };
+        struct rusage ru = {};
+        siginfo_t si;
+        sigset_t all;
+        int status = 0;
+        pid_t pid;
+        long r;
+
+        /* Every signal stays blocked (the parent blocked them around the
+         * clone): SIGTERM to every process of the job's cgroup, or a
+         * terminal's SIGINT, must not end the reaper before the job. */
+        sigfillset(&all);
+        (void) sigprocmask(SIG_SETMASK, &all, NULL);
+        reset_signals();
+        if (join_cgroup_fd >= 0 && child_join_cgroup(join_cgroup_fd) < 0)
+                child_fail(errfd, STEP_CGROUP, errno);
+        if (setsid() < 0)
+                child_fail(errfd, STEP_SETSID, errno);
+        if (close_fds_from(3, (unsigned) errfd - 1) < 0 || close_fds_from((unsigned) errfd + 1, ~0U) < 0)
+                child_fail(errfd, STEP_CLOSE_FDS, errno);
+        (void) prctl(PR_SET_NAME, "glean-reaper", 0, 0, 0);
+        (void) prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+
+        pid = fork();
+        if (pid == 0)
+                child(spec, errfd);
+        if (pid < 0)
+                child_fail(errfd, STEP_REAPER_FORK, errno);
+        rec.error = pid;
+        (void) !write(errfd, &rec, sizeof(rec));
+        (void) close(errfd);
+        /* stdin/stdout/stderr are the agent's: nothing of the reaper's goes there. */
+
+        do
+                r = waitid(P_PID, (id_t) pid, &si, WEXITED | WNOWAIT);
+        while (r < 0 && errno == EINTR);
+        /* Its zombie still holds the group's id: the rest of the group goes. */
+        (void) kill(-pid, SIGKILL);
+        do
+                r = wait4(pid, &status, 0, &ru);
+        while (r < 0 && errno == EINTR);
+        if (r < 0)
+                _exit(255);
+        if (spec->exit_file) {
+                AgentJobId id = { .pid = pid, .reaper_pid = getpid(), .token = token };
+                int code = WIFEXITED(status) ? CLD_EXITED : WCOREDUMP(status) ? CLD_DUMPED : CLD_KILLED;
+
+                (void) exec_exit_file_write(spec->exit_file, &id, code,
+                                            WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), &ru);
+        }
+        reaper_mirror(status);
 }
 
 /* clone3(CLONE_PIDFD [| CLONE_INTO_CGROUP]), or fork + pidfd_open where
@@ -320,6 +408,8 @@ static const char *step_what(ChildStep step) {
         case STEP_ERR: return "open its error output";
         case STEP_DUP: return "set up its standard files";
         case STEP_EXEC: return "execute";
+        case STEP_REAPER_FORK: return "fork the job from its reaper";
+        case STEP_PID: return "start";
         }
         return "start";
 }
@@ -337,25 +427,25 @@ static const char *step_path(const AgentJobSpec *spec, const char *cgroup_path, 
 }
 
 int agent_child_start(AgentExecutor *ex, const AgentJobSpec *spec, int cgroup_fd, const char *cgroup_path,
-                      pid_t *ret_pid, int *ret_pidfd) {
+                      uint64_t token, ExecStarted *ret) {
         int pipefd[2] = { -1, -1 }, pidfd = -1, r;
+        ChildError ce = {}, failure = {};
+        bool forked = false, failed = false, torn = false;
+        pid_t pid, job = 0;
         sigset_t all, old;
-        ChildError ce = {};
-        bool forked = false;
         ssize_t n;
-        pid_t pid;
 
         if (pipe2(pipefd, O_CLOEXEC) < 0 || fd_move_up(&pipefd[0]) < 0 || fd_move_up(&pipefd[1]) < 0) {
                 r = -errno;
                 goto out;
         }
 
-        /* No handler of ours may run in the child before it resets them. */
+        /* No handler of ours may run in the reaper; it keeps them blocked. */
         sigfillset(&all);
         sigprocmask(SIG_SETMASK, &all, &old);
         pid = spawn(cgroup_fd, &pidfd, &forked);
         if (pid == 0)
-                child(spec, pipefd[1], forked ? cgroup_fd : -1);
+                exec_reaper_main(spec, pipefd[1], forked ? cgroup_fd : -1, token);
         r = pid < 0 ? -errno : 0;
         sigprocmask(SIG_SETMASK, &old, NULL);
         close(pipefd[1]);
@@ -370,28 +460,48 @@ int agent_child_start(AgentExecutor *ex, const AgentJobSpec *spec, int cgroup_fd
                 goto out;
         }
 
-        do
-                n = read(pipefd[0], &ce, sizeof(ce));
-        while (n < 0 && errno == EINTR);
-        if (n != 0) {
+        /* To the end: the reaper's record of the job's pid, perhaps a
+         * failure (the reaper's or the job's), then the job's exec closes
+         * the last write end. */
+        for (;;) {
+                do
+                        n = read(pipefd[0], &ce, sizeof(ce));
+                while (n < 0 && errno == EINTR);
+                if (n == 0)
+                        break;
+                if (n != (ssize_t) sizeof(ce)) {
+                        torn = true;
+                        break;
+                }
+                if (ce.step == STEP_PID)
+                        job = (pid_t) ce.error;
+                else if (!failed) {
+                        failed = true;
+                        failure = ce;
+                }
+        }
+        if (failed || torn || job <= 0) {
                 const char *path;
 
-                agent_reap_now(pidfd, pid, -1); /* it is _exit()ing */
+                /* Before it writes the exit file of a job that never was, if it can. */
+                (void) pidfd_send_signal(pidfd, SIGKILL, NULL, 0);
+                agent_reap_now(pidfd, pid, -1);
                 close(pidfd);
-                if (n != (ssize_t) sizeof(ce)) {
+                if (spec->exit_file)
+                        (void) unlink(spec->exit_file);
+                if (!failed) {
                         r = agent_exec_error(ex, -EIO, "cannot start '%s': lost track of the new process",
                                              spec->argv[0]);
                         goto out;
                 }
-                r = ce.error > 0 ? -ce.error : -EIO;
-                path = step_path(spec, cgroup_path, (ChildStep) ce.step);
-                agent_exec_error(ex, r, "cannot %s%s%s%s as %s (uid %u): %s", step_what((ChildStep) ce.step),
+                r = failure.error > 0 ? -failure.error : -EIO;
+                path = step_path(spec, cgroup_path, (ChildStep) failure.step);
+                agent_exec_error(ex, r, "cannot %s%s%s%s as %s (uid %u): %s", step_what((ChildStep) failure.step),
                                  path ? " '" : "", path ? path : "", path ? "'" : "", spec->user ? spec->user : "?",
                                  (unsigned) spec->uid, strerror(-r));
                 goto out;
         }
-        *ret_pid = pid;
-        *ret_pidfd = pidfd;
+        *ret = (ExecStarted) { .pid = job, .reaper_pid = pid, .reaper_pidfd = pidfd };
         r = 0;
 out:
         if (pipefd[0] >= 0)
