@@ -632,6 +632,7 @@ static int cgx_adopt(AgentExecutor *ex, const AgentJobSpec *spec, const AgentJob
         if (!j)
                 return -ENOMEM;
         j->adopted = true;
+        j->core.kept = true;
         r = job_cgroup_rel(ex, spec, &rel);
         if (r < 0)
                 goto fail;

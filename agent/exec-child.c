@@ -80,6 +80,7 @@ typedef enum ChildStep {
         STEP_DUP,
         STEP_EXEC,
         STEP_REAPER_FORK,
+        STEP_PARENT_DEATH,
         STEP_PID,              /* not a failure: the reaper's record of the job's pid (in error) */
 } ChildStep;
 
@@ -156,7 +157,7 @@ static int child_join_cgroup(int cgroup_fd) {
 static void reset_signals(void);
 
 /* The job, forked by its reaper (whose signals are reset already). */
-static _Noreturn void child(const AgentJobSpec *spec, int errfd) {
+static _Noreturn void child(const AgentJobSpec *spec, int errfd, pid_t reaper) {
         int in, out, err;
         sigset_t none;
 
@@ -177,6 +178,12 @@ static _Noreturn void child(const AgentJobSpec *spec, int errfd) {
                 child_fail(errfd, STEP_SETUID, EPERM);
         if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
                 child_fail(errfd, STEP_NO_NEW_PRIVS, errno);
+        /* Its reaper gone (killed: only root can), the job goes too. After
+         * the change of credentials, which would clear it. */
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+                child_fail(errfd, STEP_PARENT_DEATH, errno);
+        if (getppid() != reaper)
+                child_fail(errfd, STEP_PARENT_DEATH, ESRCH);
         (void) umask(022);
 
         if (chdir(spec->iwd) < 0)
@@ -232,23 +239,65 @@ static _Noreturn void reaper_mirror(int status) {
         _exit(128 + sig); /* a signal whose default is not to end a process */
 }
 
-_Noreturn void exec_reaper_main(const AgentJobSpec *spec, int errfd, int join_cgroup_fd, uint64_t token) {
+/* Waits until the job has exited (not reaped: its zombie holds its
+ * group's id). Meanwhile the agent's word that the job is recorded
+ * (EXEC_SIG_KEEP, sigqueue'd by the agent with the token's low bits) makes
+ * the job outlive the agent; the agent's death before it
+ * (EXEC_SIG_AGENT_DIED, the parent-death signal) ends the job: false then.
+ * Both are real-time signals, taken lowest first: a word sent before the
+ * agent died is always heard before its death. */
+static bool reaper_wait(pid_t pid, pid_t agent, uint64_t token) {
+        bool kept = false, orphaned = false;
+        siginfo_t si, info;
+        sigset_t set;
+
+        sigemptyset(&set);
+        sigaddset(&set, SIGCHLD);
+        sigaddset(&set, EXEC_SIG_KEEP);
+        sigaddset(&set, EXEC_SIG_AGENT_DIED);
+        for (;;) {
+                si.si_pid = 0;
+                if (waitid(P_PID, (id_t) pid, &si, WEXITED | WNOWAIT | WNOHANG) < 0 && errno != EINTR)
+                        return !orphaned;
+                if (si.si_pid == pid)
+                        return !orphaned;
+                if (sigwaitinfo(&set, &info) < 0)
+                        continue;
+                if (info.si_signo == EXEC_SIG_KEEP && info.si_code == SI_QUEUE && info.si_pid == agent &&
+                    info.si_value.sival_int == (int) (uint32_t) token) {
+                        kept = true;
+                        (void) prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0);
+                } else if (info.si_signo == EXEC_SIG_AGENT_DIED && !kept && getppid() != agent) {
+                        orphaned = true;
+                        (void) kill(-pid, SIGKILL);
+                }
+        }
+}
+
+_Noreturn void exec_reaper_main(const AgentJobSpec *spec, int errfd, int join_cgroup_fd, pid_t agent,
+                                uint64_t token) {
         ChildError rec = { .step = STEP_PID };
+        const uint64_t all_signals = ~(uint64_t) 0;
         struct rusage ru = {};
-        siginfo_t si;
-        sigset_t all;
+        bool recorded;
         int status = 0;
         pid_t pid;
         long r;
 
         /* Every signal stays blocked (the parent blocked them around the
          * clone): SIGTERM to every process of the job's cgroup, or a
-         * terminal's SIGINT, must not end the reaper before the job. */
-        sigfillset(&all);
-        (void) sigprocmask(SIG_SETMASK, &all, NULL);
+         * terminal's SIGINT, must not end the reaper before the job. The raw
+         * call blocks glibc's own two as well. */
+        (void) syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all_signals, NULL, sizeof(all_signals));
         reset_signals();
         if (join_cgroup_fd >= 0 && child_join_cgroup(join_cgroup_fd) < 0)
                 child_fail(errfd, STEP_CGROUP, errno);
+        /* Until the agent has recorded the job (agent_job_keep), nobody could
+         * re-adopt it: it ends with the agent. */
+        if (prctl(PR_SET_PDEATHSIG, EXEC_SIG_AGENT_DIED, 0, 0, 0) < 0)
+                child_fail(errfd, STEP_PARENT_DEATH, errno);
+        if (getppid() != agent)
+                child_fail(errfd, STEP_PARENT_DEATH, ESRCH);
         if (setsid() < 0)
                 child_fail(errfd, STEP_SETSID, errno);
         if (close_fds_from(3, (unsigned) errfd - 1) < 0 || close_fds_from((unsigned) errfd + 1, ~0U) < 0)
@@ -258,7 +307,7 @@ _Noreturn void exec_reaper_main(const AgentJobSpec *spec, int errfd, int join_cg
 
         pid = fork();
         if (pid == 0)
-                child(spec, errfd);
+                child(spec, errfd, getppid());
         if (pid < 0)
                 child_fail(errfd, STEP_REAPER_FORK, errno);
         rec.error = pid;
@@ -266,9 +315,7 @@ _Noreturn void exec_reaper_main(const AgentJobSpec *spec, int errfd, int join_cg
         (void) close(errfd);
         /* stdin/stdout/stderr are the agent's: nothing of the reaper's goes there. */
 
-        do
-                r = waitid(P_PID, (id_t) pid, &si, WEXITED | WNOWAIT);
-        while (r < 0 && errno == EINTR);
+        recorded = reaper_wait(pid, agent, token);
         /* Its zombie still holds the group's id: the rest of the group goes. */
         (void) kill(-pid, SIGKILL);
         do
@@ -276,7 +323,7 @@ _Noreturn void exec_reaper_main(const AgentJobSpec *spec, int errfd, int join_cg
         while (r < 0 && errno == EINTR);
         if (r < 0)
                 _exit(255);
-        if (spec->exit_file) {
+        if (spec->exit_file && recorded) {
                 AgentJobId id = { .pid = pid, .reaper_pid = getpid(), .token = token };
                 int code = WIFEXITED(status) ? CLD_EXITED : WCOREDUMP(status) ? CLD_DUMPED : CLD_KILLED;
 
@@ -409,6 +456,7 @@ static const char *step_what(ChildStep step) {
         case STEP_DUP: return "set up its standard files";
         case STEP_EXEC: return "execute";
         case STEP_REAPER_FORK: return "fork the job from its reaper";
+        case STEP_PARENT_DEATH: return "tie its life to its parent's";
         case STEP_PID: return "start";
         }
         return "start";
@@ -431,7 +479,7 @@ int agent_child_start(AgentExecutor *ex, const AgentJobSpec *spec, int cgroup_fd
         int pipefd[2] = { -1, -1 }, pidfd = -1, r;
         ChildError ce = {}, failure = {};
         bool forked = false, failed = false, torn = false;
-        pid_t pid, job = 0;
+        pid_t pid, job = 0, agent;
         sigset_t all, old;
         ssize_t n;
 
@@ -443,9 +491,10 @@ int agent_child_start(AgentExecutor *ex, const AgentJobSpec *spec, int cgroup_fd
         /* No handler of ours may run in the reaper; it keeps them blocked. */
         sigfillset(&all);
         sigprocmask(SIG_SETMASK, &all, &old);
+        agent = getpid();
         pid = spawn(cgroup_fd, &pidfd, &forked);
         if (pid == 0)
-                exec_reaper_main(spec, pipefd[1], forked ? cgroup_fd : -1, token);
+                exec_reaper_main(spec, pipefd[1], forked ? cgroup_fd : -1, agent, token);
         r = pid < 0 ? -errno : 0;
         sigprocmask(SIG_SETMASK, &old, NULL);
         close(pipefd[1]);

@@ -296,6 +296,7 @@ static int fork_adopt(AgentExecutor *ex, const AgentJobSpec *spec, const AgentJo
         j->reaper_pid = id->reaper_pid;
         j->reaper_start = id->reaper_start;
         j->token = id->token;
+        j->kept = true;
         exec_mono_of_wall(started_wall, &j->started);
 
         fd = exec_pin(id->pid, id->start);

@@ -59,11 +59,20 @@ typedef struct ExecJob ExecJob;
 /* ---- the reaper (exec-reaper.c) ---- */
 
 /* The reaper, in the cloned child: never returns. errfd: the error pipe's
- * write end; join_cgroup_fd >= 0: join that cgroup first (fork fallback).
+ * write end; join_cgroup_fd >= 0: join that cgroup first (fork fallback);
+ * agent: the agent's pid. The job ends with the agent (PR_SET_PDEATHSIG)
+ * until agent_job_keep() tells the reaper otherwise; the job dies with its
+ * reaper, always.
  * Its exit status mirrors the job's: the same exit code; killed by a
  * signal, the same signal raised on itself (no core dump; 128 + signal
  * should it survive it). */
-_Noreturn void exec_reaper_main(const AgentJobSpec *spec, int errfd, int join_cgroup_fd, uint64_t token);
+_Noreturn void exec_reaper_main(const AgentJobSpec *spec, int errfd, int join_cgroup_fd, pid_t agent,
+                                uint64_t token);
+/* What agent_job_keep() sends the reaper (sigqueue, the token's low 32
+ * bits), and the reaper's parent-death signal: the first must be the lower
+ * (real-time signals are taken lowest first). */
+#define EXEC_SIG_KEEP (SIGRTMIN + 2)
+#define EXEC_SIG_AGENT_DIED (SIGRTMIN + 3)
 
 /* Writes the exit file path (system calls only: the reaper's): the job id
  * (id->pid, id->reaper_pid, id->token), code and status (si_code and
@@ -121,6 +130,7 @@ struct ExecJob {
         uint64_t job_start;
         uint64_t token;             /* what the reaper writes in the exit file */
         char *exit_file;            /* a copy of spec->exit_file, or NULL */
+        bool kept;                  /* the reaper outlives the agent (agent_job_keep, or adopted) */
         sd_event_source *pid_source;
         AgentJobExitFn on_exit;
         void *userdata;

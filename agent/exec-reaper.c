@@ -238,7 +238,7 @@ int exec_proc_start(pid_t pid, uint64_t *ret) {
 }
 
 int exec_proc_stat(pid_t pid, uint64_t *ret_start, pid_t *ret_ppid) {
-        char path[64], buf[1024];
+        char path[64], buf[1024], state;
         unsigned long long start;
         int ppid;
         const char *p;
@@ -255,9 +255,11 @@ int exec_proc_stat(pid_t pid, uint64_t *ret_start, pid_t *ret_ppid) {
         p = strrchr(buf, ')'); /* the command name may hold anything */
         /* state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt
          * utime stime cutime cstime priority nice threads itrealvalue starttime */
-        if (!p || sscanf(p + 1, " %*c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
-                         &ppid, &start) != 2)
+        if (!p || sscanf(p + 1, " %c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
+                         &state, &ppid, &start) != 3)
                 return -EIO;
+        if (state == 'Z' || state == 'X')
+                return -ESRCH; /* it has ended: only its number is left */
         *ret_start = start;
         if (ret_ppid)
                 *ret_ppid = (pid_t) ppid;
@@ -373,4 +375,21 @@ int agent_exec_kill_orphan(const AgentJobId *id) {
                 }
         }
         return n;
+}
+
+int agent_job_keep(AgentJob *job) {
+        ExecJob *j = (ExecJob *) job;
+        union sigval v = { .sival_int = (int) (uint32_t) j->token };
+
+        if (!job)
+                return -EINVAL;
+        if (job->exited)
+                return -ESRCH;
+        if (j->kept || j->reaper_pid <= 0)
+                return 0;
+        /* Our child, not reaped yet: its pid is its own. */
+        if (sigqueue(j->reaper_pid, EXEC_SIG_KEEP, v) < 0)
+                return -errno;
+        j->kept = true;
+        return 0;
 }

@@ -110,7 +110,11 @@ typedef struct AgentJobExit {
  * is left of the job's process group, writes the job's wait status and
  * rusage to spec->exit_file (temp + fsync + rename) and exits mirroring the
  * job's status. It blocks every signal it can and runs as root: the job's
- * user can neither kill nor trace it. Start times are field 22 of
+ * user can neither kill nor trace it. The job dies with its reaper
+ * (PR_SET_PDEATHSIG); until the agent says, with agent_job_keep(), that
+ * it has recorded the job (so that a new agent can re-adopt it), the
+ * reaper ends the job when the agent dies: no process is left that no
+ * agent knows of. Start times are field 22 of
  * /proc/PID/stat (clock ticks since boot): with the pid they name a process
  * for good, whatever pid is reused later. */
 typedef struct AgentJobId {
@@ -250,6 +254,14 @@ int agent_exec_adopt(AgentExecutor *ex, const AgentJobSpec *spec, pid_t pid, dou
 int agent_exec_adopt_id(AgentExecutor *ex, const AgentJobSpec *spec, const AgentJobId *id, double started_wall,
                         AgentJobExitFn on_exit, void *userdata, AgentJob **ret);
 
+/* The job outlives the agent from now on: its identity is recorded where
+ * a new agent will find it. Before, a job dies with the agent that started
+ * it (its reaper hears of the end of the agent's thread that started it,
+ * and kills the job's process group). One signal to the reaper, no wait:
+ * a keep sent before the agent dies is always heard first. 0 (adopted jobs
+ * are kept already), -ESRCH once exited. */
+int agent_job_keep(AgentJob *job);
+
 /* The identity of a running job (agent_job_pid(), the reaper, start times
  * read from /proc now): 0, -ESRCH once exited, -ENODATA when the job has no
  * reaper (an adopted one of an agent that had none). */
@@ -269,8 +281,9 @@ int agent_exit_file_read(const char *path, const AgentJobId *id, AgentJobExit *r
  * configuration, ...), known by id: its process group (only while its
  * leader is still the process started at id->start, which holds the
  * group's id) and its reaper (only while it is the one started at
- * id->reaper_start) get SIGKILL. The number of processes signalled (0 when
- * both are gone already); -EINVAL without id->start. Never anything else. */
+ * id->reaper_start) get SIGKILL. How many of the two were signalled (0
+ * when both are gone already); -EINVAL without id->start. Never anything
+ * else. */
 int agent_exec_kill_orphan(const AgentJobId *id);
 
 /* A job cgroup nobody can re-adopt: <base>/slots/<cgroup_path> (relative,
