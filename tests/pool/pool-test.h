@@ -759,6 +759,24 @@ static inline void write_starts_script(const Manager *m) {
         chmod(path, 0755);
 }
 
+/* jobs/release.sh ID N CODE: records its pid as starts.sh does, waits
+ * for jobs/release.ID (pool_release), burns CPU (N iterations of sh's
+ * arithmetic), exits CODE. */
+static inline void write_release_script(const Manager *m) {
+        char path[200];
+        snprintf(path, sizeof path, "%s/release.sh", m->jobs);
+        write_file(path, "#!/bin/sh\necho $$ >> starts.$1\n"
+                         "while [ ! -e release.$1 ]; do sleep 0.05; done\n"
+                         "i=0; while [ $i -lt $2 ]; do i=$((i+1)); done\nexit $3\n");
+        chmod(path, 0755);
+}
+
+static inline void pool_release(const Manager *m, const char *job) {
+        char path[256];
+        snprintf(path, sizeof path, "%s/release.%s", m->jobs, job);
+        write_file(path, "go\n");
+}
+
 /* The pids job (its "C.P") recorded, up to max: how many. */
 static inline size_t job_starts(const Manager *m, const char *job, pid_t *pids, size_t max) {
         char path[512], *text = NULL;

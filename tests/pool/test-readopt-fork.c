@@ -35,22 +35,6 @@ static char wait_ended(pid_t pid, int seconds) {
         return st == 'Z' ? 0 : st;
 }
 
-/* records its pid, waits for release.<id>, burns CPU ($2 iterations), exits $3 */
-static void write_release_script(const Manager *m) {
-        char path[200];
-        snprintf(path, sizeof path, "%s/release.sh", m->jobs);
-        write_file(path, "#!/bin/sh\necho $$ >> starts.$1\n"
-                         "while [ ! -e release.$1 ]; do sleep 0.05; done\n"
-                         "i=0; while [ $i -lt $2 ]; do i=$((i+1)); done\nexit $3\n");
-        chmod(path, 0755);
-}
-
-static void release(const Manager *m, const char *id) {
-        char path[256];
-        snprintf(path, sizeof path, "%s/release.%s", m->jobs, id);
-        write_file(path, "go\n");
-}
-
 /* The pid and process group of the process pid, from /proc (0: gone). */
 static pid_t pgid_of(pid_t pid) {
         char path[64], *text = NULL;
@@ -139,7 +123,7 @@ static void test_fork_readopt_exit_code(void) {
         CU_ASSERT_TRUE(wait_attr("q", id, "JobStatus", "2", 1));
 
         /* Now it burns CPU and exits 7: what the history says is the job's own. */
-        release(&m, id);
+        pool_release(&m, id);
         CU_ASSERT_TRUE(wait_attr("history", id, "JobStatus", "4", slow(40)));
         char *code = pool_trim(gl_out("history", id, "-af", "ExitCode", NULL));
         char *sig = pool_trim(gl_out("history", id, "-af", "ExitBySignal", NULL));
