@@ -26,6 +26,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
 #include <linux/sched.h>
 #include <poll.h>
 #include <signal.h>
@@ -43,6 +45,7 @@
 #include <unistd.h>
 
 #include "exec-internal.h"
+#include "log.h"
 
 #ifndef P_PIDFD
 #define P_PIDFD 3
@@ -63,6 +66,45 @@
 #define SYS_SETRESUID SYS_setresuid
 #endif
 
+/* The reaper program, "" for the agent's own copy (resolved once). */
+static char reaper_path[PATH_MAX];
+static bool reaper_resolved;
+
+/* $GLEAN_REAPER ("none": the agent's own copy), else glean-reaper beside
+ * the running program or in ../libexec/glean/ from it, else none. */
+static void reaper_resolve(void) {
+        const char *env = getenv("GLEAN_REAPER");
+        char self[PATH_MAX], *slash;
+        ssize_t n;
+
+        reaper_resolved = true;
+        reaper_path[0] = '\0';
+        if (env && *env) {
+                if (strcmp(env, "none") != 0 && realpath(env, reaper_path) && access(reaper_path, X_OK) < 0)
+                        reaper_path[0] = '\0';
+                if (strcmp(env, "none") != 0 && !reaper_path[0])
+                        glean_log_warning("GLEAN_REAPER=%s is no program: jobs' reapers run in copies of the agent",
+                                          env);
+                return;
+        }
+        n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+        if (n <= 0)
+                return;
+        self[n] = '\0';
+        slash = strrchr(self, '/');
+        if (!slash)
+                return;
+        *slash = '\0';
+        if (snprintf(reaper_path, sizeof(reaper_path), "%s/glean-reaper", self) < (int) sizeof(reaper_path) &&
+            access(reaper_path, X_OK) == 0)
+                return;
+        if (snprintf(reaper_path, sizeof(reaper_path), "%s/../libexec/glean/glean-reaper", self) <
+                    (int) sizeof(reaper_path) &&
+            access(reaper_path, X_OK) == 0)
+                return;
+        reaper_path[0] = '\0';
+}
+
 /* ---- the child ---- */
 
 typedef enum ChildStep {
@@ -81,6 +123,7 @@ typedef enum ChildStep {
         STEP_EXEC,
         STEP_REAPER_FORK,
         STEP_PARENT_DEATH,
+        STEP_REAPER_EXEC,
         STEP_PID,              /* not a failure: the reaper's record of the job's pid (in error) */
 } ChildStep;
 
@@ -221,74 +264,34 @@ static void reset_signals(void) {
                         (void) syscall(SYS_rt_sigaction, sig, kernel_sa, NULL, (size_t) (NSIG - 1) / 8);
 }
 
-/* The reaper's own status made the job's: its exit code, or its signal
- * raised on the reaper (no core: the reaper is a copy of the agent). */
-static _Noreturn void reaper_mirror(int status) {
-        struct rlimit none = { 0, 0 };
-        sigset_t one;
-        int sig;
+typedef struct JobArgs {
+        const AgentJobSpec *spec;
+        int errfd;
+        pid_t reaper;
+} JobArgs;
 
-        if (WIFEXITED(status))
-                _exit(WEXITSTATUS(status));
-        sig = WIFSIGNALED(status) ? WTERMSIG(status) : SIGKILL;
-        (void) setrlimit(RLIMIT_CORE, &none);
-        sigemptyset(&one);
-        sigaddset(&one, sig);
-        (void) kill(getpid(), sig); /* pending while blocked */
-        (void) sigprocmask(SIG_UNBLOCK, &one, NULL);
-        _exit(128 + sig); /* a signal whose default is not to end a process */
-}
+/* Room for child() and the system calls it makes before execve. */
+#define JOB_STACK_SIZE (64 * 1024)
 
-/* Waits until the job has exited (not reaped: its zombie holds its
- * group's id). Meanwhile the agent's word that the job is recorded
- * (EXEC_SIG_KEEP, sigqueue'd by the agent with the token's low bits) makes
- * the job outlive the agent; the agent's death before it
- * (EXEC_SIG_AGENT_DIED, the parent-death signal) ends the job: false then.
- * Both are real-time signals, taken lowest first: a word sent before the
- * agent died is always heard before its death. */
-static bool reaper_wait(pid_t pid, pid_t agent, uint64_t token) {
-        bool kept = false, orphaned = false;
-        siginfo_t si, info;
-        sigset_t set;
+static int job_main(void *userdata) {
+        JobArgs *a = userdata;
 
-        sigemptyset(&set);
-        sigaddset(&set, SIGCHLD);
-        sigaddset(&set, EXEC_SIG_KEEP);
-        sigaddset(&set, EXEC_SIG_AGENT_DIED);
-        for (;;) {
-                si.si_pid = 0;
-                if (waitid(P_PID, (id_t) pid, &si, WEXITED | WNOWAIT | WNOHANG) < 0 && errno != EINTR)
-                        return !orphaned;
-                if (si.si_pid == pid)
-                        return !orphaned;
-                if (sigwaitinfo(&set, &info) < 0)
-                        continue;
-                if (info.si_signo == EXEC_SIG_KEEP && info.si_code == SI_QUEUE && info.si_pid == agent &&
-                    info.si_value.sival_int == (int) (uint32_t) token) {
-                        kept = true;
-                        (void) prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0);
-                } else if (info.si_signo == EXEC_SIG_AGENT_DIED && !kept && getppid() != agent) {
-                        orphaned = true;
-                        (void) kill(-pid, SIGKILL);
-                }
-        }
+        child(a->spec, a->errfd, a->reaper);
 }
 
 _Noreturn void exec_reaper_main(const AgentJobSpec *spec, int errfd, int join_cgroup_fd, pid_t agent,
                                 uint64_t token) {
         ChildError rec = { .step = STEP_PID };
-        const uint64_t all_signals = ~(uint64_t) 0;
-        struct rusage ru = {};
-        bool recorded;
-        int status = 0;
+        /* The job's stack until it execs, in the reaper's own. */
+        char job_stack[JOB_STACK_SIZE] __attribute__((aligned(16)));
+        JobArgs job_args;
+        int null;
         pid_t pid;
-        long r;
 
         /* Every signal stays blocked (the parent blocked them around the
          * clone): SIGTERM to every process of the job's cgroup, or a
-         * terminal's SIGINT, must not end the reaper before the job. The raw
-         * call blocks glibc's own two as well. */
-        (void) syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all_signals, NULL, sizeof(all_signals));
+         * terminal's SIGINT, must not end the reaper before the job. */
+        exec_block_all_signals();
         reset_signals();
         if (join_cgroup_fd >= 0 && child_join_cgroup(join_cgroup_fd) < 0)
                 child_fail(errfd, STEP_CGROUP, errno);
@@ -304,33 +307,47 @@ _Noreturn void exec_reaper_main(const AgentJobSpec *spec, int errfd, int join_cg
                 child_fail(errfd, STEP_CLOSE_FDS, errno);
         (void) prctl(PR_SET_NAME, "glean-reaper", 0, 0, 0);
         (void) prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+        /* Not the agent's standard files: a reaper that outlives the agent
+         * must not hold its journal stream or a pipe someone reads to the end. */
+        null = open("/dev/null", O_RDWR | O_CLOEXEC | O_NOCTTY);
+        if (null >= 0) {
+                for (int fd = 0; fd < 3; fd++)
+                        if (fd != null)
+                                (void) dup2(null, fd);
+                if (null > 2)
+                        (void) close(null);
+        }
 
-        pid = fork();
-        if (pid == 0)
-                child(spec, errfd, getppid());
+        /* The job shares the reaper's memory until its exec (posix_spawn's
+         * way: no second copy of the agent's page tables); the reaper waits
+         * for that here. */
+        job_args = (JobArgs) { .spec = spec, .errfd = errfd, .reaper = getpid() };
+        pid = clone(job_main, job_stack + sizeof(job_stack), CLONE_VM | CLONE_VFORK | SIGCHLD, &job_args);
         if (pid < 0)
                 child_fail(errfd, STEP_REAPER_FORK, errno);
         rec.error = pid;
         (void) !write(errfd, &rec, sizeof(rec));
-        (void) close(errfd);
-        /* stdin/stdout/stderr are the agent's: nothing of the reaper's goes there. */
+        if (reaper_path[0]) {
+                /* The reaper proper: a small program of its own, so that the copy
+                 * of the agent's memory goes now (an agent writing to pages a
+                 * long-lived copy shares would copy them at every job). */
+                char agent_s[24], job_s[24], token_s[24];
+                char *argv[] = { "glean-reaper", agent_s, job_s, token_s, (char *) (spec->exit_file ? spec->exit_file : "-"),
+                                 NULL };
+                char *envp[] = { NULL };
 
-        recorded = reaper_wait(pid, agent, token);
-        /* Its zombie still holds the group's id: the rest of the group goes. */
-        (void) kill(-pid, SIGKILL);
-        do
-                r = wait4(pid, &status, 0, &ru);
-        while (r < 0 && errno == EINTR);
-        if (r < 0)
-                _exit(255);
-        if (spec->exit_file && recorded) {
-                AgentJobId id = { .pid = pid, .reaper_pid = getpid(), .token = token };
-                int code = WIFEXITED(status) ? CLD_EXITED : WCOREDUMP(status) ? CLD_DUMPED : CLD_KILLED;
-
-                (void) exec_exit_file_write(spec->exit_file, &id, code,
-                                            WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), &ru);
+                exec_fmt_u64(agent_s, sizeof(agent_s), (uint64_t) agent, 10);
+                exec_fmt_u64(job_s, sizeof(job_s), (uint64_t) pid, 10);
+                exec_fmt_u64(token_s, sizeof(token_s), token, 16);
+                execve(reaper_path, argv, envp);
+                rec = (ChildError) { .step = STEP_REAPER_EXEC, .error = errno };
+                (void) kill(-pid, SIGKILL);
+                (void) !write(errfd, &rec, sizeof(rec));
+                _exit(127);
         }
-        reaper_mirror(status);
+        (void) close(errfd);
+        /* stdin/stdout/stderr are /dev/null: nothing of the reaper's goes anywhere. */
+        exec_reaper_finish(pid, agent, token, spec->exit_file);
 }
 
 /* clone3(CLONE_PIDFD [| CLONE_INTO_CGROUP]), or fork + pidfd_open where
@@ -457,6 +474,7 @@ static const char *step_what(ChildStep step) {
         case STEP_EXEC: return "execute";
         case STEP_REAPER_FORK: return "fork the job from its reaper";
         case STEP_PARENT_DEATH: return "tie its life to its parent's";
+        case STEP_REAPER_EXEC: return "execute the job's reaper";
         case STEP_PID: return "start";
         }
         return "start";
@@ -470,6 +488,7 @@ static const char *step_path(const AgentJobSpec *spec, const char *cgroup_path, 
         case STEP_OUT: return spec->out ? spec->out : "/dev/null";
         case STEP_ERR: return spec->err ? spec->err : "/dev/null";
         case STEP_EXEC: return spec->argv[0];
+        case STEP_REAPER_EXEC: return reaper_path;
         default: return NULL;
         }
 }
@@ -483,6 +502,10 @@ int agent_child_start(AgentExecutor *ex, const AgentJobSpec *spec, int cgroup_fd
         sigset_t all, old;
         ssize_t n;
 
+        if (!reaper_resolved) {
+                reaper_resolve();
+                glean_log_info("job reapers: %s", reaper_path[0] ? reaper_path : "copies of the agent (no glean-reaper)");
+        }
         if (pipe2(pipefd, O_CLOEXEC) < 0 || fd_move_up(&pipefd[0]) < 0 || fd_move_up(&pipefd[1]) < 0) {
                 r = -errno;
                 goto out;

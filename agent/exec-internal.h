@@ -74,9 +74,27 @@ _Noreturn void exec_reaper_main(const AgentJobSpec *spec, int errfd, int join_cg
 #define EXEC_SIG_KEEP (SIGRTMIN + 2)
 #define EXEC_SIG_AGENT_DIED (SIGRTMIN + 3)
 
+/* The exit file's size at most, and its format (exec-reaper.c). */
+#define EXIT_FILE_MAX 1024
+#define EXIT_FILE_VERSION 1
+
+/* ---- reaper-core.c: libc only (glean-reaper links it alone) ---- */
+
+/* The reaper's life once the job runs (pid, its child): waits for it and
+ * for the agent's word (agent_job_keep) or death, kills what is left of
+ * the job's group, reaps the job, writes exit_file (NULL: none; not when
+ * the agent died before its word: the job was ended then) and exits
+ * mirroring the job's status. Every signal must be blocked. */
+_Noreturn void exec_reaper_finish(pid_t pid, pid_t agent, uint64_t token, const char *exit_file);
+/* Blocks every signal, glibc's own two included (the raw call). */
+void exec_block_all_signals(void);
+/* v in base 10 or 16 into buf, NUL-terminated (no locale, no allocation). */
+void exec_fmt_u64(char *buf, size_t size, uint64_t v, unsigned base);
+
 /* Writes the exit file path (system calls only: the reaper's): the job id
  * (id->pid, id->reaper_pid, id->token), code and status (si_code and
- * si_status of its end) and its rusage; temp + fsync + rename. */
+ * si_status of its end) and its rusage; temp + rename (no fsync: see
+ * exec-reaper.c). */
 int exec_exit_file_write(const char *path, const AgentJobId *id, int code, int status, const struct rusage *ru);
 /* Field 22 of /proc/PID/stat (start time, clock ticks since boot): 0 and
  * *ret, -errno (-ESRCH: no such process). */

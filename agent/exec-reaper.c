@@ -6,9 +6,13 @@
  *
  * The exit file is a few lines of text (inspectable with cat), written by
  * the reaper (agent/exec-child.c, exec_reaper_main) with system calls only,
- * to a temporary name beside it, fsync'ed and renamed into place: a reader
- * sees the whole file or none. Every line is "key value"; the keys come in
- * this order, each once:
+ * to a temporary name beside it and renamed into place: a reader sees the
+ * whole file or none. It is not fsync'ed: it serves an agent that restarts
+ * while the machine runs on (rename is atomic for every process, through
+ * the page cache); a power loss ends the job with the machine, and a file
+ * torn by one is refused. A flush per job would cost every job a disk
+ * write (10-20 ms on a busy disk here) for nothing. Every line is "key
+ * value"; the keys come in this order, each once:
  *
  *   glean-exit 1          the format
  *   token T               the job's random token (hex): whose file it is
@@ -44,85 +48,6 @@
 #include "exec-internal.h"
 #include "log.h"
 
-#define EXIT_FILE_MAX 1024
-#define EXIT_FILE_VERSION 1
-
-/* ---- writing (in the reaper: system calls only) ---- */
-
-typedef struct Out {
-        char buf[EXIT_FILE_MAX];
-        size_t n;
-} Out;
-
-static void out_str(Out *o, const char *s) {
-        while (*s && o->n < sizeof(o->buf))
-                o->buf[o->n++] = *s++;
-}
-
-static void out_num(Out *o, uint64_t v, unsigned base) {
-        char tmp[24];
-        size_t k = 0;
-
-        do {
-                tmp[k++] = "0123456789abcdef"[v % base];
-                v /= base;
-        } while (v);
-        while (k > 0 && o->n < sizeof(o->buf))
-                o->buf[o->n++] = tmp[--k];
-}
-
-static void out_line(Out *o, const char *key, uint64_t v, unsigned base) {
-        out_str(o, key);
-        out_str(o, " ");
-        out_num(o, v, base);
-        out_str(o, "\n");
-}
-
-static uint64_t tv_us(const struct timeval *tv) {
-        return (uint64_t) tv->tv_sec * 1000000u + (uint64_t) tv->tv_usec;
-}
-
-int exec_exit_file_write(const char *path, const AgentJobId *id, int code, int status, const struct rusage *ru) {
-        char tmp[4096];
-        size_t len = strlen(path);
-        Out o = { .n = 0 };
-        ssize_t w;
-        int fd, r = 0;
-
-        if (len + 5 > sizeof(tmp))
-                return -ENAMETOOLONG;
-        memcpy(tmp, path, len);
-        memcpy(tmp + len, ".tmp", 5);
-
-        out_line(&o, "glean-exit", EXIT_FILE_VERSION, 10);
-        out_line(&o, "token", id->token, 16);
-        out_line(&o, "job", (uint64_t) id->pid, 10);
-        out_line(&o, "reaper", (uint64_t) id->reaper_pid, 10);
-        out_line(&o, "code", (uint64_t) code, 10);
-        out_line(&o, "status", (uint64_t) status, 10);
-        out_line(&o, "utime_us", tv_us(&ru->ru_utime), 10);
-        out_line(&o, "stime_us", tv_us(&ru->ru_stime), 10);
-        out_line(&o, "maxrss_kb", ru->ru_maxrss > 0 ? (uint64_t) ru->ru_maxrss : 0, 10);
-        out_str(&o, "end\n");
-
-        fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-        if (fd < 0)
-                return -errno;
-        do
-                w = write(fd, o.buf, o.n);
-        while (w < 0 && errno == EINTR);
-        if (w != (ssize_t) o.n)
-                r = w < 0 ? -errno : -EIO;
-        else if (fsync(fd) < 0)
-                r = -errno;
-        if (close(fd) < 0 && r == 0)
-                r = -errno;
-        if (r == 0 && rename(tmp, path) < 0)
-                r = -errno;
-        if (r < 0)
-                (void) unlink(tmp);
-        return r;
-}
 
 /* ---- reading ---- */
 

@@ -105,10 +105,14 @@ typedef struct AgentJobExit {
  * while the job runs and gives agent_exec_adopt_id() after a restart.
  *
  * Every job has a reaper: a small process of root's, the agent's child and
- * the job's parent (agent/exec-reaper.c), in its own session (and, with the
- * cgroup executor, in the job's cgroup). It waits for the job, kills what
+ * the job's parent (agent/exec-child.c, agent/reaper-core.c), in its own
+ * session (and, with the cgroup executor, in the job's cgroup beside the
+ * job). Once the job has exec'd it execs glean-reaper ($GLEAN_REAPER, else
+ * beside the running program or in its ../libexec/glean/; found nowhere,
+ * the agent's copy does the same work, holding a copy of the agent's
+ * memory for the job's life). It waits for the job, kills what
  * is left of the job's process group, writes the job's wait status and
- * rusage to spec->exit_file (temp + fsync + rename) and exits mirroring the
+ * rusage to spec->exit_file (temp + rename) and exits mirroring the
  * job's status. It blocks every signal it can and runs as root: the job's
  * user can neither kill nor trace it. The job dies with its reaper
  * (PR_SET_PDEATHSIG); until the agent says, with agent_job_keep(), that

@@ -105,7 +105,11 @@ static bool state_write(Slot *s) {
                 return false;
         snprintf(tmp, sizeof tmp, "%s.new", path);
         int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-        bool ok = fd >= 0 && write(fd, text, strlen(text)) == (ssize_t) strlen(text) && fsync(fd) == 0;
+        /* Not fsync'ed: the file serves an agent restarted while the machine
+         * runs on (rename is atomic for it); after a power loss no job is left
+         * to re-adopt, and a torn file is refused. A flush here would stall
+         * the agent's loop for a disk write at every job start. */
+        bool ok = fd >= 0 && write(fd, text, strlen(text)) == (ssize_t) strlen(text);
         if (fd >= 0)
                 close(fd);
         if (ok && rename(tmp, path) == 0)

@@ -18,6 +18,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
@@ -348,6 +349,27 @@ static void test_reaper_place(void) {
         GLEAN_TEST_CHECK(reaper > 0 && reaper != getpid() && stat_field(reaper, 4) == getpid(),
                          "the job %d's parent %d is not a child of the agent %d", (int) pid, (int) reaper,
                          (int) getpid());
+        {
+                /* glean-reaper when there is one ($GLEAN_REAPER: make check sets it), else the agent's copy */
+                const char *want = getenv("GLEAN_REAPER");
+                char exe[PATH_MAX] = "", real[PATH_MAX] = "", link[64];
+                ssize_t n;
+
+                snprintf(link, sizeof(link), "/proc/%d/exe", (int) reaper);
+                n = readlink(link, exe, sizeof(exe) - 1);
+                if (n > 0)
+                        exe[n] = '\0';
+                if (want && strcmp(want, "none") != 0 && realpath(want, real))
+                        GLEAN_TEST_CHECK(strcmp(exe, real) == 0, "the reaper runs %s, not %s", exe, real);
+                else if (want && strcmp(want, "none") == 0) {
+                        char self[PATH_MAX] = "";
+
+                        n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+                        if (n > 0)
+                                self[n] = '\0';
+                        GLEAN_TEST_CHECK(strcmp(exe, self) == 0, "the reaper runs %s, not a copy of %s", exe, self);
+                }
+        }
         CU_ASSERT_EQUAL(stat_field(reaper, 6), reaper); /* its own session */
         CU_ASSERT_EQUAL(stat_field(pid, 6), pid);       /* the job's own, apart from it */
         GLEAN_TEST_CHECK(all_blocked(reaper), "the reaper %d does not block every signal (state %c)", (int) reaper,
@@ -500,6 +522,7 @@ static void test_adopt_after_sigkill(void) {
 static void test_kill_orphan(void) {
         AgentJobId bad = {};
         Died d;
+        int r;
 
         if (!agent_dies("sleep 100 & sleep 100", "orphan.exit", true, &d))
                 return;
@@ -514,7 +537,9 @@ static void test_kill_orphan(void) {
         bad.reaper_start++;
         CU_ASSERT_EQUAL(agent_exec_kill_orphan(&bad), 0);
         CU_ASSERT_EQUAL(kill(d.id.pid, 0), 0);
-        CU_ASSERT_EQUAL(agent_exec_kill_orphan(&d.id), 2);
+        r = agent_exec_kill_orphan(&d.id);
+        GLEAN_TEST_CHECK(r == 2, "kill_orphan: %d (job %d start %llu, reaper %d start %llu)", r, (int) d.id.pid,
+                         (unsigned long long) d.id.start, (int) d.id.reaper_pid, (unsigned long long) d.id.reaper_start);
         GLEAN_TEST_CHECK(wait_gone(d.id.pid), "the orphan %d runs on", (int) d.id.pid);
         GLEAN_TEST_CHECK(wait_gone(d.id.reaper_pid), "its reaper %d runs on", (int) d.id.reaper_pid);
         CU_ASSERT_EQUAL(agent_exec_kill_orphan(&d.id), 0); /* gone: nothing else is hit */
