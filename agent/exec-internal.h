@@ -74,7 +74,9 @@ _Noreturn void exec_reaper_main(const AgentJobSpec *spec, int errfd, int join_cg
 #define EXEC_SIG_KEEP (SIGRTMIN + 2)
 #define EXEC_SIG_AGENT_DIED (SIGRTMIN + 3)
 
-/* The exit file's size at most, and its format (exec-reaper.c). */
+/* The exit file's size (one record, padded with newlines) and format
+ * (exec-reaper.c). */
+#define EXIT_FILE_RECORD 512
 #define EXIT_FILE_MAX 1024
 #define EXIT_FILE_VERSION 1
 
@@ -88,13 +90,15 @@ _Noreturn void exec_reaper_main(const AgentJobSpec *spec, int errfd, int join_cg
 _Noreturn void exec_reaper_finish(pid_t pid, pid_t agent, uint64_t token, const char *exit_file);
 /* Blocks every signal, glibc's own two included (the raw call). */
 void exec_block_all_signals(void);
+/* FNV-1a of the record's lines before "sum". */
+uint32_t exec_exit_file_sum(const char *buf, size_t n);
 /* v in base 10 or 16 into buf, NUL-terminated (no locale, no allocation). */
 void exec_fmt_u64(char *buf, size_t size, uint64_t v, unsigned base);
 
 /* Writes the exit file path (system calls only: the reaper's): the job id
  * (id->pid, id->reaper_pid, id->token), code and status (si_code and
- * si_status of its end) and its rusage; temp + rename (no fsync: see
- * exec-reaper.c). */
+ * si_status of its end) and its rusage; one record in place, with its
+ * checksum (no fsync: see reaper-core.c). */
 int exec_exit_file_write(const char *path, const AgentJobId *id, int code, int status, const struct rusage *ru);
 /* Field 22 of /proc/PID/stat (start time, clock ticks since boot): 0 and
  * *ret, -errno (-ESRCH: no such process). */

@@ -5,14 +5,9 @@
  * process for good, and the end of an orphaned job.
  *
  * The exit file is a few lines of text (inspectable with cat), written by
- * the reaper (agent/exec-child.c, exec_reaper_main) with system calls only,
- * to a temporary name beside it and renamed into place: a reader sees the
- * whole file or none. It is not fsync'ed: it serves an agent that restarts
- * while the machine runs on (rename is atomic for every process, through
- * the page cache); a power loss ends the job with the machine, and a file
- * torn by one is refused. A flush per job would cost every job a disk
- * write (10-20 ms on a busy disk here) for nothing. Every line is "key
- * value"; the keys come in this order, each once:
+ * the reaper (agent/reaper-core.c) with system calls only, in place, as
+ * one record of EXIT_FILE_RECORD bytes padded with newlines. Every line is
+ * "key value"; the keys come in this order, each once:
  *
  *   glean-exit 1          the format
  *   token T               the job's random token (hex): whose file it is
@@ -23,10 +18,11 @@
  *   utime_us U            the job's rusage (and its children's it waited for)
  *   stime_us S
  *   maxrss_kb M
- *   end                   the last line: a file without it is torn
+ *   sum H                 FNV-1a (hex) of the bytes before this line
+ *   end                   then only newlines: a file without it is torn
  *
- * A file that breaks any of this is refused with the reason; one of
- * another job (token, job or reaper pid) is refused as stale.
+ * A file that breaks any of this is refused with the reason (a wrong sum:
+ * torn); one of another job (token, job or reaper pid) as stale.
  */
 #define _GNU_SOURCE
 
@@ -86,9 +82,10 @@ int agent_exit_file_read(const char *path, const AgentJobId *id, AgentJobExit *r
                                             "status", "utime_us", "stime_us", "maxrss_kb" };
         uint64_t v[sizeof(keys) / sizeof(keys[0])];
         char buf[EXIT_FILE_MAX + 1], *p = buf;
+        uint64_t sum;
         struct stat st;
         ssize_t n;
-        size_t len;
+        size_t len, body;
         int fd, r;
 
         if (!path || !ret)
@@ -127,7 +124,12 @@ int agent_exit_file_read(const char *path, const AgentJobId *id, AgentJobExit *r
                 if (next_value(&p, keys[i], strcmp(keys[i], "token") == 0 ? 16 : 10, &v[i]) < 0)
                         return refuse(why, whylen, -EBADMSG, "the exit file %s is torn or malformed at '%s'",
                                       path, keys[i]);
-        if (strcmp(p, "end\n") != 0)
+        body = (size_t) (p - buf);
+        if (next_value(&p, "sum", 16, &sum) < 0)
+                return refuse(why, whylen, -EBADMSG, "the exit file %s is torn or malformed at 'sum'", path);
+        if (sum != exec_exit_file_sum(buf, body))
+                return refuse(why, whylen, -EBADMSG, "the exit file %s is torn: its sum does not match", path);
+        if (strncmp(p, "end\n", 4) != 0 || p[4 + strspn(p + 4, "\n")] != '\0')
                 return refuse(why, whylen, -EBADMSG, "the exit file %s is torn: no 'end' line", path);
         if (v[0] != EXIT_FILE_VERSION)
                 return refuse(why, whylen, -EBADMSG, "the exit file %s has format %" PRIu64 ", not %d", path, v[0],

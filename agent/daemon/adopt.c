@@ -129,8 +129,8 @@ void agent_state_remove(Slot *s) {
         char path[PATH_MAX];
         if (state_path(s->agent, s->name, path, sizeof path) >= 0)
                 unlink(path);
-        if (s->spec && s->spec->exit_file)
-                unlink(s->spec->exit_file);
+        /* The exit file stays: the slot's next job writes over it (another
+         * job's record is refused by its token). */
 }
 
 /* The job a state file names (pid 0: none recorded). */

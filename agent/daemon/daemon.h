@@ -256,7 +256,7 @@ pid_t agent_cgroup_other_agent(const Agent *a);
 
 /* ---- adopt.c ---- */
 void agent_state_save(Slot *s);   /* the running job's state file */
-void agent_state_remove(Slot *s); /* and its exit file */
+void agent_state_remove(Slot *s);
 /* <EXECUTE>/.glean-state/<slot>.exit, where the job's reaper writes its
  * end (the directory made, root-only, when missing): a malloc'd path, NULL
  * when it cannot be had (then the job runs without one). */

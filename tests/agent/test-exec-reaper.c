@@ -29,7 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "agent/exec.h"
+#include "agent/exec-internal.h"
 #include "test-util.h"
 
 #define TIMEOUT 10.0 /* seconds any single wait may take */
@@ -234,48 +234,93 @@ static void write_text(const char *path, const char *text, mode_t mode) {
         write_file(path, text, mode);
 }
 
-static void test_refused_files(void) {
-        static const char good[] = "glean-exit 1\ntoken 1f\njob 100\nreaper 99\ncode 1\nstatus 5\n"
-                                   "utime_us 250000\nstime_us 1000\nmaxrss_kb 2048\nend\n";
-        AgentJobId id = { .pid = 100, .reaper_pid = 99, .token = 0x1f };
-        AgentJobExit fx;
-        char why[512], *path = exit_path("test.exit");
+/* body (the lines before "sum") with its sum and end, as the reaper writes it. */
+static void write_record(const char *path, const char *body, mode_t mode) {
+        char text[EXIT_FILE_MAX];
 
-        write_text(path, good, 0600);
+        snprintf(text, sizeof(text), "%ssum %x\nend\n", body, (unsigned) exec_exit_file_sum(body, strlen(body)));
+        write_text(path, text, mode);
+}
+
+static void test_refused_files(void) {
+        AgentJobId id = { .pid = 100, .reaper_pid = 99, .token = 0x1f };
+        struct rusage ru = { .ru_utime = { 0, 250000 }, .ru_stime = { 0, 1000 }, .ru_maxrss = 2048 };
+        AgentJobExit fx;
+        char why[512], *path = exit_path("test.exit"), *good = NULL;
+        size_t good_len = 0;
+        struct stat st;
+
+        (void) unlink(path);
+        CU_ASSERT_EQUAL_FATAL(exec_exit_file_write(path, &id, CLD_EXITED, 5, &ru), 0);
+        CU_ASSERT_EQUAL(stat(path, &st), 0);
+        CU_ASSERT_EQUAL(st.st_size, EXIT_FILE_RECORD);
         CU_ASSERT_EQUAL(agent_exit_file_read(path, &id, &fx, why, sizeof(why)), 0);
+        CU_ASSERT_FALSE(fx.by_signal);
         CU_ASSERT_EQUAL(fx.exit_code, 5);
         CU_ASSERT_DOUBLE_EQUAL(fx.user_cpu, 0.25, 1e-9);
         CU_ASSERT_DOUBLE_EQUAL(fx.sys_cpu, 0.001, 1e-9);
         CU_ASSERT_EQUAL(fx.max_rss_kb, 2048);
+        CU_ASSERT_FATAL(glean_test_read_file(path, &good, &good_len) == 0);
 
-        /* Torn: cut anywhere, the file is refused. */
-        for (size_t cut = 0; cut < sizeof(good) - 1; cut += 7) {
-                char *torn = strndup(good, cut);
+        /* Written over in place by the next job: its record only. */
+        {
+                AgentJobId next = { .pid = 200, .reaper_pid = 199, .token = 0x2f };
 
-                write_text(path, torn, 0600);
-                why[0] = '\0';
-                GLEAN_TEST_CHECK(agent_exit_file_read(path, &id, &fx, why, sizeof(why)) == -EBADMSG,
-                                 "a file cut at %zu bytes was taken", cut);
-                GLEAN_TEST_CHECK(strstr(why, "torn") != NULL, "reason: %s", why);
-                free(torn);
+                CU_ASSERT_EQUAL(exec_exit_file_write(path, &next, CLD_KILLED, SIGTERM, &ru), 0);
+                CU_ASSERT_EQUAL(agent_exit_file_read(path, &next, &fx, why, sizeof(why)), 0);
+                CU_ASSERT_TRUE(fx.by_signal);
+                CU_ASSERT_EQUAL(fx.signal, SIGTERM);
+                CU_ASSERT_EQUAL(agent_exit_file_read(path, &id, &fx, why, sizeof(why)), -ESTALE);
+        }
+
+        /* Torn: cut anywhere before its end, the file is refused. */
+        {
+                size_t content = (size_t) (strstr(good, "end\n") - good) + 4;
+
+                for (size_t cut = 0; cut < content; cut += 5) {
+                        char *torn = strndup(good, cut);
+
+                        write_text(path, torn, 0600);
+                        why[0] = '\0';
+                        GLEAN_TEST_CHECK(agent_exit_file_read(path, &id, &fx, why, sizeof(why)) == -EBADMSG,
+                                         "a file cut at %zu bytes was taken", cut);
+                        GLEAN_TEST_CHECK(strstr(why, "torn") != NULL, "reason: %s", why);
+                        free(torn);
+                }
+        }
+        /* A byte changed (half of two records): its sum says so. */
+        {
+                char *changed = strdup(good), *status = strstr(changed, "status 5");
+
+                CU_ASSERT_FATAL(status != NULL);
+                status[7] = '6';
+                write_text(path, changed, 0600);
+                CU_ASSERT_EQUAL(agent_exit_file_read(path, &id, &fx, why, sizeof(why)), -EBADMSG);
+                GLEAN_TEST_CHECK(strstr(why, "sum does not match") != NULL, "reason: %s", why);
+                free(changed);
         }
         /* Malformed. */
         write_text(path, "glean-exit 1\ntoken zz\n", 0600);
         CU_ASSERT_EQUAL(agent_exit_file_read(path, &id, &fx, why, sizeof(why)), -EBADMSG);
-        write_text(path, "glean-exit 2\ntoken 1f\njob 100\nreaper 99\ncode 1\nstatus 5\nutime_us 0\nstime_us 0\n"
-                         "maxrss_kb 0\nend\n", 0600);
+        write_record(path, "glean-exit 2\ntoken 1f\njob 100\nreaper 99\ncode 1\nstatus 5\nutime_us 0\nstime_us 0\n"
+                           "maxrss_kb 0\n", 0600);
         CU_ASSERT_EQUAL(agent_exit_file_read(path, &id, &fx, why, sizeof(why)), -EBADMSG);
         GLEAN_TEST_CHECK(strstr(why, "format 2") != NULL, "reason: %s", why);
-        write_text(path, "glean-exit 1\ntoken 1f\njob 100\nreaper 99\ncode 2\nstatus 0\nutime_us 0\nstime_us 0\n"
-                         "maxrss_kb 0\nend\n", 0600);
+        write_record(path, "glean-exit 1\ntoken 1f\njob 100\nreaper 99\ncode 2\nstatus 0\nutime_us 0\nstime_us 0\n"
+                           "maxrss_kb 0\n", 0600);
         CU_ASSERT_EQUAL(agent_exit_file_read(path, &id, &fx, why, sizeof(why)), -EBADMSG);
         GLEAN_TEST_CHECK(strstr(why, "no end of a process") != NULL, "reason: %s", why);
-        write_text(path, "glean-exit 1\ntoken 1f\njob 100\nreaper 99\ncode 1\nstatus 5\nutime_us 0\nstime_us 0\n"
-                         "maxrss_kb 0\nend\nmore\n", 0600);
-        CU_ASSERT_EQUAL(agent_exit_file_read(path, &id, &fx, why, sizeof(why)), -EBADMSG);
+        {
+                char more[EXIT_FILE_MAX];
+
+                snprintf(more, sizeof(more), "%.*smore\n", (int) ((size_t) (strstr(good, "end\n") - good) + 4), good);
+                write_text(path, more, 0600);
+                CU_ASSERT_EQUAL(agent_exit_file_read(path, &id, &fx, why, sizeof(why)), -EBADMSG);
+        }
 
         /* Another job's: its token, job or reaper pid differ. */
         write_text(path, good, 0600);
+        CU_ASSERT_EQUAL(agent_exit_file_read(path, &id, &fx, why, sizeof(why)), 0);
         {
                 AgentJobId other = id;
 
@@ -298,6 +343,7 @@ static void test_refused_files(void) {
         CU_ASSERT(agent_exit_file_read(path, &id, &fx, why, sizeof(why)) < 0);
         CU_ASSERT_EQUAL(unlink(path), 0);
         CU_ASSERT_EQUAL(agent_exit_file_read(path, &id, &fx, why, sizeof(why)), -ENOENT);
+        free(good);
         free(path);
 }
 
