@@ -85,7 +85,8 @@ static bool start_job(Manager *m, Pool *p, const char *extra, int iterations, in
         *ret_pid = 0;
         for (int i = 0; i < slow(100) && job_starts(m, id, ret_pid, 1) < 1; i++)
                 usleep(50000);
-        return GLEAN_TEST_CHECK(*ret_pid > 0, "job %s never ran", id);
+        return GLEAN_TEST_CHECK(*ret_pid > 0, "job %s never ran", id) &&
+               GLEAN_TEST_CHECK(wait_job_recorded(p->dir, slow(10)), "the agent never recorded job %s", id);
 }
 
 static void kill9(Pool *p) {

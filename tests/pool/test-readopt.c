@@ -49,6 +49,8 @@ static void test_agent_restart_readopts(void) {
         for (int i = 0; i < slow(50) && job_starts(&m, id, &pid, 1) < 1; i++)
                 usleep(100000);
         CU_ASSERT(pid > 0);
+        /* Recorded: from now on the job outlives its agent (before, it would end with it). */
+        CU_ASSERT(wait_job_recorded(old_dir, slow(10)));
 
         /* The agent dies; the job runs on in its cgroup. */
         int status;
