@@ -306,7 +306,10 @@ _Noreturn void exec_reaper_main(const AgentJobSpec *spec, int errfd, int join_cg
         if (close_fds_from(3, (unsigned) errfd - 1) < 0 || close_fds_from((unsigned) errfd + 1, ~0U) < 0)
                 child_fail(errfd, STEP_CLOSE_FDS, errno);
         (void) prctl(PR_SET_NAME, "glean-reaper", 0, 0, 0);
-        (void) prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+        /* Not traceable, no core: per memory, so glean-reaper does it when
+         * there is one (this may be the agent's memory still). */
+        if (!reaper_path[0])
+                (void) prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
         /* Not the agent's standard files: a reaper that outlives the agent
          * must not hold its journal stream or a pipe someone reads to the end. */
         null = open("/dev/null", O_RDWR | O_CLOEXEC | O_NOCTTY);
@@ -348,6 +351,50 @@ _Noreturn void exec_reaper_main(const AgentJobSpec *spec, int errfd, int join_cg
         (void) close(errfd);
         /* stdin/stdout/stderr are /dev/null: nothing of the reaper's goes anywhere. */
         exec_reaper_finish(pid, agent, token, spec->exit_file);
+}
+
+/* The reaper sharing the agent's memory until it execs glean-reaper
+ * (CLONE_VM | CLONE_VFORK, on a stack of its own, as posix_spawn does):
+ * no copy of the agent's page tables to make and drop for each job; the
+ * agent is suspended meanwhile, as it would wait for the job's exec anyway.
+ * Only with glean-reaper to exec (the copy must not live on in the agent's
+ * memory) and without a cgroup to clone into (clone3 with CLONE_VM needs
+ * a stack switch no C wrapper offers). -1 with errno when clone refuses:
+ * then spawn(). */
+typedef struct SharedArgs {
+        const AgentJobSpec *spec;
+        int errfd;
+        pid_t agent;
+        uint64_t token;
+} SharedArgs;
+
+#define REAPER_STACK_SIZE (256 * 1024)
+static char reaper_stack[REAPER_STACK_SIZE] __attribute__((aligned(64)));
+
+static int shared_main(void *userdata) {
+        SharedArgs *a = userdata;
+
+        exec_reaper_main(a->spec, a->errfd, -1, a->agent, a->token);
+}
+
+static pid_t spawn_shared(const AgentJobSpec *spec, int errfd, pid_t agent, uint64_t token, int *ret_pidfd) {
+        SharedArgs args = { .spec = spec, .errfd = errfd, .agent = agent, .token = token };
+        int pidfd = -1, dumpable, e;
+        pid_t pid;
+
+        dumpable = prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
+        pid = clone(shared_main, reaper_stack + sizeof(reaper_stack), CLONE_VM | CLONE_VFORK | CLONE_PIDFD | SIGCHLD,
+                    &args, &pidfd);
+        e = errno;
+        /* The job's change of user, made in this memory, marked it not
+         * dumpable (fs.suid_dumpable): the agent's again, as it was. */
+        if (dumpable >= 0 && prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) != dumpable)
+                (void) prctl(PR_SET_DUMPABLE, dumpable, 0, 0, 0);
+        errno = e;
+        if (pid < 0)
+                return -1;
+        *ret_pidfd = pidfd;
+        return pid;
 }
 
 /* clone3(CLONE_PIDFD [| CLONE_INTO_CGROUP]), or fork + pidfd_open where
@@ -515,9 +562,14 @@ int agent_child_start(AgentExecutor *ex, const AgentJobSpec *spec, int cgroup_fd
         sigfillset(&all);
         sigprocmask(SIG_SETMASK, &all, &old);
         agent = getpid();
-        pid = spawn(cgroup_fd, &pidfd, &forked);
-        if (pid == 0)
-                exec_reaper_main(spec, pipefd[1], forked ? cgroup_fd : -1, agent, token);
+        pid = -1;
+        if (cgroup_fd < 0 && reaper_path[0])
+                pid = spawn_shared(spec, pipefd[1], agent, token, &pidfd);
+        if (pid < 0) {
+                pid = spawn(cgroup_fd, &pidfd, &forked);
+                if (pid == 0)
+                        exec_reaper_main(spec, pipefd[1], forked ? cgroup_fd : -1, agent, token);
+        }
         r = pid < 0 ? -errno : 0;
         sigprocmask(SIG_SETMASK, &old, NULL);
         close(pipefd[1]);

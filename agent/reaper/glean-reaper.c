@@ -44,5 +44,7 @@ int main(int argc, char **argv) {
         }
         /* exec keeps it; set again in case this one was exec'd otherwise. */
         (void) prctl(PR_SET_PDEATHSIG, EXEC_SIG_AGENT_DIED, 0, 0, 0);
+        /* Neither traced nor dumped by anyone but root. */
+        (void) prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
         exec_reaper_finish((pid_t) job, (pid_t) agent, token, strcmp(argv[4], "-") == 0 ? NULL : argv[4]);
 }
