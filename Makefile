@@ -379,7 +379,7 @@ uninstall: $(DEFAULT_CONF)
 	    if cmp -s $(DEFAULT_CONF) $$d$(CONFDIR)/glean.conf; then rm -f $$d$(CONFDIR)/glean.conf; \
 	    else echo "  KEEP   $$d$(CONFDIR)/glean.conf (edited)"; fi; \
 	fi; \
-	rmdir $$d$(DOCDIR) $$d$(CONFDIR)/config.d $$d$(CONFDIR) 2>/dev/null; \
+	rmdir $$d$(DOCDIR) $$d$(LIBEXECDIR) $$d$(CONFDIR)/config.d $$d$(CONFDIR) 2>/dev/null; \
 	echo "  UNINST glean under $${d:-/}, PREFIX=$(PREFIX)"; \
 	if [ -z "$$d" ] && [ -d /run/systemd/system ]; then \
 	    journalctl --update-catalog; systemctl daemon-reload; \

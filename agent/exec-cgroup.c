@@ -675,8 +675,14 @@ static int cgx_adopt(AgentExecutor *ex, const AgentJobSpec *spec, const AgentJob
                 goto fail;
         }
         if (!populated) {
-                r = agent_exec_error(ex, -ESRCH, "the job's cgroup %s has no processes left", j->cg_path);
-                goto fail;
+                AgentJobExit probe;
+
+                /* Ended while no agent watched: its exit file says how, or it is lost. */
+                if (id->reaper_pid <= 0 || !spec->exit_file ||
+                    agent_exit_file_read(spec->exit_file, id, &probe, why, sizeof(why)) < 0) {
+                        r = agent_exec_error(ex, -ESRCH, "the job's cgroup %s has no processes left", j->cg_path);
+                        goto fail;
+                }
         }
         if (id->reaper_pid > 0) {
                 /* Its reaper, pinned by its start time: its end is the job's, with the exit file. */
