@@ -273,6 +273,15 @@ typedef struct JobArgs {
 /* Room for child() and the system calls it makes before execve. */
 #define JOB_STACK_SIZE (64 * 1024)
 
+/* Clones that share memory run on stacks of our own, which
+ * AddressSanitizer cannot follow: under it, plain forks (slower, the same
+ * otherwise). */
+#if defined(__SANITIZE_ADDRESS__)
+#define SHARED_CLONES 0
+#else
+#define SHARED_CLONES 1
+#endif
+
 static int job_main(void *userdata) {
         JobArgs *a = userdata;
 
@@ -325,7 +334,10 @@ _Noreturn void exec_reaper_main(const AgentJobSpec *spec, int errfd, int join_cg
          * way: no second copy of the agent's page tables); the reaper waits
          * for that here. */
         job_args = (JobArgs) { .spec = spec, .errfd = errfd, .reaper = getpid() };
-        pid = clone(job_main, job_stack + sizeof(job_stack), CLONE_VM | CLONE_VFORK | SIGCHLD, &job_args);
+        if (SHARED_CLONES)
+                pid = clone(job_main, job_stack + sizeof(job_stack), CLONE_VM | CLONE_VFORK | SIGCHLD, &job_args);
+        else if ((pid = fork()) == 0)
+                child(spec, errfd, job_args.reaper);
         if (pid < 0)
                 child_fail(errfd, STEP_REAPER_FORK, errno);
         rec.error = pid;
@@ -563,7 +575,7 @@ int agent_child_start(AgentExecutor *ex, const AgentJobSpec *spec, int cgroup_fd
         sigprocmask(SIG_SETMASK, &all, &old);
         agent = getpid();
         pid = -1;
-        if (cgroup_fd < 0 && reaper_path[0])
+        if (SHARED_CLONES && cgroup_fd < 0 && reaper_path[0])
                 pid = spawn_shared(spec, pipefd[1], agent, token, &pidfd);
         if (pid < 0) {
                 pid = spawn(cgroup_fd, &pidfd, &forked);
