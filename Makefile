@@ -165,7 +165,14 @@ $(FUZZ_STAMP): scripts/packages.txt
 
 # ---- rules ----------------------------------------------------------------
 
-all: $(PROGRAM_BINS) $(call LIB_FILES,$(BUILD))
+all: $(PROGRAM_BINS) $(BUILD)/bin/glean-reaper $(call LIB_FILES,$(BUILD))
+
+# The job reaper (agent/reaper/): libc only and static (not under the
+# sanitizers, whose runtimes are shared), so that exec'ing it per job is cheap.
+REAPER_SRCS := agent/reaper/glean-reaper.c agent/reaper-core.c
+$(BUILD)/bin/glean-reaper: $(call objs_of,$(REAPER_SRCS),$(BUILD))
+	$(Q)mkdir -p $(@D)
+	$(call quiet,LD,$@)$(CC) $(CFLAGS_ALL) $(LDFLAGS_ALL) $(if $(filter 1,$(SAN)),,-static) -o $@ $^
 
 # Objects: $(BUILD)/obj/DIR/FILE.o from DIR/FILE.c, header deps alongside.
 $(BUILD)/obj/%.o: %.c
@@ -308,6 +315,7 @@ man: $(MAN_PAGES) $(DEFAULT_CONF)
 PREFIX          ?= /usr/local
 BINDIR          ?= $(PREFIX)/bin
 SBINDIR         ?= $(PREFIX)/sbin
+LIBEXECDIR      ?= $(PREFIX)/libexec/glean
 MANDIR          ?= $(PREFIX)/share/man
 DOCDIR          ?= $(PREFIX)/share/doc/glean
 BASHCOMPDIR     ?= $(PREFIX)/share/bash-completion/completions
@@ -321,7 +329,7 @@ INSTALL         ?= install
 UNITS := glean-agent.service glean-negotiator.service
 DOCS  := README.md $(wildcard docs/*.md)
 # Every file install makes (below DESTDIR), for uninstall.
-INSTALLED := $(BINDIR)/glean $(SBINDIR)/glean-agent $(SBINDIR)/glean-negotiator \
+INSTALLED := $(BINDIR)/glean $(SBINDIR)/glean-agent $(SBINDIR)/glean-negotiator $(LIBEXECDIR)/glean-reaper \
              $(addprefix $(SYSTEMD_UNITDIR)/,$(UNITS)) $(CATALOGDIR)/glean.catalog \
              $(TMPFILESDIR)/glean.conf $(SYSUSERSDIR)/glean.conf $(BASHCOMPDIR)/glean \
              $(MANDIR)/man1/glean.1 $(MANDIR)/man8/glean-agent.8 $(MANDIR)/man8/glean-negotiator.8 \
@@ -339,6 +347,8 @@ install: all man
 	$(INSTALL) -d -m 0755 $$d$(CONFDIR) $$d$(CONFDIR)/config.d; \
 	$(INSTALL) -m 0755 $(BUILD)/bin/glean $$d$(BINDIR)/glean; \
 	$(INSTALL) -m 0755 $(BUILD)/bin/glean-agent $(BUILD)/bin/glean-negotiator $$d$(SBINDIR)/; \
+	$(INSTALL) -d $$d$(LIBEXECDIR); \
+	$(INSTALL) -m 0755 $(BUILD)/bin/glean-reaper $$d$(LIBEXECDIR)/glean-reaper; \
 	for u in $(UNITS); do $(unit_subst) systemd/$$u.in >$$d$(SYSTEMD_UNITDIR)/$$u; \
 	    chmod 0644 $$d$(SYSTEMD_UNITDIR)/$$u; done; \
 	$(INSTALL) -m 0644 systemd/glean.catalog $$d$(CATALOGDIR)/glean.catalog; \
@@ -371,7 +381,7 @@ uninstall: $(DEFAULT_CONF)
 	    if cmp -s $(DEFAULT_CONF) $$d$(CONFDIR)/glean.conf; then rm -f $$d$(CONFDIR)/glean.conf; \
 	    else echo "  KEEP   $$d$(CONFDIR)/glean.conf (edited)"; fi; \
 	fi; \
-	rmdir $$d$(DOCDIR) $$d$(CONFDIR)/config.d $$d$(CONFDIR) 2>/dev/null; \
+	rmdir $$d$(DOCDIR) $$d$(LIBEXECDIR) $$d$(CONFDIR)/config.d $$d$(CONFDIR) 2>/dev/null; \
 	echo "  UNINST glean under $${d:-/}, PREFIX=$(PREFIX)"; \
 	if [ -z "$$d" ] && [ -d /run/systemd/system ]; then \
 	    journalctl --update-catalog; systemctl daemon-reload; \
@@ -381,6 +391,7 @@ uninstall: $(DEFAULT_CONF)
 
 # Run with the sanitizers' strictest useful settings (ignored without SAN=1).
 TEST_ENV := GLEAN=$(BUILD)/bin/glean GLEAN_AGENT=$(BUILD)/bin/glean-agent \
+            GLEAN_REAPER=$(abspath $(BUILD)/bin/glean-reaper) \
             GLEAN_NEGOTIATOR=$(BUILD)/bin/glean-negotiator \
             ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:strict_string_checks=1 \
             UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1

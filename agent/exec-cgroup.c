@@ -32,14 +32,22 @@
  * signal ends) is reported after the job's kill_timeout with cgroup_stuck:
  * the caller decides what becomes of its slot.
  *
- * Adoption (agent_exec_adopt): a job an earlier agent started, found
- * running in its cgroup. Its main process is not our child: it is pinned
- * with pidfd_open() (not reaped), and its exit only starts the end (the
- * rest is killed, the cgroup drained); the status is unknown. A job whose
- * main process is gone, or not known, is its cgroup.
+ * The process watched is the job's reaper (agent/exec-child.c), in the
+ * job's cgroup beside the job: it is frozen with it (it only waits), a
+ * signal to every process passes it by (it blocks them all), cgroup.kill
+ * ends it too (then its own status, SIGKILL, is the job's, as it is).
  *
- * Cleanup (agent_exec_cleanup): a leftover job cgroup nobody adopts is
- * killed, drained (blocking, bounded) and removed.
+ * Adoption (agent_exec_adopt_id): a job an earlier agent started, found
+ * running in its cgroup. Its reaper is not our child: it is pinned with
+ * pidfd_open() and its start time (not reaped), and its exit starts the
+ * end (the rest is killed, the cgroup drained); the status is the one the
+ * reaper wrote to the exit file, or unknown without one (ADOPTED_REASON).
+ * Without a reaper known, the job's main process is pinned instead (the
+ * status then unknown); a job whose main process is gone, or not known,
+ * is its cgroup.
+ *
+ * Cleanup (agent_exec_cleanup, exec-cgroup-cleanup.c): a leftover job
+ * cgroup nobody adopts is killed, drained (blocking, bounded) and removed.
  */
 #define _GNU_SOURCE
 
@@ -75,11 +83,6 @@
 #define DRAIN_MAX_POLL_USEC (500 * USEC_PER_MSEC)
 /* agent_executor_free(): how long to wait for a killed job's cgroup. */
 #define FREE_DRAIN_TIMEOUT_MS 5000
-/* agent_exec_cleanup(): how long to wait for a leftover cgroup to empty,
- * and how often the kill is repeated meanwhile (a process being forked). */
-#define CLEANUP_TIMEOUT_MS 2000
-#define CLEANUP_POLL_MS 10
-#define CLEANUP_REKILL_MS 100
 
 #define ADOPTED_REASON "the agent restarted while the job ran: its exit status is unknown"
 
@@ -105,7 +108,7 @@ struct CgJob {
         int freeze_target;       /* -1: nothing pending, else 1 frozen / 0 thawed awaited */
         uint64_t freeze_t0;      /* CLOCK_MONOTONIC ns of the write */
         int freeze_result;       /* µs of the last confirmed, or -ENODATA/-ETIMEDOUT */
-        bool adopted;            /* agent_exec_adopt(): the main process (if pinned) is not our child */
+        bool adopted;            /* agent_exec_adopt_id(): the reaper or main process (if pinned) is not our child */
 };
 
 static uint64_t now_ns(void) {
@@ -323,7 +326,7 @@ static void job_report(CgJob *j, bool drained) {
                 reason_add(ex, "out of memory: the kernel's OOM killer ended %llu process%s of the job", n,
                            n == 1 ? "" : "es");
         }
-        if (j->adopted)
+        if (ex->status_unknown)
                 reason_add(ex, "%s", ADOPTED_REASON);
         if (!drained) {
                 ex->cgroup_stuck = true;
@@ -443,21 +446,22 @@ static int on_pidfd(sd_event_source *s, int fd, uint32_t revents, void *userdata
         return 0;
 }
 
-/* An adopted job's main process is gone (or none is known and the
- * cgroup is empty): the status is unknown; the rest is killed, and the
- * caller drains. */
+/* An adopted job's reaper or main process is gone (or none is known and
+ * the cgroup is empty): the status is the exit file's, else unknown; the
+ * rest is killed, and the caller drains. */
 static void adopted_main_exited(CgJob *j) {
         exec_job_close_pid(&j->core);
         j->core.result = (AgentJobExit) {
-                .status_unknown = true,
                 .max_rss_kb = j->core.max_rss_kb, /* memory.peak replaces it when there */
                 .wall_time = agent_elapsed_since(&j->core.started),
         };
+        /* cpu.stat replaces the CPU times when it can be read */
+        j->core.result.status_unknown = !exec_job_read_exit_file(&j->core);
         job_kill_rest(j);
 }
 
-/* The pinned main process of an adopted job exited: not our child, nothing
- * to reap (its reaper, init or a subreaper, has its status). */
+/* The pinned reaper (or main process) of an adopted job exited: not our
+ * child, nothing to reap (init or a subreaper has its status). */
 static int on_adopted_pidfd(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         CgJob *j = userdata;
 
@@ -473,7 +477,7 @@ static int on_adopted_pidfd(sd_event_source *s, int fd, uint32_t revents, void *
 /* ---- start ---- */
 
 static CgJob *job_new(CgExecutor *cx, const AgentJobSpec *spec) {
-        CgJob *j = exec_job_new(sizeof(*j), &cx->x, spec->scratch);
+        CgJob *j = exec_job_new(sizeof(*j), &cx->x, spec);
 
         if (!j)
                 return NULL;
@@ -510,9 +514,9 @@ static int cgx_start(AgentExecutor *ex, const AgentJobSpec *spec, AgentJobExitFn
         CgExecutor *cx = (CgExecutor *) ex;
         char why[512] = "", *rel = NULL;
         bool populated = false, frozen = false;
-        int pidfd = -1, r;
+        ExecStarted st;
         CgJob *j;
-        pid_t pid;
+        int r;
 
         j = job_new(cx, spec);
         if (!j)
@@ -551,15 +555,17 @@ static int cgx_start(AgentExecutor *ex, const AgentJobSpec *spec, AgentJobExitFn
                 goto fail_cg;
 
         clock_gettime(CLOCK_MONOTONIC, &j->core.started);
-        r = agent_child_start(ex, spec, cg_dirfd(j->cg), j->cg_path, &pid, &pidfd);
+        j->core.token = exec_new_token();
+        r = agent_child_start(ex, spec, cg_dirfd(j->cg), j->cg_path, j->core.token, &st);
         if (r < 0)
                 goto fail_cg;
-        j->core.pidfd = pidfd;
-        j->core.base.pid = pid;
-        r = sd_event_add_io(cx->x.event, &j->core.pid_source, pidfd, EPOLLIN, on_pidfd, j);
+        j->core.pidfd = st.reaper_pidfd;
+        j->core.base.pid = st.pid;
+        j->core.reaper_pid = st.reaper_pid;
+        r = sd_event_add_io(cx->x.event, &j->core.pid_source, st.reaper_pidfd, EPOLLIN, on_pidfd, j);
         if (r < 0) {
                 (void) cg_kill(j->cg);
-                agent_reap_now(pidfd, pid, AGENT_REAP_TIMEOUT_MS);
+                agent_reap_now(st.reaper_pidfd, st.reaper_pid, AGENT_REAP_TIMEOUT_MS);
                 agent_exec_error(ex, r, "cannot watch the process of '%s': %s", spec->argv[0], strerror(-r));
                 for (int i = 0; i < FREE_DRAIN_TIMEOUT_MS && cg_events(j->cg, &populated, NULL) >= 0 && populated;
                      i++)
@@ -584,29 +590,6 @@ fail:
 }
 
 /* ---- adoption ---- */
-
-/* Whether <base>/slots/<rel> exists (1) or not (0), never creating it;
- * -EINVAL for a path with an absolute start or a "."/".." component
- * (cg_open() checks the rest). */
-static int cgroup_exists(CgRoot *root, const char *rel) {
-        struct stat st;
-        char *abs = NULL;
-        int r;
-
-        if (!rel || !*rel || rel[0] == '/')
-                return -EINVAL;
-        for (const char *c = rel; c; c = strchr(c, '/') ? strchr(c, '/') + 1 : NULL) {
-                size_t n = strcspn(c, "/");
-
-                if ((n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.'))
-                        return -EINVAL;
-        }
-        if (asprintf(&abs, "%s/slots/%s", cg_root_path(root), rel) < 0)
-                return -ENOMEM;
-        r = lstat(abs, &st) < 0 ? (errno == ENOENT ? 0 : -errno) : S_ISDIR(st.st_mode) ? 1 : -ENOTDIR;
-        free(abs);
-        return r;
-}
 
 /* A pidfd for pid if it is a process of cg; -ESRCH if it is not (gone,
  * or the number is another process's now); another -errno when it cannot
@@ -636,34 +619,12 @@ static int pin_main(Cg *cg, pid_t pid) {
         return pidfd;
 }
 
-/* CLOCK_MONOTONIC of a CLOCK_REALTIME instant in the past (clamped to now
- * and to the boot). */
-static void mono_of_wall(double wall, struct timespec *ret) {
-        struct timespec mono, real;
-        double ago, m;
-
-        clock_gettime(CLOCK_MONOTONIC, &mono);
-        clock_gettime(CLOCK_REALTIME, &real);
-        m = (double) mono.tv_sec + (double) mono.tv_nsec / 1e9;
-        ago = wall > 0 ? (double) real.tv_sec + (double) real.tv_nsec / 1e9 - wall : 0;
-        if (ago < 0)
-                ago = 0;
-        if (ago > m)
-                ago = m;
-        m -= ago;
-        ret->tv_sec = (time_t) m;
-        ret->tv_nsec = (long) ((m - (double) ret->tv_sec) * 1e9);
-        if (ret->tv_nsec < 0)
-                ret->tv_nsec = 0;
-        if (ret->tv_nsec >= 1000000000L)
-                ret->tv_nsec = 999999999L;
-}
-
-static int cgx_adopt(AgentExecutor *ex, const AgentJobSpec *spec, pid_t pid, double started_wall,
+static int cgx_adopt(AgentExecutor *ex, const AgentJobSpec *spec, const AgentJobId *id, double started_wall,
                      AgentJobExitFn on_exit, void *userdata, AgentJob **ret) {
         CgExecutor *cx = (CgExecutor *) ex;
         char why[512] = "", *rel = NULL;
         bool populated = false, frozen = false, main_gone = false;
+        pid_t pid = id->pid;
         CgJob *j;
         int r;
 
@@ -671,10 +632,11 @@ static int cgx_adopt(AgentExecutor *ex, const AgentJobSpec *spec, pid_t pid, dou
         if (!j)
                 return -ENOMEM;
         j->adopted = true;
+        j->core.kept = true;
         r = job_cgroup_rel(ex, spec, &rel);
         if (r < 0)
                 goto fail;
-        r = cgroup_exists(cx->root, rel);
+        r = exec_cgroup_exists(cx->root, rel);
         if (r == 0) {
                 r = agent_exec_error(ex, -ESRCH, "the job's cgroup %s/slots/%s does not exist", cg_root_path(cx->root),
                                      rel);
@@ -713,8 +675,40 @@ static int cgx_adopt(AgentExecutor *ex, const AgentJobSpec *spec, pid_t pid, dou
                 goto fail;
         }
         if (!populated) {
-                r = agent_exec_error(ex, -ESRCH, "the job's cgroup %s has no processes left", j->cg_path);
-                goto fail;
+                AgentJobExit probe;
+
+                /* Ended while no agent watched: its exit file says how, or it is lost. */
+                if (id->reaper_pid <= 0 || !spec->exit_file ||
+                    agent_exit_file_read(spec->exit_file, id, &probe, why, sizeof(why)) < 0) {
+                        r = agent_exec_error(ex, -ESRCH, "the job's cgroup %s has no processes left", j->cg_path);
+                        goto fail;
+                }
+        }
+        if (id->reaper_pid > 0) {
+                /* Its reaper, pinned by its start time: its end is the job's, with the exit file. */
+                j->core.base.pid = pid;
+                j->core.reaper_pid = id->reaper_pid;
+                j->core.reaper_start = id->reaper_start;
+                j->core.job_start = id->start;
+                j->core.token = id->token;
+                r = exec_pin(id->reaper_pid, id->reaper_start);
+                if (r >= 0)
+                        j->core.pidfd = r;
+                else if (r == -ESRCH)
+                        main_gone = true;
+                else
+                        glean_log_warning("adopted job in %s: cannot tell whether process %d is its reaper: %s",
+                                          j->cg_path, (int) id->reaper_pid, strerror(-r));
+                pid = 0; /* watched below: the reaper's pidfd */
+                if (j->core.pidfd >= 0) {
+                        r = sd_event_add_io(cx->x.event, &j->core.pid_source, j->core.pidfd, EPOLLIN, on_adopted_pidfd, j);
+                        if (r < 0) {
+                                agent_exec_error(ex, r, "cannot watch the reaper %d: %s", (int) id->reaper_pid,
+                                                 strerror(-r));
+                                goto fail;
+                        }
+                        (void) sd_event_source_set_description(j->core.pid_source, "agent-adopted-job");
+                }
         }
         if (pid > 0) {
                 r = pin_main(j->cg, pid);
@@ -740,12 +734,13 @@ static int cgx_adopt(AgentExecutor *ex, const AgentJobSpec *spec, pid_t pid, dou
                 agent_exec_error(ex, r, "cannot thaw the job's cgroup %s: %s", j->cg_path, strerror(-r));
                 goto fail;
         }
-        mono_of_wall(started_wall, &j->core.started);
+        exec_mono_of_wall(started_wall, &j->core.started);
 
         exec_job_link(&j->core, on_exit, userdata);
         if (main_gone) {
-                glean_log_notice("adopted job in %s: its main process %d is gone, killing the rest", j->cg_path,
-                                 (int) pid);
+                glean_log_notice("adopted job in %s: its %s %d is gone, killing the rest", j->cg_path,
+                                 id->reaper_pid > 0 ? "reaper" : "main process",
+                                 (int) (id->reaper_pid > 0 ? id->reaper_pid : id->pid));
                 adopted_main_exited(j);
                 r = drain_arm(j); /* reported from the event loop, never before we return */
                 if (r < 0)
@@ -758,82 +753,6 @@ static int cgx_adopt(AgentExecutor *ex, const AgentJobSpec *spec, pid_t pid, dou
 
 fail:
         job_discard(j, rel);
-        return r;
-}
-
-/* ---- leftovers ---- */
-
-int agent_exec_cleanup(CgRoot *root, const char *cgroup_path, char *why, size_t whylen) {
-        char dummy[8];
-        bool populated = true;
-        pid_t *pids = NULL;
-        size_t found = 0;
-        Cg *cg = NULL;
-        int r;
-
-        if (!why || whylen == 0) {
-                why = dummy;
-                whylen = sizeof(dummy);
-        }
-        why[0] = '\0';
-        if (!root || !cgroup_path)
-                return -EINVAL;
-        r = cgroup_exists(root, cgroup_path);
-        if (r == 0)
-                return 0;
-        if (r < 0) {
-                snprintf(why, whylen, "cannot look for the cgroup %s: %s", cgroup_path, strerror(-r));
-                return r;
-        }
-        r = cg_open(root, cgroup_path, &cg, why, whylen);
-        if (r < 0)
-                return r;
-        r = cg_pids(cg, &pids, &found);
-        free(pids);
-        if (r < 0) {
-                snprintf(why, whylen, "cannot list the processes of %s: %s", cg_path(cg), strerror(-r));
-                goto out;
-        }
-        r = cg_events(cg, &populated, NULL);
-        if (r == -ENODEV)
-                populated = found > 0;
-        else if (r < 0) {
-                snprintf(why, whylen, "cannot read %s/cgroup.events: %s", cg_path(cg), strerror(-r));
-                goto out;
-        }
-        if (populated) {
-                r = cg_kill(cg);
-                if (r < 0 && r != -EBUSY)
-                        glean_log_warning("cannot kill the processes of %s: %s", cg_path(cg), strerror(-r));
-                (void) cg_freeze(cg, false); /* a frozen one dies as well, but leave nothing frozen */
-                for (int waited = 0; populated && waited < CLEANUP_TIMEOUT_MS; waited += CLEANUP_POLL_MS) {
-                        usleep(CLEANUP_POLL_MS * 1000);
-                        if (waited % CLEANUP_REKILL_MS == CLEANUP_REKILL_MS - CLEANUP_POLL_MS)
-                                (void) cg_kill(cg);
-                        if (cg_events(cg, &populated, NULL) < 0) {
-                                size_t n = 0;
-
-                                if (cg_pids(cg, &pids, &n) >= 0)
-                                        populated = n > 0;
-                                free(pids);
-                                pids = NULL;
-                        }
-                }
-                if (populated) {
-                        r = -EBUSY;
-                        snprintf(why, whylen, "the cgroup %s (%zu process%s) would not empty within %d s", cg_path(cg),
-                                 found, found == 1 ? "" : "es", CLEANUP_TIMEOUT_MS / 1000);
-                        goto out;
-                }
-        }
-        r = cg_remove(cg);
-        if (r < 0) {
-                snprintf(why, whylen, "cannot remove the cgroup %s: %s", cg_path(cg), strerror(-r));
-                goto out;
-        }
-        r = found > INT_MAX ? INT_MAX : (int) found;
-out:
-        cg_free(cg);
         return r;
 }
 

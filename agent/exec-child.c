@@ -4,17 +4,30 @@
  * child from clone to execve, the parent's side of the error pipe, and
  * waiting for the process.
  *
- * The child only makes system calls between clone and execve (no malloc,
- * no stdio, raw setgroups/setresgid/setresuid so that glibc does not try to
- * synchronise credentials with threads that exist only in the parent). A
- * failure there is written to a close-on-exec pipe as (step, errno); the
- * parent reads it before returning, so a job that could not be started is
- * an error, not a job that "exits 127".
+ * The agent clones the job's reaper, which forks the job: the reaper is
+ * the agent's child and the job's parent, root's, in a session of its own
+ * with every signal blocked (the job's user cannot signal or trace it, and
+ * a signal to every process of a cgroup passes it by). It waits for the
+ * job, kills what is left of the job's process group while the job's
+ * zombie still holds its id, writes the exit file (exec-reaper.c) and
+ * exits mirroring the job's status. So the job's real end is known even
+ * when the agent that started it is gone: a new agent re-adopts the job
+ * by its reaper (agent_exec_adopt_id).
+ *
+ * The reaper and the job only make system calls between clone and execve
+ * (no malloc, no stdio, raw setgroups/setresgid/setresuid so that glibc
+ * does not try to synchronise credentials with threads that exist only in
+ * the parent). A failure there is written to a close-on-exec pipe as
+ * (step, errno), and the reaper writes the job's pid there; the parent
+ * reads the pipe to its end before returning, so a job that could not be
+ * started is an error, not a job that "exits 127".
  */
 #define _GNU_SOURCE
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
 #include <linux/sched.h>
 #include <poll.h>
 #include <signal.h>
@@ -32,6 +45,7 @@
 #include <unistd.h>
 
 #include "exec-internal.h"
+#include "log.h"
 
 #ifndef P_PIDFD
 #define P_PIDFD 3
@@ -52,6 +66,45 @@
 #define SYS_SETRESUID SYS_setresuid
 #endif
 
+/* The reaper program, "" for the agent's own copy (resolved once). */
+static char reaper_path[PATH_MAX];
+static bool reaper_resolved;
+
+/* $GLEAN_REAPER ("none": the agent's own copy), else glean-reaper beside
+ * the running program or in ../libexec/glean/ from it, else none. */
+static void reaper_resolve(void) {
+        const char *env = getenv("GLEAN_REAPER");
+        char self[PATH_MAX], *slash;
+        ssize_t n;
+
+        reaper_resolved = true;
+        reaper_path[0] = '\0';
+        if (env && *env) {
+                if (strcmp(env, "none") != 0 && realpath(env, reaper_path) && access(reaper_path, X_OK) < 0)
+                        reaper_path[0] = '\0';
+                if (strcmp(env, "none") != 0 && !reaper_path[0])
+                        glean_log_warning("GLEAN_REAPER=%s is no program: jobs' reapers run in copies of the agent",
+                                          env);
+                return;
+        }
+        n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+        if (n <= 0)
+                return;
+        self[n] = '\0';
+        slash = strrchr(self, '/');
+        if (!slash)
+                return;
+        *slash = '\0';
+        if (snprintf(reaper_path, sizeof(reaper_path), "%s/glean-reaper", self) < (int) sizeof(reaper_path) &&
+            access(reaper_path, X_OK) == 0)
+                return;
+        if (snprintf(reaper_path, sizeof(reaper_path), "%s/../libexec/glean/glean-reaper", self) <
+                    (int) sizeof(reaper_path) &&
+            access(reaper_path, X_OK) == 0)
+                return;
+        reaper_path[0] = '\0';
+}
+
 /* ---- the child ---- */
 
 typedef enum ChildStep {
@@ -68,6 +121,10 @@ typedef enum ChildStep {
         STEP_ERR,
         STEP_DUP,
         STEP_EXEC,
+        STEP_REAPER_FORK,
+        STEP_PARENT_DEATH,
+        STEP_REAPER_EXEC,
+        STEP_PID,              /* not a failure: the reaper's record of the job's pid (in error) */
 } ChildStep;
 
 typedef struct ChildError {
@@ -140,22 +197,13 @@ static int child_join_cgroup(int cgroup_fd) {
         return 0;
 }
 
-static _Noreturn void child(const AgentJobSpec *spec, int errfd, int join_cgroup_fd) {
-        /* An all-zero kernel sigaction is SIG_DFL, no flags, empty mask,
-         * whatever the field order of the architecture. The raw call also
-         * resets the signals glibc keeps for itself (32, 33), which an
-         * ignoring parent (make, for one) would otherwise pass on. */
-        unsigned long kernel_sa[16] = {};
+static void reset_signals(void);
+
+/* The job, forked by its reaper (whose signals are reset already). */
+static _Noreturn void child(const AgentJobSpec *spec, int errfd, pid_t reaper) {
         int in, out, err;
         sigset_t none;
 
-        for (int sig = 1; sig < NSIG; sig++)
-                if (sig != SIGKILL && sig != SIGSTOP)
-                        (void) syscall(SYS_rt_sigaction, sig, kernel_sa, NULL, (size_t) (NSIG - 1) / 8);
-
-        /* Only after a fork fallback: clone3 put it there already. */
-        if (join_cgroup_fd >= 0 && child_join_cgroup(join_cgroup_fd) < 0)
-                child_fail(errfd, STEP_CGROUP, errno);
         if (setsid() < 0)
                 child_fail(errfd, STEP_SETSID, errno);
         if (close_fds_from(3, (unsigned) errfd - 1) < 0 || close_fds_from((unsigned) errfd + 1, ~0U) < 0)
@@ -173,6 +221,12 @@ static _Noreturn void child(const AgentJobSpec *spec, int errfd, int join_cgroup
                 child_fail(errfd, STEP_SETUID, EPERM);
         if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
                 child_fail(errfd, STEP_NO_NEW_PRIVS, errno);
+        /* Its reaper gone (killed: only root can), the job goes too. After
+         * the change of credentials, which would clear it. */
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+                child_fail(errfd, STEP_PARENT_DEATH, errno);
+        if (getppid() != reaper)
+                child_fail(errfd, STEP_PARENT_DEATH, ESRCH);
         (void) umask(022);
 
         if (chdir(spec->iwd) < 0)
@@ -196,6 +250,163 @@ static _Noreturn void child(const AgentJobSpec *spec, int errfd, int join_cgroup
         (void) sigprocmask(SIG_SETMASK, &none, NULL);
         execve(spec->argv[0], spec->argv, spec->envp);
         child_fail(errfd, STEP_EXEC, errno);
+}
+
+static void reset_signals(void) {
+        /* An all-zero kernel sigaction is SIG_DFL, no flags, empty mask,
+         * whatever the field order of the architecture. The raw call also
+         * resets the signals glibc keeps for itself (32, 33), which an
+         * ignoring parent (make, for one) would otherwise pass on. */
+        unsigned long kernel_sa[16] = {};
+
+        for (int sig = 1; sig < NSIG; sig++)
+                if (sig != SIGKILL && sig != SIGSTOP)
+                        (void) syscall(SYS_rt_sigaction, sig, kernel_sa, NULL, (size_t) (NSIG - 1) / 8);
+}
+
+typedef struct JobArgs {
+        const AgentJobSpec *spec;
+        int errfd;
+        pid_t reaper;
+} JobArgs;
+
+/* Room for child() and the system calls it makes before execve. */
+#define JOB_STACK_SIZE (64 * 1024)
+
+/* Clones that share memory run on stacks of our own, which
+ * AddressSanitizer cannot follow: under it, plain forks (slower, the same
+ * otherwise). */
+#if defined(__SANITIZE_ADDRESS__)
+#define SHARED_CLONES 0
+#else
+#define SHARED_CLONES 1
+#endif
+
+static int job_main(void *userdata) {
+        JobArgs *a = userdata;
+
+        child(a->spec, a->errfd, a->reaper);
+}
+
+_Noreturn void exec_reaper_main(const AgentJobSpec *spec, int errfd, int join_cgroup_fd, pid_t agent,
+                                uint64_t token) {
+        ChildError rec = { .step = STEP_PID };
+        /* The job's stack until it execs, in the reaper's own. */
+        char job_stack[JOB_STACK_SIZE] __attribute__((aligned(16)));
+        JobArgs job_args;
+        int null;
+        pid_t pid;
+
+        /* Every signal stays blocked (the parent blocked them around the
+         * clone): SIGTERM to every process of the job's cgroup, or a
+         * terminal's SIGINT, must not end the reaper before the job. */
+        exec_block_all_signals();
+        reset_signals();
+        if (join_cgroup_fd >= 0 && child_join_cgroup(join_cgroup_fd) < 0)
+                child_fail(errfd, STEP_CGROUP, errno);
+        /* Until the agent has recorded the job (agent_job_keep), nobody could
+         * re-adopt it: it ends with the agent. */
+        if (prctl(PR_SET_PDEATHSIG, EXEC_SIG_AGENT_DIED, 0, 0, 0) < 0)
+                child_fail(errfd, STEP_PARENT_DEATH, errno);
+        if (getppid() != agent)
+                child_fail(errfd, STEP_PARENT_DEATH, ESRCH);
+        if (setsid() < 0)
+                child_fail(errfd, STEP_SETSID, errno);
+        if (close_fds_from(3, (unsigned) errfd - 1) < 0 || close_fds_from((unsigned) errfd + 1, ~0U) < 0)
+                child_fail(errfd, STEP_CLOSE_FDS, errno);
+        (void) prctl(PR_SET_NAME, "glean-reaper", 0, 0, 0);
+        /* Not traceable, no core: per memory, so glean-reaper does it when
+         * there is one (this may be the agent's memory still). */
+        if (!reaper_path[0])
+                (void) prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+        /* Not the agent's standard files: a reaper that outlives the agent
+         * must not hold its journal stream or a pipe someone reads to the end. */
+        null = open("/dev/null", O_RDWR | O_CLOEXEC | O_NOCTTY);
+        if (null >= 0) {
+                for (int fd = 0; fd < 3; fd++)
+                        if (fd != null)
+                                (void) dup2(null, fd);
+                if (null > 2)
+                        (void) close(null);
+        }
+
+        /* The job shares the reaper's memory until its exec (posix_spawn's
+         * way: no second copy of the agent's page tables); the reaper waits
+         * for that here. */
+        job_args = (JobArgs) { .spec = spec, .errfd = errfd, .reaper = getpid() };
+        if (SHARED_CLONES)
+                pid = clone(job_main, job_stack + sizeof(job_stack), CLONE_VM | CLONE_VFORK | SIGCHLD, &job_args);
+        else if ((pid = fork()) == 0)
+                child(spec, errfd, job_args.reaper);
+        if (pid < 0)
+                child_fail(errfd, STEP_REAPER_FORK, errno);
+        rec.error = pid;
+        (void) !write(errfd, &rec, sizeof(rec));
+        if (reaper_path[0]) {
+                /* The reaper proper: a small program of its own, so that the copy
+                 * of the agent's memory goes now (an agent writing to pages a
+                 * long-lived copy shares would copy them at every job). */
+                char agent_s[24], job_s[24], token_s[24];
+                char *argv[] = { "glean-reaper", agent_s, job_s, token_s, (char *) (spec->exit_file ? spec->exit_file : "-"),
+                                 NULL };
+                char *envp[] = { NULL };
+
+                exec_fmt_u64(agent_s, sizeof(agent_s), (uint64_t) agent, 10);
+                exec_fmt_u64(job_s, sizeof(job_s), (uint64_t) pid, 10);
+                exec_fmt_u64(token_s, sizeof(token_s), token, 16);
+                execve(reaper_path, argv, envp);
+                rec = (ChildError) { .step = STEP_REAPER_EXEC, .error = errno };
+                (void) kill(-pid, SIGKILL);
+                (void) !write(errfd, &rec, sizeof(rec));
+                _exit(127);
+        }
+        (void) close(errfd);
+        /* stdin/stdout/stderr are /dev/null: nothing of the reaper's goes anywhere. */
+        exec_reaper_finish(pid, agent, token, spec->exit_file);
+}
+
+/* The reaper sharing the agent's memory until it execs glean-reaper
+ * (CLONE_VM | CLONE_VFORK, on a stack of its own, as posix_spawn does):
+ * no copy of the agent's page tables to make and drop for each job; the
+ * agent is suspended meanwhile, as it would wait for the job's exec anyway.
+ * Only with glean-reaper to exec (the copy must not live on in the agent's
+ * memory) and without a cgroup to clone into (clone3 with CLONE_VM needs
+ * a stack switch no C wrapper offers). -1 with errno when clone refuses:
+ * then spawn(). */
+typedef struct SharedArgs {
+        const AgentJobSpec *spec;
+        int errfd;
+        pid_t agent;
+        uint64_t token;
+} SharedArgs;
+
+#define REAPER_STACK_SIZE (256 * 1024)
+static char reaper_stack[REAPER_STACK_SIZE] __attribute__((aligned(64)));
+
+static int shared_main(void *userdata) {
+        SharedArgs *a = userdata;
+
+        exec_reaper_main(a->spec, a->errfd, -1, a->agent, a->token);
+}
+
+static pid_t spawn_shared(const AgentJobSpec *spec, int errfd, pid_t agent, uint64_t token, int *ret_pidfd) {
+        SharedArgs args = { .spec = spec, .errfd = errfd, .agent = agent, .token = token };
+        int pidfd = -1, dumpable, e;
+        pid_t pid;
+
+        dumpable = prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
+        pid = clone(shared_main, reaper_stack + sizeof(reaper_stack), CLONE_VM | CLONE_VFORK | CLONE_PIDFD | SIGCHLD,
+                    &args, &pidfd);
+        e = errno;
+        /* The job's change of user, made in this memory, marked it not
+         * dumpable (fs.suid_dumpable): the agent's again, as it was. */
+        if (dumpable >= 0 && prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) != dumpable)
+                (void) prctl(PR_SET_DUMPABLE, dumpable, 0, 0, 0);
+        errno = e;
+        if (pid < 0)
+                return -1;
+        *ret_pidfd = pidfd;
+        return pid;
 }
 
 /* clone3(CLONE_PIDFD [| CLONE_INTO_CGROUP]), or fork + pidfd_open where
@@ -320,6 +531,10 @@ static const char *step_what(ChildStep step) {
         case STEP_ERR: return "open its error output";
         case STEP_DUP: return "set up its standard files";
         case STEP_EXEC: return "execute";
+        case STEP_REAPER_FORK: return "fork the job from its reaper";
+        case STEP_PARENT_DEATH: return "tie its life to its parent's";
+        case STEP_REAPER_EXEC: return "execute the job's reaper";
+        case STEP_PID: return "start";
         }
         return "start";
 }
@@ -332,30 +547,41 @@ static const char *step_path(const AgentJobSpec *spec, const char *cgroup_path, 
         case STEP_OUT: return spec->out ? spec->out : "/dev/null";
         case STEP_ERR: return spec->err ? spec->err : "/dev/null";
         case STEP_EXEC: return spec->argv[0];
+        case STEP_REAPER_EXEC: return reaper_path;
         default: return NULL;
         }
 }
 
 int agent_child_start(AgentExecutor *ex, const AgentJobSpec *spec, int cgroup_fd, const char *cgroup_path,
-                      pid_t *ret_pid, int *ret_pidfd) {
+                      uint64_t token, ExecStarted *ret) {
         int pipefd[2] = { -1, -1 }, pidfd = -1, r;
+        ChildError ce = {}, failure = {};
+        bool forked = false, failed = false, torn = false;
+        pid_t pid, job = 0, agent;
         sigset_t all, old;
-        ChildError ce = {};
-        bool forked = false;
         ssize_t n;
-        pid_t pid;
 
+        if (!reaper_resolved) {
+                reaper_resolve();
+                glean_log_info("job reapers: %s", reaper_path[0] ? reaper_path : "copies of the agent (no glean-reaper)");
+        }
         if (pipe2(pipefd, O_CLOEXEC) < 0 || fd_move_up(&pipefd[0]) < 0 || fd_move_up(&pipefd[1]) < 0) {
                 r = -errno;
                 goto out;
         }
 
-        /* No handler of ours may run in the child before it resets them. */
+        /* No handler of ours may run in the reaper; it keeps them blocked. */
         sigfillset(&all);
         sigprocmask(SIG_SETMASK, &all, &old);
-        pid = spawn(cgroup_fd, &pidfd, &forked);
-        if (pid == 0)
-                child(spec, pipefd[1], forked ? cgroup_fd : -1);
+        agent = getpid();
+        pid = -1;
+        if (SHARED_CLONES && cgroup_fd < 0 && reaper_path[0])
+                pid = spawn_shared(spec, pipefd[1], agent, token, &pidfd);
+        if (pid < 0) {
+                pid = spawn(cgroup_fd, &pidfd, &forked);
+                if (pid == 0)
+                        exec_reaper_main(spec, pipefd[1], forked ? cgroup_fd : -1, agent, token);
+        }
         r = pid < 0 ? -errno : 0;
         sigprocmask(SIG_SETMASK, &old, NULL);
         close(pipefd[1]);
@@ -370,28 +596,48 @@ int agent_child_start(AgentExecutor *ex, const AgentJobSpec *spec, int cgroup_fd
                 goto out;
         }
 
-        do
-                n = read(pipefd[0], &ce, sizeof(ce));
-        while (n < 0 && errno == EINTR);
-        if (n != 0) {
+        /* To the end: the reaper's record of the job's pid, perhaps a
+         * failure (the reaper's or the job's), then the job's exec closes
+         * the last write end. */
+        for (;;) {
+                do
+                        n = read(pipefd[0], &ce, sizeof(ce));
+                while (n < 0 && errno == EINTR);
+                if (n == 0)
+                        break;
+                if (n != (ssize_t) sizeof(ce)) {
+                        torn = true;
+                        break;
+                }
+                if (ce.step == STEP_PID)
+                        job = (pid_t) ce.error;
+                else if (!failed) {
+                        failed = true;
+                        failure = ce;
+                }
+        }
+        if (failed || torn || job <= 0) {
                 const char *path;
 
-                agent_reap_now(pidfd, pid, -1); /* it is _exit()ing */
+                /* Before it writes the exit file of a job that never was, if it can. */
+                (void) pidfd_send_signal(pidfd, SIGKILL, NULL, 0);
+                agent_reap_now(pidfd, pid, -1);
                 close(pidfd);
-                if (n != (ssize_t) sizeof(ce)) {
+                if (spec->exit_file)
+                        (void) unlink(spec->exit_file);
+                if (!failed) {
                         r = agent_exec_error(ex, -EIO, "cannot start '%s': lost track of the new process",
                                              spec->argv[0]);
                         goto out;
                 }
-                r = ce.error > 0 ? -ce.error : -EIO;
-                path = step_path(spec, cgroup_path, (ChildStep) ce.step);
-                agent_exec_error(ex, r, "cannot %s%s%s%s as %s (uid %u): %s", step_what((ChildStep) ce.step),
+                r = failure.error > 0 ? -failure.error : -EIO;
+                path = step_path(spec, cgroup_path, (ChildStep) failure.step);
+                agent_exec_error(ex, r, "cannot %s%s%s%s as %s (uid %u): %s", step_what((ChildStep) failure.step),
                                  path ? " '" : "", path ? path : "", path ? "'" : "", spec->user ? spec->user : "?",
                                  (unsigned) spec->uid, strerror(-r));
                 goto out;
         }
-        *ret_pid = pid;
-        *ret_pidfd = pidfd;
+        *ret = (ExecStarted) { .pid = job, .reaper_pid = pid, .reaper_pidfd = pidfd };
         r = 0;
 out:
         if (pipefd[0] >= 0)

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -50,14 +51,16 @@ void exec_executor_forget(ExecExecutor *x, ExecJobFn destroy) {
         exec_executor_free(x, NULL, destroy);
 }
 
-void *exec_job_new(size_t size, ExecExecutor *owner, const char *scratch) {
+void *exec_job_new(size_t size, ExecExecutor *owner, const AgentJobSpec *spec) {
         ExecJob *j = calloc(1, size);
 
         if (!j)
                 return NULL;
         j->pidfd = -1;
         j->owner = owner;
-        if (scratch && !(j->scratch = strdup(scratch))) {
+        if ((spec->scratch && !(j->scratch = strdup(spec->scratch))) ||
+            (spec->exit_file && !(j->exit_file = strdup(spec->exit_file)))) {
+                free(j->scratch);
                 free(j);
                 return NULL;
         }
@@ -109,18 +112,21 @@ void exec_job_release(ExecJob *j) {
         exec_job_close_pid(j);
         exec_job_remove_scratch(j);
         exec_job_unlink(j);
+        free(j->exit_file);
+        j->exit_file = NULL;
 }
 
 void exec_job_discard(ExecJob *j) {
         exec_job_close_pid(j);
         free(j->scratch);
+        free(j->exit_file);
         free(j);
 }
 
 int exec_job_reap(ExecJob *j, siginfo_t *si, struct rusage *ru) {
         int r;
 
-        r = agent_wait_job(j->pidfd, j->base.pid, WNOHANG, si, ru);
+        r = agent_wait_job(j->pidfd, j->reaper_pid, WNOHANG, si, ru);
         if (r >= 0 && si->si_pid == 0)
                 return 0; /* not yet after all */
         if (r < 0) {
@@ -142,6 +148,29 @@ void exec_job_fill_exit(ExecJob *j, const siginfo_t *si, const struct rusage *ru
         ex->sys_cpu = agent_tv_seconds(&ru->ru_stime);
         ex->max_rss_kb = ru->ru_maxrss > j->max_rss_kb ? ru->ru_maxrss : j->max_rss_kb;
         ex->wall_time = agent_elapsed_since(&j->started);
+        /* The job's own end and rusage, without the reaper's (when it wrote them). */
+        (void) exec_job_read_exit_file(j);
+}
+
+void exec_mono_of_wall(double wall, struct timespec *ret) {
+        struct timespec mono, real;
+        double ago, m;
+
+        clock_gettime(CLOCK_MONOTONIC, &mono);
+        clock_gettime(CLOCK_REALTIME, &real);
+        m = (double) mono.tv_sec + (double) mono.tv_nsec / 1e9;
+        ago = wall > 0 ? (double) real.tv_sec + (double) real.tv_nsec / 1e9 - wall : 0;
+        if (ago < 0)
+                ago = 0;
+        if (ago > m)
+                ago = m;
+        m -= ago;
+        ret->tv_sec = (time_t) m;
+        ret->tv_nsec = (long) ((m - (double) ret->tv_sec) * 1e9);
+        if (ret->tv_nsec < 0)
+                ret->tv_nsec = 0;
+        if (ret->tv_nsec >= 1000000000L)
+                ret->tv_nsec = 999999999L;
 }
 
 void exec_job_report(ExecJob *j, ExecJobFn done, ExecJobFn destroy) {

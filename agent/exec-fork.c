@@ -11,9 +11,17 @@
  *
  * "Every process of the job" is the process group: a job that moves a
  * process elsewhere escapes suspend and kill here (the cgroup executor
- * does not have that hole). When the main process exits, whatever is left
- * in its group is killed before the main process is reaped, while its
- * zombie still holds the group id.
+ * does not have that hole). The job's reaper (the agent's child, the job's
+ * parent) kills whatever is left in its group before it reaps the job,
+ * while the job's zombie still holds the group id, writes the exit file
+ * and exits: its pidfd is what the loop watches.
+ *
+ * Adoption (agent_exec_adopt_id): a job of an agent that died is its
+ * process group, pinned by its leader's start time, and its reaper, pinned
+ * the same way; the reaper's exit is the job's end, the exit file its
+ * status. Should the reaper die before the job (only root can kill it),
+ * the group is killed while its leader, checked by its start time, still
+ * holds the id: never a group that is not the job's.
  */
 #define _GNU_SOURCE
 
@@ -30,12 +38,15 @@
 #include <unistd.h>
 
 #include "exec-internal.h"
+#include "log.h"
 
 /* How long agent_executor_free() waits for a killed job to be gone. */
 #define REAP_TIMEOUT_MS AGENT_REAP_TIMEOUT_MS
 
 /* A job: the bookkeeping of exec-common.c, nothing more. */
 typedef ExecJob ForkJob;
+
+#define ADOPTED_REASON "the agent restarted while the job ran: its exit status is unknown"
 
 static const AgentExecutorOps fork_ops;
 
@@ -47,6 +58,23 @@ static void job_destroy(ForkJob *j) {
         free(j);
 }
 
+/* The reaper is gone: if it did not end the job (it was killed), what is
+ * left of the group is, while its leader, checked by its start time, holds
+ * the group's id. */
+static void kill_leftover_group(ForkJob *j) {
+        int fd;
+
+        if (!j->job_start)
+                return;
+        fd = exec_pin(j->base.pid, j->job_start);
+        if (fd < 0)
+                return;
+        glean_log_warning("job %d: its reaper %d ended before it: killing its process group", (int) j->base.pid,
+                          (int) j->reaper_pid);
+        (void) kill(-j->base.pid, SIGKILL);
+        close(fd);
+}
+
 static int on_pidfd(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         ForkJob *j = userdata;
         siginfo_t si = {};
@@ -56,10 +84,11 @@ static int on_pidfd(sd_event_source *s, int fd, uint32_t revents, void *userdata
         (void) fd;
         (void) revents;
 
-        /* The main process has exited; its zombie still holds the group id. */
-        (void) kill(-j->base.pid, SIGKILL);
+        /* The reaper has exited, the job's group killed and the job reaped by it. */
         if (exec_job_reap(j, &si, &ru) == 0)
                 return 0;
+        if (si.si_code != CLD_EXITED || si.si_status != 0)
+                kill_leftover_group(j); /* killed by its agent, or something went wrong: make sure */
         exec_job_fill_exit(j, &si, &ru);
         j->base.exited = true;
         exec_job_report(j, NULL, job_destroy);
@@ -69,25 +98,32 @@ static int on_pidfd(sd_event_source *s, int fd, uint32_t revents, void *userdata
 static int fork_start(AgentExecutor *ex, const AgentJobSpec *spec, AgentJobExitFn on_exit, void *userdata,
                       AgentJob **ret) {
         ExecExecutor *fx = (ExecExecutor *) ex;
-        int pidfd = -1, r;
+        ExecStarted st;
+        pid_t ppid = 0;
         ForkJob *j;
-        pid_t pid;
+        int r;
 
-        j = exec_job_new(sizeof(*j), fx, spec->scratch);
+        j = exec_job_new(sizeof(*j), fx, spec);
         if (!j)
                 return -ENOMEM;
 
         clock_gettime(CLOCK_MONOTONIC, &j->started);
-        r = agent_child_start(ex, spec, -1, NULL, &pid, &pidfd);
+        j->token = exec_new_token();
+        r = agent_child_start(ex, spec, -1, NULL, j->token, &st);
         if (r < 0)
                 goto fail;
 
-        j->pidfd = pidfd;
-        j->base.pid = pid;
-        r = sd_event_add_io(fx->event, &j->pid_source, pidfd, EPOLLIN, on_pidfd, j);
+        j->pidfd = st.reaper_pidfd;
+        j->base.pid = st.pid;
+        j->reaper_pid = st.reaper_pid;
+        /* The leader's start time, for killing the group only while it is
+         * the job's (ppid: the job, not a process that took its pid since). */
+        if (exec_proc_stat(st.pid, &j->job_start, &ppid) < 0 || ppid != st.reaper_pid)
+                j->job_start = 0;
+        r = sd_event_add_io(fx->event, &j->pid_source, st.reaper_pidfd, EPOLLIN, on_pidfd, j);
         if (r < 0) {
-                (void) kill(-pid, SIGKILL);
-                agent_reap_now(pidfd, pid, REAP_TIMEOUT_MS);
+                (void) kill(-st.pid, SIGKILL);
+                agent_reap_now(st.reaper_pidfd, st.reaper_pid, REAP_TIMEOUT_MS);
                 agent_exec_error(ex, r, "cannot watch the process of '%s': %s", spec->argv[0], strerror(-r));
                 goto fail;
         }
@@ -197,7 +233,111 @@ static void fork_free_job(AgentJob *job) {
 static void end_now(ForkJob *j) {
         kill_group(j);
         j->pid_source = sd_event_source_disable_unref(j->pid_source);
-        agent_reap_now(j->pidfd, j->base.pid, REAP_TIMEOUT_MS);
+        if (j->pidfd >= 0)
+                agent_reap_now(j->pidfd, j->reaper_pid, REAP_TIMEOUT_MS);
+}
+
+/* ---- adoption ---- */
+
+/* The end of an adopted job: its reaper gone (or found gone). */
+static void adopted_end(ForkJob *j) {
+        exec_job_close_pid(j);
+        j->result = (AgentJobExit) {
+                .max_rss_kb = j->max_rss_kb,
+                .wall_time = agent_elapsed_since(&j->started),
+        };
+        if (!exec_job_read_exit_file(j)) {
+                kill_leftover_group(j);
+                j->result.status_unknown = true;
+                snprintf(j->result.reason, sizeof(j->result.reason), "%s", ADOPTED_REASON);
+        }
+        j->base.exited = true;
+        exec_job_report(j, NULL, job_destroy);
+}
+
+/* The pinned reaper exited: not our child, nothing to reap. */
+static int on_adopted_reaper(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        (void) s;
+        (void) fd;
+        (void) revents;
+        adopted_end(userdata);
+        return 0;
+}
+
+static int on_adopted_gone(sd_event_source *s, void *userdata) {
+        (void) s;
+        adopted_end(userdata);
+        return 0;
+}
+
+static int fork_adopt(AgentExecutor *ex, const AgentJobSpec *spec, const AgentJobId *id, double started_wall,
+                      AgentJobExitFn on_exit, void *userdata, AgentJob **ret) {
+        ExecExecutor *fx = (ExecExecutor *) ex;
+        bool leader = false;
+        ForkJob *j;
+        int r, fd;
+
+        if (id->reaper_pid <= 0)
+                return agent_exec_error(ex, -EOPNOTSUPP,
+                                        "the fork executor can adopt a job only by its reaper, and job %d has none",
+                                        (int) id->pid);
+        if (id->pid <= 0 || id->start == 0 || id->reaper_start == 0)
+                return agent_exec_error(ex, -EINVAL, "job %d: its pids and start times are needed to adopt it",
+                                        (int) id->pid);
+        for (ExecJob *e = fx->jobs; e; e = e->next)
+                if (!e->base.exited && e->base.pid == id->pid)
+                        return agent_exec_error(ex, -EBUSY, "job %d is a job of this executor already",
+                                                (int) id->pid);
+        j = exec_job_new(sizeof(*j), fx, spec);
+        if (!j)
+                return -ENOMEM;
+        j->base.pid = id->pid;
+        j->job_start = id->start;
+        j->reaper_pid = id->reaper_pid;
+        j->reaper_start = id->reaper_start;
+        j->token = id->token;
+        j->kept = true;
+        exec_mono_of_wall(started_wall, &j->started);
+
+        fd = exec_pin(id->pid, id->start);
+        if (fd >= 0) {
+                leader = true;
+                close(fd);
+        }
+        r = exec_pin(id->reaper_pid, id->reaper_start);
+        if (r >= 0) {
+                j->pidfd = r;
+                r = sd_event_add_io(fx->event, &j->pid_source, j->pidfd, EPOLLIN, on_adopted_reaper, j);
+        } else if (r == -ESRCH) {
+                AgentJobExit probe;
+                char why[512] = "";
+
+                /* The job ended while no agent watched: its exit file says how, or it is lost. */
+                if (!j->exit_file || agent_exit_file_read(j->exit_file, id, &probe, why, sizeof(why)) < 0) {
+                        r = agent_exec_error(ex, -ESRCH, "job %d: its reaper %d is gone%s%s%s", (int) id->pid,
+                                             (int) id->reaper_pid, leader ? " while the job runs on" : "",
+                                             why[0] ? ": " : " and left no exit file", why);
+                        goto fail;
+                }
+                r = sd_event_add_defer(fx->event, &j->pid_source, on_adopted_gone, j);
+        } else {
+                agent_exec_error(ex, r, "job %d: cannot pin its reaper %d: %s", (int) id->pid, (int) id->reaper_pid,
+                                 strerror(-r));
+                goto fail;
+        }
+        if (r < 0) {
+                agent_exec_error(ex, r, "job %d: cannot watch its reaper %d: %s", (int) id->pid, (int) id->reaper_pid,
+                                 strerror(-r));
+                goto fail;
+        }
+        (void) sd_event_source_set_description(j->pid_source, "agent-adopted-job");
+        exec_job_link(j, on_exit, userdata);
+        *ret = &j->base;
+        return 0;
+
+fail:
+        exec_job_discard(j);
+        return r;
 }
 
 static void fork_free(AgentExecutor *ex) {
@@ -219,7 +359,8 @@ static const AgentExecutorOps fork_ops = {
         .usage = fork_usage,
         .free_job = fork_free_job,
         .free = fork_free,
-        .forget = fork_forget, /* no adopt: a process that is not our child has no process group we can trust */
+        .adopt = fork_adopt,
+        .forget = fork_forget,
 };
 
 int agent_executor_fork_new(sd_event *ev, AgentExecutor **ret) {

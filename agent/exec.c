@@ -270,6 +270,8 @@ static int check_spec(AgentExecutor *ex, const AgentJobSpec *spec) {
                 return agent_exec_error(ex, -EINVAL, "the job has no environment array");
         if (!is_abs(spec->iwd) || !is_abs(spec->scratch))
                 return agent_exec_error(ex, -EINVAL, "the job's initial and scratch directories must be absolute");
+        if (spec->exit_file && !is_abs(spec->exit_file))
+                return agent_exec_error(ex, -EINVAL, "the job's exit file must be an absolute path");
         if ((spec->in && !is_abs(spec->in)) || (spec->out && !is_abs(spec->out)) || (spec->err && !is_abs(spec->err)))
                 return agent_exec_error(ex, -EINVAL, "the job's standard files must be absolute paths");
         if (spec->n_groups > 0 && !spec->groups)
@@ -321,20 +323,27 @@ int agent_exec_start(AgentExecutor *ex, const AgentJobSpec *spec, AgentJobExitFn
 
 int agent_exec_adopt(AgentExecutor *ex, const AgentJobSpec *spec, pid_t pid, double started_wall,
                      AgentJobExitFn on_exit, void *userdata, AgentJob **ret) {
+        AgentJobId id = { .pid = pid };
+
+        return agent_exec_adopt_id(ex, spec, &id, started_wall, on_exit, userdata, ret);
+}
+
+int agent_exec_adopt_id(AgentExecutor *ex, const AgentJobSpec *spec, const AgentJobId *id, double started_wall,
+                        AgentJobExitFn on_exit, void *userdata, AgentJob **ret) {
         AgentJob *job = NULL;
         int r;
 
         if (!ex)
                 return -EINVAL;
         ex->last_error[0] = '\0';
-        if (!spec || !on_exit || !ret)
-                return agent_exec_error(ex, -EINVAL, "bad call: spec, exit callback and result needed");
+        if (!spec || !id || !on_exit || !ret)
+                return agent_exec_error(ex, -EINVAL, "bad call: spec, identity, exit callback and result needed");
         if (!ex->ops->adopt)
                 return agent_exec_error(ex, -EOPNOTSUPP, "the %s executor cannot adopt a running job",
                                         ex->ops->name);
-        if (spec->scratch && !is_abs(spec->scratch))
-                return agent_exec_error(ex, -EINVAL, "the job's scratch directory must be absolute");
-        r = ex->ops->adopt(ex, spec, pid, started_wall, on_exit, userdata, &job);
+        if ((spec->scratch && !is_abs(spec->scratch)) || (spec->exit_file && !is_abs(spec->exit_file)))
+                return agent_exec_error(ex, -EINVAL, "the job's scratch directory and exit file must be absolute");
+        r = ex->ops->adopt(ex, spec, id, started_wall, on_exit, userdata, &job);
         if (r < 0) {
                 if (!ex->last_error[0])
                         agent_exec_error(ex, r, "cannot adopt the job: %s", strerror(-r));

@@ -44,6 +44,10 @@ typedef struct AgentJobSpec {
                                 * main process is gone and the rest was killed (the daemon: the slot's
                                 * KILLING_TIMEOUT); <= 0: 5 s. Past it the exit is reported with
                                 * cgroup_stuck */
+        char *exit_file;       /* absolute: where the job's reaper records its exit (agent_exit_file_read),
+                                * in a directory only root can write (the daemon: <EXECUTE>/.glean-state/
+                                * <slot>.exit); NULL: nowhere (a job that outlives its agent then ends
+                                * with its status unknown). Never removed by the executor */
 } AgentJobSpec;
 
 typedef struct AgentRunAs {
@@ -97,6 +101,34 @@ typedef struct AgentJobExit {
                                     * cgroup that would not empty, an exit status that is unknown */
 } AgentJobExit;
 
+/* Who a job is, for an agent that outlives it: what the daemon records
+ * while the job runs and gives agent_exec_adopt_id() after a restart.
+ *
+ * Every job has a reaper: a small process of root's, the agent's child and
+ * the job's parent (agent/exec-child.c, agent/reaper-core.c), in its own
+ * session (and, with the cgroup executor, in the job's cgroup beside the
+ * job). Once the job has exec'd it execs glean-reaper ($GLEAN_REAPER, else
+ * beside the running program or in its ../libexec/glean/; found nowhere,
+ * the agent's copy does the same work, holding a copy of the agent's
+ * memory for the job's life). It waits for the job, kills what
+ * is left of the job's process group, writes the job's wait status and
+ * rusage to spec->exit_file (temp + rename) and exits mirroring the
+ * job's status. It blocks every signal it can and runs as root: the job's
+ * user can neither kill nor trace it. The job dies with its reaper
+ * (PR_SET_PDEATHSIG); until the agent says, with agent_job_keep(), that
+ * it has recorded the job (so that a new agent can re-adopt it), the
+ * reaper ends the job when the agent dies: no process is left that no
+ * agent knows of. Start times are field 22 of
+ * /proc/PID/stat (clock ticks since boot): with the pid they name a process
+ * for good, whatever pid is reused later. */
+typedef struct AgentJobId {
+        pid_t pid;              /* the job's main process (agent_job_pid()): its session and process group */
+        uint64_t start;         /* its start time, 0: unknown */
+        pid_t reaper_pid;       /* 0: no reaper (a job of an agent that had none) */
+        uint64_t reaper_start;
+        uint64_t token;         /* random, per job: its exit file must carry it */
+} AgentJobId;
+
 typedef struct AgentJob AgentJob;
 /* Called from the event loop once the job's main process has exited (the
  * rest of its process group is killed then). The scratch directory still
@@ -117,8 +149,8 @@ typedef struct AgentExecutorOps {
         int (*freeze_latency_us)(AgentJob *job);  /* NULL: not measured by this executor */
         void (*free_job)(AgentJob *job);          /* after on_exit, or to abandon (then kill first) */
         void (*free)(AgentExecutor *ex);
-        /* optional (NULL: -EOPNOTSUPP): see agent_exec_adopt() */
-        int (*adopt)(AgentExecutor *ex, const AgentJobSpec *spec, pid_t pid, double started_wall,
+        /* optional (NULL: -EOPNOTSUPP): see agent_exec_adopt_id() */
+        int (*adopt)(AgentExecutor *ex, const AgentJobSpec *spec, const AgentJobId *id, double started_wall,
                      AgentJobExitFn on_exit, void *userdata, AgentJob **ret);
         /* optional (NULL: free): see agent_executor_forget() */
         void (*forget)(AgentExecutor *ex);
@@ -202,6 +234,61 @@ int agent_executor_cgroup_new(sd_event *ev, CgRoot *root, AgentExecutor **ret);
  * On failure nothing is touched and agent_executor_last_error() says why. */
 int agent_exec_adopt(AgentExecutor *ex, const AgentJobSpec *spec, pid_t pid, double started_wall,
                      AgentJobExitFn on_exit, void *userdata, AgentJob **ret);
+
+/* agent_exec_adopt() of a job whose reaper is known (id->reaper_pid > 0),
+ * and the fork executor's too. The reaper is pinned with a pidfd and its
+ * start time checked against id->reaper_start (so a reused pid is never
+ * taken for it); when it exits, spec->exit_file (read with id: a file of
+ * another job or a torn one is refused, logged) gives the job's real exit
+ * status and rusage, and the report has status_unknown false and no
+ * reason (but the out-of-memory one). The reaper already gone: the exit
+ * file read at once (reported from the event loop).
+ * - cgroup executor: as agent_exec_adopt() otherwise (the cgroup is the
+ *   job; the CPU times from cpu.stat, the whole job);
+ * - fork executor: the job is the process group id->pid, which must still
+ *   be the process started at id->start (else: -ESRCH, as when both the
+ *   reaper and the exit file are gone); suspend/resume/signal/kill go to
+ *   the group, usage() adds up the session; the CPU times of the exit are
+ *   the file's (the job and the children it waited for). Should the reaper
+ *   end without a usable exit file, the status is unknown (reason as
+ *   above) and what is left of the group is killed while its leader, still
+ *   the one started at id->start, holds the group's id.
+ * Without a reaper (id->reaper_pid <= 0) the cgroup executor does what
+ * agent_exec_adopt(id->pid) does; the fork executor -EOPNOTSUPP. */
+int agent_exec_adopt_id(AgentExecutor *ex, const AgentJobSpec *spec, const AgentJobId *id, double started_wall,
+                        AgentJobExitFn on_exit, void *userdata, AgentJob **ret);
+
+/* The job outlives the agent from now on: its identity is recorded where
+ * a new agent will find it. Before, a job dies with the agent that started
+ * it (its reaper hears of the end of the agent's thread that started it,
+ * and kills the job's process group). One signal to the reaper, no wait:
+ * a keep sent before the agent dies is always heard first. 0 (adopted jobs
+ * are kept already), -ESRCH once exited. */
+int agent_job_keep(AgentJob *job);
+
+/* The identity of a running job (agent_job_pid(), the reaper, start times
+ * read from /proc now): 0, -ESRCH once exited, -ENODATA when the job has no
+ * reaper (an adopted one of an agent that had none). */
+int agent_job_id(const AgentJob *job, AgentJobId *ret);
+
+/* What a job's reaper wrote, read back: the status part (by_signal,
+ * exit_code, signal, core_dumped) and user_cpu, sys_cpu, max_rss_kb of
+ * *ret (the rest zero). Refused, with why saying which in a sentence (why
+ * may be NULL): -ENOENT when there is no such file, -EBADMSG when it is
+ * torn or malformed (a reaper killed while writing, a file edited by
+ * hand), -ESTALE when it is another job's (token, job pid or reaper pid
+ * differ from id's; id->reaper_pid <= 0: not checked), -EPERM when it is
+ * not a regular file of root's (or the agent's uid) writable by no one else. */
+int agent_exit_file_read(const char *path, const AgentJobId *id, AgentJobExit *ret, char *why, size_t whylen);
+
+/* A job no agent can re-adopt any more (its slot gone from the
+ * configuration, ...), known by id: its process group (only while its
+ * leader is still the process started at id->start, which holds the
+ * group's id) and its reaper (only while it is the one started at
+ * id->reaper_start) get SIGKILL. How many of the two were signalled (0
+ * when both are gone already); -EINVAL without id->start. Never anything
+ * else. */
+int agent_exec_kill_orphan(const AgentJobId *id);
 
 /* A job cgroup nobody can re-adopt: <base>/slots/<cgroup_path> (relative,
  * e.g. "slot1/slot1_2/job"). Kills everything in it (cgroup.kill, the

@@ -263,6 +263,7 @@ void agent_jobspec_free(AgentJobSpec *spec) {
         free(spec->groups);
         free(spec->scratch);
         free(spec->cgroup);
+        free(spec->exit_file);
         free(spec);
 }
 

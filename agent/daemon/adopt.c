@@ -2,16 +2,22 @@
 /*
  * adopt.c — jobs that outlive the agent. While a job runs, a small state
  * file in <EXECUTE>/.glean-state/<slot>.ad records its claim, its job ad,
- * its main pid and where it runs. When the agent starts and finds job
- * cgroups of an earlier run, it re-adopts the jobs it has a state file for
- * (the slot is claimed again with the same claim id and the job runs on;
- * its claimant may keep it alive with the same claim id) and kills and
- * removes every other job cgroup: no process is left uncounted.
+ * where it runs and who it is: its main pid and its reaper's, their start
+ * times and the job's token (AgentJobId); the reaper writes the job's end
+ * to <slot>.exit beside it. When the agent starts, it re-adopts the jobs it
+ * has a state file for (the slot is claimed again with the same claim id
+ * and the job runs on; its claimant may keep it alive with the same claim
+ * id), and their real exit status comes from the exit file. With cgroups
+ * it kills and removes every other job cgroup; with the fork executor, the
+ * process group and reaper of a job it cannot re-adopt are killed (checked
+ * by their start times): no process is left uncounted.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,19 +36,42 @@ static int state_path(const Agent *a, const char *slot, char *buf, size_t len) {
         return n < 0 || (size_t) n >= len ? -ENAMETOOLONG : 0;
 }
 
+static int state_dir(const Agent *a, char *buf, size_t len) {
+        int n = snprintf(buf, len, "%s/%s", a->execute, STATE_DIR);
+        if (n < 0 || (size_t) n >= len)
+                return -ENAMETOOLONG;
+        return mkdir(buf, 0700) < 0 && errno != EEXIST ? -errno : 0;
+}
+
+char *agent_state_exit_file(Slot *s) {
+        char dir[PATH_MAX], *path = NULL;
+        if (state_dir(s->agent, dir, sizeof dir) < 0 || asprintf(&path, "%s/%s.exit", dir, s->name) < 0)
+                return NULL;
+        return path;
+}
+
+static bool state_write(Slot *s);
+
 void agent_state_save(Slot *s) {
+        /* Recorded: the job may outlive this agent now (until then it dies with it). */
+        if (state_write(s))
+                (void) agent_job_keep(s->job);
+}
+
+static bool state_write(Slot *s) {
         Agent *a = s->agent;
-        if (!a->cgroot || !s->job || !s->spec)
-                return;
+        if (!s->job || !s->spec)
+                return false;
         char dir[PATH_MAX], path[PATH_MAX], tmp[PATH_MAX + 8];
-        snprintf(dir, sizeof dir, "%s/%s", a->execute, STATE_DIR);
-        if (mkdir(dir, 0700) < 0 && errno != EEXIST)
-                return;
-        if (state_path(a, s->name, path, sizeof path) < 0)
-                return;
+        if (state_dir(a, dir, sizeof dir) < 0 || state_path(a, s->name, path, sizeof path) < 0) {
+                GleanLogField f[] = { { "GLEAN_SLOT", s->name } };
+                glean_log(LOG_WARNING, NULL, f, 1, "%s: cannot record the job in %s/%s: the job would not be "
+                          "re-adopted after a restart, and ends with the agent", s->name, a->execute, STATE_DIR);
+                return false;
+        }
         ClassAd *ad = NULL;
         if (classad_new(&ad) < 0)
-                return;
+                return false;
         classad_set_string(ad, "Slot", s->name);
         if (s->parent)
                 classad_set_string(ad, "Parent", s->parent->name);
@@ -51,6 +80,15 @@ void agent_state_save(Slot *s) {
         /* The central manager's claim: its connection's again after a restart. */
         classad_set_bool(ad, "ManagerClaim", s->claimant && s->claimant->upstream);
         classad_set_int(ad, "JobPid", (int64_t) agent_job_pid(s->job));
+        AgentJobId id;
+        if (agent_job_id(s->job, &id) >= 0) {
+                char token[24];
+                snprintf(token, sizeof token, "%016" PRIx64, id.token);
+                classad_set_int(ad, "JobPidStart", (int64_t) id.start);
+                classad_set_int(ad, "ReaperPid", (int64_t) id.reaper_pid);
+                classad_set_int(ad, "ReaperPidStart", (int64_t) id.reaper_start);
+                classad_set_string(ad, "JobToken", token);
+        }
         classad_set_real(ad, "JobStartWall", (double) time(NULL));
         classad_set_int(ad, "Cpus", s->res.cpus);
         classad_set_int(ad, "Memory", s->res.memory);
@@ -64,27 +102,54 @@ void agent_state_save(Slot *s) {
         char *text = classad_unparse(ad);
         classad_free(ad);
         if (!text)
-                return;
+                return false;
         snprintf(tmp, sizeof tmp, "%s.new", path);
         int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-        bool ok = fd >= 0 && write(fd, text, strlen(text)) == (ssize_t) strlen(text) && fsync(fd) == 0;
+        /* Not fsync'ed: the file serves an agent restarted while the machine
+         * runs on (rename is atomic for it); after a power loss no job is left
+         * to re-adopt, and a torn file is refused. A flush here would stall
+         * the agent's loop for a disk write at every job start. */
+        bool ok = fd >= 0 && write(fd, text, strlen(text)) == (ssize_t) strlen(text);
         if (fd >= 0)
                 close(fd);
         if (ok && rename(tmp, path) == 0)
                 ok = true;
         else {
+                ok = false;
                 unlink(tmp);
                 GleanLogField f[] = { { "GLEAN_SLOT", s->name } };
                 glean_log(LOG_WARNING, NULL, f, 1, "%s: cannot record the job in %s: the job would not be re-adopted "
-                          "after a restart", s->name, path);
+                          "after a restart, and ends with the agent", s->name, path);
         }
         free(text);
+        return ok;
 }
 
 void agent_state_remove(Slot *s) {
         char path[PATH_MAX];
         if (state_path(s->agent, s->name, path, sizeof path) >= 0)
                 unlink(path);
+        /* The exit file stays: the slot's next job writes over it (another
+         * job's record is refused by its token). */
+}
+
+/* The job a state file names (pid 0: none recorded). */
+static void state_job_id(const ClassAd *st, AgentJobId *ret) {
+        int64_t pid = 0, start = 0, rpid = 0, rstart = 0;
+        char *token = NULL;
+        classad_eval_int(st, "JobPid", CA_MODE_OLD, &pid);
+        classad_eval_int(st, "JobPidStart", CA_MODE_OLD, &start);
+        classad_eval_int(st, "ReaperPid", CA_MODE_OLD, &rpid);
+        classad_eval_int(st, "ReaperPidStart", CA_MODE_OLD, &rstart);
+        classad_eval_string(st, "JobToken", CA_MODE_OLD, &token);
+        *ret = (AgentJobId){
+                .pid = pid > 0 && pid <= INT32_MAX ? (pid_t) pid : 0,
+                .start = start > 0 ? (uint64_t) start : 0,
+                .reaper_pid = rpid > 0 && rpid <= INT32_MAX ? (pid_t) rpid : 0,
+                .reaper_start = rstart > 0 ? (uint64_t) rstart : 0,
+                .token = token ? strtoull(token, NULL, 16) : 0,
+        };
+        free(token);
 }
 
 #define log_slot(prio, slot, ...)                                                \
@@ -96,7 +161,7 @@ void agent_state_remove(Slot *s) {
 /* Re-adopts the job of one state file; 0 when it runs on. */
 static int adopt_one(Agent *a, const ClassAd *st, char *why, size_t whylen) {
         char *slot = NULL, *parent = NULL, *claim = NULL, *scratch = NULL;
-        int64_t uid = 0, pid = 0;
+        int64_t uid = 0;
         double started = 0;
         ClassAd *job = NULL;
         Slot *s = NULL;
@@ -106,7 +171,6 @@ static int adopt_one(Agent *a, const ClassAd *st, char *why, size_t whylen) {
         classad_eval_string(st, "ClaimId", CA_MODE_OLD, &claim);
         classad_eval_string(st, "Scratch", CA_MODE_OLD, &scratch);
         classad_eval_int(st, "ClaimantUid", CA_MODE_OLD, &uid);
-        classad_eval_int(st, "JobPid", CA_MODE_OLD, &pid);
         classad_eval_real(st, "JobStartWall", CA_MODE_OLD, &started);
         if (!slot || !claim || strlen(claim) >= sizeof s->claim_id || glean_msg_get_ad(st, "JobAd", &job) < 0) {
                 snprintf(why, whylen, "the state file is incomplete");
@@ -161,13 +225,13 @@ static int adopt_one(Agent *a, const ClassAd *st, char *why, size_t whylen) {
         free(s->spec->scratch);
         s->spec->scratch = scratch;
         scratch = NULL;
-        if (asprintf(&s->spec->cgroup, "%s/job", path) < 0) {
+        if (a->cgroot && asprintf(&s->spec->cgroup, "%s/job", path) < 0) {
                 s->spec->cgroup = NULL;
                 r = -ENOMEM;
                 goto fail;
         }
         s->adopting = true;
-        s->adopt_pid = (pid_t) pid;
+        state_job_id(st, &s->adopt_id);
         s->adopt_started = started;
         ev = (AgentEvent){ .type = AGENT_EV_ACTIVATE, .claim_id = claim, .job = job };
         r = agent_sm_handle(s->sm, agent_now(), &ev, why, whylen);
@@ -273,10 +337,29 @@ static void clean_leftovers(Agent *a) {
         closedir(d);
 }
 
+/* A job of a state file that could not be re-adopted, under the fork
+ * executor: its process group and its reaper are killed (only while they
+ * are the processes the file names, by their start times), its exit file
+ * removed. Under cgroups, clean_leftovers() kills it with its cgroup. */
+static void end_orphan(Agent *a, const ClassAd *st, const char *slot, const char *dir) {
+        AgentJobId id;
+        state_job_id(st, &id);
+        if (!a->cgroot && id.pid > 0) {
+                int k = agent_exec_kill_orphan(&id);
+                if (k > 0)
+                        log_slot(LOG_WARNING, slot, "%s: killed the process group %d (and its reaper %d) of the job "
+                                 "that could not be re-adopted", slot, (int) id.pid, (int) id.reaper_pid);
+                else if (k == -EINVAL)
+                        log_slot(LOG_WARNING, slot, "%s: the job %d that could not be re-adopted is not known well "
+                                 "enough to be killed (no start time recorded): left alone", slot, (int) id.pid);
+        }
+        char exit_file[PATH_MAX * 2];
+        snprintf(exit_file, sizeof exit_file, "%s/%s.exit", dir, slot);
+        unlink(exit_file);
+}
+
 void agent_adopt_jobs(Agent *a) {
-        if (!a->cgroot)
-                return;
-        pid_t other = agent_cgroup_other_agent(a);
+        pid_t other = a->cgroot ? agent_cgroup_other_agent(a) : 0;
         if (other) {
                 glean_log(LOG_WARNING, NULL, NULL, 0,
                           "pid %d shares %s/agent (another agent on this BASE_CGROUP?): its jobs are left alone",
@@ -313,6 +396,8 @@ void agent_adopt_jobs(Agent *a) {
                 else {
                         log_slot(LOG_WARNING, slot ? slot : e->d_name, "%s: cannot re-adopt the job: %s",
                                  slot ? slot : e->d_name, why);
+                        if (st && slot && !strchr(slot, '/'))
+                                end_orphan(a, st, slot, dir);
                         unlink(path);
                 }
                 free(slot);
@@ -321,5 +406,6 @@ void agent_adopt_jobs(Agent *a) {
         }
         if (d)
                 closedir(d);
-        clean_leftovers(a);
+        if (a->cgroot)
+                clean_leftovers(a);
 }

@@ -61,7 +61,7 @@ struct Slot {
         AgentCpus cpus_free;    /* a p-slot: those of its CPUs no d-slot has */
         int64_t killing_timeout;/* KILLING_TIMEOUT of the slot, seconds */
         bool adopting;          /* the next start adopts a job of an earlier run */
-        pid_t adopt_pid;
+        AgentJobId adopt_id;    /* its job, main pid, reaper (agent/exec.h) */
         double adopt_started;
         AgentJob *backfill;     /* the backfill command */
         double condor_load;     /* CondorLoadAvg */
@@ -260,6 +260,10 @@ pid_t agent_cgroup_other_agent(const Agent *a);
 /* ---- adopt.c ---- */
 void agent_state_save(Slot *s);   /* the running job's state file */
 void agent_state_remove(Slot *s);
+/* <EXECUTE>/.glean-state/<slot>.exit, where the job's reaper writes its
+ * end (the directory made, root-only, when missing): a malloc'd path, NULL
+ * when it cannot be had (then the job runs without one). */
+char *agent_state_exit_file(Slot *s);
 /* At start: re-adopt the jobs of an earlier run, clean up the rest. */
 void agent_adopt_jobs(Agent *a);
 

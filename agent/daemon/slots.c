@@ -165,7 +165,9 @@ static void start_job(Slot *s) {
                 return;
         }
         s->spec->kill_timeout = s->killing_timeout > INT32_MAX ? INT32_MAX : (int) s->killing_timeout;
-        int r = s->adopting ? agent_exec_adopt(a->exec, s->spec, s->adopt_pid, s->adopt_started, job_exited, s, &s->job)
+        if (!s->spec->exit_file)
+                s->spec->exit_file = agent_state_exit_file(s);
+        int r = s->adopting ? agent_exec_adopt_id(a->exec, s->spec, &s->adopt_id, s->adopt_started, job_exited, s, &s->job)
                             : agent_exec_start(a->exec, s->spec, job_exited, s, &s->job);
         if (r < 0) {
                 const char *why = agent_executor_last_error(a->exec);

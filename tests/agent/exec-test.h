@@ -108,12 +108,22 @@ static inline char *read_work(const char *name) {
         return s;
 }
 
+/* The pid in work/name, once the line is whole (a shell's "echo $! > f"
+ * makes the file before it writes it): 0 if it never is within TIMEOUT. */
 static inline pid_t read_pid(const char *name) {
-        char *s = read_work(name);
-        pid_t pid = (pid_t) atoi(s);
+        double end = now() + TIMEOUT;
+        pid_t pid = 0;
 
-        free(s);
-        return pid;
+        for (;;) {
+                char *s = read_work(name);
+                bool whole = strchr(s, '\n') != NULL;
+
+                pid = (pid_t) atoi(s);
+                free(s);
+                if (whole || now() >= end)
+                        return whole ? pid : 0;
+                (void) sd_event_run(event, 5 * 1000);
+        }
 }
 
 static inline void write_file(const char *path, const char *text, mode_t mode) {

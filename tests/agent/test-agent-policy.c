@@ -32,8 +32,26 @@
 
 /* ---- processes ---- */
 
-/* The children of ppid whose command is comm: up to max pids (and their
- * real uids); their number. */
+/* The parent of pid when pid is a job's reaper (glean-reaper), else -1. */
+static long reaper_parent(long pid) {
+        char path[64], buf[256], name[64] = "";
+        long pp = -1;
+        snprintf(path, sizeof path, "/proc/%ld/status", pid);
+        FILE *f = fopen(path, "re");
+        if (!f)
+                return -1;
+        while (fgets(buf, sizeof buf, f)) {
+                if (strncmp(buf, "Name:", 5) == 0)
+                        sscanf(buf + 5, "%63s", name);
+                else if (strncmp(buf, "PPid:", 5) == 0)
+                        pp = strtol(buf + 5, NULL, 10);
+        }
+        fclose(f);
+        return strcmp(name, "glean-reaper") == 0 ? pp : -1;
+}
+
+/* The children of ppid whose command is comm (or its jobs': their reaper
+ * is its child): up to max pids (and their real uids); their number. */
 static size_t children(pid_t ppid, const char *comm, pid_t *pids, uid_t *uids, size_t max) {
         DIR *d = opendir("/proc");
         size_t n = 0;
@@ -64,6 +82,8 @@ static size_t children(pid_t ppid, const char *comm, pid_t *pids, uid_t *uids, s
                                 zombie = strchr(buf, 'Z') != NULL;
                 }
                 fclose(f);
+                if (pp != ppid && pp > 0 && strcmp(name, comm) == 0 && !zombie)
+                        pp = reaper_parent(pp); /* a job: its reaper is the agent's child */
                 if (pp == ppid && strcmp(name, comm) == 0 && !zombie) {
                         if (n < max) {
                                 pids[n] = (pid_t) pid;

@@ -99,6 +99,7 @@ static const char *const files[] = {
         PREFIX "/bin/glean",
         PREFIX "/sbin/glean-agent",
         PREFIX "/sbin/glean-negotiator",
+        PREFIX "/libexec/glean/glean-reaper",
         PREFIX "/lib/systemd/system/glean-agent.service",
         PREFIX "/lib/systemd/system/glean-negotiator.service",
         PREFIX "/lib/systemd/catalog/glean.catalog",
@@ -117,7 +118,7 @@ static const char *const files[] = {
 static void test_tree(void) {
         for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
                 mode_t m = mode_of(files[i]);
-                bool program = strstr(files[i], "bin/") != NULL;
+                bool program = strstr(files[i], "bin/") != NULL || strstr(files[i], "/libexec/") != NULL;
                 GLEAN_TEST_CHECK(S_ISREG(m), "%s is installed", files[i]);
                 GLEAN_TEST_CHECK((m & 07777) == (program ? 0755u : 0644u), "%s has mode %o, want %o", files[i],
                                  m & 07777, program ? 0755u : 0644u);

@@ -759,6 +759,47 @@ static inline void write_starts_script(const Manager *m) {
         chmod(path, 0755);
 }
 
+/* jobs/release.sh ID N CODE: records its pid as starts.sh does, waits
+ * for jobs/release.ID (pool_release), burns CPU (N iterations of sh's
+ * arithmetic), exits CODE. */
+static inline void write_release_script(const Manager *m) {
+        char path[200];
+        snprintf(path, sizeof path, "%s/release.sh", m->jobs);
+        write_file(path, "#!/bin/sh\necho $$ >> starts.$1\n"
+                         "while [ ! -e release.$1 ]; do sleep 0.05; done\n"
+                         "i=0; while [ $i -lt $2 ]; do i=$((i+1)); done\nexit $3\n");
+        chmod(path, 0755);
+}
+
+static inline void pool_release(const Manager *m, const char *job) {
+        char path[256];
+        snprintf(path, sizeof path, "%s/release.%s", m->jobs, job);
+        write_file(path, "go\n");
+}
+
+/* Waits up to seconds until the agent of dir (a Pool's) has recorded a
+ * running job (a state file in dir/execute/.glean-state): from then on the
+ * job outlives the agent; before, it ends with it. */
+static inline bool wait_job_recorded(const char *dir, int seconds) {
+        char path[256];
+        snprintf(path, sizeof path, "%s/execute/.glean-state", dir);
+        for (int i = 0; i < seconds * 20; i++) {
+                DIR *d = opendir(path);
+                struct dirent *e;
+                bool found = false;
+                while (d && !found && (e = readdir(d))) {
+                        size_t n = strlen(e->d_name);
+                        found = n > 3 && strcmp(e->d_name + n - 3, ".ad") == 0;
+                }
+                if (d)
+                        closedir(d);
+                if (found)
+                        return true;
+                usleep(50000);
+        }
+        return false;
+}
+
 /* The pids job (its "C.P") recorded, up to max: how many. */
 static inline size_t job_starts(const Manager *m, const char *job, pid_t *pids, size_t max) {
         char path[512], *text = NULL;

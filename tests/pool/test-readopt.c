@@ -5,9 +5,11 @@
  * glean-negotiator, a real glean-agent dialing it (AGENT_EXECUTOR =
  * cgroup in a test subtree of our own, tests/agent/cgroup-test.h), kill
  * -9 of the agent while the job runs, the agent started again on the same
- * base and EXECUTE: it re-adopts the job, advertises its claim again, the
- * central manager keeps it, and the job completes once (its exit status
- * unknown: it is no child of the new agent).
+ * base and EXECUTE: it re-adopts the job by its reaper, advertises its
+ * claim again, the central manager keeps it, and the job completes once,
+ * with its real end: it burns CPU and exits 7 after the restart, and
+ * `glean history` shows ExitCode 7 and its RemoteUserCpu (the job is no
+ * child of the new agent: its reaper wrote them, agent/exec-reaper.c).
  *
  * It creates cgroups: it runs in the VM rig (GLEAN_VM=1, tests/vm/tests.txt),
  * and says it was skipped elsewhere.
@@ -35,10 +37,10 @@ static void test_agent_restart_readopts(void) {
                 return;
         }
         snprintf(old_dir, sizeof old_dir, "%s", cp.p.dir);
-        write_starts_script(&m);
+        write_release_script(&m);
         char body[512], id[32];
-        snprintf(body, sizeof body, "executable = %s/starts.sh\narguments = $(Cluster).$(Process) %d 3\nqueue\n", m.jobs,
-                 slow(6));
+        snprintf(body, sizeof body, "executable = %s/release.sh\narguments = $(Cluster).$(Process) 20000 7\nqueue\n",
+                 m.jobs);
         int64_t c = submit_as(&m, NULL, "readopt.sub", body, NULL, 0);
         CU_ASSERT_FATAL(c > 0);
         snprintf(id, sizeof id, "%lld.0", (long long) c);
@@ -47,6 +49,8 @@ static void test_agent_restart_readopts(void) {
         for (int i = 0; i < slow(50) && job_starts(&m, id, &pid, 1) < 1; i++)
                 usleep(100000);
         CU_ASSERT(pid > 0);
+        /* Recorded: from now on the job outlives its agent (before, it would end with it). */
+        CU_ASSERT(wait_job_recorded(old_dir, slow(10)));
 
         /* The agent dies; the job runs on in its cgroup. */
         int status;
@@ -63,10 +67,20 @@ static void test_agent_restart_readopts(void) {
         GLEAN_TEST_CHECK(wait_log(&cp.p, slow(10), "re-adopted", NULL), "the agent's log does not say it re-adopted the job");
         GLEAN_TEST_CHECK(pid > 0 && kill(pid, 0) == 0, "the job %d runs on after the restart", (int) pid);
         CU_ASSERT_TRUE(wait_attr("q", id, "JobStatus", "2", 1));
-        /* It completes once: the exit of a re-adopted job is not the
-         * agent's child's, its status is unknown (agent/exec.h: exit code
-         * 0, and the reason says so); it is not requeued. */
-        CU_ASSERT_TRUE(wait_attr("history", id, "JobStatus", "4", slow(40)));
+        /* Now it burns CPU and exits 7: it completes once, with its own
+         * exit code and CPU (its reaper's record: the job is no child of
+         * this agent), not requeued. */
+        pool_release(&m, id);
+        CU_ASSERT_TRUE(wait_attr("history", id, "JobStatus", "4", slow(60)));
+        char *code = pool_trim(gl_out("history", id, "-af", "ExitCode", NULL));
+        char *sig = pool_trim(gl_out("history", id, "-af", "ExitBySignal", NULL));
+        char *cpu = pool_trim(gl_out("history", id, "-af", "RemoteUserCpu", NULL));
+        GLEAN_TEST_CHECK(code && strcmp(code, "7") == 0, "job %s: ExitCode %s, want 7", id, code ? code : "-");
+        GLEAN_TEST_CHECK(sig && strcasecmp(sig, "false") == 0, "job %s: ExitBySignal %s", id, sig ? sig : "-");
+        GLEAN_TEST_CHECK(cpu && strtod(cpu, NULL) > 0, "job %s: RemoteUserCpu %s, want > 0", id, cpu ? cpu : "-");
+        free(code);
+        free(sig);
+        free(cpu);
         char *out = pool_trim(gl_out("history", id, "-af", "NumJobStarts", NULL));
         pid_t pids[4];
         size_t runs = job_starts(&m, id, pids, 4);
@@ -84,7 +98,7 @@ static void test_agent_restart_readopts(void) {
 
 int main(int argc, char **argv) {
         static CU_TestInfo tests[] = {
-                { "an agent restarted while its job runs re-adopts it; the job completes once",
+                { "an agent restarted while its job runs re-adopts it; the job completes once, with its real exit code",
                   test_agent_restart_readopts },
                 CU_TEST_INFO_NULL,
         };
