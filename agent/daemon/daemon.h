@@ -197,7 +197,8 @@ bool agent_upstream_ready(const Agent *a);
  * (sent once its database holds what they changed); every one not
  * acknowledged is sent again, in order, after the re-advertisement of each
  * new connection. Anything else is -ENOTCONN when the connection is not
- * ready. */
+ * ready. Kept messages are files too (kept.c): an agent started again
+ * sends those an earlier run left, after its slots. */
 int agent_upstream_send(Agent *a, const ClassAd *msg);
 /* SlotUpdate of s (SlotAd, and ClaimId when the manager holds its claim). */
 void agent_upstream_publish(Agent *a, Slot *s);
@@ -256,6 +257,17 @@ void agent_slot_cpus_ad(Slot *s);
 void agent_cgroups_ad(const Agent *a, ClassAd *ad); /* CgroupControllers, HasCgroups */
 /* Another process than this agent in <base>/agent (another agent on the same base): its pid, else 0. */
 pid_t agent_cgroup_other_agent(const Agent *a);
+
+/* ---- kept.c: the messages kept for the manager, as files ---- */
+/* Saves a kept message's text as number seq (a file in
+ * EXECUTE/.glean-state/kept/), forgets it, and loads them all in order:
+ * each(userdata, seq, msg) for every file, whose message is removed (and
+ * logged) when each() is < 0 or it does not parse; the number of messages
+ * taken, and *ret_next past the highest number found. */
+typedef int (*AgentKeptFn)(void *userdata, uint64_t seq, const ClassAd *msg);
+int agent_kept_save(const Agent *a, uint64_t seq, const char *text, size_t len);
+void agent_kept_forget(const Agent *a, uint64_t seq);
+int agent_kept_load(const Agent *a, AgentKeptFn each, void *userdata, uint64_t *ret_next);
 
 /* ---- adopt.c ---- */
 void agent_state_save(Slot *s);   /* the running job's state file */

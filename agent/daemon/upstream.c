@@ -19,7 +19,9 @@
  * own and are kept until the manager's Reply to it, which it sends once
  * what the message changed is committed to its database; on reconnection
  * the slots are advertised again, with their ClaimIds, before every
- * message still kept is sent again, in order. Reconnection waits 1 s,
+ * message still kept is sent again, in order; they are kept as files too
+ * (kept.c), so that an agent killed or stopped before the acknowledgement
+ * sends them again when it is started. Reconnection waits 1 s,
  * doubling up to NEGOTIATOR_RECONNECT_MAX, each wait +-50% at random; a
  * connection that gets as far as the manager's Hello starts the back-off
  * over.
@@ -68,6 +70,7 @@ typedef struct Kept {
         char *text;             /* with its RequestId */
         size_t len;
         int64_t id;             /* its RequestId */
+        uint64_t seq;           /* its file's number (kept.c) */
         bool sealed;            /* sealed on this connection */
 } Kept;
 
@@ -87,6 +90,7 @@ struct Upstream {
         GleanSecure *sec;
         Kept *kept, **kept_tail;
         size_t n_kept;
+        uint64_t kept_next;     /* the next kept file's number */
         bool failing;
         char fail_reason[600];
         char last_error[600];   /* the previous attempt's failure: the same again logs quietly */
@@ -314,6 +318,7 @@ static bool kept_acknowledged(Upstream *up, const ClassAd *reply) {
         if (up->kept_tail == &k->next)
                 up->kept_tail = pp;
         up->n_kept--;
+        agent_kept_forget(up->agent, k->seq);
         kept_free(k);
         return true;
 }
@@ -328,13 +333,16 @@ static bool must_arrive(const ClassAd *msg) {
         return keep;
 }
 
-static int keep(Upstream *up, const ClassAd *msg) {
+/* msg with a RequestId of its own, as the kept message number seq, at the
+ * end of the list. */
+static int kept_append(Upstream *up, const ClassAd *msg, uint64_t seq, Kept **ret) {
         Kept *k = calloc(1, sizeof *k);
         ClassAd *copy = NULL;
         if (!k || classad_copy(msg, &copy) < 0) {
                 free(k);
                 return -ENOMEM;
         }
+        k->seq = seq;
         /* Its own RequestId, from the relayed requests' series: the
          * manager's Reply to it is told apart from theirs. */
         k->id = ++up->agent->relay_next_id;
@@ -362,14 +370,39 @@ static int keep(Upstream *up, const ClassAd *msg) {
                           "more than %u job exits and claim ends wait for the central manager's acknowledgement: "
                           "dropping %s",
                           KEPT_MAX, old->text);
+                agent_kept_forget(up->agent, old->seq);
                 kept_free(old);
         }
         *up->kept_tail = k;
         up->kept_tail = &k->next;
         up->n_kept++;
+        *ret = k;
+        return 0;
+}
+
+static int keep(Upstream *up, const ClassAd *msg) {
+        Kept *k;
+        int r = kept_append(up, msg, up->kept_next++, &k);
+        if (r < 0)
+                return r;
+        r = agent_kept_save(up->agent, k->seq, k->text, k->len);
+        if (r < 0)
+                glean_log_errno(LOG_WARNING, r,
+                                "cannot keep a message for the central manager in %s/.glean-state/kept (%m): it is "
+                                "kept in memory only, and lost if the agent stops before the manager has it",
+                                up->agent->execute);
         if (up->state == UP_READY && !up->failing)
                 send_kept(up);
         return 0;
+}
+
+/* A kept message an earlier run of the agent left (kept.c). */
+static int kept_reload(void *userdata, uint64_t seq, const ClassAd *msg) {
+        Upstream *up = userdata;
+        Kept *k;
+        if (!must_arrive(msg))
+                return -EINVAL;
+        return kept_append(up, msg, seq, &k);
 }
 
 int agent_upstream_send(Agent *a, const ClassAd *msg) {
@@ -815,6 +848,15 @@ int agent_upstream_setup(Agent *a) {
         up->backoff_max = (double) max;
         up->fd = up->resolve_fd = -1;
         up->kept_tail = &up->kept;
+        up->kept_next = 1;
+        r = agent_kept_load(a, kept_reload, up, &up->kept_next);
+        if (r > 0)
+                glean_log(LOG_NOTICE, NULL, NULL, 0,
+                          "%d job exit%s and claim end%s an earlier run kept for the central manager: sent after the "
+                          "slots",
+                          r, r == 1 ? "" : "s", r == 1 ? "" : "s");
+        else if (r < 0)
+                glean_log_errno(LOG_WARNING, r, "cannot read %s/.glean-state/kept: %m", a->execute);
         up->state = UP_WAIT;
         up->conn.agent = a;
         up->conn.fd = -1;

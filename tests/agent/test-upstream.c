@@ -565,6 +565,71 @@ static void test_exit_until_acknowledged(void) {
         mgr_close(&m);
 }
 
+/* An exit not acknowledged outlives the agent: killed, and started again
+ * on the same EXECUTE, it sends the exit after its slots, once. */
+static void test_exit_outlives_agent(void) {
+        Manager m;
+        Pool p, q;
+        CU_ASSERT_FATAL(start_pair(&m, &p, NULL));
+        char why[512];
+        GLEAN_TEST_CHECK_FATAL(mgr_accept(&m, NULL, 10, why, sizeof why) == 0, "handshake: %s", why);
+        CU_ASSERT_FATAL(mgr_greet(&m, NULL, 2));
+        const char *a = "upstream-claim-000006";
+        CU_ASSERT_FATAL(run_exit(&m, &p, "slot1", a, 0, 9, true));
+        ClassAd *ex = mgr_wait(&m, GLEAN_CMD_JOB_EXIT, "ClaimId", a, 10);
+        int64_t rid = 0;
+        CU_ASSERT(exit_is(ex, a, 0, 9, &rid));
+        classad_free(ex);
+
+        /* kill -9 before the acknowledgement */
+        kill(p.pid, SIGKILL);
+        waitpid(p.pid, NULL, 0);
+        p.pid = 0;
+        p.status = 0;
+        mgr_drop(&m);
+        char extra[600];
+        snprintf(extra, sizeof extra, "EXECUTE = %s/execute\n", p.dir);
+        char *conf = mgr_config(&m, extra);
+        CU_ASSERT_FATAL(conf && pool_start(&q, conf));
+        free(conf);
+        GLEAN_TEST_CHECK_FATAL(mgr_accept(&m, NULL, 10, why, sizeof why) == 0, "handshake again: %s", why);
+        CU_ASSERT_FATAL(mgr_greet(&m, NULL, 2));
+        GleanCommand c;
+        ClassAd *again = mgr_recv(&m, 5000, &c);
+        GLEAN_TEST_CHECK(again && c == GLEAN_CMD_JOB_EXIT, "right after the slots of the new agent: %s",
+                         again ? glean_command_name(c) : "nothing");
+        CU_ASSERT(exit_is(again, a, 0, 9, NULL));
+        CU_ASSERT(mgr_ack(&m, again));
+        classad_free(again);
+        ClassAd *st = NULL;
+        glean_msg_new(GLEAN_CMD_STATUS, &st);
+        classad_free(mgr_call(&m, st));
+        classad_free(st);
+
+        /* Acknowledged: a stop and another start send nothing again; a
+         * file there that is not a ClassAd, or not an exit, is removed. */
+        GLEAN_TEST_CHECK(pool_stop(&q) == 0, "the second agent exits 0 after SIGTERM");
+        mgr_drop(&m);
+        char junk[2][700];
+        snprintf(junk[0], sizeof junk[0], "%s/execute/.glean-state/kept/00000000000000000098.ad", p.dir);
+        snprintf(junk[1], sizeof junk[1], "%s/execute/.glean-state/kept/00000000000000000099.ad", p.dir);
+        write_file(junk[0], "[ Command = \"JobExit\"; ");
+        write_file(junk[1], "[ Command = \"Status\" ]");
+        conf = mgr_config(&m, extra);
+        CU_ASSERT_FATAL(conf && pool_start(&q, conf));
+        free(conf);
+        GLEAN_TEST_CHECK_FATAL(mgr_accept(&m, NULL, 10, why, sizeof why) == 0, "a third handshake: %s", why);
+        CU_ASSERT_FATAL(mgr_greet(&m, NULL, 2));
+        ClassAd *more = mgr_wait(&m, GLEAN_CMD_JOB_EXIT, NULL, NULL, 2);
+        GLEAN_TEST_CHECK(!more, "nothing is sent again once acknowledged");
+        classad_free(more);
+        for (size_t i = 0; i < 2; i++)
+                GLEAN_TEST_CHECK(access(junk[i], F_OK) < 0, "%s is left", junk[i]);
+        GLEAN_TEST_CHECK(pool_stop(&q) == 0, "the third agent exits 0 after SIGTERM");
+        pool_stop(&p);
+        mgr_close(&m);
+}
+
 static void test_wrong_key(void) {
         Manager m;
         Pool p;
@@ -843,6 +908,7 @@ static CU_TestInfo tests[] = {
         { "claims survive a lost connection; exits kept and delivered", test_reconnect },
         { "a lease that ends while the manager is away", test_lease_ends_while_away },
         { "exits sent again until acknowledged, in order", test_exit_until_acknowledged },
+        { "an exit not acknowledged outlives the agent", test_exit_outlives_agent },
         { "a manager with another pool key", test_wrong_key },
         { "users' requests relayed", test_relay },
         { "the parts of a Submit go up together", test_relay_submit_parts },
