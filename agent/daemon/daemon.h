@@ -29,6 +29,7 @@ typedef struct Slot Slot;
 typedef struct Upstream Upstream;
 typedef struct RelayEntry RelayEntry;
 typedef struct NetWatch NetWatch;
+typedef struct AgentScope AgentScope;
 
 struct Slot {
         Agent *agent;
@@ -103,6 +104,7 @@ struct Agent {
         AgentIdleKnobs idle;
         AgentExecutor *exec;
         CgRoot *cgroot;         /* the agent's cgroup v2 subtree (NULL: the fork executor) */
+        AgentScope *scope;      /* the jobs' scope under systemd (scope.c; NULL: none) */
         GleanSensors *sensors;  /* the kernel sensors (NULL: user space only) */
         sd_event_source *sensor_io, *sensor_timer;
         int64_t sensor_interval; /* SENSOR_SAMPLE_INTERVAL */
@@ -256,6 +258,18 @@ void agent_slot_cpus_ad(Slot *s);
 void agent_cgroups_ad(const Agent *a, ClassAd *ad); /* CgroupControllers, HasCgroups */
 /* Another process than this agent in <base>/agent (another agent on the same base): its pid, else 0. */
 pid_t agent_cgroup_other_agent(const Agent *a);
+
+/* ---- scope.c ---- */
+/* Under a systemd service with the cgroup executor, no BASE_CGROUP and
+ * AGENT_JOBS_SCOPE not empty: the jobs' transient scope, found or created
+ * with its placeholder in <scope>/init, and *ret_base its cgroup (relative
+ * to the mount): 1. 0 and no base where there is none to have; -errno
+ * (logged) when one was wanted and could not be had. */
+int agent_scope_setup(Agent *a, char **ret_base);
+/* At a clean exit: the placeholder killed and the scope gone, unless
+ * processes are left in its slots. */
+void agent_scope_end(AgentScope *s);
+void agent_scope_free(AgentScope *s); /* accepts NULL; ends nothing */
 
 /* ---- adopt.c ---- */
 void agent_state_save(Slot *s);   /* the running job's state file */
