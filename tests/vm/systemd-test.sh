@@ -13,16 +13,19 @@
 # Checks: the install activated as make install does on a running systemd
 # (sysusers, tmpfiles, catalog, daemon-reload); both units active (Type=
 # notify: READY=1 came), the negotiator as the user glean with its pool key
-# through LoadCredential=; a job of a user the test adds runs in a cgroup
-# under the agent's delegated subtree, in a slot with limits, ends with its
-# exit code (glean wait), is in glean history and in the journal of both
-# daemons with the catalog's MESSAGE_IDs (journalctl -x explains them);
-# systemctl reload keeps the agent; both daemons outlive their WatchdogSec;
-# the agent killed (its job runs on, KillMode=process) is restarted and
-# re-adopts the job, which completes once; systemctl restart vacates a
-# running job, which runs again and completes; the exposure scores of
-# systemd-analyze security; scripts/demo.sh under systemd (its scope with
-# Delegate=yes); no sanitizer report, no failed unit.
+# through LoadCredential=; the jobs' scope glean-agent-jobs.scope (its
+# placeholder alone in init, the agent alone in its service's cgroup); a
+# job of a user the test adds runs in a cgroup under the scope, in a slot
+# with limits, ends with its exit code (glean wait), is in glean history
+# and in the journal of both daemons with the catalog's MESSAGE_IDs
+# (journalctl -x explains them); systemctl reload keeps the agent; both
+# daemons outlive their WatchdogSec; the agent killed (its job runs on,
+# KillMode=process) is restarted and re-adopts the job, which completes
+# once (the same scope); systemctl restart vacates a running job, which
+# runs again and completes (one scope, one placeholder); systemctl stop
+# leaves no job and no scope; the exposure scores of systemd-analyze
+# security; scripts/demo.sh under systemd (its scope with Delegate=yes); no
+# sanitizer report, no failed unit.
 #
 # GLEAN_SAN=1: the installed programs are the sanitizer build's (the
 # units get ASAN_OPTIONS through a drop-in, see below). GLEAN_VM_DEMO=0
