@@ -16,8 +16,8 @@
  *
  * A scope needs a process when it is created and ends when it has none:
  * the placeholder, a child of the agent in a session of its own that
- * blocks every signal and pauses (never a job), keeps it while no job
- * runs. The agent creates the scope through systemd's
+ * holds no fd of the agent's, blocks every signal, is exempt from the OOM
+ * killer and pauses (never a job), keeps it while no job runs. The agent creates the scope through systemd's
  * StartTransientUnit (the private socket /run/systemd/private, as root;
  * else the system bus) and moves the placeholder into <scope>/init, so that
  * the scope's cgroup can enable controllers for the slots. A restarted
@@ -107,6 +107,13 @@ static int placeholder_start(pid_t *ret) {
                         (void) dup2(fd, 2);
                 }
                 (void) close_range(3, ~0U, 0);
+                /* Not the OOM killer's choice: without it, a scope with no
+                 * job would end under the agent. */
+                fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+                if (fd >= 0) {
+                        (void) !write(fd, "-1000", 5);
+                        (void) close(fd);
+                }
                 (void) prctl(PR_SET_NAME, "glean-scope", 0, 0, 0);
                 for (;;)
                         pause();
