@@ -151,6 +151,32 @@ int cg_usage(Cg *cg, CgUsage *ret);
  * 10 ms late: read the state in cb with cg_events()). A second call
  * replaces the first; -ENODEV without cgroup.events. Once the cgroup is
  * removed, cb is called a last time and the watch turns itself off. */
+/* ---- the jobs' scope under systemd (cgroup-scope.c; pure) ----
+ *
+ * Under a systemd before 254 (no DelegateSubgroup=) a service's cgroup
+ * that holds the slots is an inner cgroup, where systemd cannot start the
+ * next main process (EBUSY, 219/CGROUP). So the slots live in a transient
+ * scope unit beside the service, in the same slice:
+ * /system.slice/glean-agent.service -> /system.slice/glean-agent-jobs.scope. */
+
+/* The cgroup v2 path of /proc/self/cgroup's text ("0::/a/b"): "/a/b".
+ * -ENOENT without a "0::" line, -EINVAL for a path that is not absolute. */
+int cg_scope_own_from_text(const char *text, char *buf, size_t len);
+
+typedef struct CgScopePlan {
+        char service[256]; /* "glean-agent.service" */
+        char slice[256];   /* "system.slice" ("-.slice" at the root) */
+        char name[256];    /* "glean-agent-jobs.scope" */
+        char cgroup[4096]; /* "/system.slice/glean-agent-jobs.scope" */
+} CgScopePlan;
+
+/* The scope for a process in the cgroup own (absolute, as
+ * cg_scope_own_from_text() gives it). knob: AGENT_JOBS_SCOPE, a scope's
+ * name, or "auto" (or NULL): the service's name with "-jobs.scope" for
+ * ".service". -ENOMEDIUM when own is not a service's cgroup in a slice
+ * (no scope then), -EINVAL for a knob that is no valid "*.scope" name. */
+int cg_scope_plan(const char *own, const char *knob, CgScopePlan *ret);
+
 typedef void (*CgEventFn)(Cg *cg, void *userdata);
 int cg_watch(Cg *cg, sd_event *ev, CgEventFn cb, void *userdata);
 void cg_unwatch(Cg *cg);

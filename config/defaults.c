@@ -112,6 +112,12 @@ static const Default defaults[] = {
         { "CONSUMPTION_MEMORY", "quantize(target.RequestMemory, {128})" },
         { "CONSUMPTION_DISK", "quantize(target.RequestDisk, {1024})" },
         { "SLOT_WEIGHT", "Cpus" },
+        /* Under systemd, the slots and jobs live in this transient scope
+         * (Delegate=yes) beside the agent's service, so that systemd can
+         * restart the agent while its jobs run on: auto is the service's
+         * name with -jobs.scope (glean-agent-jobs.scope); empty: in the
+         * service's own cgroup. BASE_CGROUP, when set, wins. */
+        { "AGENT_JOBS_SCOPE", "auto" },
 
         /* ---- submit (3.5.10.7) ---- */
         { "JOB_DEFAULT_REQUESTMEMORY", "ifThenElse(MemoryUsage =!= UNDEFINED, MemoryUsage, 1)" },

@@ -8,8 +8,11 @@
  *   AGENT_EXECUTOR                auto (default: cgroup when the agent has a
  *                                 cgroup v2 subtree of its own), cgroup, fork
  *   BASE_CGROUP                   the subtree, relative to the cgroup2 mount;
- *                                 default: the agent's own cgroup (systemd's
- *                                 Delegate=yes). The root cgroup is never used.
+ *                                 default: the jobs' scope under systemd
+ *                                 (scope.c), else the agent's own cgroup
+ *                                 (Delegate=yes). The root cgroup is never used.
+ *   AGENT_JOBS_SCOPE              auto (the service's name with -jobs.scope),
+ *                                 a scope's name, or empty: none (scope.c)
  *   CGROUP_MEMORY_LIMIT_POLICY    hard (memory.max = Memory, and memory.high
  *                                 at CGROUP_MEMORY_HIGH_PERCENT of it when
  *                                 below 100), soft (memory.high = Memory), none
@@ -136,6 +139,9 @@ int agent_cgroups_setup(Agent *a) {
         if (want) {
                 char *base = knob(a->cfg, "BASE_CGROUP", NULL);
                 char own[1024] = "";
+                bool in_scope = false;
+                if (!base && agent_scope_setup(a, &base) > 0)
+                        in_scope = true; /* the agent stays in its service's cgroup */
                 if (!base && own_cgroup(own, sizeof own) >= 0)
                         base = strdup(own);
                 if (!base || strcmp(base, "/") == 0 || !*base) {
@@ -144,7 +150,7 @@ int agent_cgroups_setup(Agent *a) {
                                  "(Delegate=yes)");
                         r = -EPERM;
                 } else
-                        r = cg_root_open(NULL, base, true, &a->cgroot, why, sizeof why);
+                        r = cg_root_open(NULL, base, !in_scope, &a->cgroot, why, sizeof why);
                 free(base);
         }
         if (r >= 0) {

@@ -29,6 +29,7 @@ typedef struct Slot Slot;
 typedef struct Upstream Upstream;
 typedef struct RelayEntry RelayEntry;
 typedef struct NetWatch NetWatch;
+typedef struct AgentScope AgentScope;
 
 struct Slot {
         Agent *agent;
@@ -103,6 +104,7 @@ struct Agent {
         AgentIdleKnobs idle;
         AgentExecutor *exec;
         CgRoot *cgroot;         /* the agent's cgroup v2 subtree (NULL: the fork executor) */
+        AgentScope *scope;      /* the jobs' scope under systemd (scope.c; NULL: none) */
         GleanSensors *sensors;  /* the kernel sensors (NULL: user space only) */
         sd_event_source *sensor_io, *sensor_timer;
         int64_t sensor_interval; /* SENSOR_SAMPLE_INTERVAL */
@@ -268,6 +270,18 @@ typedef int (*AgentKeptFn)(void *userdata, uint64_t seq, const ClassAd *msg);
 int agent_kept_save(const Agent *a, uint64_t seq, const char *text, size_t len);
 void agent_kept_forget(const Agent *a, uint64_t seq);
 int agent_kept_load(const Agent *a, AgentKeptFn each, void *userdata, uint64_t *ret_next);
+
+/* ---- scope.c ---- */
+/* Under a systemd service with the cgroup executor, no BASE_CGROUP and
+ * AGENT_JOBS_SCOPE not empty: the jobs' transient scope, found or created
+ * with its placeholder in <scope>/init, and *ret_base its cgroup (relative
+ * to the mount): 1. 0 and no base where there is none to have; -errno
+ * (logged) when one was wanted and could not be had. */
+int agent_scope_setup(Agent *a, char **ret_base);
+/* At a clean exit: the placeholder killed and the scope gone, unless
+ * processes are left in its slots. */
+void agent_scope_end(AgentScope *s);
+void agent_scope_free(AgentScope *s); /* accepts NULL; ends nothing */
 
 /* ---- adopt.c ---- */
 void agent_state_save(Slot *s);   /* the running job's state file */

@@ -13,16 +13,19 @@
 # Checks: the install activated as make install does on a running systemd
 # (sysusers, tmpfiles, catalog, daemon-reload); both units active (Type=
 # notify: READY=1 came), the negotiator as the user glean with its pool key
-# through LoadCredential=; a job of a user the test adds runs in a cgroup
-# under the agent's delegated subtree, in a slot with limits, ends with its
-# exit code (glean wait), is in glean history and in the journal of both
-# daemons with the catalog's MESSAGE_IDs (journalctl -x explains them);
-# systemctl reload keeps the agent; both daemons outlive their WatchdogSec;
-# the agent killed (its job runs on, KillMode=process) is restarted and
-# re-adopts the job, which completes once; systemctl restart vacates a
-# running job, which runs again and completes; the exposure scores of
-# systemd-analyze security; scripts/demo.sh under systemd (its scope with
-# Delegate=yes); no sanitizer report, no failed unit.
+# through LoadCredential=; the jobs' scope glean-agent-jobs.scope (its
+# placeholder alone in init, the agent alone in its service's cgroup); a
+# job of a user the test adds runs in a cgroup under the scope, in a slot
+# with limits, ends with its exit code (glean wait), is in glean history
+# and in the journal of both daemons with the catalog's MESSAGE_IDs
+# (journalctl -x explains them); systemctl reload keeps the agent; both
+# daemons outlive their WatchdogSec; the agent killed (its job runs on,
+# KillMode=process) is restarted and re-adopts the job, which completes
+# once (the same scope); systemctl restart vacates a running job, which
+# runs again and completes (one scope, one placeholder); systemctl stop
+# leaves no job and no scope; the exposure scores of systemd-analyze
+# security; scripts/demo.sh under systemd (its scope with Delegate=yes); no
+# sanitizer report, no failed unit.
 #
 # GLEAN_SAN=1: the installed programs are the sanitizer build's (the
 # units get ASAN_OPTIONS through a drop-in, see below). GLEAN_VM_DEMO=0
@@ -166,6 +169,39 @@ fi
 agent_cg=$(prop glean-agent ControlGroup)
 note "glean-agent's cgroup: $agent_cg; controllers: $(cat "/sys/fs/cgroup$agent_cg/cgroup.controllers" 2>&1)"
 
+# The jobs' scope (agent/daemon/scope.c): the slots live in
+# glean-agent-jobs.scope beside the service, its placeholder alone in
+# <scope>/init; the agent alone in its service's cgroup, which has no
+# controllers enabled and no children, so that systemd can always start a
+# new agent there.
+SCOPE=glean-agent-jobs.scope
+scope_cg=$(prop $SCOPE ControlGroup)
+n_scopes() { systemctl list-units --all --no-legend --plain 'glean-agent-jobs*.scope' | grep -c .; }
+placeholder() { cat "/sys/fs/cgroup$scope_cg/init/cgroup.procs" 2>/dev/null; }
+# Counted by the name the placeholder gives itself (prctl), never signalled so.
+n_placeholders() { pgrep -x glean-scope | wc -l; }
+one_scope_one_placeholder() {
+        [ "$(systemctl is-active $SCOPE)" = active ] && [ "$(n_scopes)" = 1 ] &&
+                [ "$(placeholder | wc -l)" = 1 ] && [ "$(n_placeholders)" = 1 ] &&
+                [ "$(cat "/proc/$(placeholder)/comm" 2>/dev/null)" = glean-scope ]
+}
+service_cg_bare() { # the service's cgroup: the agent alone, no child, no controller enabled
+        [ -z "$(find "/sys/fs/cgroup$agent_cg" -mindepth 1 -type d)" ] &&
+                [ -z "$(cat "/sys/fs/cgroup$agent_cg/cgroup.subtree_control")" ] &&
+                [ "$(cat "/sys/fs/cgroup$agent_cg/cgroup.procs")" = "$(main_pid glean-agent)" ]
+}
+note "$SCOPE: $(prop $SCOPE ActiveState), cgroup $scope_cg, Delegate=$(prop $SCOPE Delegate), slice $(prop $SCOPE Slice);" \
+     "init: $(placeholder | tr '\n' ' '); subtree_control: $(cat "/sys/fs/cgroup$scope_cg/cgroup.subtree_control" 2>&1)"
+check "the jobs' scope $SCOPE is active, Delegate=yes, in glean-agent's slice" \
+        sh -c "[ \"\$(systemctl is-active $SCOPE)\" = active ] && [ \"$(prop $SCOPE Delegate)\" = yes ] &&
+               [ \"$(prop $SCOPE Slice)\" = \"$(prop glean-agent Slice)\" ]"
+check "one scope, its placeholder the only process in $scope_cg/init" one_scope_one_placeholder
+check "the placeholder is no job and no agent: pid $(placeholder), $(ps -o user=,comm= -p "$(placeholder)" 2>&1)" \
+        test "$(ps -o user= -p "$(placeholder)" 2>/dev/null)" = root
+check "the scope's cgroup enables controllers for the slots (cpu memory pids)" \
+        sh -c "grep -q memory /sys/fs/cgroup$scope_cg/cgroup.subtree_control && grep -q cpu /sys/fs/cgroup$scope_cg/cgroup.subtree_control"
+check "glean-agent's own cgroup holds the agent alone: no child cgroup, no controller enabled" service_cg_bare
+
 # ---- a user's job ---------------------------------------------------------
 
 useradd --create-home --shell /bin/sh --comment "make check-systemd" "$U"
@@ -189,8 +225,8 @@ pid=$(job_pid 1)
 cg=$(sed -n 's/^0:://p' "/proc/$pid/cgroup" 2>/dev/null)
 note "job 1.0: pid $pid, user $(stat -c %U "/proc/$pid" 2>&1), cgroup $cg"
 check "job 1.0 runs as $U" test "$(stat -c %U "/proc/$pid" 2>/dev/null)" = "$U"
-check "job 1.0 runs in a cgroup under glean-agent's delegated subtree" \
-        sh -c "case '$cg' in '$agent_cg'/?*) true ;; *) false ;; esac"
+check "job 1.0 runs in a cgroup under the jobs' scope ($scope_cg/slots/...), not in glean-agent.service" \
+        sh -c "case '$cg' in '$scope_cg'/slots/?*) true ;; *) false ;; esac"
 check "job 1.0's cgroup is not the agent's own" test "$cg" != "$(sed -n 's/^0:://p' "/proc/$agent_pid/cgroup")"
 slot=${cg%/*}
 note "its slot's cgroup: $slot: memory.max $(cat "/sys/fs/cgroup$slot/memory.max" 2>&1)," \
@@ -260,6 +296,7 @@ check "no watchdog timeout in the journal" sh -c '! journalctl -o cat -u glean-a
 c2=$(submit 2 0)
 check "job 2.0 runs" until_true 60 job_alive 2
 pid2=$(job_pid 2)
+placeholder1=$(placeholder)
 check "systemctl kill --kill-who=main --signal=KILL glean-agent" \
         systemctl kill --kill-who=main --signal=KILL glean-agent
 new_agent() {
@@ -268,23 +305,20 @@ new_agent() {
         [ "$p" != 0 ] && [ "$p" != "$agent_pid" ] && [ "$(systemctl is-active glean-agent)" = active ]
 }
 # systemd before 254 (no DelegateSubgroup=) starts a service's main process
-# in the unit's own cgroup, which the agent's slots made an inner one: the
-# kernel refuses (EBUSY), the start fails with 219/CGROUP, again at each
-# RestartSec, until the jobs are gone and systemd removes the cgroup. A
-# known failure there (TAP TODO), a failure anywhere else.
-sd_version=$(systemctl --version | head -n 1 | cut -d' ' -f2)
+# in the unit's own cgroup: it works because the slots are in the jobs'
+# scope, not there (before, 219/CGROUP at each RestartSec while jobs ran).
 readopted=0
 if until_true 60 new_agent; then
         ok "Restart=on-failure starts glean-agent again while its job runs (active, a new process)"
         readopted=1
-elif [ "$sd_version" -lt 254 ] && [ "$(prop glean-agent ExecMainStatus)" = 219 ]; then
-        todo "Restart=on-failure starts glean-agent again while its job runs: systemd $sd_version cannot" \
-             "(status 219/CGROUP: the unit's cgroup is an inner one; DelegateSubgroup= needs systemd 254)"
-        journalctl --no-pager -o cat -u glean-agent -n 4 | sed 's/^/#   /'
 else
         no "Restart=on-failure starts glean-agent again while its job runs (active, a new process)"
         show_units
 fi
+check "the restarted agent took the same scope and placeholder (pid ${placeholder1:-none})" \
+        sh -c "[ \"\$(cat /sys/fs/cgroup$scope_cg/init/cgroup.procs)\" = '$placeholder1' ] && [ \"\$(pgrep -x glean-scope | wc -l)\" = 1 ] &&
+               [ \"\$(systemctl list-units --all --no-legend --plain 'glean-agent-jobs*.scope' | grep -c .)\" = 1 ]"
+check "glean-agent's own cgroup holds the new agent alone" service_cg_bare
 check "job 2.0 ran on without its agent (KillMode=process), the same process" \
         sh -c "kill -0 $pid2 && [ \"\$(cat $home/pid.2)\" = $pid2 ]"
 running2() { [ "$(glean q "${c2:-0}.0" -af JobStatus 2>/dev/null)" = 2 ]; }
@@ -318,6 +352,29 @@ check "job 3.0 runs again" until_true 60 rerun3
 touch "$home/release.3"
 check "job 3.0 completes" until_true 60 gone_from_queue "${c3:-0}"
 check "job 3.0 started twice (NumJobStarts 2)" test "$(history_attr "${c3:-0}" NumJobStarts)" = 2
+scope_cg=$(prop $SCOPE ControlGroup)
+note "after the restart: $(n_scopes) scope(s), init: $(placeholder | tr '\n' ' '), placeholders: $(pgrep -x glean-scope | tr '\n' ' ')"
+check "after systemctl restart: one scope, one placeholder" one_scope_one_placeholder
+check "after systemctl restart: glean-agent's own cgroup holds the agent alone" service_cg_bare
+
+# ---- systemctl stop: no job left, the scope gone ---------------------------
+
+c4=$(submit 4 0)
+check "job 4.0 runs" until_true 60 job_alive 4
+pid4=$(job_pid 4)
+check "systemctl stop glean-agent" systemctl stop glean-agent
+check "the stop vacated job 4.0 (its process is gone)" sh -c "! kill -0 $pid4 2>/dev/null"
+check "nothing of $U runs after the stop" sh -c "! pgrep -u $U >/dev/null"
+check "the jobs' scope is gone after the stop, and its placeholder" \
+        until_true 15 sh -c "[ \"\$(systemctl list-units --all --no-legend --plain 'glean-agent-jobs*.scope' | grep -c .)\" = 0 ] &&
+                             ! pgrep -x glean-scope >/dev/null"
+journalctl --no-pager -o cat -u glean-agent -n 3 | sed 's/^/#   /'
+check "systemctl start glean-agent" systemctl start glean-agent
+scope_cg=$(prop $SCOPE ControlGroup)
+check "after the start: a new scope, one placeholder" until_true 15 one_scope_one_placeholder
+check "job 4.0 runs again after the start" until_true 60 sh -c "p=\$(cat $home/pid.4) && [ \"\$p\" != $pid4 ] && kill -0 \$p"
+touch "$home/release.4"
+check "job 4.0 completes" until_true 60 gone_from_queue "${c4:-0}"
 
 # ---- systemd-analyze security ---------------------------------------------
 
