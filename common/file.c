@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* file.c — reading a whole (small) file. */
+/* file.c — reading and replacing a whole (small) file. */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "file.h"
 
@@ -47,4 +50,30 @@ int glean_read_file(const char *path, size_t max, char **ret, size_t *ret_len) {
         if (ret_len)
                 *ret_len = len;
         return 0;
+}
+
+int glean_write_file_replace(const char *path, const void *data, size_t len, mode_t mode) {
+        char tmp[PATH_MAX];
+        if (snprintf(tmp, sizeof tmp, "%s.new", path) >= (int) sizeof tmp)
+                return -ENAMETOOLONG;
+        int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
+        if (fd < 0)
+                return -errno;
+        int r = 0;
+        for (const char *p = data; r == 0 && len > 0;) {
+                ssize_t n = write(fd, p, len);
+                if (n < 0 && errno != EINTR)
+                        r = -errno;
+                else if (n > 0) {
+                        p += n;
+                        len -= (size_t) n;
+                }
+        }
+        if (close(fd) < 0 && r == 0)
+                r = -errno;
+        if (r == 0 && rename(tmp, path) < 0)
+                r = -errno;
+        if (r < 0)
+                unlink(tmp);
+        return r;
 }

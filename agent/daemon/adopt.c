@@ -36,7 +36,7 @@ static int state_path(const Agent *a, const char *slot, char *buf, size_t len) {
         return n < 0 || (size_t) n >= len ? -ENAMETOOLONG : 0;
 }
 
-static int state_dir(const Agent *a, char *buf, size_t len) {
+int agent_state_dir(const Agent *a, char *buf, size_t len) {
         int n = snprintf(buf, len, "%s/%s", a->execute, STATE_DIR);
         if (n < 0 || (size_t) n >= len)
                 return -ENAMETOOLONG;
@@ -45,7 +45,7 @@ static int state_dir(const Agent *a, char *buf, size_t len) {
 
 char *agent_state_exit_file(Slot *s) {
         char dir[PATH_MAX], *path = NULL;
-        if (state_dir(s->agent, dir, sizeof dir) < 0 || asprintf(&path, "%s/%s.exit", dir, s->name) < 0)
+        if (agent_state_dir(s->agent, dir, sizeof dir) < 0 || asprintf(&path, "%s/%s.exit", dir, s->name) < 0)
                 return NULL;
         return path;
 }
@@ -62,8 +62,8 @@ static bool state_write(Slot *s) {
         Agent *a = s->agent;
         if (!s->job || !s->spec)
                 return false;
-        char dir[PATH_MAX], path[PATH_MAX], tmp[PATH_MAX + 8];
-        if (state_dir(a, dir, sizeof dir) < 0 || state_path(a, s->name, path, sizeof path) < 0) {
+        char dir[PATH_MAX], path[PATH_MAX];
+        if (agent_state_dir(a, dir, sizeof dir) < 0 || state_path(a, s->name, path, sizeof path) < 0) {
                 GleanLogField f[] = { { "GLEAN_SLOT", s->name } };
                 glean_log(LOG_WARNING, NULL, f, 1, "%s: cannot record the job in %s/%s: the job would not be "
                           "re-adopted after a restart, and ends with the agent", s->name, a->execute, STATE_DIR);
@@ -103,20 +103,12 @@ static bool state_write(Slot *s) {
         classad_free(ad);
         if (!text)
                 return false;
-        snprintf(tmp, sizeof tmp, "%s.new", path);
-        int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
         /* Not fsync'ed: the file serves an agent restarted while the machine
          * runs on (rename is atomic for it); after a power loss no job is left
          * to re-adopt, and a torn file is refused. A flush here would stall
          * the agent's loop for a disk write at every job start. */
-        bool ok = fd >= 0 && write(fd, text, strlen(text)) == (ssize_t) strlen(text);
-        if (fd >= 0)
-                close(fd);
-        if (ok && rename(tmp, path) == 0)
-                ok = true;
-        else {
-                ok = false;
-                unlink(tmp);
+        bool ok = glean_write_file_replace(path, text, strlen(text), 0600) >= 0;
+        if (!ok) {
                 GleanLogField f[] = { { "GLEAN_SLOT", s->name } };
                 glean_log(LOG_WARNING, NULL, f, 1, "%s: cannot record the job in %s: the job would not be re-adopted "
                           "after a restart, and ends with the agent", s->name, path);

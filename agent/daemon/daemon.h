@@ -284,6 +284,8 @@ void agent_scope_end(AgentScope *s);
 void agent_scope_free(AgentScope *s); /* accepts NULL; ends nothing */
 
 /* ---- adopt.c ---- */
+/* EXECUTE/.glean-state, made (0700) if it is not there, into buf. */
+int agent_state_dir(const Agent *a, char *buf, size_t len);
 void agent_state_save(Slot *s);   /* the running job's state file */
 void agent_state_remove(Slot *s);
 /* <EXECUTE>/.glean-state/<slot>.exit, where the job's reaper writes its

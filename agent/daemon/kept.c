@@ -27,25 +27,23 @@
 #include "common/file.h"
 #include "daemon.h"
 
-#define KEPT_DIR ".glean-state/kept"
 #define KEPT_FILE_MAX (4u << 20)
 
-static int kept_dir(const Agent *a, bool make, char *buf, size_t len) {
-        int n = snprintf(buf, len, "%s/%s", a->execute, KEPT_DIR);
+/* EXECUTE/.glean-state/kept, made (0700) if it is not there. */
+static int kept_dir(const Agent *a, char *buf, size_t len) {
+        char state[PATH_MAX];
+        int r = agent_state_dir(a, state, sizeof state);
+        if (r < 0)
+                return r;
+        int n = snprintf(buf, len, "%s/kept", state);
         if (n < 0 || (size_t) n >= len)
                 return -ENAMETOOLONG;
-        if (!make)
-                return 0;
-        char parent[PATH_MAX];
-        snprintf(parent, sizeof parent, "%s/.glean-state", a->execute);
-        if ((mkdir(parent, 0700) < 0 && errno != EEXIST) || (mkdir(buf, 0700) < 0 && errno != EEXIST))
-                return -errno;
-        return 0;
+        return mkdir(buf, 0700) < 0 && errno != EEXIST ? -errno : 0;
 }
 
-static int kept_path(const Agent *a, uint64_t seq, bool make, char *buf, size_t len) {
+static int kept_path(const Agent *a, uint64_t seq, char *buf, size_t len) {
         char dir[PATH_MAX];
-        int r = kept_dir(a, make, dir, sizeof dir);
+        int r = kept_dir(a, dir, sizeof dir);
         if (r < 0)
                 return r;
         int n = snprintf(buf, len, "%s/%020" PRIu64 ".ad", dir, seq);
@@ -53,28 +51,14 @@ static int kept_path(const Agent *a, uint64_t seq, bool make, char *buf, size_t 
 }
 
 int agent_kept_save(const Agent *a, uint64_t seq, const char *text, size_t len) {
-        char path[PATH_MAX], tmp[PATH_MAX + 8];
-        int r = kept_path(a, seq, true, path, sizeof path);
-        if (r < 0)
-                return r;
-        snprintf(tmp, sizeof tmp, "%s.new", path);
-        int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-        if (fd < 0)
-                return -errno;
-        bool ok = write(fd, text, len) == (ssize_t) len;
-        r = ok ? 0 : -EIO;
-        if (close(fd) < 0 && r == 0)
-                r = -errno;
-        if (r == 0 && rename(tmp, path) < 0)
-                r = -errno;
-        if (r < 0)
-                unlink(tmp);
-        return r;
+        char path[PATH_MAX];
+        int r = kept_path(a, seq, path, sizeof path);
+        return r < 0 ? r : glean_write_file_replace(path, text, len, 0600);
 }
 
 void agent_kept_forget(const Agent *a, uint64_t seq) {
         char path[PATH_MAX];
-        if (kept_path(a, seq, false, path, sizeof path) >= 0)
+        if (kept_path(a, seq, path, sizeof path) >= 0)
                 (void) unlink(path);
 }
 
@@ -100,14 +84,12 @@ int agent_kept_load(const Agent *a, AgentKeptFn each, void *userdata, uint64_t *
         char dir[PATH_MAX];
         struct dirent **names = NULL;
         uint64_t next = 1;
-        int r = kept_dir(a, false, dir, sizeof dir);
+        int r = kept_dir(a, dir, sizeof dir);
         if (r < 0)
                 return r;
         int n = scandir(dir, &names, NULL, by_name);
-        if (n < 0) {
-                *ret_next = next;
-                return errno == ENOENT ? 0 : -errno;
-        }
+        if (n < 0)
+                return -errno;
         int loaded = 0;
         for (int i = 0; i < n; i++) {
                 const char *name = names[i]->d_name;

@@ -33,6 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/file.h"
 #include "daemon.h"
 
 #define MAX_AGENT_CONNS 16384
@@ -568,19 +569,9 @@ static int on_accept_unix(sd_event_source *src, int fd, uint32_t revents, void *
 /* ---- listening ---- */
 
 static int write_port_file(const char *path, unsigned port) {
-        char tmp[4096];
-        if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int) sizeof tmp)
-                return -ENAMETOOLONG;
-        FILE *f = fopen(tmp, "we");
-        if (!f)
-                return -errno;
-        fprintf(f, "%u\n", port);
-        if (fclose(f) != 0 || rename(tmp, path) < 0) {
-                int r = -errno;
-                unlink(tmp);
-                return r;
-        }
-        return 0;
+        char text[16];
+        int n = snprintf(text, sizeof text, "%u\n", port);
+        return glean_write_file_replace(path, text, (size_t) n, 0666);
 }
 
 static int listen_tcp(Nego *n) {
