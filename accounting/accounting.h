@@ -63,11 +63,20 @@ int acct_shares(const double *eup, size_t n, double *ret_shares);
  * 1 to 40 characters, no white space, quotes, backslash or '@'. */
 int acct_check_group_name(const char *name, char *why, size_t whylen);
 
+/* An identity attribute read as the literal it must be, never evaluated:
+ * 1 with *ret (malloc'd) / *ret set, 0 when ad has no such attribute,
+ * -EINVAL when its expression is anything but one string literal (one
+ * true or false), -ENOMEM. */
+int acct_literal_string(const ClassAd *ad, const char *name, char **ret);
+int acct_literal_bool(const ClassAd *ad, const char *name, bool *ret);
+
 /* The submitter (accounting key) of a job: "<group.sub.user>@<domain>"
  * from AccountingGroup when the job has one, else its User ("alice@dom")
  * or Owner@uid_domain; with NiceUser, "nice-user." before it (HTCondor's
- * spelling). job may be any ClassAd with those attributes. -EINVAL (why
- * says) when it has neither User nor Owner, or a bad AccountingGroup. */
+ * spelling). job may be any ClassAd with those attributes; each is read
+ * as a literal (acct_literal_*), never evaluated. -EINVAL (why says) when
+ * it has neither User nor Owner, or a bad or non-literal AccountingGroup
+ * or NiceUser. */
 int acct_job_submitter(const ClassAd *job, const char *uid_domain, char **ret, char *why, size_t whylen);
 
 /* ---- settings ---- */
@@ -188,10 +197,13 @@ typedef struct AcctEntry {
 
 typedef enum AcctOpenFlags {
         ACCT_OPEN_READONLY = 1 << 0, /* read the database, never write it (the CLI) */
+        ACCT_OPEN_INIT = 1 << 1,     /* an existing file without the schema (empty) may be initialised */
 } AcctOpenFlags;
 
 /* The accounts kept in the database at path (created when absent, unless
- * read-only), or in memory only when path is NULL. Takes ownership of
+ * read-only; an existing file without glean's schema, such as a 0-byte
+ * one, is refused with -ENODATA unless ACCT_OPEN_INIT), or in memory only
+ * when path is NULL. Takes ownership of
  * settings' contents (cleared) and of groups. A database that is corrupt,
  * unreadable or of a newer schema fails (-EINVAL, -EACCES, -EPROTO, ...)
  * with why = "accounts database PATH: ..."; nothing is written then. */

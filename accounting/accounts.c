@@ -553,7 +553,7 @@ int acct_open(const char *path, unsigned flags, AcctSettings *settings, AcctGrou
         a->groups = groups;
         a->readonly = flags & ACCT_OPEN_READONLY;
         a->now = now;
-        if (path && (r = acct_store_open(path, a->readonly, &a->store, why, whylen)) < 0)
+        if (path && (r = acct_store_open(path, flags, &a->store, why, whylen)) < 0)
                 goto fail;
         if ((r = load(a, why, whylen)) < 0)
                 goto fail;

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "accounting.h"
 #include "common/cleanup.h"
@@ -28,6 +29,53 @@ int acct_check_group_name(const char *name, char *why, size_t whylen) {
         return 0;
 }
 
+/* Whether text (an attribute's unparsed expression) is one string
+ * literal: a quote, then characters and escapes, its closing quote last. */
+static bool is_string_literal(const char *text) {
+        size_t len = strlen(text);
+
+        if (len < 2 || text[0] != '"' || text[len - 1] != '"')
+                return false;
+        for (size_t i = 1; i < len - 1; i++) {
+                if (text[i] == '\\') {
+                        if (++i >= len - 1)
+                                return false; /* the closing quote escaped */
+                } else if (text[i] == '"')
+                        return false; /* "a" + "b", strcat("a") ... */
+        }
+        return true;
+}
+
+int acct_literal_string(const ClassAd *ad, const char *name, char **ret) {
+        _cleanup_free_ char *text = classad_unparse_attr(ad, name);
+        char *v = NULL;
+        int r;
+
+        if (!text)
+                return classad_has(ad, name) ? -ENOMEM : 0;
+        if (!is_string_literal(text))
+                return -EINVAL;
+        r = classad_eval_string(ad, name, CA_MODE_OLD, &v);
+        if (r < 0)
+                return r == -ENOMEM ? r : -EINVAL;
+        *ret = v;
+        return 1;
+}
+
+int acct_literal_bool(const ClassAd *ad, const char *name, bool *ret) {
+        _cleanup_free_ char *text = classad_unparse_attr(ad, name);
+
+        if (!text)
+                return classad_has(ad, name) ? -ENOMEM : 0;
+        if (strcasecmp(text, "true") == 0)
+                *ret = true;
+        else if (strcasecmp(text, "false") == 0)
+                *ret = false;
+        else
+                return -EINVAL;
+        return 1;
+}
+
 /* Submitter names go into keys and ads: no white space or quotes. */
 static bool is_plain(const char *s) {
         return *s && !strpbrk(s, " \t\r\n\"'\\");
@@ -40,21 +88,29 @@ int acct_job_submitter(const ClassAd *job, const char *uid_domain, char **ret, c
         char *name;
         int r;
 
-        r = classad_eval_string(job, "AccountingGroup", CA_MODE_OLD, &group);
-        if (r == -EINVAL)
-                return glean_why(r, why, whylen, "AccountingGroup is not a string");
-        if (r >= 0 && (r = acct_check_group_name(group, why, whylen)) < 0)
+        /* Read as the literals they must be (3.4.7 names, decided once at
+         * submit), never evaluated: an expression could name another user
+         * at every evaluation. */
+        r = acct_literal_string(job, "AccountingGroup", &group);
+        if (r == -ENOMEM)
                 return r;
-        if (classad_eval_bool(job, "NiceUser", CA_MODE_OLD, &nice) < 0)
-                nice = false;
+        if (r < 0)
+                return glean_why(-EINVAL, why, whylen, "AccountingGroup is not a string literal");
+        if (r > 0 && (r = acct_check_group_name(group, why, whylen)) < 0)
+                return r;
+        r = acct_literal_bool(job, "NiceUser", &nice);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return glean_why(-EINVAL, why, whylen, "NiceUser is not a literal true or false");
 
         if (group) {
                 base = group;
                 domain = uid_domain;
-        } else if (classad_eval_string(job, "User", CA_MODE_OLD, &user) >= 0 && is_plain(user)) {
+        } else if (acct_literal_string(job, "User", &user) > 0 && is_plain(user)) {
                 base = user;
                 domain = NULL; /* User is "owner@domain" already */
-        } else if (classad_eval_string(job, "Owner", CA_MODE_OLD, &owner) >= 0 && is_plain(owner)) {
+        } else if (acct_literal_string(job, "Owner", &owner) > 0 && is_plain(owner)) {
                 base = owner;
                 domain = uid_domain;
         } else

@@ -129,6 +129,20 @@ static const char *const migrations[] = {
         "  key TEXT PRIMARY KEY NOT NULL,"
         "  value INTEGER NOT NULL"
         ") WITHOUT ROWID;",
+        /* 2 -> 3: the submissions' ids (negotiator/queue-submitid.c): the
+         * cluster each (user, id) made and how many procs, written in the
+         * submit's transaction, so that a submission sent again (its
+         * answer lost) gets the first answer; at is when, for forgetting
+         * them. */
+        "CREATE TABLE queue_submits ("
+        "  user TEXT NOT NULL,"
+        "  id TEXT NOT NULL,"
+        "  cluster INTEGER NOT NULL,"
+        "  procs INTEGER NOT NULL,"
+        "  at REAL NOT NULL,"
+        "  PRIMARY KEY (user, id)"
+        ") WITHOUT ROWID;"
+        "CREATE INDEX queue_submits_at ON queue_submits (at);",
 };
 _Static_assert(ELEMENTSOF(migrations) == ACCT_SCHEMA_VERSION, "one migration step per schema version");
 
@@ -317,8 +331,9 @@ static void store_freep(AcctStore **s) {
 }
 
 /* What is at path, before SQLite looks: clearer reasons for the usual
- * mistakes than SQLite's "unable to open database file". Sets *ret_exists. */
-static int check_path(const char *path, bool readonly, bool *ret_exists, char *why, size_t whylen) {
+ * mistakes than SQLite's "unable to open database file". Sets *ret_exists
+ * and, when it exists, *ret_size. */
+static int check_path(const char *path, bool readonly, bool *ret_exists, off_t *ret_size, char *why, size_t whylen) {
         struct stat st;
 
         if (stat(path, &st) < 0) {
@@ -335,6 +350,84 @@ static int check_path(const char *path, bool readonly, bool *ret_exists, char *w
         if (!S_ISREG(st.st_mode))
                 return path_why(-EINVAL, path, why, whylen, "is not a regular file");
         *ret_exists = true;
+        *ret_size = st.st_size;
+        return 0;
+}
+
+/* A new database file, mode 0600 whatever the umask (SQLite gives its
+ * -wal and -shm the main file's mode). */
+static int create_file(const char *path, char *why, size_t whylen) {
+        _cleanup_close_ int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+
+        if (fd < 0 && errno == EEXIST)
+                return 0; /* made meanwhile: SQLite opens it as it is */
+        if (fd < 0)
+                return path_why(-errno, path, why, whylen, "cannot open: cannot create it: %s", strerror(errno));
+        if (fchmod(fd, 0600) < 0)
+                return path_why(-errno, path, why, whylen, "cannot make it mode 0600: %s", strerror(errno));
+        return 0;
+}
+
+static int sync_parent_dir(const char *path);
+
+/* A missing database made whole before it takes its name: its schema
+ * written in <path>.new (mode 0600; what an earlier crash left there is
+ * removed first), closed (the WAL checkpointed into it), synced, renamed
+ * to path. A crash at any point leaves path absent or complete, never the
+ * empty file that a later open refuses. */
+static int create_initialised(const char *path, char *why, size_t whylen) {
+        static const char *const suffixes[] = { "", "-wal", "-shm" };
+        char tmp[PATH_MAX];
+        AcctStore *s = NULL;
+        int fd, r;
+
+        for (size_t i = 0; i < ELEMENTSOF(suffixes); i++) {
+                if ((size_t) snprintf(tmp, sizeof(tmp), "%s.new%s", path, suffixes[i]) >= sizeof(tmp))
+                        return path_why(-ENAMETOOLONG, path, why, whylen, "the path is too long");
+                if (unlink(tmp) < 0 && errno != ENOENT)
+                        return path_why(-errno, path, why, whylen, "cannot remove %s: %s", tmp, strerror(errno));
+        }
+        snprintf(tmp, sizeof(tmp), "%s.new", path);
+        r = create_file(tmp, why, whylen);
+        if (r < 0)
+                return path_why(r, path, why, whylen, "cannot open: cannot create it: %s", strerror(-r));
+        r = acct_store_open(tmp, ACCT_OPEN_INIT, &s, why, whylen);
+        acct_store_close(s);
+        if (r >= 0) {
+                fd = open(tmp, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+                if (fd < 0 || fsync(fd) < 0)
+                        r = path_why(-errno, path, why, whylen, "cannot sync %s: %s", tmp, strerror(errno));
+                if (fd >= 0)
+                        close(fd);
+        }
+        if (r >= 0 && rename(tmp, path) < 0)
+                r = path_why(-errno, path, why, whylen, "cannot rename %s to it: %s", tmp, strerror(errno));
+        if (r < 0) {
+                (void) unlink(tmp);
+                return r;
+        }
+        r = sync_parent_dir(path);
+        if (r < 0)
+                return path_why(r, path, why, whylen, "syncing its directory: %s", strerror(-r));
+        return 0;
+}
+
+/* The file and its -wal and -shm (those that exist) mode 0600: the queue
+ * and the accounts are the central manager's alone. */
+static int restrict_modes(const char *path, char *why, size_t whylen) {
+        static const char *const suffixes[] = { "", "-wal", "-shm" };
+
+        for (size_t i = 0; i < ELEMENTSOF(suffixes); i++) {
+                char p[PATH_MAX];
+                struct stat st;
+
+                if ((size_t) snprintf(p, sizeof(p), "%s%s", path, suffixes[i]) >= sizeof(p))
+                        return path_why(-ENAMETOOLONG, path, why, whylen, "the path is too long");
+                if (lstat(p, &st) < 0 || !S_ISREG(st.st_mode) || (st.st_mode & 07777) == 0600)
+                        continue;
+                if (chmod(p, 0600) < 0)
+                        return path_why(-errno, path, why, whylen, "cannot make %s mode 0600: %s", p, strerror(errno));
+        }
         return 0;
 }
 
@@ -479,6 +572,9 @@ static int setup_writer(AcctStore *s, int version, bool existed, char *why, size
 
         if (sqlite3_db_readonly(s->db, "main") == 1)
                 return path_why(-EACCES, s->path, why, whylen, "cannot be written (permission denied)");
+        r = restrict_modes(s->path, why, whylen);
+        if (r < 0)
+                return r;
         r = pragma_expect(s, "PRAGMA journal_mode = WAL", "wal", why, whylen);
         if (r < 0)
                 return r;
@@ -502,17 +598,24 @@ static int setup_writer(AcctStore *s, int version, bool existed, char *why, size
         return 0;
 }
 
-int acct_store_open(const char *path, bool readonly, AcctStore **ret, char *why, size_t whylen) {
+int acct_store_open(const char *path, unsigned flags, AcctStore **ret, char *why, size_t whylen) {
         _cleanup_(store_freep) AcctStore *s = NULL;
-        bool existed = false;
+        bool readonly = flags & ACCT_OPEN_READONLY, existed = false;
+        off_t size = 0;
         int version, rc, r;
 
         if (!path || !*path || !ret)
                 return glean_why(-EINVAL, why, whylen, "accounts database: no path given");
 
-        r = check_path(path, readonly, &existed, why, whylen);
+        r = check_path(path, readonly, &existed, &size, why, whylen);
         if (r < 0)
                 return r;
+        if (!existed && !readonly) {
+                r = create_initialised(path, why, whylen);
+                if (r < 0)
+                        return r;
+                existed = true;
+        }
 
         s = calloc(1, sizeof(*s));
         if (!s || !(s->path = strdup(path)))
@@ -540,6 +643,12 @@ int acct_store_open(const char *path, bool readonly, AcctStore **ret, char *why,
                                 "was written by a newer glean: schema %d, this build reads up to %d", version,
                                 ACCT_SCHEMA_VERSION);
 
+        if (existed && version == 0 && !readonly && !(flags & ACCT_OPEN_INIT))
+                return path_why(-ENODATA, path, why, whylen,
+                                "%s and holds no glean schema: refusing to start on it with an empty queue "
+                                "(a database that lost its contents?); to initialise it, start "
+                                "glean-negotiator --init-db once",
+                                size == 0 ? "is empty (0 bytes)" : "exists");
         if (readonly) {
                 if (version == 0)
                         return path_why(-ENODATA, path, why, whylen,

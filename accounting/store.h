@@ -20,8 +20,9 @@
 #include <stddef.h>
 
 /* 1: the accounts. 2: the central manager's job queue (its tables are
- * negotiator/queue.c's, written through the same connection). */
-#define ACCT_SCHEMA_VERSION 2
+ * negotiator/queue.c's, written through the same connection). 3: the
+ * queue's submission ids (queue_submits). */
+#define ACCT_SCHEMA_VERSION 3
 
 typedef struct AcctStore AcctStore;
 
@@ -46,13 +47,19 @@ typedef struct AcctClaimRow {
         double begin;
 } AcctClaimRow;
 
-/* Opens (creating it and its schema when absent and !readonly) the
- * database at path. Read-only opens never create or migrate: a missing
- * file is -ENOENT, one without the schema yet -ENODATA, one of an older
- * schema -EPROTO (open it read-write once). Errors: -EINVAL (not a
- * database, or not glean's), -EBADMSG (corrupt), -EPROTO (newer schema),
- * -EISDIR, -EACCES, -ENOENT, ... */
-int acct_store_open(const char *path, bool readonly, AcctStore **ret, char *why, size_t whylen);
+/* Opens the database at path; flags are acct_open's (AcctOpenFlags):
+ * ACCT_OPEN_READONLY, ACCT_OPEN_INIT. A read-write open creates a missing
+ * file (mode 0600) with its schema; an existing file without the schema
+ * (empty, 0 bytes, or a database with no table) is refused with -ENODATA
+ * unless ACCT_OPEN_INIT says to initialise it: an empty file where a
+ * database was expected is a lost database, not a new one. A read-write
+ * open makes the file and its -wal and -shm mode 0600 (SQLite gives the
+ * latter the main file's mode, whatever the umask). Read-only opens never
+ * create or migrate: a missing file is -ENOENT, one without the schema yet
+ * -ENODATA, one of an older schema -EPROTO (open it read-write once).
+ * Errors: -EINVAL (not a database, or not glean's), -EBADMSG (corrupt,
+ * truncated), -EPROTO (newer schema), -EISDIR, -EACCES, -ENOENT, ... */
+int acct_store_open(const char *path, unsigned flags, AcctStore **ret, char *why, size_t whylen);
 void acct_store_close(AcctStore *s); /* accepts NULL */
 
 /* Transactions: every write happens between begin and commit (the

@@ -88,9 +88,20 @@
 
 typedef struct CgJob CgJob;
 
+/* A job's cgroup that was not empty when the job was reported (its
+ * processes would not die in time): watched, and removed once it empties
+ * (a process stuck in the kernel may still go). */
+typedef struct Lingering {
+        struct Lingering *next;
+        struct CgExecutor *owner;
+        Cg *cg;
+} Lingering;
+
 typedef struct CgExecutor {
         ExecExecutor x;
         CgRoot *root;
+        Lingering *lingering;
+        bool closing; /* being freed: nothing lingers any more */
 } CgExecutor;
 
 struct CgJob {
@@ -140,7 +151,53 @@ static int job_cgroup_rel(AgentExecutor *ex, const AgentJobSpec *spec, char **re
         return 0;
 }
 
-/* rmdir of the job cgroup (it must be empty); the Cg is closed either way. */
+static void linger_unlink(Lingering *l) {
+        for (Lingering **pp = &l->owner->lingering; *pp; pp = &(*pp)->next)
+                if (*pp == l) {
+                        *pp = l->next;
+                        break;
+                }
+}
+
+static void on_linger_event(Cg *cg, void *userdata) {
+        Lingering *l = userdata;
+        bool populated = true;
+
+        if (cg_events(cg, &populated, NULL) >= 0 && populated)
+                return;
+        int r = cg_remove(cg);
+        if (r < 0)
+                glean_log_warning("cannot remove the cgroup %s, empty at last: %s", cg_path(cg), strerror(-r));
+        else
+                glean_log_info("the cgroup %s emptied at last and is removed", cg_path(cg));
+        linger_unlink(l);
+        cg_free(l->cg);
+        free(l);
+}
+
+/* A populated cgroup left by job j: watched until it empties. */
+static bool linger(CgJob *j) {
+        CgExecutor *cx = (CgExecutor *) j->core.owner;
+        Lingering *l = calloc(1, sizeof(*l));
+
+        if (!l || cx->closing) {
+                free(l);
+                return false;
+        }
+        l->owner = cx;
+        l->cg = j->cg;
+        if (cg_watch(l->cg, cx->x.event, on_linger_event, l) < 0) {
+                free(l);
+                return false;
+        }
+        l->next = cx->lingering;
+        cx->lingering = l;
+        j->cg = NULL;
+        return true;
+}
+
+/* rmdir of the job cgroup (it must be empty); the Cg is closed, or kept
+ * watched while processes that would not die are still in it. */
 static void job_remove_cgroup(ExecJob *e) {
         CgJob *j = (CgJob *) e;
         int r;
@@ -148,11 +205,29 @@ static void job_remove_cgroup(ExecJob *e) {
         if (!j->cg)
                 return;
         r = cg_remove(j->cg);
+        if (r == -EBUSY && linger(j)) {
+                glean_log_warning("the cgroup %s of job %d is not empty: removed once it is", j->cg_path,
+                                  (int) j->core.base.pid);
+                return;
+        }
         if (r < 0)
                 glean_log_warning("cannot remove the cgroup %s of job %d: %s", j->cg_path, (int) j->core.base.pid,
                                   strerror(-r));
         cg_free(j->cg);
         j->cg = NULL;
+}
+
+/* At the executor's end: removed if empty by now (free), else closed. */
+static void lingering_free(CgExecutor *cx, bool remove) {
+        cx->closing = true;
+        while (cx->lingering) {
+                Lingering *l = cx->lingering;
+                cx->lingering = l->next;
+                if (remove)
+                        (void) cg_remove(l->cg);
+                cg_free(l->cg);
+                free(l);
+        }
 }
 
 static void job_destroy(ExecJob *e) {
@@ -860,12 +935,14 @@ static void job_end_now(ExecJob *e) {
 }
 
 static void cgx_free(AgentExecutor *ex) {
+        lingering_free((CgExecutor *) ex, true);
         exec_executor_free((ExecExecutor *) ex, job_end_now, job_destroy);
 }
 
 /* Frees everything, kills nothing, removes nothing (an agent that died):
  * the cgroups are closed, not removed. */
 static void cgx_forget(AgentExecutor *ex) {
+        lingering_free((CgExecutor *) ex, false);
         exec_executor_forget((ExecExecutor *) ex, job_destroy);
 }
 

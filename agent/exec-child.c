@@ -160,7 +160,7 @@ static int close_fds_from(unsigned from, unsigned to) {
 static int child_open(const char *path, int flags) {
         int fd, fl;
 
-        fd = open(path, flags | O_NOCTTY | O_CLOEXEC | O_NONBLOCK, 0644);
+        fd = open(path, flags | O_NOCTTY | O_CLOEXEC | O_NONBLOCK, 0666); /* the umask decides */
         if (fd < 0)
                 return -1;
         fl = fcntl(fd, F_GETFL);
@@ -227,7 +227,9 @@ static _Noreturn void child(const AgentJobSpec *spec, int errfd, pid_t reaper) {
                 child_fail(errfd, STEP_PARENT_DEATH, errno);
         if (getppid() != reaper)
                 child_fail(errfd, STEP_PARENT_DEATH, ESRCH);
-        (void) umask(022);
+        /* The owner's umask (the job ad's Umask), else 022: the job's
+         * output files, opened below, are made with it too. */
+        (void) umask(spec->has_umask ? (spec->umask & 0777) : 022);
 
         if (chdir(spec->iwd) < 0)
                 child_fail(errfd, STEP_CHDIR, errno);
@@ -346,14 +348,16 @@ _Noreturn void exec_reaper_main(const AgentJobSpec *spec, int errfd, int join_cg
                 /* The reaper proper: a small program of its own, so that the copy
                  * of the agent's memory goes now (an agent writing to pages a
                  * long-lived copy shares would copy them at every job). */
-                char agent_s[24], job_s[24], token_s[24];
+                char agent_s[24], job_s[24], token_s[24], lease_s[24];
                 char *argv[] = { "glean-reaper", agent_s, job_s, token_s, (char *) (spec->exit_file ? spec->exit_file : "-"),
-                                 NULL };
+                                 lease_s, (char *) (spec->lease_file ? spec->lease_file : "-"), NULL };
                 char *envp[] = { NULL };
 
                 exec_fmt_u64(agent_s, sizeof(agent_s), (uint64_t) agent, 10);
                 exec_fmt_u64(job_s, sizeof(job_s), (uint64_t) pid, 10);
                 exec_fmt_u64(token_s, sizeof(token_s), token, 16);
+                exec_fmt_u64(lease_s, sizeof(lease_s),
+                             spec->lease > 0 ? (uint64_t) (spec->lease > INT32_MAX ? INT32_MAX : spec->lease) : 0, 10);
                 execve(reaper_path, argv, envp);
                 rec = (ChildError) { .step = STEP_REAPER_EXEC, .error = errno };
                 (void) kill(-pid, SIGKILL);
@@ -362,7 +366,11 @@ _Noreturn void exec_reaper_main(const AgentJobSpec *spec, int errfd, int join_cg
         }
         (void) close(errfd);
         /* stdin/stdout/stderr are /dev/null: nothing of the reaper's goes anywhere. */
-        exec_reaper_finish(pid, agent, token, spec->exit_file);
+        {
+                ExecLease lease = { spec->lease, spec->lease_file };
+
+                exec_reaper_finish(pid, agent, token, spec->exit_file, &lease);
+        }
 }
 
 /* The reaper sharing the agent's memory until it execs glean-reaper
@@ -539,6 +547,21 @@ static const char *step_what(ChildStep step) {
         return "start";
 }
 
+/* Whose side a failed step is on (agent_executor_last_failure). */
+static AgentStartFailure step_failure(ChildStep step) {
+        switch (step) {
+        case STEP_CHDIR: return AGENT_START_IWD;
+        case STEP_IN: return AGENT_START_INPUT;
+        case STEP_OUT: return AGENT_START_OUTPUT;
+        case STEP_ERR: return AGENT_START_ERROR;
+        case STEP_EXEC: return AGENT_START_EXEC;
+        case STEP_SETGROUPS:
+        case STEP_SETGID:
+        case STEP_SETUID: return AGENT_START_ACCOUNT;
+        default: return AGENT_START_OTHER;
+        }
+}
+
 static const char *step_path(const AgentJobSpec *spec, const char *cgroup_path, ChildStep step) {
         switch (step) {
         case STEP_CGROUP: return cgroup_path;
@@ -635,6 +658,8 @@ int agent_child_start(AgentExecutor *ex, const AgentJobSpec *spec, int cgroup_fd
                 agent_exec_error(ex, r, "cannot %s%s%s%s as %s (uid %u): %s", step_what((ChildStep) failure.step),
                                  path ? " '" : "", path ? path : "", path ? "'" : "", spec->user ? spec->user : "?",
                                  (unsigned) spec->uid, strerror(-r));
+                if (ex)
+                        ex->last_failure = step_failure((ChildStep) failure.step);
                 goto out;
         }
         *ret = (ExecStarted) { .pid = job, .reaper_pid = pid, .reaper_pidfd = pidfd };

@@ -16,6 +16,15 @@
  * while the job's zombie still holds the group id, writes the exit file
  * and exits: its pidfd is what the loop watches.
  *
+ * Where the daemon gives it a cgroup v2 subtree (agent_executor_fork_new_leaves:
+ * no controllers needed, as on a hybrid host whose v2 hierarchy has only
+ * its core files), each job and its reaper are also cloned into a leaf of
+ * their own, <base>/slots/job-<token>: signals go to every process of the
+ * leaf as well as the group, a kill is cgroup.kill, and when the reaper is
+ * gone whatever is left in the leaf (a process that called setsid, which
+ * left the group) is killed and the leaf removed. A leaf that cannot be
+ * made is logged and the job runs in its process group alone.
+ *
  * Adoption (agent_exec_adopt_id): a job of an agent that died is its
  * process group, pinned by its leader's start time, and its reaper, pinned
  * the same way; the reaper's exit is the job's end, the exit file its
@@ -43,8 +52,16 @@
 /* How long agent_executor_free() waits for a killed job to be gone. */
 #define REAP_TIMEOUT_MS AGENT_REAP_TIMEOUT_MS
 
-/* A job: the bookkeeping of exec-common.c, nothing more. */
+/* A job: the bookkeeping of exec-common.c (and its leaf, j->leaf). */
 typedef ExecJob ForkJob;
+
+typedef struct ForkExecutor {
+        ExecExecutor x;
+        CgRoot *leaves; /* NULL: process groups only */
+} ForkExecutor;
+
+/* How long the end of a job waits for its leaf to empty after cgroup.kill. */
+#define LEAF_EMPTY_MS 2000
 
 #define ADOPTED_REASON "the agent restarted while the job ran: its exit status is unknown"
 
@@ -52,8 +69,60 @@ static const AgentExecutorOps fork_ops;
 
 /* ---- the parent ---- */
 
+/* ---- the leaves ---- */
+
+static void leaf_name(uint64_t token, char *buf, size_t len) {
+        snprintf(buf, len, "job-%016llx", (unsigned long long) token);
+}
+
+/* A leaf for the job of token (created), or NULL (logged) where it cannot be had. */
+static Cg *leaf_open(ForkExecutor *fx, uint64_t token, bool create) {
+        char name[32], why[256] = "";
+        Cg *cg = NULL;
+
+        if (!fx->leaves)
+                return NULL;
+        leaf_name(token, name, sizeof(name));
+        if (!create) {
+                char path[PATH_MAX];
+                snprintf(path, sizeof(path), "%s/slots/%s", cg_root_path(fx->leaves), name);
+                if (access(path, F_OK) < 0)
+                        return NULL;
+        }
+        int r = cg_open(fx->leaves, name, &cg, why, sizeof(why));
+        if (r < 0) {
+                glean_log_warning("no cgroup leaf for the job (%s: %s): it runs in its process group alone, and "
+                                  "a process of it that calls setsid escapes its end",
+                                  name, why[0] ? why : strerror(-r));
+                return NULL;
+        }
+        return cg;
+}
+
+/* Kills what is left in the job's leaf, waits (briefly) for it to empty
+ * and removes it; one that will not empty is left (and logged). */
+static void leaf_end(ForkJob *j) {
+        bool populated = true;
+
+        if (!j->leaf)
+                return;
+        (void) cg_kill(j->leaf);
+        for (int i = 0; i < LEAF_EMPTY_MS / 5; i++) {
+                if (cg_events(j->leaf, &populated, NULL) < 0 || !populated)
+                        break;
+                usleep(5000);
+        }
+        if (cg_remove(j->leaf) < 0)
+                glean_log_warning("job %d: its cgroup %s does not empty: left as it is", (int) j->base.pid,
+                                  cg_path(j->leaf));
+        cg_free(j->leaf);
+        j->leaf = NULL;
+}
+
 /* Frees j; the job must have been reaped (or be left to init). */
 static void job_destroy(ForkJob *j) {
+        cg_free(j->leaf); /* a running job's leaf stays (the job is left running) */
+        j->leaf = NULL;
         exec_job_release(j);
         free(j);
 }
@@ -89,6 +158,7 @@ static int on_pidfd(sd_event_source *s, int fd, uint32_t revents, void *userdata
                 return 0;
         if (si.si_code != CLD_EXITED || si.si_status != 0)
                 kill_leftover_group(j); /* killed by its agent, or something went wrong: make sure */
+        leaf_end(j); /* what left the group */
         exec_job_fill_exit(j, &si, &ru);
         j->base.exited = true;
         exec_job_report(j, NULL, job_destroy);
@@ -97,7 +167,8 @@ static int on_pidfd(sd_event_source *s, int fd, uint32_t revents, void *userdata
 
 static int fork_start(AgentExecutor *ex, const AgentJobSpec *spec, AgentJobExitFn on_exit, void *userdata,
                       AgentJob **ret) {
-        ExecExecutor *fx = (ExecExecutor *) ex;
+        ForkExecutor *ffx = (ForkExecutor *) ex;
+        ExecExecutor *fx = &ffx->x;
         ExecStarted st;
         pid_t ppid = 0;
         ForkJob *j;
@@ -109,7 +180,9 @@ static int fork_start(AgentExecutor *ex, const AgentJobSpec *spec, AgentJobExitF
 
         clock_gettime(CLOCK_MONOTONIC, &j->started);
         j->token = exec_new_token();
-        r = agent_child_start(ex, spec, -1, NULL, j->token, &st);
+        j->leaf = leaf_open(ffx, j->token, true);
+        r = agent_child_start(ex, spec, j->leaf ? cg_dirfd(j->leaf) : -1, j->leaf ? cg_path(j->leaf) : NULL,
+                              j->token, &st);
         if (r < 0)
                 goto fail;
 
@@ -134,14 +207,30 @@ static int fork_start(AgentExecutor *ex, const AgentJobSpec *spec, AgentJobExitF
         return 0;
 
 fail:
+        if (j->leaf) {
+                (void) cg_remove(j->leaf);
+                cg_free(j->leaf);
+                j->leaf = NULL;
+        }
         exec_job_discard(j);
         return r;
 }
 
+/* sig to the job's group, and to every process of its leaf (those that
+ * left the group); SIGKILL there is cgroup.kill. */
 static int group_signal(AgentJob *job, int sig) {
+        ForkJob *j = (ForkJob *) job;
+        int r;
+
         if (job->exited)
                 return -ESRCH;
-        return kill(-job->pid, sig) < 0 ? -errno : 0;
+        r = kill(-job->pid, sig) < 0 ? -errno : 0;
+        if (j->leaf) {
+                int k = sig == SIGKILL ? cg_kill(j->leaf) : cg_signal(j->leaf, sig);
+                if (k >= 0)
+                        r = 0; /* the group may be gone while the leaf is not */
+        }
+        return r;
 }
 
 static int fork_suspend(AgentJob *job) {
@@ -220,6 +309,8 @@ static int fork_usage(AgentJob *job, AgentJobExit *ret) {
 
 static void kill_group(ForkJob *j) {
         (void) kill(-j->base.pid, SIGKILL);
+        if (j->leaf)
+                (void) cg_kill(j->leaf);
 }
 
 static void fork_free_job(AgentJob *job) {
@@ -246,6 +337,7 @@ static void adopted_end(ForkJob *j) {
                 .max_rss_kb = j->max_rss_kb,
                 .wall_time = agent_elapsed_since(&j->started),
         };
+        leaf_end(j);
         if (!exec_job_read_exit_file(j)) {
                 kill_leftover_group(j);
                 j->result.status_unknown = true;
@@ -297,6 +389,7 @@ static int fork_adopt(AgentExecutor *ex, const AgentJobSpec *spec, const AgentJo
         j->reaper_start = id->reaper_start;
         j->token = id->token;
         j->kept = true;
+        j->leaf = leaf_open((ForkExecutor *) ex, id->token, false); /* its leaf, if it has one */
         exec_mono_of_wall(started_wall, &j->started);
 
         fd = exec_pin(id->pid, id->start);
@@ -364,13 +457,18 @@ static const AgentExecutorOps fork_ops = {
 };
 
 int agent_executor_fork_new(sd_event *ev, AgentExecutor **ret) {
-        ExecExecutor *fx;
+        return agent_executor_fork_new_leaves(ev, NULL, ret);
+}
+
+int agent_executor_fork_new_leaves(sd_event *ev, CgRoot *leaves, AgentExecutor **ret) {
+        ForkExecutor *fx;
 
         if (!ev || !ret)
                 return -EINVAL;
         fx = exec_executor_new(sizeof(*fx), &fork_ops, ev);
         if (!fx)
                 return -ENOMEM;
-        *ret = &fx->base;
+        fx->leaves = leaves;
+        *ret = &fx->x.base;
         return 0;
 }

@@ -12,6 +12,7 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include "cgroup.h"
 #include "exec.h"
 
 /* How long a blocking reap of a killed job waits (executor free). */
@@ -26,7 +27,7 @@
  * calls only: no malloc, no stdio) resets every signal to its default,
  * creates its own session and process group, closes every fd but 0-2 and
  * the error pipe, drops privileges when root (setgroups, setresgid,
- * setresuid, raw calls), sets PR_SET_NO_NEW_PRIVS and umask 022,
+ * setresuid, raw calls), sets PR_SET_NO_NEW_PRIVS and the umask (spec's, else 022),
  * chdir(iwd), opens in/out/err as the job user, unblocks every signal and
  * execs. The reaper sends the job's pid through the close-on-exec pipe; a
  * failure before exec (the reaper's or the job's) is written there as
@@ -82,12 +83,23 @@ _Noreturn void exec_reaper_main(const AgentJobSpec *spec, int errfd, int join_cg
 
 /* ---- reaper-core.c: libc only (glean-reaper links it alone) ---- */
 
+/* The claim's lease as the reaper knows it: seconds (<= 0: none, the job
+ * is never killed for it) and the slot's state file, whose mtime is the
+ * claim's last keep-alive (agent/daemon/adopt.c). */
+typedef struct ExecLease {
+        int64_t seconds;
+        const char *state_file;
+} ExecLease;
+
 /* The reaper's life once the job runs (pid, its child): waits for it and
  * for the agent's word (agent_job_keep) or death, kills what is left of
  * the job's group, reaps the job, writes exit_file (NULL: none; not when
  * the agent died before its word: the job was ended then) and exits
- * mirroring the job's status. Every signal must be blocked. */
-_Noreturn void exec_reaper_finish(pid_t pid, pid_t agent, uint64_t token, const char *exit_file);
+ * mirroring the job's status. After the agent's death with its word, the
+ * job is killed once lease ran out (lease NULL: never). Every signal must
+ * be blocked. */
+_Noreturn void exec_reaper_finish(pid_t pid, pid_t agent, uint64_t token, const char *exit_file,
+                                  const ExecLease *lease);
 /* Blocks every signal, glibc's own two included (the raw call). */
 void exec_block_all_signals(void);
 /* FNV-1a of the record's lines before "sum". */
@@ -157,6 +169,7 @@ struct ExecJob {
         AgentJobExitFn on_exit;
         void *userdata;
         char *scratch;              /* NULL once removed */
+        Cg *leaf;                   /* fork executor: the job's cgroup v2 leaf (NULL: its process group only) */
         struct timespec started;    /* CLOCK_MONOTONIC */
         AgentJobExit result;        /* once exited */
         int64_t max_rss_kb;         /* largest seen */

@@ -280,12 +280,17 @@ int agent_job_id(const AgentJob *job, AgentJobId *ret) {
 /* ---- orphans ---- */
 
 int agent_exec_kill_orphan(const AgentJobId *id) {
-        int n = 0, fd;
+        int n = 0, fd, reaper_fd = -1;
 
         if (!id || id->pid <= 0 || id->start == 0)
                 return -EINVAL;
-        /* The group's leader pinned: while it lives, no other group can have its id. */
+        /* Both pinned before either is killed: the reaper ends as soon as its
+         * job has, and could be gone (its pid free again) by the time we
+         * looked for it. */
         fd = exec_pin(id->pid, id->start);
+        if (id->reaper_pid > 0 && id->reaper_start != 0)
+                reaper_fd = exec_pin(id->reaper_pid, id->reaper_start);
+        /* The group's leader pinned: while it lives, no other group can have its id. */
         if (fd >= 0) {
                 if (kill(-id->pid, SIGKILL) >= 0)
                         n++;
@@ -293,13 +298,10 @@ int agent_exec_kill_orphan(const AgentJobId *id) {
                         n++;
                 close(fd);
         }
-        if (id->reaper_pid > 0 && id->reaper_start != 0) {
-                fd = exec_pin(id->reaper_pid, id->reaper_start);
-                if (fd >= 0) {
-                        if (pidfd_send_signal(fd, SIGKILL, NULL, 0) >= 0)
-                                n++;
-                        close(fd);
-                }
+        if (reaper_fd >= 0) {
+                if (pidfd_send_signal(reaper_fd, SIGKILL, NULL, 0) >= 0)
+                        n++;
+                close(reaper_fd);
         }
         return n;
 }

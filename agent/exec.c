@@ -34,8 +34,16 @@ int agent_exec_error(AgentExecutor *ex, int r, const char *fmt, ...) {
                 va_start(ap, fmt);
                 vsnprintf(ex->last_error, sizeof(ex->last_error), fmt, ap);
                 va_end(ap);
+                ex->last_failure = AGENT_START_OTHER;
+                ex->last_errno = r < 0 ? -r : 0;
         }
         return r;
+}
+
+AgentStartFailure agent_executor_last_failure(const AgentExecutor *ex, int *ret_errno) {
+        if (ret_errno)
+                *ret_errno = ex ? ex->last_errno : 0;
+        return ex ? (AgentStartFailure) ex->last_failure : AGENT_START_OTHER;
 }
 
 /* ---- removing a tree without following symlinks ---- */
@@ -301,6 +309,8 @@ int agent_exec_start(AgentExecutor *ex, const AgentJobSpec *spec, AgentJobExitFn
         if (!ex)
                 return -EINVAL;
         ex->last_error[0] = '\0';
+        ex->last_failure = AGENT_START_OTHER;
+        ex->last_errno = 0;
         if (!spec || !on_exit || !ret)
                 return agent_exec_error(ex, -EINVAL, "bad call: spec, exit callback and result needed");
         r = check_spec(ex, spec);

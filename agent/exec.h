@@ -31,6 +31,8 @@ typedef struct AgentJobSpec {
                                 * HOME, USER, PATH (when the job sets none of its own) */
         char *iwd;             /* Iwd, or the scratch directory when the job has none */
         char *in, *out, *err;  /* In/Out/Err (absolute, relative ones taken from iwd), NULL = /dev/null */
+        char *owner;           /* the job's Owner, a literal string (NULL: none) */
+        bool as_owner;         /* it runs as the account Owner names (else the slot user's or the agent's) */
         char *user;            /* the account the job runs as */
         uid_t uid;
         gid_t gid;
@@ -38,6 +40,8 @@ typedef struct AgentJobSpec {
         size_t n_groups;
         char *scratch;         /* per-job scratch directory (created by agent_exec_start, removed after exit) */
         int kill_sig;          /* KillSig (default SIGTERM) */
+        bool has_umask;        /* the job ad's Umask (the submitter's, recorded by glean submit) ... */
+        mode_t umask;          /* ... which the job gets; without one the job's umask is 022 */
         char *cgroup;          /* cgroup executor: the job's cgroup relative to <base>/slots, e.g.
                                 * "slot1/slot1_2/job" (set by the daemon); NULL: "<_CONDOR_SLOT>/job" */
         int kill_timeout;      /* cgroup executor: seconds the job's cgroup may take to empty once its
@@ -48,6 +52,10 @@ typedef struct AgentJobSpec {
                                 * in a directory only root can write (the daemon: <EXECUTE>/.glean-state/
                                 * <slot>.exit); NULL: nowhere (a job that outlives its agent then ends
                                 * with its status unknown). Never removed by the executor */
+        int64_t lease;         /* the claim's lease in seconds (0: none) and ... */
+        char *lease_file;      /* ... the file whose mtime is its last keep-alive (the daemon: the slot's
+                                * state file): once the agent died, the job's reaper kills the job when
+                                * the lease ran out (a missing file: never). NULL: never */
 } AgentJobSpec;
 
 typedef struct AgentRunAs {
@@ -62,6 +70,9 @@ typedef struct AgentRunAs {
  * (which must exist and not be root) unless refuse_unknown_owner and the
  * Owner is unknown (runas NULL: the defaults). When the agent is not root it can only run jobs as its
  * own account: Owner must then be that account (or absent), else -EPERM.
+ * Umask, when the ad has it, is an integer from 0 to 0777 (the umask of
+ * the job, so of its output files; the submitter's, as glean submit
+ * records it): -EINVAL otherwise.
  * Arguments (new syntax) wins over Args (old), Environment (new) over Env
  * (old; EnvDelim or a leading ';'/'|' names the delimiter); the syntaxes
  * are config/argsyntax.h's.
@@ -74,6 +85,19 @@ typedef struct AgentRunAs {
 int agent_jobspec_from_ad(const ClassAd *job, const AgentRunAs *runas, const char *scratch_parent,
                           const char *slot_name, AgentJobSpec **ret, char *why, size_t whylen);
 void agent_jobspec_free(AgentJobSpec *spec); /* accepts NULL */
+
+/* The identity attributes of a job, which decide who it runs as and who
+ * is charged: Owner, User, AcctGroup, AcctGroupUser, AccountingGroup.
+ * Each must be absent or a literal string (its expression IS a
+ * string constant: ifThenElse(...) or strcat("a", "b") are refused even
+ * when they evaluate to one), so that every reading of it gives the same
+ * value. agent_jobspec_from_ad() checks them too. */
+extern const char *const agent_identity_attrs[];
+/* attr of job: 0 and *ret (malloc'd; NULL when absent), or -EINVAL with
+ * why when it is anything but a literal string; -ENOMEM. */
+int agent_job_literal_string(const ClassAd *job, const char *attr, char **ret, char *why, size_t whylen);
+/* 0 when every identity attribute is absent or literal, else -EINVAL with why. */
+int agent_job_identity_check(const ClassAd *job, char *why, size_t whylen);
 
 /* "SIGTERM", "TERM", "term", "15" -> 15; -EINVAL otherwise. */
 int agent_signal_from_name(const char *name, int *ret);
@@ -162,12 +186,21 @@ typedef struct AgentExecutorOps {
  * waitid(P_PIDFD) for its rusage. suspend/resume = SIGSTOP/SIGCONT to the
  * process group. The child resets its signals, closes every fd but 0-2,
  * drops privileges (setgroups, setresgid, setresuid, PR_SET_NO_NEW_PRIVS),
- * sets umask 022, chdir(iwd), opens in/out/err as the job user, execve; a
+ * sets the umask (spec->umask, else 022), chdir(iwd), opens in/out/err as the job user, execve; a
  * failure before exec makes start() fail with its errno (the step is in
  * agent_executor_last_error()). The executor keeps a reference on ev. */
 int agent_executor_fork_new(sd_event *ev, AgentExecutor **ret);
 
 typedef struct CgRoot CgRoot; /* cgroup.h */
+
+/* The same, and each job also in a cgroup v2 leaf of its own,
+ * <leaves>/slots/job-<token> (cg_open; no controller is needed): signals
+ * reach every process of the leaf too, a kill is cgroup.kill, and once
+ * the job's reaper is gone what is left in the leaf is killed and the leaf
+ * removed, so that a process that left the job's group (setsid) ends with
+ * it. A leaf that cannot be made is logged; that job has its process group
+ * only. leaves (NULL: none) must outlive the executor. */
+int agent_executor_fork_new_leaves(sd_event *ev, CgRoot *leaves, AgentExecutor **ret);
 
 /* The cgroup v2 executor: each job in a cgroup of its own,
  * <base>/slots/<spec->cgroup> (see AgentJobSpec.cgroup; created if absent,
@@ -339,6 +372,21 @@ const char *agent_executor_name(const AgentExecutor *ex);
 /* Why the last agent_exec_start() failed, one sentence; "" if it did not. */
 const char *agent_executor_last_error(const AgentExecutor *ex);
 
+/* What the last failed start could not do, from the job's side (the
+ * files and directory of the job, its program, its account) or the
+ * agent's (AGENT_START_OTHER: fork, cgroup, scratch directory, ...), and
+ * the errno (0 when none is known). */
+typedef enum AgentStartFailure {
+        AGENT_START_OTHER = 0,
+        AGENT_START_IWD,     /* chdir to its initial directory */
+        AGENT_START_INPUT,   /* open its standard input */
+        AGENT_START_OUTPUT,  /* open its standard output */
+        AGENT_START_ERROR,   /* open its standard error */
+        AGENT_START_EXEC,    /* execve of its program */
+        AGENT_START_ACCOUNT, /* become its user (setgroups, setgid, setuid) */
+} AgentStartFailure;
+AgentStartFailure agent_executor_last_failure(const AgentExecutor *ex, int *ret_errno);
+
 /* Removes path and everything under it without following symbolic links
  * (openat/unlinkat, O_NOFOLLOW | O_DIRECTORY; any depth). -ENOENT if path
  * does not exist. */
@@ -350,6 +398,8 @@ int agent_remove_tree(const char *path);
 struct AgentExecutor {
         const AgentExecutorOps *ops;
         char last_error[512];
+        int last_failure;      /* AgentStartFailure of the last failed start */
+        int last_errno;
 };
 
 struct AgentJob {

@@ -186,29 +186,73 @@ static bool account_is_root(const Account *a) {
         return a->uid == 0 || a->gid == 0;
 }
 
-/* The account the job runs as (see exec.h). */
-static int resolve_account(const ClassAd *job, const AgentRunAs *runas, Account *ret, char *why, size_t whylen) {
+/* ---- identity: literal strings only ---- */
+
+const char *const agent_identity_attrs[] = { "Owner", "User", "AcctGroup", "AcctGroupUser", "AccountingGroup", NULL };
+
+int agent_job_literal_string(const ClassAd *job, const char *attr, char **ret, char *why, size_t whylen) {
+        char *text = NULL, *value = NULL, *canon = NULL;
+        int r;
+
+        *ret = NULL;
+        text = classad_unparse_attr(job, attr);
+        if (!text)
+                return 0; /* absent */
+        /* Evaluated once; the value counts only when writing it back as a
+         * constant gives the expression's own text: the tree is a string
+         * literal, and no other reading can give another value. */
+        r = classad_eval_string(job, attr, CA_MODE_OLD, &value);
+        if (r >= 0) {
+                CaValue v = ca_string(value);
+                canon = ca_value_unparse(&v);
+                ca_value_clear(&v);
+                if (!canon)
+                        r = -ENOMEM;
+                else if (strcmp(canon, text) != 0)
+                        r = -EINVAL;
+        } else if (r != -ENOMEM)
+                r = -EINVAL;
+        if (r == -EINVAL)
+                why_set(why, whylen, "%s must be a literal string (it decides who the job is), not the expression %.200s",
+                        attr, text);
+        free(canon);
+        free(text);
+        if (r < 0) {
+                free(value);
+                return r;
+        }
+        *ret = value;
+        return 0;
+}
+
+int agent_job_identity_check(const ClassAd *job, char *why, size_t whylen) {
+        for (size_t i = 0; agent_identity_attrs[i]; i++) {
+                char *v = NULL;
+                int r = agent_job_literal_string(job, agent_identity_attrs[i], &v, why, whylen);
+                free(v);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* The account the job runs as (see exec.h), for owner (the job's literal
+ * Owner, NULL when it has none); *ret_as_owner: it is the account owner names. */
+static int resolve_account(const char *owner, const AgentRunAs *runas, Account *ret, bool *ret_as_owner, char *why,
+                           size_t whylen) {
         static const AgentRunAs defaults = { .allow_runas_owner = true };
-        char *owner = NULL;
         const char *slot_user;
         Account a = {};
+        bool as_owner = false;
         int r;
 
         if (!runas)
                 runas = &defaults;
         slot_user = runas->slot_user && *runas->slot_user ? runas->slot_user : DEFAULT_SLOT_USER;
-        r = classad_eval_string(job, "Owner", CA_MODE_OLD, &owner);
-        if (r == -ENOMEM)
-                return r;
-        if (r == -EINVAL) {
-                why_set(why, whylen, "Owner is not a string");
-                return -EINVAL;
-        }
-        if (r < 0)
-                owner = NULL;
 
         if (geteuid() != 0) {
                 r = account_of_agent(owner, &a, why, whylen);
+                as_owner = owner != NULL;
                 goto out;
         }
 
@@ -216,8 +260,10 @@ static int resolve_account(const ClassAd *job, const AgentRunAs *runas, Account 
                 r = account_by_name(owner, &a);
                 if (r == -ENOMEM)
                         goto out;
-                if (r >= 0 && !account_is_root(&a))
+                if (r >= 0 && !account_is_root(&a)) {
+                        as_owner = true;
                         goto out; /* the owner it is */
+                }
                 if (r == -ENOENT && runas->refuse_unknown_owner) {
                         why_set(why, whylen, "Owner '%s' is not an account on this machine", owner);
                         goto out;
@@ -242,9 +288,10 @@ static int resolve_account(const ClassAd *job, const AgentRunAs *runas, Account 
                 r = -EPERM;
         }
 out:
-        free(owner);
-        if (r >= 0)
+        if (r >= 0) {
                 *ret = a;
+                *ret_as_owner = as_owner;
+        }
         return r;
 }
 
@@ -259,11 +306,13 @@ void agent_jobspec_free(AgentJobSpec *spec) {
         free(spec->in);
         free(spec->out);
         free(spec->err);
+        free(spec->owner);
         free(spec->user);
         free(spec->groups);
         free(spec->scratch);
         free(spec->cgroup);
         free(spec->exit_file);
+        free(spec->lease_file);
         free(spec);
 }
 
@@ -442,6 +491,23 @@ static int set_kill_sig(const ClassAd *job, AgentJobSpec *spec, char *why, size_
         return r;
 }
 
+/* Umask: the submitter's umask (glean submit records it), 022 without one. */
+static int set_umask(const ClassAd *job, AgentJobSpec *spec, char *why, size_t whylen) {
+        CaValue v = ca_undefined();
+        int r = classad_eval_attr(job, "Umask", CA_MODE_OLD, &v);
+        if (r < 0)
+                return r;
+        if (v.type == CA_INT && v.u.i >= 0 && v.u.i <= 0777) {
+                spec->has_umask = true;
+                spec->umask = (mode_t) v.u.i;
+        } else if (v.type != CA_UNDEFINED) {
+                why_set(why, whylen, "Umask must be an integer from 0 to 0777 (511), the job's file creation mask");
+                r = -EINVAL;
+        }
+        ca_value_clear(&v);
+        return r;
+}
+
 static bool is_name(const char *s) {
         return *s && !strchr(s, '/') && strcmp(s, ".") != 0 && strcmp(s, "..") != 0;
 }
@@ -471,7 +537,13 @@ int agent_jobspec_from_ad(const ClassAd *job, const AgentRunAs *runas, const cha
                 goto out;
         }
 
-        r = resolve_account(job, runas, &acct, why, whylen);
+        /* Who: decided here, once, from literals; the daemon checks
+         * spec->owner and spec->uid, the executor uses the same. */
+        r = agent_job_identity_check(job, why, whylen);
+        if (r >= 0)
+                r = agent_job_literal_string(job, "Owner", &spec->owner, why, whylen);
+        if (r >= 0)
+                r = resolve_account(spec->owner, runas, &acct, &spec->as_owner, why, whylen);
         if (r < 0)
                 goto out;
         spec->user = acct.name;
@@ -517,6 +589,8 @@ int agent_jobspec_from_ad(const ClassAd *job, const AgentRunAs *runas, const cha
                 r = get_std_file(job, "Err", spec->iwd, &spec->err, why, whylen);
         if (r >= 0)
                 r = set_kill_sig(job, spec, why, whylen);
+        if (r >= 0)
+                r = set_umask(job, spec, why, whylen);
         if (r >= 0) {
                 *ret = spec;
                 spec = NULL;

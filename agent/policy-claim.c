@@ -131,13 +131,24 @@ bool pol_job_is_vanilla(const ClassAd *job) {
         return u == 5;
 }
 
-int64_t pol_lease_of(const AgentSlotSM *sm, const ClassAd *job) {
-        /* 3.5.5.1: JobLeaseDuration; 0 or undefined: MAX_CLAIM_ALIVES_MISSED x ALIVE_INTERVAL. */
+void pol_claim_set_lease(const AgentSlotSM *sm, Claim *c, const ClassAd *job) {
+        /* 3.5.5.1: JobLeaseDuration; 0 or undefined: MAX_CLAIM_ALIVES_MISSED x
+         * ALIVE_INTERVAL. Evaluated once per claim or activation: the lease
+         * the claimant hears of is the one kept. */
         int64_t lease = 0;
         if (job && classad_eval_int(job, "JobLeaseDuration", CA_MODE_OLD, &lease) >= 0 && lease > 0)
-                return lease > INT_MAX ? INT_MAX : lease;
-        lease = sm->knobs.max_claim_alives_missed * sm->knobs.alive_interval;
-        return lease > 0 ? lease : 0;
+                lease = lease > INT_MAX ? INT_MAX : lease;
+        else {
+                lease = sm->knobs.max_claim_alives_missed * sm->knobs.alive_interval;
+                lease = lease > 0 ? lease : 0;
+        }
+        c->lease_asked = lease;
+        /* A claim made on the agent's socket keeps its slot for as long as
+         * its lease: bounded, so that a claimant who asked for 10^9 s and
+         * went away does not hold it for ever. */
+        if (sm->knobs.max_claim_lease > 0 && (lease == 0 || lease > sm->knobs.max_claim_lease))
+                lease = sm->knobs.max_claim_lease;
+        c->lease = lease;
 }
 
 int64_t pol_lease_end(const Claim *c) {
@@ -161,7 +172,7 @@ Claim *pol_claim_new(AgentSlotSM *sm, const char *id, const ClassAd *job) {
         if (job && pol_eval_number(sm->ad, "RANK", job, &rank))
                 c->rank = rank;
         c->begun = sm->now;
-        c->lease = pol_lease_of(sm, job);
+        pol_claim_set_lease(sm, c, job);
         c->last_alive = sm->now;
         c->vanilla = pol_job_is_vanilla(job);
         pol_claim_set_job_id(c);

@@ -127,13 +127,14 @@ int agent_policy_knobs(const Config *cfg, unsigned slot_id, AgentPolicyKnobs *re
             (r = knob_int(cfg, slot_id, "KILLING_TIMEOUT", 30, &k.killing_timeout, err)) < 0 ||
             (r = knob_int(cfg, slot_id, "CLAIM_WORKLIFE", -1, &k.claim_worklife, err)) < 0 ||
             (r = knob_int(cfg, slot_id, "ALIVE_INTERVAL", 300, &k.alive_interval, err)) < 0 ||
-            (r = knob_int(cfg, slot_id, "MAX_CLAIM_ALIVES_MISSED", 6, &k.max_claim_alives_missed, err)) < 0)
+            (r = knob_int(cfg, slot_id, "MAX_CLAIM_ALIVES_MISSED", 6, &k.max_claim_alives_missed, err)) < 0 ||
+            (r = knob_int(cfg, slot_id, "MAX_CLAIM_LEASE_DURATION", 7200, &k.max_claim_lease, err)) < 0)
                 return r;
         /* Timers of more than ten years are as good as none, and keep the
          * arithmetic on them far from overflowing. */
         static const int64_t cap = 10LL * 366 * 86400;
         int64_t *timers[] = { &k.match_timeout, &k.killing_timeout, &k.claim_worklife, &k.alive_interval,
-                              &k.max_claim_alives_missed };
+                              &k.max_claim_alives_missed, &k.max_claim_lease };
         for (size_t i = 0; i < sizeof timers / sizeof *timers; i++)
                 if (*timers[i] > cap)
                         *timers[i] = cap;

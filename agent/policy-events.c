@@ -175,7 +175,7 @@ static int on_activate(AgentSlotSM *sm, const AgentEvent *ev, char *why, size_t 
         double rank;
         if (pol_eval_number(sm->ad, "RANK", copy, &rank))
                 c->rank = rank;
-        c->lease = pol_lease_of(sm, copy);
+        pol_claim_set_lease(sm, c, copy);
         c->last_alive = sm->now; /* an activation is a keep-alive too */
         c->active = true;
         c->activations++;

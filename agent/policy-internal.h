@@ -23,6 +23,7 @@ typedef struct Claim {
         double rank;             /* RANK of the slot for this job */
         int64_t begun;           /* when the claim began (CLAIM_WORKLIFE) */
         int64_t lease;           /* seconds; 0: none */
+        int64_t lease_asked;     /* what the job asked for (more than lease when MAX_CLAIM_LEASE_DURATION cut it) */
         int64_t last_alive;      /* the last keep-alive: the lease ends at last_alive + lease */
         unsigned activations;    /* jobs started under this claim */
         bool active;             /* a job runs */
@@ -95,7 +96,8 @@ Claim *pol_claim_new(AgentSlotSM *sm, const char *id, const ClassAd *job);
 void pol_claim_free(Claim *c);
 void pol_claim_set_job_id(Claim *c);
 bool pol_job_is_vanilla(const ClassAd *job);
-int64_t pol_lease_of(const AgentSlotSM *sm, const ClassAd *job);
+/* Sets c->lease (bounded by MAX_CLAIM_LEASE_DURATION) and c->lease_asked from job. */
+void pol_claim_set_lease(const AgentSlotSM *sm, Claim *c, const ClassAd *job);
 /* When the claim's lease runs out: its last keep-alive (or activation) plus
  * the lease, the first second at which it has expired; INT64_MAX with no
  * lease. The expiry and agent_sm_next_deadline() both use it. */

@@ -631,6 +631,32 @@ const ClassAd *agent_sm_job(const AgentSlotSM *sm) {
         return sm->cur ? sm->cur->job : NULL;
 }
 
+int agent_sm_claim_lease(const AgentSlotSM *sm, const char *claim_id, int64_t *ret_lease, int64_t *ret_asked) {
+        const Claim *const claims[] = { sm->cur, sm->pre, sm->pending };
+        for (size_t i = 0; claim_id && i < sizeof claims / sizeof *claims; i++)
+                if (claims[i] && strcmp(claims[i]->id, claim_id) == 0) {
+                        *ret_lease = claims[i]->lease;
+                        *ret_asked = claims[i]->lease_asked;
+                        return 0;
+                }
+        return -ENOENT;
+}
+
+bool agent_sm_claim_alive(const AgentSlotSM *sm, int64_t *ret_last_alive, int64_t *ret_lease) {
+        if (!sm->cur)
+                return false;
+        *ret_last_alive = sm->cur->last_alive;
+        *ret_lease = sm->cur->lease;
+        return true;
+}
+
+int agent_sm_set_claim_alive(AgentSlotSM *sm, int64_t when) {
+        if (!sm->cur)
+                return -ENOENT;
+        sm->cur->last_alive = when;
+        return 0;
+}
+
 bool agent_sm_job_active(const AgentSlotSM *sm) {
         return sm->cur && sm->cur->active;
 }

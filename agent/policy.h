@@ -136,6 +136,8 @@ typedef struct AgentPolicyKnobs {
         int64_t claim_worklife;         /* CLAIM_WORKLIFE, -1: infinite */
         int64_t alive_interval;         /* ALIVE_INTERVAL, 300 */
         int64_t max_claim_alives_missed;/* MAX_CLAIM_ALIVES_MISSED, 6 */
+        int64_t max_claim_lease;        /* MAX_CLAIM_LEASE_DURATION, 7200: the longest lease a claim gets
+                                         * (a longer JobLeaseDuration is cut to it); <= 0: no bound */
         bool backfill;                  /* ENABLE_BACKFILL and BACKFILL_COMMAND set */
         bool dynamic;                   /* a dynamic slot: released when unclaimed */
         /* Set by the caller, never by agent_policy_knobs(): */
@@ -213,6 +215,18 @@ AgentActivity agent_sm_activity(const AgentSlotSM *sm);
 /* The current claim's id and job ad (NULL when unclaimed). */
 const char *agent_sm_claim_id(const AgentSlotSM *sm);
 const ClassAd *agent_sm_job(const AgentSlotSM *sm);
+/* The lease of the claim claim_id (current, preempting or pending) in
+ * seconds (0: none), and *ret_asked what its job asked for (the same
+ * unless MAX_CLAIM_LEASE_DURATION cut it); -ENOENT for no such claim. */
+int agent_sm_claim_lease(const AgentSlotSM *sm, const char *claim_id, int64_t *ret_lease, int64_t *ret_asked);
+/* The current claim's last keep-alive (an activation counts as one) and
+ * its lease in seconds (0: none): false when unclaimed. */
+bool agent_sm_claim_alive(const AgentSlotSM *sm, int64_t *ret_last_alive, int64_t *ret_lease);
+/* Sets the current claim's last keep-alive to when (a claim re-adopted
+ * after a restart: the last keep-alive an earlier run of the agent heard),
+ * so that its lease ends when it would have; the next evaluation ends a
+ * claim whose lease is over. -ENOENT when unclaimed. */
+int agent_sm_set_claim_alive(AgentSlotSM *sm, int64_t when);
 /* Is a job running (activated and not yet exited)? */
 bool agent_sm_job_active(const AgentSlotSM *sm);
 /* Does this claim id belong to the slot (current or preempting claim, or a

@@ -28,6 +28,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -149,17 +150,38 @@ static _Noreturn void reaper_mirror(int status) {
         _exit(128 + sig); /* a signal whose default is not to end a process */
 }
 
+/* After the agent died with the job kept: whether the claim's lease ran
+ * out without word from its claimant. The state file's mtime is the
+ * claim's last keep-alive (a later agent that re-adopts the job keeps
+ * touching it); a file that cannot be read is no reason to kill. */
+static bool lease_ran_out(const ExecLease *lease) {
+        struct timespec now;
+        struct stat st;
+
+        if (!lease || lease->seconds <= 0 || !lease->state_file)
+                return false;
+        if (stat(lease->state_file, &st) < 0 || clock_gettime(CLOCK_REALTIME, &now) < 0)
+                return false;
+        return (int64_t) now.tv_sec >= (int64_t) st.st_mtime + lease->seconds;
+}
+
 /* Waits until the job has exited (not reaped: its zombie holds its
  * group's id). Meanwhile the agent's word that the job is recorded
  * (EXEC_SIG_KEEP, sigqueue'd by the agent with the token's low bits) makes
  * the job outlive the agent; the agent's death before it
  * (EXEC_SIG_AGENT_DIED, the parent-death signal) ends the job: false then.
  * Both are real-time signals, taken lowest first: a word sent before the
- * agent died is always heard before its death. */
-static bool reaper_wait(pid_t pid, pid_t agent, uint64_t token) {
-        bool kept = false, orphaned = false;
+ * agent died is always heard before its death. The agent's death after
+ * it leaves the job to its claim's lease, as HTCondor's starter does
+ * without word from its shadow: from then on the reaper looks at the
+ * state file every second, and kills the job once the lease ran out
+ * (its end then recorded as a kill). */
+static bool reaper_wait(pid_t pid, pid_t agent, uint64_t token, const ExecLease *lease) {
+        bool kept = false, orphaned = false, watching = false;
+        const struct timespec second = { .tv_sec = 1 };
         siginfo_t si, info;
         sigset_t set;
+        int sig;
 
         sigemptyset(&set);
         sigaddset(&set, SIGCHLD);
@@ -171,13 +193,22 @@ static bool reaper_wait(pid_t pid, pid_t agent, uint64_t token) {
                         return !orphaned;
                 if (si.si_pid == pid)
                         return !orphaned;
-                if (sigwaitinfo(&set, &info) < 0)
+                if (watching && lease_ran_out(lease)) {
+                        watching = false; /* once: the job's exit ends the wait */
+                        (void) kill(-pid, SIGKILL);
+                        (void) kill(pid, SIGKILL); /* had it left its group */
+                }
+                sig = watching ? sigtimedwait(&set, &info, &second) : sigwaitinfo(&set, &info);
+                if (sig < 0)
                         continue;
                 if (info.si_signo == EXEC_SIG_KEEP && info.si_code == SI_QUEUE && info.si_pid == agent &&
                     info.si_value.sival_int == (int) (uint32_t) token) {
-                        kept = true;
-                        (void) prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0);
-                } else if (info.si_signo == EXEC_SIG_AGENT_DIED && !kept && getppid() != agent) {
+                        kept = true; /* the parent-death signal stays: it starts the watch */
+                } else if (info.si_signo == EXEC_SIG_AGENT_DIED && getppid() != agent) {
+                        if (kept) {
+                                watching = lease && lease->seconds > 0 && lease->state_file;
+                                continue;
+                        }
                         orphaned = true;
                         (void) kill(-pid, SIGKILL);
                 }
@@ -191,13 +222,14 @@ void exec_block_all_signals(void) {
         (void) syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all, NULL, sizeof(all));
 }
 
-_Noreturn void exec_reaper_finish(pid_t pid, pid_t agent, uint64_t token, const char *exit_file) {
+_Noreturn void exec_reaper_finish(pid_t pid, pid_t agent, uint64_t token, const char *exit_file,
+                                  const ExecLease *lease) {
         struct rusage ru = {};
         bool recorded;
         int status = 0;
         long r;
 
-        recorded = reaper_wait(pid, agent, token);
+        recorded = reaper_wait(pid, agent, token, lease);
         /* Its zombie still holds the group's id: the rest of the group goes. */
         (void) kill(-pid, SIGKILL);
         do

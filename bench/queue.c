@@ -68,7 +68,10 @@ static void open_queue(const char *path, Accountant **ret_a, JobQueue **ret_q) {
         char why[512] = "";
         int r;
 
+        /* The queue's limits off: the bench queues 1,000,000 jobs of one owner. */
         if ((r = config_new(&cfg)) < 0 || (r = config_set(cfg, "UID_DOMAIN", "bench.example")) < 0 ||
+            (r = config_set(cfg, "MAX_JOBS_PER_SUBMISSION", "0")) < 0 ||
+            (r = config_set(cfg, "MAX_JOBS_PER_OWNER", "0")) < 0 ||
             (r = acct_settings_from_config(cfg, &s, &err)) < 0 || (r = acct_groups_from_config(cfg, &g, &err)) < 0 ||
             (r = queue_settings_from_config(cfg, &qs, &err)) < 0)
                 die("configuration", r, err.msg);
@@ -204,7 +207,7 @@ int main(int argc, char **argv) {
                        n, t, n / t);
                 JobCmdSubmit *pending = NULL;
                 size_t bytes = 0;
-                JobCmdSink sink = { null_send, NULL, &bytes };
+                JobCmdSink sink = { null_send, NULL, &bytes, NULL };
                 t = now_s();
                 for (int i = 0; i < n; i++)
                         if (jobcmd_submit(&pending, q, &alice, one.msgs[0], T0 + i, &sink) != 1)
@@ -219,7 +222,7 @@ int main(int argc, char **argv) {
                 Split s = split_of(n);
                 JobCmdSubmit *pending = NULL;
                 size_t bytes = 0;
-                JobCmdSink sink = { null_send, NULL, &bytes };
+                JobCmdSink sink = { null_send, NULL, &bytes, NULL };
 
                 t = now_s();
                 r = queue_submit(q, &alice, s.cluster, s.procs, s.n, T0, &id, why, sizeof(why));
@@ -242,7 +245,7 @@ int main(int argc, char **argv) {
         {
                 char text[256];
                 size_t bytes = 0;
-                JobCmdSink sink = { null_send, NULL, &bytes };
+                JobCmdSink sink = { null_send, NULL, &bytes, NULL };
                 ClassAd *req = NULL;
                 GleanCommand cmd;
                 int64_t big = queue_next_cluster(q) - 1; /* the queue 100000 through jobcmd */

@@ -469,6 +469,7 @@ int classad_eval_attr(const ClassAd *ad, const char *name, CaMode mode, CaValue 
         ca_eval_init(&ev, mode, ad, NULL, NULL);
         CaValue v;
         ca_eval_attr_ref(&ev, atom, &v);
+        ca_eval_settle(&ev, &v);
         int r = ca_value_detach(&v);
         if (r < 0)
                 return r;
@@ -487,6 +488,7 @@ int classad_eval_ad_list(const ClassAd *ad, const char *name, CaMode mode, Class
         ca_eval_init(&ev, mode, ad, NULL, NULL);
         CaValue v;
         ca_eval_attr_ref(&ev, atom, &v);
+        ca_eval_settle(&ev, &v);
         if (v.type != CA_LIST) {
                 int r = v.type == CA_UNDEFINED ? -ENOENT : -EINVAL;
                 ca_value_clear(&v);
@@ -502,6 +504,7 @@ int classad_eval_ad_list(const ClassAd *ad, const char *name, CaMode mode, Class
                 ca_eval_init(&one, mode, v.u.l.scope, NULL, NULL);
                 CaValue item;
                 ca_list_elem(&one, &v, k, &item);
+                ca_eval_settle(&one, &item);
                 r = item.type != CA_AD ? -EINVAL : classad_copy(item.u.ad, &ads[k]);
                 ca_value_clear(&item);
                 if (r < 0)

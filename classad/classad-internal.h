@@ -317,7 +317,25 @@ typedef struct CaEval {
         uint64_t steps;              /* work budget spent */
 } CaEval;
 
-#define CA_MAX_EVAL_STEPS (1u << 20)
+#define CA_MAX_EVAL_STEPS ((uint64_t) CLASSAD_EVAL_BUDGET)
+/* Spend n steps of ev's budget; false when it is spent (the first time,
+ * classad_budget_hits() counts it). */
+bool ca_eval_charge_slow(CaEval *ev, uint64_t n);
+static inline bool ca_eval_charge(CaEval *ev, uint64_t n) {
+        if (_likely_(n <= CA_MAX_EVAL_STEPS - ev->steps && ev->steps <= CA_MAX_EVAL_STEPS)) {
+                ev->steps += n;
+                return true;
+        }
+        return ca_eval_charge_slow(ev, n);
+}
+/* At the end of a public evaluation: ERROR in place of *v when ev ran
+ * out of its budget (an expression may have hidden the ERROR inside). */
+static inline void ca_eval_settle(const CaEval *ev, CaValue *v) {
+        if (_likely_(ev->steps <= CA_MAX_EVAL_STEPS))
+                return;
+        ca_value_clear(v);
+        *v = ca_error();
+}
 /* Push what is about to be evaluated; false (and nothing pushed) on a
  * cycle or when the stack is full. */
 bool ca_eval_enter(CaEval *ev, const ClassAd *ad, const void *key);
@@ -390,7 +408,8 @@ static inline bool ca_to_bool(const CaValue *v, bool *ret) {
 /* ---- built-in functions ---- */
 
 enum {
-        CA_FN_PURE = 1 << 0, /* same arguments, same result: may be constant-folded */
+        CA_FN_PURE = 1 << 0, /* same arguments, same result (the parser folds no call but
+                                absTime/relTime of a literal: a call may cost any time) */
 };
 
 typedef void (*CaFnImpl)(CaEval *ev, const CaNode *const *args, uint32_t nargs, CaValue *ret);

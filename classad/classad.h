@@ -244,6 +244,23 @@ char *classad_expr_unparse(const ClassAdExpr *e);
 /* Evaluate e with `my` as its scope (may be NULL: an empty ad) and, when
  * target is non-NULL, in a match context with target as TARGET. */
 int classad_expr_eval(const ClassAdExpr *e, const ClassAd *my, const ClassAd *target, CaMode mode, CaValue *ret);
+/* ---- the evaluation budget ----
+ *
+ * Every evaluation (each call above and below that evaluates, and each
+ * element of classad_eval_ad_list or ca_list_get) has a budget of
+ * CLASSAD_EVAL_BUDGET steps: an attribute hop, a list element or a
+ * function call is one step, a regular expression's match 16 (and 20,000
+ * more when it needs the long try, classad/fn-regex.c), compiling a
+ * pattern that is not cached a step a byte, the text eval() parses
+ * and unparse() writes one a byte, all nested work counted against the
+ * outer evaluation. Past it the evaluation stops and its value is ERROR,
+ * whatever the expression would have made of the ERROR inside. About
+ * 30 ms of work on today's machines. */
+#define CLASSAD_EVAL_BUDGET (1u << 20)
+/* How many evaluations in this process ran out of their budget so far:
+ * compare before and after an evaluation to know whether it did. */
+uint64_t classad_budget_hits(void);
+
 /* Pins the clock of time(), CurrentTime and the time functions to t
  * (seconds since the epoch); 0 returns to the real clock. For replays and
  * tests; the clock is process-wide. */

@@ -125,7 +125,7 @@ static void eval_attr_in(CaEval *ev, const ClassAd *scope, const CaAttr *a, CaVa
          * one attribute to another, since within one tree the work and the
          * recursion are bounded by its size and its height. */
         int cost = a->expr->depth + CA_NESTED_EVAL_COST;
-        if (ev->depth + cost > CA_MAX_EVAL_DEPTH || ++ev->steps > CA_MAX_EVAL_STEPS ||
+        if (ev->depth + cost > CA_MAX_EVAL_DEPTH || !ca_eval_charge(ev, 1) ||
             !ca_eval_enter(ev, scope, a)) {
                 *ret = ca_error(); /* runaway, or a reference cycle */
                 return;
@@ -137,6 +137,20 @@ static void eval_attr_in(CaEval *ev, const ClassAd *scope, const CaAttr *a, CaVa
         ev->cur = saved;
         ev->depth -= cost;
         ca_eval_leave(ev);
+}
+
+static uint64_t budget_hits;
+
+uint64_t classad_budget_hits(void) {
+        return budget_hits;
+}
+
+bool ca_eval_charge_slow(CaEval *ev, uint64_t n) {
+        if (ev->steps <= CA_MAX_EVAL_STEPS)
+                budget_hits++; /* the first time this evaluation runs out */
+        (void) n;
+        ev->steps = CA_MAX_EVAL_STEPS + 1;
+        return false;
 }
 
 bool ca_eval_enter(CaEval *ev, const ClassAd *ad, const void *key) {
@@ -572,7 +586,7 @@ void ca_eval_node(CaEval *ev, const CaNode *n, CaValue *ret) {
                 eval_op(ev, n, ret);
                 break;
         case CA_N_CALL:
-                if (n->u.call.fn && ++ev->steps <= CA_MAX_EVAL_STEPS)
+                if (n->u.call.fn && ca_eval_charge(ev, 1))
                         n->u.call.fn->impl(ev, (const CaNode *const *) n->u.call.args, n->nargs, ret);
                 else
                         *ret = ca_error(); /* unknown function, or out of budget */

@@ -171,6 +171,7 @@ int classad_expr_eval(const ClassAdExpr *e, const ClassAd *my, const ClassAd *ta
         ca_eval_init(&ev, mode, my, target ? my : NULL, target);
         CaValue v;
         ca_eval(&ev, e->root, &v);
+        ca_eval_settle(&ev, &v);
         int r = ca_value_detach(&v);
         if (r < 0)
                 return r;

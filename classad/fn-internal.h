@@ -125,6 +125,6 @@ static inline void fn_clear(CaValue *v, size_t n) {
 /* A caseless PCRE2 pattern for unresolved(); NULL if it does not compile. */
 struct pcre2_real_code_8;
 struct pcre2_real_code_8 *fn_re_compile_caseless(const char *pattern);
-/* pcre2_match(..., PCRE2_NOTEMPTY) > 0 */
-bool fn_re_match_notempty(struct pcre2_real_code_8 *re, const char *s, size_t len);
+/* pcre2_match(..., PCRE2_NOTEMPTY) > 0, within the limits and ev's budget */
+bool fn_re_match_notempty(CaEval *ev, struct pcre2_real_code_8 *re, const char *s, size_t len);
 void fn_re_free(struct pcre2_real_code_8 *re);

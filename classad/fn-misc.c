@@ -154,7 +154,8 @@ static void fn_eval(CaEval *ev, const CaNode *const *args, uint32_t nargs, CaVal
         ca_eval(ev, args[0], &v);
         FnConv c = fn_conv_string(&v, &s);
         ca_value_clear(&v);
-        if (c != FN_CONV_OK || ev->depth >= CA_MAX_EVAL_DEPTH) {
+        /* the text parsed counts against the budget, a step a byte */
+        if (c != FN_CONV_OK || ev->depth >= CA_MAX_EVAL_DEPTH || !ca_eval_charge(ev, fn_strlen(&s))) {
                 ca_value_clear(&s);
                 *ret = ca_error();
                 return;
@@ -163,15 +164,16 @@ static void fn_eval(CaEval *ev, const CaNode *const *args, uint32_t nargs, CaVal
         CaNode *n;
         CaError err;
         if (ca_parse_expr(&arena, fn_str(&s), fn_strlen(&s), ev->mode, &n, &err) < 0 ||
-            ev->depth + n->depth > CA_MAX_EVAL_DEPTH) {
+                ev->depth + n->depth + CA_NESTED_EVAL_COST > CA_MAX_EVAL_DEPTH) {
                 *ret = ca_error();
         } else {
                 ListSet tmp = {};
                 collect_lists(n, &tmp, ev->cur, 0);
-                ev->depth += n->depth; /* the recursion this tree may add */
+                /* the recursion this tree may add, and the frames in between */
+                ev->depth += n->depth + CA_NESTED_EVAL_COST;
                 ca_eval(ev, n, ret);
                 own_eval_result(ev, ret, &tmp);
-                ev->depth -= n->depth;
+                ev->depth -= n->depth + CA_NESTED_EVAL_COST;
                 free(tmp.l);
         }
         ca_arena_release(&arena);
@@ -195,6 +197,12 @@ static void fn_unparse(CaEval *ev, const CaNode *const *args, uint32_t nargs, Ca
         CaBuf b = {};
         if (a)
                 ca_unparse_node(&b, a->expr);
+        /* the text written counts against the budget, a step a byte */
+        if (!ca_eval_charge(ev, b.len)) {
+                ca_buf_free(&b);
+                *ret = ca_error();
+                return;
+        }
         *ret = ca_buf_value(&b);
 }
 
@@ -371,7 +379,7 @@ static void fn_unresolved(CaEval *ev, const CaNode *const *args, uint32_t nargs,
                 if (strncasecmp(name, "target.", 7) == 0)
                         name += 7;
                 if (re) {
-                        hit = fn_re_match_notempty(re, name, strlen(name));
+                        hit = fn_re_match_notempty(ev, re, name, strlen(name));
                 } else {
                         if (b.len)
                                 ca_buf_putc(&b, ',');

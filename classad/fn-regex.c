@@ -34,21 +34,139 @@ static ReOpts parse_opts(const char *s) {
         return o;
 }
 
-static pcre2_code *compile(const char *pattern, uint32_t options) {
+/* ---- bounded matching ----
+ *
+ * PCRE2's defaults let one match of a pattern that backtracks (a
+ * nested repeat such as "(a|a)+$" against "aaaa...b") run for 10 million
+ * steps, a sixth of a second. A match here is tried first with a short
+ * match limit, which is all an ordinary pattern needs; only one that
+ * reaches it is tried again with the long limit, about a millisecond of
+ * work at most, and one that reaches that too is ERROR. The first try
+ * costs the evaluation's budget RE_COST steps, the second RE_COST_LONG
+ * more (CLASSAD_EVAL_BUDGET: about as long in time as the work of the
+ * steps it takes). Depth and heap are bounded in both. */
+#define RE_MATCH_LIMIT_SHORT 2000u
+#define RE_MATCH_LIMIT_LONG 100000u
+#define RE_DEPTH_LIMIT 10000u
+#define RE_HEAP_LIMIT_KIB 4096u
+#define RE_COST 16u
+#define RE_COST_LONG 20000u
+
+static pcre2_match_context *match_context(bool long_try) {
+        static pcre2_match_context *ctx[2];
+        static bool failed[2];
+        int k = long_try;
+
+        if (!ctx[k] && !failed[k]) {
+                ctx[k] = pcre2_match_context_create(NULL);
+                if (!ctx[k])
+                        failed[k] = true;
+                else {
+                        pcre2_set_match_limit(ctx[k], long_try ? RE_MATCH_LIMIT_LONG : RE_MATCH_LIMIT_SHORT);
+                        pcre2_set_depth_limit(ctx[k], RE_DEPTH_LIMIT);
+                        pcre2_set_heap_limit(ctx[k], RE_HEAP_LIMIT_KIB);
+                }
+        }
+        return ctx[k];
+}
+
+static bool over_limit(int rc) {
+        return rc == PCRE2_ERROR_MATCHLIMIT || rc == PCRE2_ERROR_DEPTHLIMIT || rc == PCRE2_ERROR_HEAPLIMIT;
+}
+
+/* pcre2_match within the limits and ev's budget (ev may be NULL: limits
+ * only). A match past them is PCRE2_ERROR_MATCHLIMIT (or DEPTH/HEAP),
+ * which callers take as ERROR; so is one without a match context. */
+static int re_match(CaEval *ev, const pcre2_code *re, const char *s, size_t len, size_t start, uint32_t options,
+                    pcre2_match_data *md) {
+        pcre2_match_context *shrt = match_context(false), *lng = match_context(true);
+        if (!shrt || !lng)
+                return PCRE2_ERROR_NOMEMORY;
+        if (ev && !ca_eval_charge(ev, RE_COST))
+                return PCRE2_ERROR_MATCHLIMIT;
+        int rc = pcre2_match(re, (PCRE2_SPTR) s, len, start, options, md, shrt);
+        if (!over_limit(rc))
+                return rc;
+        if (ev && !ca_eval_charge(ev, RE_COST_LONG))
+                return rc;
+        return pcre2_match(re, (PCRE2_SPTR) s, len, start, options, md, lng);
+}
+
+/* ---- compiled patterns, cached ----
+ *
+ * A small cache keyed on the pattern's text and the compile options, so
+ * that a Requirements evaluated against every slot compiles its pattern
+ * once: RE_CACHE_SIZE entries of patterns up to RE_CACHE_MAX_PATTERN
+ * bytes, the least recently used replaced. A pattern handed out is
+ * valid until the next compile(); longer patterns are compiled each time
+ * and owned by the caller. Process-wide, as the rest of the evaluator
+ * (not thread-safe). */
+#define RE_CACHE_SIZE 32
+#define RE_CACHE_MAX_PATTERN 1024
+
+typedef struct ReEntry {
+        char *pattern;
+        size_t len;
+        uint32_t options;
+        pcre2_code *re;
+        uint64_t used;
+} ReEntry;
+
+static ReEntry re_cache[RE_CACHE_SIZE];
+static uint64_t re_clock;
+
+static pcre2_code *compile_uncached(const char *pattern, size_t len, uint32_t options) {
         int err;
         PCRE2_SIZE erroff;
-        return pcre2_compile((PCRE2_SPTR) pattern, PCRE2_ZERO_TERMINATED, options, &err, &erroff, NULL);
+        return pcre2_compile((PCRE2_SPTR) pattern, len, options, &err, &erroff, NULL);
+}
+
+/* The compiled pattern (NULL: it does not compile, or out of memory);
+ * *ret_owned: the caller frees it (pcre2_code_free). Compiling costs ev's
+ * budget a step a byte of the pattern. */
+static pcre2_code *compile(CaEval *ev, const char *pattern, uint32_t options, bool *ret_owned) {
+        size_t len = strlen(pattern);
+        ReEntry *victim = &re_cache[0];
+
+        *ret_owned = false;
+        if (len <= RE_CACHE_MAX_PATTERN)
+                for (size_t i = 0; i < RE_CACHE_SIZE; i++) {
+                        ReEntry *e = &re_cache[i];
+                        if (e->re && e->options == options && e->len == len && memcmp(e->pattern, pattern, len) == 0) {
+                                e->used = ++re_clock;
+                                return e->re;
+                        }
+                        if (!e->re || (victim->re && e->used < victim->used))
+                                victim = e;
+                }
+        if (ev && !ca_eval_charge(ev, len))
+                return NULL;
+        pcre2_code *re = compile_uncached(pattern, len, options);
+        if (!re || len > RE_CACHE_MAX_PATTERN) {
+                *ret_owned = re != NULL;
+                return re;
+        }
+        char *copy = malloc(len + 1);
+        if (!copy) {
+                *ret_owned = true;
+                return re;
+        }
+        memcpy(copy, pattern, len + 1);
+        pcre2_code_free(victim->re);
+        free(victim->pattern);
+        *victim = (ReEntry){ .pattern = copy, .len = len, .options = options, .re = re, .used = ++re_clock };
+        return re;
 }
 
 pcre2_code *fn_re_compile_caseless(const char *pattern) {
-        return compile(pattern, PCRE2_CASELESS);
+        return compile_uncached(pattern, strlen(pattern), PCRE2_CASELESS);
 }
 
-bool fn_re_match_notempty(pcre2_code *re, const char *s, size_t len) {
+bool fn_re_match_notempty(CaEval *ev, pcre2_code *re, const char *s, size_t len) {
         pcre2_match_data *md = pcre2_match_data_create_from_pattern(re, NULL);
         if (!md)
                 return false;
-        int rc = pcre2_match(re, (PCRE2_SPTR) s, len, 0, PCRE2_NOTEMPTY, md, NULL);
+        int rc = re_match(ev, re, s, len, 0, PCRE2_NOTEMPTY, md);
         pcre2_match_data_free(md);
         return rc > 0;
 }
@@ -88,12 +206,13 @@ static bool expand(CaBuf *out, const char *replace, pcre2_match_data *md, int ng
  * the same place, and failing that one character is copied over; an
  * empty match at the very end thus runs past the target and the result
  * is ERROR, exactly as HTCondor behaves. */
-static void regexp_helper(const char *pattern, const char *target, const char *replace, const char *options,
-                          CaValue *ret) {
+static void regexp_helper(CaEval *ev, const char *pattern, const char *target, const char *replace,
+                          const char *options, CaValue *ret, bool *ret_over_limit) {
         ReOpts o = parse_opts(options);
         if (!replace)
                 o.full = o.all = false;
-        pcre2_code *re = compile(pattern, o.pcre);
+        bool owned;
+        pcre2_code *re = compile(ev, pattern, o.pcre, &owned);
         if (!re) {
                 *ret = ca_error();
                 return;
@@ -110,7 +229,7 @@ static void regexp_helper(const char *pattern, const char *target, const char *r
                         status = PCRE2_ERROR_NOMEMORY;
                         break;
                 }
-                status = pcre2_match(re, (PCRE2_SPTR) target, tlen, idx, extra, md, NULL);
+                status = re_match(ev, re, target, tlen, idx, extra, md);
                 PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
                 if (empty_match && status == PCRE2_ERROR_NOMATCH) {
                         ca_buf_putc(&out, idx < tlen ? target[idx] : '\0');
@@ -132,7 +251,10 @@ static void regexp_helper(const char *pattern, const char *target, const char *r
                 pcre2_match_data_free(md);
         } while (status >= 0 && o.all);
 
-        pcre2_code_free(re);
+        if (owned)
+                pcre2_code_free(re);
+        if (ret_over_limit)
+                *ret_over_limit = over_limit(status);
         if (status < 0 && status != PCRE2_ERROR_NOMATCH) {
                 ca_buf_free(&out);
                 *ret = ca_error();
@@ -180,14 +302,15 @@ static void fn_regexp(CaEval *ev, const CaNode *const *args, uint32_t nargs, CaV
         if (v[0].type != CA_STRING || v[1].type != CA_STRING)
                 *ret = ca_error();
         else
-                regexp_helper(fn_str(&v[0]), fn_str(&v[1]), NULL, nargs == 3 ? fn_str(&v[2]) : NULL, ret);
+                regexp_helper(ev, fn_str(&v[0]), fn_str(&v[1]), NULL, nargs == 3 ? fn_str(&v[2]) : NULL, ret, NULL);
         fn_clear(v, nargs);
 }
 
 /* regexpMember(pattern, list [, options]): true when some string element
  * matches; non-string elements are ERROR, except UNDEFINED ones which
  * make a no-match UNDEFINED. A pattern that does not compile matches
- * nothing (matchPatternMember only looks for a true result). */
+ * nothing (matchPatternMember only looks for a true result); a match
+ * past the limits is ERROR. */
 static void fn_regexpmember(CaEval *ev, const CaNode *const *args, uint32_t nargs, CaValue *ret) {
         CaValue v[3];
         if (!fn_arity(nargs, 2, 3, ret) || !eval_with_options(ev, args, nargs, 2, v, ret))
@@ -212,10 +335,16 @@ static void fn_regexpmember(CaEval *ev, const CaNode *const *args, uint32_t narg
                         maybe_undefined = true;
                         continue;
                 }
-                regexp_helper(fn_str(&v[0]), fn_str(&e), NULL, nargs == 3 ? fn_str(&v[2]) : NULL, &m);
+                bool limit = false;
+                regexp_helper(ev, fn_str(&v[0]), fn_str(&e), NULL, nargs == 3 ? fn_str(&v[2]) : NULL, &m, &limit);
                 ca_value_clear(&e);
                 if (m.type == CA_BOOL && m.u.b) {
                         *ret = ca_bool(true);
+                        goto out;
+                }
+                if (limit) { /* a match past the limits is ERROR, as in regexp() */
+                        ca_value_clear(&m);
+                        *ret = ca_error();
                         goto out;
                 }
                 ca_value_clear(&m);
@@ -244,7 +373,7 @@ static void subst_pattern(CaEval *ev, const CaNode *const *args, uint32_t nargs,
                 if (!o)
                         *ret = ca_error();
                 else
-                        regexp_helper(fn_str(&v[0]), fn_str(&v[1]), fn_str(&v[2]), o, ret);
+                        regexp_helper(ev, fn_str(&v[0]), fn_str(&v[1]), fn_str(&v[2]), o, ret, NULL);
                 free(o);
         }
         fn_clear(v, nargs);
@@ -280,25 +409,31 @@ static void fn_stringlist_regexpmember(CaEval *ev, const CaNode *const *args, ui
                 goto out;
         }
         ReOpts o = parse_opts(nargs == 4 ? fn_str(&v[3]) : "");
-        pcre2_code *re = compile(fn_str(&v[0]), o.pcre);
+        bool owned;
+        pcre2_code *re = compile(ev, fn_str(&v[0]), o.pcre, &owned);
         pcre2_match_data *md = re ? pcre2_match_data_create_from_pattern(re, NULL) : NULL;
         if (!md) {
-                pcre2_code_free(re);
+                if (owned)
+                        pcre2_code_free(re);
                 *ret = ca_error();
                 goto out;
         }
         FnTok t = fn_tok(fn_str(&v[1]), fn_strlen(&v[1]), nargs >= 3 ? fn_str(&v[2]) : ", ");
         const char *p;
         size_t len;
-        bool any = false, hit = false;
+        bool any = false, hit = false, failed = false;
         while (fn_tok_next(&t, &p, &len)) {
                 any = true;
-                if (!hit && pcre2_match(re, (PCRE2_SPTR) p, len, 0, 0, md, NULL) >= 0)
-                        hit = true;
+                if (!hit && !failed) {
+                        int rc = re_match(ev, re, p, len, 0, 0, md);
+                        hit = rc >= 0;
+                        failed = rc < 0 && rc != PCRE2_ERROR_NOMATCH;
+                }
         }
         pcre2_match_data_free(md);
-        pcre2_code_free(re);
-        *ret = any ? ca_bool(hit) : ca_undefined();
+        if (owned)
+                pcre2_code_free(re);
+        *ret = failed && !hit ? ca_error() : any ? ca_bool(hit) : ca_undefined();
 out:
         fn_clear(v, nargs);
 }

@@ -15,6 +15,7 @@ static void eval_in_match(const ClassAd *ad, const ClassAd *other, CaWellKnown w
                 return;
         }
         ca_eval_attr_ref(&ev, atom, ret);
+        ca_eval_settle(&ev, ret);
 }
 
 bool classad_requirements_met(const ClassAd *a, const ClassAd *b, CaMode mode) {

@@ -467,6 +467,8 @@ static CaNode *new_op(Parser *ps, CaOp op, CaNode *a, CaNode *b, CaNode *c) {
         n->u.op.c = c;
         if (!set_depth(ps, n, a) || !set_depth(ps, n, b) || !set_depth(ps, n, c))
                 return NULL;
+        /* An operator of constants costs time linear in their size at
+         * most (comparing two strings): folded now. */
         if ((a->flags & CA_NF_CONST) && (!b || (b->flags & CA_NF_CONST)) && (!c || (c->flags & CA_NF_CONST)))
                 return ca_fold(ps->arena, n, ps->mode);
         return n;
@@ -617,10 +619,15 @@ static CaNode *parse_call(Parser *ps, const char *name, size_t len) {
                         return NULL;
                 }
         }
-        bool all_const = true;
-        for (size_t i = 0; i < n; i++)
-                all_const = all_const && (node->u.call.args[i]->flags & CA_NF_CONST);
-        if (all_const && node->u.call.fn && (node->u.call.fn->flags & CA_FN_PURE))
+        /* Only those time literals are folded of all calls: parsing text
+         * from outside must cost time linear in its size, and a call of
+         * another function, even of constants, may cost any time
+         * (regexp() with a pattern that backtracks, split() of a long
+         * string); it runs when evaluated, within the evaluation's
+         * budget. What ca_parse_abstime / ca_parse_reltime accepted
+         * converts in time linear in the literal. */
+        if ((is_abs || is_rel) && n == 1 && node->u.call.fn && node->u.call.args[0]->kind == CA_N_LITERAL &&
+            node->u.call.args[0]->u.lit.type == CA_STRING)
                 return ca_fold(ps->arena, node, ps->mode);
         return node;
 fail:

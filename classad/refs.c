@@ -192,6 +192,7 @@ static bool conjunct_false(Vary *x, const CaNode *n, CaMode mode) {
                 return false;
         ca_eval_init(&ev, mode, x->ad[0], x->ad[0], x->ad[1]);
         ca_eval(&ev, n, &v);
+        ca_eval_settle(&ev, &v);
         no = v.type == CA_BOOL && !v.u.b;
         ca_value_drop(&v);
         return no;

@@ -218,7 +218,7 @@ void ca_list_elem(CaEval *ev, const CaValue *list, uint32_t i, CaValue *ret) {
          * between, against the same budget as attribute hops. */
         const CaNode *item = l->u.items[i];
         int cost = item->depth + CA_NESTED_EVAL_COST;
-        if (ev->depth + cost > CA_MAX_EVAL_DEPTH || ++ev->steps > CA_MAX_EVAL_STEPS ||
+        if (ev->depth + cost > CA_MAX_EVAL_DEPTH || !ca_eval_charge(ev, 1) ||
             !ca_eval_enter(ev, list->u.l.scope, item)) {
                 *ret = ca_error(); /* runaway, or the element needs itself */
                 return;
@@ -241,6 +241,7 @@ int ca_list_get(const CaValue *v, int64_t i, CaMode mode, CaValue *ret) {
         ca_eval_init(&ev, mode, v->u.l.scope, NULL, NULL);
         CaValue out;
         ca_list_elem(&ev, v, (uint32_t) i, &out);
+        ca_eval_settle(&ev, &out);
         int r = ca_value_detach(&out);
         if (r < 0)
                 return r;

@@ -577,6 +577,7 @@ static int cli_agent_run(Client *c, int argc, char **argv) {
                 fprintf(stderr, "glean agent run: %s queues no job\n", file);
                 return CLI_EXIT_USAGE;
         }
+        cli_submit_record_umask(ads, n);
 
         struct sigaction sa = { .sa_handler = on_interrupt };
         sigaction(SIGINT, &sa, NULL);

@@ -34,6 +34,7 @@ int cli_verb_sensors(int argc, char **argv);
 int cli_verb_userprio(int argc, char **argv);
 int cli_verb_negotiate(int argc, char **argv);
 int cli_verb_pool_key(int argc, char **argv);
+int cli_verb_token(int argc, char **argv);
 int cli_verb_q(int argc, char **argv);
 int cli_verb_history(int argc, char **argv);
 int cli_verb_rm(int argc, char **argv);
@@ -49,6 +50,11 @@ int cli_verb_wait(int argc, char **argv);
  * configured socket), from cli/agent.c; errors are printed. Free with
  * glean_ad_list_free(). */
 int cli_agent_status(const char *socket_opt, ClassAd ***ret_ads, size_t *ret_n);
+
+/* Umask = the caller's umask in each job ad that has none (cli/submit.c):
+ * glean submit and glean agent run, so that a job's output files honour
+ * its owner's umask. */
+void cli_submit_record_umask(ClassAd **ads, size_t n);
 
 /* "glean VERB: file:line: reason" on stderr for a configuration error. */
 void cli_config_error(const char *verb, const ConfigError *err);

@@ -100,6 +100,22 @@ int cli_cm_connect(const char *verb, const char *socket_opt, CliConn *ret) {
         return r;
 }
 
+int cli_cm_connect_quiet(const char *path, bool via_agent, CliConn *ret, char *why, size_t whylen) {
+        int fd, r = try_connect(path, why, whylen, &fd);
+        char *copy;
+
+        if (r < 0)
+                return r;
+        copy = strdup(path);
+        if (!copy) {
+                close(fd);
+                snprintf(why, whylen, "out of memory");
+                return -ENOMEM;
+        }
+        *ret = (CliConn){ .fd = fd, .next_id = 1, .path = copy, .via_agent = via_agent };
+        return 0;
+}
+
 void cli_cm_close(CliConn *c) {
         if (!c)
                 return;

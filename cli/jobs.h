@@ -39,6 +39,9 @@ typedef struct CliConn {
 /* Connects as described above. verb names the command in error messages
  * ("glean VERB: ..."), which are printed here. -errno. */
 int cli_cm_connect(const char *verb, const char *socket_opt, CliConn *ret);
+/* The same at path (a socket connect_to'd before), printing nothing: why
+ * gets the reason. -errno. */
+int cli_cm_connect_quiet(const char *path, bool via_agent, CliConn *ret, char *why, size_t whylen);
 void cli_cm_close(CliConn *c);
 
 /* Everything the pieces of one reply carried. */

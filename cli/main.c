@@ -59,6 +59,7 @@ static const CliVerb verbs[] = {
         { "userprio", cli_verb_userprio, "user priorities, usage and group quotas (like condor_userprio)" },
         { "negotiate", cli_verb_negotiate, "run the matchmaker over a scenario (--simulate), cycle after cycle" },
         { "pool-key", cli_verb_pool_key, "make or check the pool key that authenticates the pool's machines" },
+        { "token", cli_verb_token, "the central manager's signing key and the machines' tokens (condor_token_*)" },
 };
 
 static void help(FILE *f) {

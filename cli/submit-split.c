@@ -114,6 +114,9 @@ int cli_submit_plan(ClassAd *const *ads, size_t n, size_t frame_max, CliSubmitPl
                 if (cli_submit_message(&probe, 0, &empty) < 0)
                         goto fail;
                 classad_set_int(empty, "RequestId", INT64_MAX);
+                /* Room for the longest SubmitId (submit.c sets it on each part). */
+                classad_set_string(empty, "SubmitId", "0123456789012345678901234567890123456789012345678901234567890123");
+                classad_set_int(empty, "TotalProcs", INT64_MAX);
                 text = classad_unparse(empty);
                 classad_free(empty);
                 if (!text)

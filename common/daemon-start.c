@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "daemon-start.h"
 #include "log.h"
@@ -22,6 +23,24 @@ void glean_daemon_begin(const char *ident) {
         sigaddset(&mask, SIGINT);
         sigaddset(&mask, SIGHUP);
         sigprocmask(SIG_BLOCK, &mask, NULL);
+}
+
+int glean_daemon_raise_fd_limit(uint64_t *ret_limit) {
+        struct rlimit rl;
+
+        if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+                return glean_log_errno(LOG_WARNING, errno, "cannot read the limit of open files: %m");
+        if (rl.rlim_cur != rl.rlim_max) {
+                struct rlimit want = { .rlim_cur = rl.rlim_max, .rlim_max = rl.rlim_max };
+                if (setrlimit(RLIMIT_NOFILE, &want) < 0)
+                        glean_log_errno(LOG_WARNING, errno, "cannot raise the limit of open files from %llu to %llu: %m",
+                                        (unsigned long long) rl.rlim_cur, (unsigned long long) rl.rlim_max);
+                else
+                        rl = want;
+        }
+        if (ret_limit)
+                *ret_limit = rl.rlim_cur == RLIM_INFINITY ? UINT64_MAX : (uint64_t) rl.rlim_cur;
+        return 0;
 }
 
 int glean_daemon_log_level(const char *name) {
@@ -61,9 +80,11 @@ int glean_daemon_args(int argc, char **argv, const char *prog, const char *usage
         if (n_own > GLEAN_DAEMON_OPTIONS_MAX)
                 return -EINVAL;
         for (size_t i = 0; i < n_own; i++) {
-                opts[3 + i] = (struct option) { own[i].name, required_argument, NULL, own[i].letter };
+                opts[3 + i] = (struct option) { own[i].name, own[i].flag ? no_argument : required_argument, NULL,
+                                                own[i].letter };
                 shorts[len++] = own[i].letter;
-                shorts[len++] = ':';
+                if (!own[i].flag)
+                        shorts[len++] = ':';
         }
         shorts[len] = 0;
         a.sets = calloc((size_t) argc + 1, sizeof(*a.sets));
@@ -97,7 +118,7 @@ int glean_daemon_args(int argc, char **argv, const char *prog, const char *usage
                         for (size_t i = 0; i < n_own && !o; i++)
                                 if (c == own[i].letter) {
                                         o = &own[i];
-                                        values[i] = optarg;
+                                        values[i] = own[i].flag ? "" : optarg;
                                 }
                         if (!o) {
                                 fputs(usage, stderr);

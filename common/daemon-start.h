@@ -9,12 +9,14 @@
  * (short forms -c, -S, -h). --config names the configuration file; each
  * --set is a knob set on top of it, in order; a daemon adds options of its
  * own, each with an argument (the agent's --socket, the central manager's
- * --port-file). Nothing else: an operand or an unknown option is a bad
+ * --port-file) or a flag (the central manager's --init-db). Nothing else: an operand or an unknown option is a bad
  * command line.
  */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* One --set NAME=VALUE. */
 typedef struct GleanSetting {
@@ -29,11 +31,12 @@ typedef struct GleanDaemonArgs {
 } GleanDaemonArgs;
 
 /* A daemon's own option: --name ARG (or -letter ARG) stores ARG (in argv)
- * at *ret. */
+ * at *ret; a flag (no argument) stores "" there when given. */
 typedef struct GleanDaemonOption {
         const char *name;
         char letter;
         const char **ret;
+        bool flag;
 } GleanDaemonOption;
 
 #define GLEAN_DAEMON_OPTIONS_MAX 4
@@ -53,6 +56,14 @@ void glean_daemon_args_free(GleanDaemonArgs *a); /* accepts NULL */
  * ignored, SIGTERM, SIGINT and SIGHUP blocked (the event loop takes them
  * as its signal sources). */
 void glean_daemon_begin(const char *ident);
+
+/* Raises the soft limit of open files (RLIMIT_NOFILE) to the hard one:
+ * the daemons poll with epoll, so the 1,024 kept by default for select()
+ * is no reason to run short of descriptors (LimitNOFILE= in their units
+ * sets the hard one). A failure is logged as a warning and the limit left
+ * as it was. 0 and the soft limit in force now in *ret_limit (may be
+ * NULL; UINT64_MAX for no limit), or -errno when it cannot be read. */
+int glean_daemon_raise_fd_limit(uint64_t *ret_limit);
 
 /* The log level named by a daemon's knob ("debug", "7"): set, 0; NULL or
  * empty: the level unchanged, 0; a name that is no level: unchanged,

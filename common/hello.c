@@ -95,10 +95,18 @@ int glean_client_connect(const char *socket_path, const char *peer_name, int tim
                 return glean_why(r, why, whylen, "cannot connect to %s: %s", socket_path, strerror(-r));
 
         r = glean_msg_send(fd, hello, glean_remaining_ms(deadline));
+        char reason[256];
+        if (r == -EPIPE || r == -ECONNRESET) {
+                /* A server that refuses the connection (its limits) answers
+                 * before our Hello and closes: its Reply may be there to read. */
+                if (glean_msg_recv(fd, 100, &answer, &cmd, reason, sizeof(reason)) >= 0)
+                        return check_answer(answer, cmd, peer_name, why, whylen) < 0
+                                       ? -EPROTONOSUPPORT
+                                       : glean_why(-EPROTO, why, whylen, "%s closed the connection", socket_path);
+        }
         if (r < 0)
                 return glean_why(r, why, whylen, "cannot send Hello to %s: %s", socket_path, strerror(-r));
 
-        char reason[256];
         r = glean_msg_recv(fd, glean_remaining_ms(deadline), &answer, &cmd, reason, sizeof(reason));
         if (r < 0)
                 return glean_why(r, why, whylen, "no answer to Hello from %s: %s", socket_path, reason);

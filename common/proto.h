@@ -75,7 +75,10 @@
  * agent's sealed connection a user's request is one the agent relays for a
  * local caller, and carries RelayUser string and RelayUid int (set by the
  * agent from SO_PEERCRED; the agent replaces any the caller wrote). A
- * request from an agent without RelayUser acts as the pool (root).
+ * request from an agent without RelayUser acts as the pool (root). The
+ * manager takes RelayUser as a name ("bob" or "bob@UID_DOMAIN" of the
+ * pool), never the uid; an administrator's only from an agent of
+ * ADMINISTRATORS_RELAYED_BY (negotiator/daemon/agents.c).
  *
  *   Submit          Cluster ad (the attributes every proc of the cluster
  *                   shares), Procs list of ads (each proc's own attributes,

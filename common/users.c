@@ -9,6 +9,7 @@
 #include <grp.h>
 #include <pwd.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "users.h"
 
@@ -81,4 +82,36 @@ int glean_getgrouplist(const char *user, gid_t gid, gid_t **ret, size_t *ret_n) 
                         return -E2BIG;
                 }
         }
+}
+
+/* Whether name is a member of the group called group, by name. */
+static bool name_in_group(const char *name, const char *group) {
+        char *gbuf = NULL, *pbuf = NULL;
+        struct group gr;
+        struct passwd pw;
+        bool yes = false;
+
+        if (glean_getgrnam(group, &gr, &gbuf) > 0) {
+                for (char **m = gr.gr_mem; m && *m && !yes; m++)
+                        yes = strcmp(*m, name) == 0;
+                if (!yes && glean_getpwnam(name, &pw, &pbuf) > 0)
+                        yes = pw.pw_gid == gr.gr_gid;
+        }
+        free(gbuf);
+        free(pbuf);
+        return yes;
+}
+
+bool glean_name_is_admin(const char *name, char *const *administrators) {
+        if (!name || !*name || !administrators)
+                return false;
+        for (char *const *a = administrators; *a; a++) {
+                const char *entry = *a;
+                if (entry[0] == '%') {
+                        if (entry[1] && name_in_group(name, entry + 1))
+                                return true;
+                } else if (strcmp(entry, name) == 0)
+                        return true;
+        }
+        return false;
 }

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <grp.h>
+#include <stdbool.h>
 #include <pwd.h>
 #include <stddef.h>
 #include <sys/types.h>
@@ -23,3 +24,11 @@ int glean_getgrnam(const char *name, struct group *gr, char **buf);
  * in (getgrouplist()), as a malloc'd array of *ret_n gids. -E2BIG past
  * 65536 groups, -ENOMEM. */
 int glean_getgrouplist(const char *user, gid_t gid, gid_t **ret, size_t *ret_n);
+
+/* Whether the user called name (a name only: relayed by an agent, its uid
+ * another machine's) is one of administrators (ADMINISTRATORS): an entry
+ * that is the name itself, or "%group" where this machine's group
+ * database lists name as a member of group or name's own passwd entry
+ * here has group as its primary group. Entries that are uids never match
+ * a name. */
+bool glean_name_is_admin(const char *name, char *const *administrators);

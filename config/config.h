@@ -99,6 +99,12 @@ int config_startd_attrs(const Config *cfg, unsigned slot, char ***ret, ConfigErr
 /* Every defined name in lexical order (for --dump), NULL-terminated. */
 int config_names(const Config *cfg, char ***ret);
 
+/* The knobs of cfg that glean reads but cannot enforce yet (HTCondor's
+ * ALLOW_<level> and DENY_<level>), one message each naming its file and
+ * line: *ret NULL-terminated (NULL when none; free with config_strv_free),
+ * the count returned; -ENOMEM. The daemons log each as a warning at start. */
+int config_unenforced(const Config *cfg, char ***ret);
+
 /* Limits: a value (raw or expanded) is at most 1 MiB; one lookup copies
  * at most 1 MiB of text in all (every macro it expands counted) and nests
  * macro references at most 64 levels deep; beyond that, lookups fail with

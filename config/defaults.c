@@ -83,6 +83,19 @@ static const Default defaults[] = {
         { "POLLING_INTERVAL", "5" },
         { "ALIVE_INTERVAL", "300" },
         { "MAX_CLAIM_ALIVES_MISSED", "6" },
+        /* glean: the longest claim lease the agent grants (a longer
+         * JobLeaseDuration is cut to it, and the claimant told). */
+        { "MAX_CLAIM_LEASE_DURATION", "7200" },
+        /* glean: the agent's socket (agent/daemon/conns.c): connections in
+         * all (bounded by the descriptor limit; the last eighth kept for root
+         * and ADMINISTRATORS), per user (root and ADMINISTRATORS are not
+         * held to it), and how long one may stay silent before its Hello and
+         * after it (a connection waiting for the central manager's answer
+         * is not silent). */
+        { "AGENT_MAX_CONNECTIONS", "1024" },
+        { "AGENT_MAX_CONNECTIONS_PER_USER", "64" },
+        { "AGENT_HELLO_TIMEOUT", "20" },
+        { "AGENT_CONNECTION_IDLE_TIMEOUT", "1200" },
         { "UNUSED_CLAIM_TIMEOUT", "600" },
         { "JOB_DEFAULT_LEASE_DURATION", "1200" }, /* 3.5.5.1: JobLeaseDuration, 20 minutes */
         { "NUM_CPUS", "$(DETECTED_CPUS)" },
@@ -118,6 +131,11 @@ static const Default defaults[] = {
          * name with -jobs.scope (glean-agent-jobs.scope); empty: in the
          * service's own cgroup. BASE_CGROUP, when set, wins. */
         { "AGENT_JOBS_SCOPE", "auto" },
+        /* The fork executor's cgroup v2 leaves (one per job, so that a
+         * process that calls setsid ends with its job): auto is the agent's
+         * own cgroup v2 unless that is the root; a path (relative to the
+         * cgroup2 mount) is made if absent; none: process groups only. */
+        { "FORK_EXECUTOR_CGROUP", "auto" },
 
         /* ---- submit (3.5.10.7) ---- */
         { "JOB_DEFAULT_REQUESTMEMORY", "ifThenElse(MemoryUsage =!= UNDEFINED, MemoryUsage, 1)" },
@@ -130,6 +148,12 @@ static const Default defaults[] = {
         { "NEGOTIATOR_CYCLE_DELAY", "20" },
         { "NEGOTIATOR_UPDATE_INTERVAL", "300" },
         { "NEGOTIATOR_TIMEOUT", "30" },
+        /* glean's own: what one user or address can make the central manager keep (docs/negotiator.md). */
+        { "NEGOTIATOR_IDLE_TIMEOUT", "600" },
+        { "NEGOTIATOR_MAX_CONNECTIONS_PER_USER", "64" },
+        { "NEGOTIATOR_MAX_HANDSHAKES_PER_ADDRESS", "16" },
+        { "NEGOTIATOR_MAX_OUTPUT", "268435456" },
+        { "NEGOTIATOR_MAX_WAITS_PER_USER", "1000" },
         { "NEGOTIATOR_MAX_TIME_PER_CYCLE", "1200" },
         { "NEGOTIATOR_MAX_TIME_PER_SUBMITTER", "60" },
         { "NEGOTIATOR_MAX_TIME_PER_SCHEDD", "120" },
@@ -196,16 +220,43 @@ static const Default defaults[] = {
         { "SYSTEM_PERIODIC_HOLD", "" },
         { "SYSTEM_PERIODIC_RELEASE", "" },
         { "SYSTEM_PERIODIC_REMOVE", "" },
-        { "MAX_JOBS_PER_OWNER", "100000000" },
-        { "MAX_JOBS_SUBMITTED", "100000000" },
+        /* Who a submit may say it is (negotiator/jobcmd-policy.c): the
+         * accounting groups every user may name (a group allows its
+         * subgroups; "*" any), ACCOUNTING_GROUPS_ALLOWED_<user> more for one
+         * user; root and ADMINISTRATORS name any user and group. */
+        { "ACCOUNTING_GROUPS_ALLOWED", "" },
+        /* SUBMIT_REQUIREMENT_<Name> (and _REASON) for each name listed: true of every job submitted, or refused. */
+        { "SUBMIT_REQUIREMENT_NAMES", "" },
+        /* The agents (the Machine of their Hello) whose relayed users may be ADMINISTRATORS; none: no relayed
+         * request is an administrator's, root's included. */
+        { "ADMINISTRATORS_RELAYED_BY", "" },
+        /* HTCondor's limits of the queue (condor_schedd's defaults), enforced
+         * by the central manager: jobs of one submission, of one owner, of
+         * the whole queue. */
+        { "MAX_JOBS_PER_SUBMISSION", "20000" },
+        { "MAX_JOBS_PER_OWNER", "100000" },
+        { "MAX_JOBS_SUBMITTED", "2147483647" },
+        { "SUBMIT_ID_LIFETIME", "86400" },            /* a submission's id answers a resend so long */
+        { "SUBMIT_IDS_PER_USER", "1000000" },         /* ids of one user remembered at most */
+        { "SUBMIT_RETRY_TIME", "120" },               /* glean submit retries a lost answer so long */
         { "HISTORY_DURATION", "604800" },            /* a week in the history */
         { "HISTORY_MAX_JOBS", "1000000" },
         { "NEGOTIATOR_RECONNECT_MAX", "60" },        /* the agent's back-off ceiling, seconds */
+        /* The agent keeps a user's multi-part submit until its last part (agent/daemon/relay.c): dropped when
+         * the next part does not come within so many seconds, or past so many bytes kept for one user. */
+        { "RELAY_SUBMIT_TIMEOUT", "60" },
+        { "RELAY_SUBMIT_MAX_BYTES", "268435456" },
         { "FILESYSTEM_DOMAIN", "$(FULL_HOSTNAME)" },
         { "ALL_DEBUG", "" },
         { "ETC", "/etc/glean" },
         /* The pool key: 64 hex digits, root-only (glean pool-key --new). */
         { "POOL_KEY_FILE", "$(ETC)/pool.key" },
+        /* Machine identities (glean token): the central manager's signing key (root-only), its public key
+         * that every machine pins, the tokens it issued and revoked, and where a machine keeps its own. */
+        { "SEC_TOKEN_POOL_SIGNING_KEY_FILE", "$(ETC)/signing.key" },
+        { "SEC_TOKEN_MANAGER_KEY_FILE", "$(ETC)/manager.pub" },
+        { "SEC_TOKEN_DIRECTORY", "$(ETC)/tokens.d" },
+        { "TOKEN_REGISTRY", "$(SPOOL)/tokens" },
         { "LOCAL_CONFIG_DIR", "$(ETC)/config.d" },
         { "LOCAL_CONFIG_DIR_EXCLUDE_REGEXP",
           "^((\\..*)|(.*~)|(#.*)|(.*\\.rpmsave)|(.*\\.rpmnew)|(.*\\.dpkg-(old|new|dist|tmp))|(.*\\.swp))$" },

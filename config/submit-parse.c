@@ -491,6 +491,8 @@ static int submit_setup(Submit *s, const Config *cfg, const ConfigSubmitOptions 
         r = config_get_int(cfg, "MAX_JOBS_PER_SUBMISSION", &s->max_jobs, &cerr);
         if (r == -ENOENT)
                 s->max_jobs = SUBMIT_DEFAULT_MAX_JOBS;
+        else if (r >= 0 && s->max_jobs <= 0)
+                s->max_jobs = INT64_MAX; /* 0: no limit, as the central manager reads it */
         else if (r < 0) {
                 if (s->err)
                         *s->err = cerr;

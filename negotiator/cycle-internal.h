@@ -62,6 +62,7 @@ typedef struct NegoJob {
         double demand; /* its weight in the demand */
         NegoJobState state;
         char *reason; /* rejection */
+        bool hold;    /* its own Requirements or Rank ran out of the evaluation budget: reason says so */
         int limit;    /* the last limit that stopped it: 0 none, 1 submitter's share, 2 group quota */
         uint32_t ac;  /* its autocluster (the fast path) */
 } NegoJob;
@@ -106,6 +107,9 @@ typedef struct NegoCycle {
         size_t n_matches, cap_matches;
         size_t breakdowns;
         NegoWhy why;         /* why the job being matched matched nothing */
+        bool over_budget;    /* the job being matched: its Requirements or Rank against a slot ran out
+                                of the evaluation budget; its search stops (nothing more evaluated) */
+        size_t over_budget_slot; /* the slot it was evaluated against */
         NegoStats stats;
         struct NegoFast *fast; /* the fast path's state; NULL: plain */
 } NegoCycle;
@@ -137,5 +141,13 @@ int nego_preemption_reason(const NegoCycle *c, const NegoSlot *slot, const NegoS
                            void *userdata, NegoKeep *keep);
 /* The best slot for job: 0 and *ret, or -ENOENT with c->why filled. */
 int nego_best_slot(NegoCycle *c, NegoSub *sub, NegoJob *job, NegoPick *ret);
+/* The job's Requirements (or Rank, rank true) against slot, noting in c
+ * whether the evaluation ran out of its budget; false (0) once it has. */
+bool nego_job_req(NegoCycle *c, const ClassAd *job, size_t slot);
+double nego_job_rank(NegoCycle *c, const ClassAd *job, size_t slot);
+/* Whether job's own Requirements or Rank, evaluated alone (no TARGET),
+ * run out of the evaluation budget: then the hold reason (malloc'd) in
+ * *ret_reason (may be NULL), and true. */
+bool nego_job_too_expensive(const ClassAd *job, char **ret_reason);
 /* The words for c->why, job's (malloc'd). */
 char *nego_why_text(NegoCycle *c, const NegoJob *job);

@@ -367,6 +367,12 @@ static bool limit_permits(double used, double cost, double limit) {
         return used + cost <= limit + 1e-9 || (used <= 0 && limit > 0);
 }
 
+/* Whether b has the same Requirements and Rank as a (as parsed). */
+static bool same_expensive(const ClassAd *a, const ClassAd *b) {
+        const CaName *req = classad_name("Requirements"), *rank = classad_name("Rank");
+        return req && rank && classad_attr_same(a, b, req) && classad_attr_same(a, b, rank);
+}
+
 static int negotiate_sub(NegoCycle *c, NegoSub *sub, double limit, bool group_bound, double *group_left,
                          SubResult *ret) {
         double spent = 0;
@@ -389,11 +395,57 @@ static int negotiate_sub(NegoCycle *c, NegoSub *sub, double limit, bool group_bo
                 if (!c->s->all_jobs_in_cluster && failed && job->cluster == failed_cluster) {
                         job->state = JOB_REJECTED;
                         job->reason = failed->reason ? strdup(failed->reason) : NULL;
+                        /* held alike when it has the same expressions that ran out */
+                        job->hold = failed->hold && same_expensive(failed->ad, job->ad);
                         sub->n_left--;
                         continue;
                 }
                 c->stats.jobs_considered++;
+                c->over_budget = false;
                 r = c->fast ? nego_fast_best_slot(c, sub, job, &pick) : nego_best_slot(c, sub, job, &pick);
+                if (c->over_budget && r >= -ENOENT) {
+                        /* Its Requirements or Rank ran out of the evaluation
+                         * budget against a slot: its search stopped there.
+                         * When they do alone too, they would every cycle:
+                         * the job is held. Otherwise what the slot gave them
+                         * to read did it: on the plain path that slot is
+                         * left out of the cycle and the job tried again (a
+                         * few times); else it waits for the next cycle. */
+                        char *hold_reason = NULL;
+                        bool own = nego_job_too_expensive(job->ad, &hold_reason);
+                        for (int again = 0; !own && again < 4 && c->over_budget && r >= -ENOENT && !c->fast;
+                             again++) {
+                                c->slots[c->over_budget_slot].skip = true;
+                                c->over_budget = false;
+                                r = nego_best_slot(c, sub, job, &pick);
+                        }
+                        if (own || (c->over_budget && r >= -ENOENT)) {
+                                c->over_budget = false;
+                                job->state = JOB_REJECTED;
+                                job->hold = own;
+                                job->reason = hold_reason;
+                                if (!own) {
+                                        const char *name = NULL;
+                                        char *slot_name = NULL;
+                                        if (classad_eval_string(c->slots[c->over_budget_slot].ad, "Name", NEGO_MODE,
+                                                                &slot_name) >= 0)
+                                                name = slot_name;
+                                        if (asprintf(&job->reason,
+                                                     "its Requirements or Rank ran out of the evaluation budget "
+                                                     "(%u steps) against slot %s",
+                                                     (unsigned) CLASSAD_EVAL_BUDGET, name ? name : "?") < 0)
+                                                job->reason = NULL;
+                                        free(slot_name);
+                                }
+                                if (!job->reason)
+                                        return -ENOMEM;
+                                sub->n_left--;
+                                failed = job;
+                                failed_cluster = job->cluster;
+                                continue;
+                        }
+                        free(hold_reason);
+                }
                 if (r == -ENOENT) {
                         job->state = JOB_REJECTED;
                         job->reason = nego_why_text(c, job);
@@ -706,6 +758,7 @@ static int collect(NegoCycle *c, NegoResult *ret) {
                         rej = &res.rejections[k++];
                         rej->submitter = i;
                         rej->job = job->index;
+                        rej->hold = job->state == JOB_REJECTED && job->hold;
                         if (job->state == JOB_REJECTED && job->reason)
                                 rej->reason = TAKE_PTR(job->reason);
                         else

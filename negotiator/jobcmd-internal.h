@@ -23,7 +23,12 @@ int jobcmd_parse_constraint(const ClassAd *request, ClassAdExpr **ret, char *why
 int jobcmd_parse_attrs(const ClassAd *request, char ***ret, char *why, size_t whylen);
 void jobcmd_strv_free(char **v);
 
-bool jobcmd_holds(const ClassAdExpr *constraint, const ClassAd *ad);
+/* Does ad satisfy constraint (NULL: every ad does)? 1 or 0; -E2BIG when
+ * the constraint ran out of the ClassAd evaluation budget on it: the
+ * request is answered with JOBCMD_COSTLY instead of being carried on, so
+ * that one user's constraint costs at most one budget, not one a job. */
+int jobcmd_holds(const ClassAdExpr *constraint, const ClassAd *ad);
+#define JOBCMD_COSTLY "Constraint too expensive to evaluate: it ran out of the evaluation budget on a job"
 
 /* The last piece with Ok = ok (and Reason when !ok). */
 int jobcmd_listing_end_ok(JobCmdListing *l, int64_t count, bool ok, const char *reason);

@@ -343,13 +343,16 @@ int jobcmd_parse_attrs(const ClassAd *request, char ***ret, char *why, size_t wh
         return 0;
 }
 
-bool jobcmd_holds(const ClassAdExpr *constraint, const ClassAd *ad) {
+int jobcmd_holds(const ClassAdExpr *constraint, const ClassAd *ad) {
         CaValue v = ca_undefined();
+        uint64_t hits = classad_budget_hits();
         bool yes;
 
         if (!constraint)
-                return true;
+                return 1;
         yes = classad_expr_eval(constraint, ad, NULL, JOBCMD_MODE, &v) >= 0 && v.type == CA_BOOL && v.u.b;
         ca_value_clear(&v);
+        if (classad_budget_hits() != hits)
+                return -E2BIG;
         return yes;
 }

@@ -2,6 +2,15 @@
 /*
  * jobcmd-submit.c — Submit in parts (the server's side) and the Submit
  * messages of a cluster (the client's side).
+ *
+ * A Submit may carry SubmitId (the client's name for the submission,
+ * queue.h): a submission whose id the queue knows for its user is
+ * answered with the first answer (ClusterId, NumProcs, Repeated = true)
+ * and queues nothing; its parts' procs are not even gathered. The limit
+ * MAX_JOBS_PER_SUBMISSION is checked before any proc is kept: against
+ * TotalProcs (the procs of every part, which the client may declare in
+ * its first part and which must then be what the parts hold), and as the
+ * parts come; once refused, the later parts are dropped unread.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -17,6 +26,12 @@
 
 struct JobCmdSubmit {
         char *user;    /* who sent the first part */
+        char *submit_id; /* SubmitId of the first part (NULL: none) */
+        bool repeated;   /* the queue knows submit_id: answered with repeat_cluster, repeat_procs */
+        bool in_progress; /* the queue is taking submit_id: the answer is its */
+        int64_t repeat_cluster, repeat_procs;
+        int64_t max_procs; /* MAX_JOBS_PER_SUBMISSION (0: none) */
+        int64_t total;     /* TotalProcs of the first part (-1: not declared) */
         ClassAd *cluster;
         char *cluster_text;
         ClassAd **procs;
@@ -29,6 +44,7 @@ void jobcmd_submit_free(JobCmdSubmit *s) {
         if (!s)
                 return;
         free(s->user);
+        free(s->submit_id);
         classad_free(s->cluster);
         free(s->cluster_text);
         glean_ad_list_free(s->procs, s->n);
@@ -50,8 +66,21 @@ __attribute__((format(printf, 3, 4))) static void fail(JobCmdSubmit *s, int r, c
         s->n = s->cap = 0;
 }
 
+/* Who the part's jobs say they are and the pool's submit requirements
+ * (jobcmd-policy.c), as the part comes, before anything is queued. */
+static int check_identity(JobCmdSubmit *s, JobQueue *q, const QueueRequester *who, ClassAd *const *procs, size_t n,
+                          const JobCmdSink *sink) {
+        char why[512] = "";
+        int r = jobcmd_policy_check_part(sink->policy, who, queue_settings(q)->uid_domain, s->cluster, procs, n, s->n,
+                                         why, sizeof why);
+        if (r < 0)
+                fail(s, r, "%s", r == -ENOMEM ? "out of memory" : why);
+        return r;
+}
+
 /* Adds one part to s (or records why it cannot be). */
-static void take_part(JobCmdSubmit *s, const QueueRequester *who, const ClassAd *request) {
+static void take_part(JobCmdSubmit *s, JobQueue *q, const QueueRequester *who, const ClassAd *request,
+                      const JobCmdSink *sink) {
         ClassAd *cluster = NULL, **procs = NULL;
         size_t n = 0;
         int r;
@@ -66,6 +95,8 @@ static void take_part(JobCmdSubmit *s, const QueueRequester *who, const ClassAd 
                 fail(s, -EPERM, "a part of the submit came from another user");
                 return;
         }
+        if (s->repeated || s->in_progress)
+                return; /* answered from the first submission: nothing to gather */
         r = glean_msg_get_ad(request, "Cluster", &cluster);
         if (r < 0) {
                 fail(s, r == -ENOMEM ? r : -EINVAL, "Cluster is not an ad");
@@ -91,9 +122,19 @@ static void take_part(JobCmdSubmit *s, const QueueRequester *who, const ClassAd 
                 fail(s, r == -ENOMEM ? r : -EINVAL, "Procs is not a list of ads");
                 return;
         }
+        if (s->max_procs > 0 && s->n + n > (uint64_t) s->max_procs) {
+                glean_ad_list_free(procs, n);
+                fail(s, -EDQUOT, "submit refused: %zu jobs in one submission exceed MAX_JOBS_PER_SUBMISSION (%" PRId64 ")",
+                     s->n + n, s->max_procs);
+                return;
+        }
         if (s->n + n > SUBMIT_MAX_PROCS) {
                 glean_ad_list_free(procs, n);
                 fail(s, -E2BIG, "more than %d procs in one cluster", SUBMIT_MAX_PROCS);
+                return;
+        }
+        if (check_identity(s, q, who, procs, n, sink) < 0) {
+                glean_ad_list_free(procs, n);
                 return;
         }
         if (s->n + n > s->cap) {
@@ -115,12 +156,88 @@ static void take_part(JobCmdSubmit *s, const QueueRequester *who, const ClassAd 
         free(procs);
 }
 
-int jobcmd_submit(JobCmdSubmit **pending, JobQueue *q, const QueueRequester *who, const ClassAd *request,
-                  double now, const JobCmdSink *sink) {
-        JobCmdSubmit *s = *pending;
+/* SubmitId: read from the first part (and looked up in the queue);
+ * every later part must carry the same. */
+static void take_submit_id(JobCmdSubmit *s, const JobQueue *q, const ClassAd *request, double now) {
+        _cleanup_free_ char *id = NULL;
+        bool first = s->parts == 0;
+
+        if (s->error)
+                return;
+        if (classad_has(request, "SubmitId") &&
+            (classad_eval_string(request, "SubmitId", JOBCMD_MODE, &id) < 0 || !queue_submit_id_valid(id))) {
+                fail(s, -EINVAL, "SubmitId is not a string of 16 to 64 letters, digits, '-' or '_'");
+                return;
+        }
+        if (!first) {
+                if ((id == NULL) != (s->submit_id == NULL) || (id && strcmp(id, s->submit_id) != 0))
+                        fail(s, -EINVAL, "part %zu's SubmitId differs from the first part's", s->parts + 1);
+                return;
+        }
+        if (classad_has(request, "TotalProcs") &&
+            (classad_eval_int(request, "TotalProcs", JOBCMD_MODE, &s->total) < 0 || s->total < 1)) {
+                fail(s, -EINVAL, "TotalProcs is not a number of procs");
+                return;
+        }
+        if (s->max_procs > 0 && s->total > s->max_procs) {
+                fail(s, -EDQUOT,
+                     "submit refused: %" PRId64 " jobs in one submission exceed MAX_JOBS_PER_SUBMISSION (%" PRId64 ")",
+                     s->total, s->max_procs);
+                return;
+        }
+        s->submit_id = TAKE_PTR(id);
+        if (s->submit_id)
+                s->repeated = queue_submit_id_find(q, s->user, s->submit_id, now, &s->repeat_cluster,
+                                                   &s->repeat_procs) > 0;
+        s->in_progress = s->submit_id && !s->repeated && queue_submission_find(q, s->user, s->submit_id);
+}
+
+/* The answer to the last part: the cluster made (or made by the first
+ * submission of the same id). */
+int jobcmd_submit_answer(const ClassAd *request, int64_t cluster, int64_t procs, bool repeated,
+                         const JobCmdSink *sink) {
         ClassAd *reply = NULL;
+        int r = glean_msg_reply(request, true, NULL, &reply);
+
+        if (r >= 0)
+                r = classad_set_int(reply, "ClusterId", cluster);
+        if (r >= 0)
+                r = classad_set_int(reply, "NumProcs", procs);
+        if (r >= 0 && repeated)
+                r = classad_set_bool(reply, "Repeated", true);
+        if (r >= 0)
+                r = jobcmd_send_ad(reply, sink);
+        classad_free(reply);
+        return r;
+}
+
+int jobcmd_submit_refusal(const ClassAd *request, const char *why, const JobCmdSink *sink) {
+        return jobcmd_reply(request, false, why, sink);
+}
+
+static int reply_cluster(const ClassAd *request, int64_t cluster, int64_t procs, bool repeated,
+                         const JobCmdSink *sink) {
+        return jobcmd_submit_answer(request, cluster, procs, repeated, sink);
+}
+
+/* The whole submission now (no parking), for the callers that have no
+ * loop to step it in. */
+static int submit_now(JobQueue *q, QueueSubmission *qs, int64_t *id, char *why, size_t whylen) {
+        int r;
+
+        while ((r = queue_submission_step(q, qs, 0, id, why, whylen)) == 0)
+                ;
+        queue_submission_free(q, qs);
+        return r < 0 ? r : 0;
+}
+
+int jobcmd_submit_parking(JobCmdSubmit **pending, JobQueue *q, const QueueRequester *who, const ClassAd *request,
+                          double now, const JobCmdSink *sink, JobCmdParked *parked) {
+        JobCmdSubmit *s = *pending;
+        QueueSubmission *qs = NULL;
         bool more = false;
         int64_t id = 0;
+        size_t n;
         int r;
 
         if (!s) {
@@ -129,21 +246,58 @@ int jobcmd_submit(JobCmdSubmit **pending, JobQueue *q, const QueueRequester *who
                         free(s);
                         return -ENOMEM;
                 }
+                s->max_procs = queue_settings(q)->max_jobs_per_submission;
+                s->total = -1;
         }
         if (classad_has(request, "More") && classad_eval_bool(request, "More", JOBCMD_MODE, &more) < 0)
                 fail(s, -EINVAL, "More is not true or false");
-        take_part(s, who, request);
+        take_submit_id(s, q, request, now);
+        take_part(s, q, who, request, sink);
         if (more) {
                 *pending = s;
                 return 0;
         }
         *pending = NULL;
 
+        if (!s->error && s->in_progress) {
+                /* Still being taken: its answer is this one's too. Done
+                 * meanwhile: answered as a repeat. */
+                qs = queue_submission_find(q, s->user, s->submit_id);
+                if (qs && parked) {
+                        *parked = (JobCmdParked) { qs, true };
+                        jobcmd_submit_free(s);
+                        return JOBCMD_SUBMIT_PARKED;
+                }
+                s->repeated = queue_submit_id_find(q, s->user, s->submit_id, now, &s->repeat_cluster,
+                                                   &s->repeat_procs) > 0;
+                if (!s->repeated)
+                        fail(s, -EAGAIN, "submission %s is %s; send it again", s->submit_id,
+                             qs ? "being queued" : "refused meanwhile");
+        }
+        if (!s->error && s->repeated) {
+                r = reply_cluster(request, s->repeat_cluster, s->repeat_procs, true, sink);
+                jobcmd_submit_free(s);
+                return r < 0 ? r : 0;
+        }
         if (!s->error && s->n == 0)
                 fail(s, -EINVAL, "no procs to queue (Procs is empty)");
+        if (!s->error && s->total >= 0 && (uint64_t) s->total != s->n)
+                fail(s, -EINVAL, "TotalProcs says %" PRId64 " procs, the parts held %zu", s->total, s->n);
+        n = s->n;
         if (!s->error) {
                 char why[512] = "";
-                r = queue_submit(q, who, s->cluster, s->procs, s->n, now, &id, why, sizeof(why));
+                /* The procs go to the queue's submission. */
+                r = queue_submission_begin(q, who, s->submit_id, s->cluster, s->procs, s->n, now, &qs, why,
+                                           sizeof(why));
+                s->procs = NULL;
+                s->n = s->cap = 0;
+                if (r >= 0 && parked && n > JOBCMD_SUBMIT_SLICE) {
+                        *parked = (JobCmdParked) { qs, false };
+                        jobcmd_submit_free(s);
+                        return JOBCMD_SUBMIT_PARKED;
+                }
+                if (r >= 0)
+                        r = submit_now(q, qs, &id, why, sizeof(why));
                 if (r < 0)
                         fail(s, r, "%s", why);
         }
@@ -152,16 +306,14 @@ int jobcmd_submit(JobCmdSubmit **pending, JobQueue *q, const QueueRequester *who
                 jobcmd_submit_free(s);
                 return r < 0 ? r : 0;
         }
-        r = glean_msg_reply(request, true, NULL, &reply);
-        if (r >= 0)
-                r = classad_set_int(reply, "ClusterId", id);
-        if (r >= 0)
-                r = classad_set_int(reply, "NumProcs", (int64_t) s->n);
-        if (r >= 0)
-                r = jobcmd_send_ad(reply, sink);
-        classad_free(reply);
+        r = reply_cluster(request, id, (int64_t) n, false, sink);
         jobcmd_submit_free(s);
         return r < 0 ? r : 1;
+}
+
+int jobcmd_submit(JobCmdSubmit **pending, JobQueue *q, const QueueRequester *who, const ClassAd *request,
+                  double now, const JobCmdSink *sink) {
+        return jobcmd_submit_parking(pending, q, who, request, now, sink, NULL);
 }
 
 /* ---- the client's side ---- */

@@ -76,6 +76,8 @@ static int ask_listing(JobQueue *q, const ClassAd *request, const JobCmdSink *si
                 r = fill(q, &run);
                 if (r >= 0)
                         r = jobcmd_listing_end(run.l, run.count);
+                else if (r == -E2BIG)
+                        r = jobcmd_listing_end_ok(run.l, run.count, false, JOBCMD_COSTLY);
                 else
                         jobcmd_listing_free(run.l);
         }
@@ -87,9 +89,10 @@ static int ask_listing(JobQueue *q, const ClassAd *request, const JobCmdSink *si
 
 static int query_one(void *userdata, Job *job) {
         QueryRun *q = userdata;
+        int r = jobcmd_holds(q->ask->constraint, job->ad);
 
-        if (!jobcmd_holds(q->ask->constraint, job->ad))
-                return 0;
+        if (r <= 0)
+                return r;
         q->count++;
         if (q->ask->limit >= 0 && q->given >= q->ask->limit)
                 return 0;
@@ -184,9 +187,10 @@ static int target_add(Targets *ts, JobId id, bool found) {
 
 static int target_job(void *userdata, Job *job) {
         Targets *ts = userdata;
+        int r = jobcmd_holds(ts->constraint, job->ad);
 
-        if (!jobcmd_holds(ts->constraint, job->ad))
-                return 0;
+        if (r <= 0)
+                return r;
         if (!ts->named && !ts->who->admin && strcmp(job->owner, ts->who->user) != 0)
                 return 0; /* another's job a constraint matched: passed over */
         return target_add(ts, job->id, true);
@@ -283,6 +287,10 @@ int jobcmd_job_action(JobQueue *q, const QueueRequester *who, const ClassAd *req
                 }
                 if (r >= 0 && ts.n == before && !constraint)
                         r = target_add(&ts, ids.ids[i], false);
+        }
+        if (r == -E2BIG) {
+                r = jobcmd_reply(request, false, JOBCMD_COSTLY, sink);
+                goto out;
         }
         if (r < 0)
                 goto out;
@@ -478,7 +486,13 @@ int jobcmd_user_prio(Accountant *a, const QueueRequester *who, const ClassAd *re
                 snprintf(why, sizeof(why), "only root and ADMINISTRATORS may %s", action);
                 return jobcmd_reply(request, false, why, sink);
         }
-        if (classad_eval_string(request, "Submitter", JOBCMD_MODE, &name) < 0 || !*name)
+        /* The account changed: a name as written, never an expression's value. */
+        r = acct_literal_string(request, "Submitter", &name);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return jobcmd_reply(request, false, "Submitter must be a literal string", sink);
+        if (r == 0 || !*name)
                 return jobcmd_reply(request, false, "no Submitter", sink);
         if ((strcasecmp(action, "setprio") == 0 || strcasecmp(action, "setfactor") == 0) &&
             classad_eval_real(request, "Value", JOBCMD_MODE, &value) < 0)

@@ -50,7 +50,34 @@ typedef struct JobCmdSink {
          * queue_job_requeue). job is valid during the call. May be NULL. */
         void (*vacate)(void *userdata, const Job *job, const char *claim_id, const char *reason);
         void *userdata;
+        /* What a Submit may say of who it is (jobcmd_policy_check); NULL:
+         * the literal checks only, no accounting group allowed. */
+        const struct JobCmdPolicy *policy;
 } JobCmdSink;
+
+/* ---- who a submitted job may say it is (jobcmd-policy.c) ---- */
+
+/* ACCOUNTING_GROUPS_ALLOWED, ACCOUNTING_GROUPS_ALLOWED_<user> and
+ * SUBMIT_REQUIREMENT_NAMES / SUBMIT_REQUIREMENT_<Name>[_REASON] of cfg;
+ * err says which knob is broken. */
+#define JOBCMD_SUBMIT_POLICY 1 /* for bench/submit-identity.c, built against older trees too */
+typedef struct JobCmdPolicy JobCmdPolicy;
+int jobcmd_policy_from_config(const Config *cfg, JobCmdPolicy **ret, ConfigError *err);
+void jobcmd_policy_free(JobCmdPolicy *p); /* accepts NULL */
+/* A submit of who (procs[i] may be NULL): Owner, User, AccountingGroup,
+ * AcctGroup, AcctGroupUser literal strings and NiceUser a literal bool,
+ * the accounting ones the same for every proc; the accounting user who's
+ * own and the group one p lets who use (root and ADMINISTRATORS: any);
+ * every SUBMIT_REQUIREMENT true of every job. -EINVAL / -EPERM with why
+ * naming the rule, -ENOMEM. */
+int jobcmd_policy_check(const JobCmdPolicy *p, const QueueRequester *who, const char *uid_domain,
+                        const ClassAd *cluster, ClassAd *const *procs, size_t n, char *why, size_t whylen);
+/* The same of one part of a submission: procs are procs first.. of it
+ * (the numbers its reasons give); a submission is checked part by part
+ * as its parts come, every part with the same cluster. */
+int jobcmd_policy_check_part(const JobCmdPolicy *p, const QueueRequester *who, const char *uid_domain,
+                             const ClassAd *cluster, ClassAd *const *procs, size_t n, size_t first, char *why,
+                             size_t whylen);
 
 /* ---- Submit ---- */
 
@@ -72,6 +99,27 @@ void jobcmd_submit_free(JobCmdSubmit *s); /* accepts NULL */
  * Batches), 0 otherwise. */
 int jobcmd_submit(JobCmdSubmit **pending, JobQueue *q, const QueueRequester *who, const ClassAd *request,
                   double now, const JobCmdSink *sink);
+
+/* jobcmd_submit for a daemon that takes big submissions in slices
+ * (queue.h, "Submitting in slices"): a submission of more than
+ * JOBCMD_SUBMIT_SLICE procs, and a repeat of one still being taken, is
+ * not answered now but parked: JOBCMD_SUBMIT_PARKED with *parked. The
+ * caller steps parked->s (queue_submission_step, JOBCMD_SUBMIT_SLICE
+ * procs at a time, between its other work) and answers the request
+ * then, with jobcmd_submit_answer (Repeated when parked->repeat) or
+ * jobcmd_submit_refusal; it frees a new submission once answered
+ * (queue_submission_free), never a repeat's (the first request's). */
+#define JOBCMD_SUBMIT_SLICE 4096
+#define JOBCMD_SUBMIT_PARKED 2
+typedef struct JobCmdParked {
+        QueueSubmission *s;
+        bool repeat;
+} JobCmdParked;
+int jobcmd_submit_parking(JobCmdSubmit **pending, JobQueue *q, const QueueRequester *who, const ClassAd *request,
+                          double now, const JobCmdSink *sink, JobCmdParked *parked);
+int jobcmd_submit_answer(const ClassAd *request, int64_t cluster, int64_t procs, bool repeated,
+                         const JobCmdSink *sink);
+int jobcmd_submit_refusal(const ClassAd *request, const char *why, const JobCmdSink *sink);
 
 /* For the client (glean submit): the Submit messages of the jobs of one
  * cluster, as config_submit_parse_* makes them (one ad per proc, in

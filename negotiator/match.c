@@ -193,6 +193,59 @@ void nego_job_ephemeral(const NegoCycle *c, const NegoSub *sub, ClassAd *job) {
         }
 }
 
+/* ---- the evaluation budget ---- */
+
+bool nego_job_req(NegoCycle *c, const ClassAd *job, size_t slot) {
+        uint64_t hits = classad_budget_hits();
+        bool ok;
+
+        if (c->over_budget)
+                return false;
+        ok = classad_requirements_met(job, c->slots[slot].ad, NEGO_MODE);
+        if (classad_budget_hits() != hits) {
+                c->over_budget = true;
+                c->over_budget_slot = slot;
+                return false;
+        }
+        return ok;
+}
+
+double nego_job_rank(NegoCycle *c, const ClassAd *job, size_t slot) {
+        uint64_t hits = classad_budget_hits();
+        double d;
+
+        if (c->over_budget)
+                return 0;
+        d = classad_rank(job, c->slots[slot].ad, NEGO_MODE);
+        if (classad_budget_hits() != hits) {
+                c->over_budget = true;
+                c->over_budget_slot = slot;
+                return 0;
+        }
+        return d;
+}
+
+bool nego_job_too_expensive(const ClassAd *job, char **ret_reason) {
+        static const char *const attrs[] = { "Requirements", "Rank" };
+
+        for (size_t i = 0; i < sizeof(attrs) / sizeof(*attrs); i++) {
+                uint64_t hits = classad_budget_hits();
+                CaValue v = ca_undefined();
+                if (!classad_has(job, attrs[i]))
+                        continue;
+                if (classad_eval_attr(job, attrs[i], NEGO_MODE, &v) >= 0)
+                        ca_value_clear(&v);
+                if (classad_budget_hits() == hits)
+                        continue;
+                if (ret_reason && asprintf(ret_reason, "%s too expensive to evaluate: exceeded the evaluation "
+                                                       "budget of %u steps",
+                                           attrs[i], (unsigned) CLASSAD_EVAL_BUDGET) < 0)
+                        *ret_reason = NULL;
+                return true;
+        }
+        return false;
+}
+
 typedef struct PreqArgs {
         const NegoCycle *c;
         const ClassAd *slot, *job;
@@ -235,7 +288,9 @@ int nego_best_slot(NegoCycle *c, NegoSub *sub, NegoJob *job, NegoPick *ret) {
                         continue;
                 }
                 c->stats.evaluations += 1;
-                job_ok = classad_requirements_met(job->ad, slot->ad, NEGO_MODE);
+                job_ok = nego_job_req(c, job->ad, i);
+                if (c->over_budget)
+                        return -ENOENT; /* the caller holds the job, or gives up on it this cycle */
                 c->stats.evaluations += job_ok;
                 slot_ok = job_ok && classad_requirements_met(slot->ad, job->ad, NEGO_MODE);
                 if (!job_ok) {
@@ -262,7 +317,7 @@ int nego_best_slot(NegoCycle *c, NegoSub *sub, NegoJob *job, NegoPick *ret) {
                 }
                 cand = (Cand){
                         .pre = nego_rank_value(nego_eval_number(c->s->pre_job_rank, slot->ad, job->ad, 0)),
-                        .job_rank = nego_rank_value(classad_rank(job->ad, slot->ad, NEGO_MODE)),
+                        .job_rank = nego_rank_value(nego_job_rank(c, job->ad, i)),
                         .post = nego_rank_value(nego_eval_number(c->s->post_job_rank, slot->ad, job->ad, 0)),
                         .order = 2 - reason,
                         .prank = reason == NEGO_NO_PREEMPTION
@@ -270,6 +325,8 @@ int nego_best_slot(NegoCycle *c, NegoSub *sub, NegoJob *job, NegoPick *ret) {
                                          : nego_rank_value(nego_eval_number(c->s->preemption_rank, slot->ad,
                                                                             job->ad, 0)),
                 };
+                if (c->over_budget)
+                        return -ENOENT;
                 if (pick.slot == SIZE_MAX || better(&cand, &best)) {
                         best = cand;
                         pick.slot = i;
@@ -321,6 +378,11 @@ static size_t split_clauses(const char *text, char **clauses, size_t max) {
 }
 
 #define MAX_CLAUSES 16
+/* What the reason analysis may spend on one job: evaluations of a clause
+ * against a slot (or a fast-path slot group), and none more once one of
+ * them runs out of the evaluation budget (then the counts are partial,
+ * and say so). */
+#define MAX_BREAKDOWN_EVALS 20000
 
 /* "Memory >= RequestMemory false on 4,000; Arch == "aarch64" false on 800" */
 static void clause_breakdown(const NegoCycle *c, const ClassAd *job, char *buf, size_t size) {
@@ -341,14 +403,21 @@ static void clause_breakdown(const NegoCycle *c, const ClassAd *job, char *buf, 
         n = split_clauses(text, clauses, MAX_CLAUSES);
         for (size_t k = 0; k < n; k++)
                 (void) classad_expr_parse(clauses[k], strlen(clauses[k]), NEGO_MODE, &exprs[k], NULL);
-        for (size_t g = 0; g < (c->fast ? n_groups : c->n_slots); g++) {
+        size_t evals = 0;
+        uint64_t hits = classad_budget_hits();
+        bool cut = false;
+        for (size_t g = 0; g < (c->fast ? n_groups : c->n_slots) && !cut; g++) {
                 size_t i = c->fast ? group_slots[g] : g, weight = c->fast ? group_counts[g] : 1;
                 const NegoSlot *slot = &c->slots[i];
                 if (slot->skip || (slot->running && !c->s->consider_preemption))
                         continue;
-                for (size_t k = 0; k < n; k++)
+                for (size_t k = 0; k < n && !cut; k++)
                         if (exprs[k]) {
                                 CaValue v = ca_undefined();
+                                if (++evals > MAX_BREAKDOWN_EVALS || classad_budget_hits() != hits) {
+                                        cut = true;
+                                        break;
+                                }
                                 classad_expr_eval(exprs[k], job, slot->ad, NEGO_MODE, &v);
                                 if (!(v.type == CA_BOOL && v.u.b))
                                         counts[k] += weight;
@@ -362,6 +431,9 @@ static void clause_breakdown(const NegoCycle *c, const ClassAd *job, char *buf, 
                 classad_expr_free(exprs[k]);
                 free(clauses[k]);
         }
+        if (cut && len + 1 < size)
+                snprintf(buf + len, size - len, "%s(counts of the first %zu evaluations only)", len ? "; " : "",
+                         evals - 1);
         free(text);
 }
 

@@ -131,6 +131,9 @@ typedef struct NegoMatch {
 typedef struct NegoRejection {
         size_t submitter, job;
         char *reason;       /* words people understand, with counts */
+        bool hold;          /* hold the job (HoldReasonCode 5, JobPolicyUndefined) with reason: its
+                               own Requirements or Rank run out of the evaluation budget
+                               (CLASSAD_EVAL_BUDGET), and would in every cycle */
 } NegoRejection;
 
 typedef struct NegoStats {

@@ -14,15 +14,18 @@
 #include "common/cleanup.h"
 #include "queue-internal.h"
 
-static bool constraint_holds(const ClassAdExpr *e, const ClassAd *ad) {
+/* 1 or 0; -E2BIG when e ran out of the evaluation budget on ad (the
+ * listing stops there: one constraint costs one budget, not one a row). */
+static int constraint_holds(const ClassAdExpr *e, const ClassAd *ad) {
         CaValue v = ca_undefined();
+        uint64_t hits = classad_budget_hits();
         bool yes;
 
         if (!e)
-                return true;
+                return 1;
         yes = classad_expr_eval(e, ad, NULL, QUEUE_MODE, &v) >= 0 && v.type == CA_BOOL && v.u.b;
         ca_value_clear(&v);
-        return yes;
+        return classad_budget_hits() != hits ? -E2BIG : yes;
 }
 
 int queue_history(JobQueue *q, JobId only, const ClassAdExpr *constraint, size_t limit, QueueHistoryFn fn,
@@ -58,7 +61,8 @@ int queue_history(JobQueue *q, JobId only, const ClassAdExpr *constraint, size_t
 
                 if (!text || classad_parse(text, strlen(text), QUEUE_MODE, &ad, NULL) < 0)
                         continue; /* a row that does not read is skipped: the rest still shows */
-                if (constraint_holds(constraint, ad)) {
+                r = constraint_holds(constraint, ad);
+                if (r > 0) {
                         given++;
                         r = fn(userdata, ad);
                 }

@@ -64,6 +64,9 @@ enum {
         QS_SET_META,
         QS_GET_META,
         QS_MAX_HISTORY_CLUSTER,
+        QS_PUT_SUBMIT_ID,
+        QS_TRIM_SUBMIT_IDS,
+        QS_DELETE_CLUSTER_JOBS,
         _QS_MAX,
 };
 
@@ -88,8 +91,21 @@ struct JobQueue {
         JobId *touched;
         size_t n_touched, cap_touched;
         bool touched_meta;
+        int64_t *placed; /* clusters placed whole (queue_place_cluster): dropped when it fails */
+        size_t n_placed, cap_placed;
         QJob **leaving; /* the jobs that leave in the change being made */
         size_t n_leaving, cap_leaving;
+
+        /* Submission ids (queue-submitid.c): "user\nid" -> QSubmitId. */
+        GleanStrMap *submit_ids;
+        GleanStrMap *submit_id_users; /* user -> QCount: how many ids each has remembered */
+        struct QSubmitId **new_ids; /* put in the open transaction (forgotten if it fails) */
+        size_t n_new_ids, cap_new_ids;
+        double submit_ids_trimmed; /* when the old ones were last forgotten */
+
+        /* Submissions being taken in slices (queue-submit.c), newest first. */
+        QueueSubmission *submissions;
+        size_t unfinished_rows; /* job rows without their cluster's row, dropped at the open */
 
         char reason[512];    /* ret_reason of queue_job_exit */
         char write_why[512]; /* what the failed write of this change was ("" none) */
@@ -129,6 +145,21 @@ QCluster *queue_cluster(const JobQueue *q, int64_t id);
 /* Puts a job built from its rows into memory (cluster found or given). */
 int queue_insert_job(JobQueue *q, QCluster *c, int64_t proc, ClassAd *proc_ad, const char *claim, const char *slot,
                      char *why, size_t whylen);
+/* queue_insert_job's first half: the job made and checked, not linked in
+ * (free with qjob_free). */
+int queue_make_job(JobQueue *q, QCluster *c, int64_t proc, ClassAd *proc_ad, QJob **ret, char *why, size_t whylen);
+void qjob_free(QJob *j);
+/* The n jobs of cluster c (procs 0..n-1, made by queue_make_job, none of
+ * c in the queue yet) linked in at once, with what t says of them (so
+ * that a million jobs need not be visited again); -EEXIST when c is
+ * there. Should the transaction fail, they are dropped again. */
+typedef struct QPlaceTally {
+        size_t counts[JOB_HELD + 1]; /* by status */
+        size_t unlike;               /* of them unlike (QJob.unlike) */
+        size_t *own;                 /* the procs with a submitter of their own */
+        size_t n_own;
+} QPlaceTally;
+int queue_place_cluster(JobQueue *q, QCluster *c, QJob **jobs, size_t n, const QPlaceTally *t);
 /* Takes a job out of memory and frees it (its cluster too when empty). */
 void queue_drop_job(JobQueue *q, QJob *j);
 int queue_touch(JobQueue *q, JobId id);
@@ -159,11 +190,29 @@ int qstore_put_cluster(JobQueue *q, const QCluster *c);
 int qstore_delete_cluster(JobQueue *q, int64_t id);
 int qstore_put_job(JobQueue *q, const QJob *j);
 int qstore_delete_job(JobQueue *q, JobId id);
+int qstore_delete_cluster_jobs(JobQueue *q, int64_t cluster); /* the rows of an unpublished submission */
 int qstore_put_history(JobQueue *q, const QJob *j, double left_at);
 int qstore_set_next_cluster(JobQueue *q, int64_t next);
 /* A cluster row parsed: its ad and the names from it. */
 int qcluster_from_ad(JobQueue *q, int64_t id, ClassAd *ad, QCluster **ret, char *why, size_t whylen);
 void qcluster_free(QCluster *c);
+
+/* ---- queue-submitid.c ---- */
+
+/* The id -> cluster rows, loaded at open (within qstore_load's read). */
+int qsubmit_ids_load(JobQueue *q, char *why, size_t whylen);
+/* Inside the submit's change: the row written, the entry in memory
+ * (forgotten again when the transaction fails: qsubmit_ids_tx_end). Also
+ * forgets the ids older than SUBMIT_ID_LIFETIME, now and then. */
+int qsubmit_id_record(JobQueue *q, const char *user, const char *id, int64_t cluster, int64_t procs, double now);
+void qsubmit_ids_tx_end(JobQueue *q, bool committed);
+/* -EDQUOT with why when user has SUBMIT_IDS_PER_USER ids remembered. */
+int qsubmit_id_check(const JobQueue *q, const char *user, char *why, size_t whylen);
+void qsubmit_ids_free(JobQueue *q);
+
+/* queue-submit.c: a transaction ended (rolled back: the submissions write
+ * again what it took). */
+void queue_submissions_tx_end(JobQueue *q, bool committed);
 
 /* ---- queue-policy.c ---- */
 

@@ -11,6 +11,11 @@
  * "undefined" (the job is held, code 5), except an expression that is the
  * literal UNDEFINED, which is false. A knob fires only on a non-zero
  * number or true.
+ *
+ * An expression whose evaluation runs out of the evaluation budget
+ * (CLASSAD_EVAL_BUDGET) would in every pass: the job is held, with code 5
+ * (JobPolicyUndefined) for its own attribute and 27
+ * (SystemPolicyUndefined) for a knob, and a reason that says so.
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -20,11 +25,14 @@
 
 #include "queue-internal.h"
 
-/* 1 true, 0 false, -1 undefined; absent: 0 with *ret_present false. */
+#define OVER_BUDGET (-2)
+
+/* 1 true, 0 false, -1 undefined, OVER_BUDGET; absent: 0 with *ret_present false. */
 static int eval_job_expr(const ClassAd *ad, const char *attr, bool *ret_present) {
         CaValue v = ca_undefined();
         double d;
         int res = -1;
+        uint64_t hits = classad_budget_hits();
 
         *ret_present = classad_has(ad, attr);
         if (!*ret_present)
@@ -32,6 +40,8 @@ static int eval_job_expr(const ClassAd *ad, const char *attr, bool *ret_present)
         if (classad_eval_attr(ad, attr, QUEUE_MODE, &v) >= 0 && ca_to_real(&v, &d))
                 res = d != 0;
         ca_value_clear(&v);
+        if (classad_budget_hits() != hits)
+                return OVER_BUDGET;
         if (res < 0) {
                 char *text = classad_unparse_attr(ad, attr);
                 const char *t = text ? text : "";
@@ -44,16 +54,27 @@ static int eval_job_expr(const ClassAd *ad, const char *attr, bool *ret_present)
         return res;
 }
 
-static bool eval_knob(const ClassAdExpr *e, const ClassAd *ad) {
+/* 1 fires, 0 not, OVER_BUDGET. */
+static int eval_knob(const ClassAdExpr *e, const ClassAd *ad) {
         CaValue v = ca_undefined();
         double d = 0;
         bool yes;
+        uint64_t hits = classad_budget_hits();
 
         if (!e)
-                return false;
+                return 0;
         yes = classad_expr_eval(e, ad, NULL, QUEUE_MODE, &v) >= 0 && ca_to_real(&v, &d) && d != 0;
         ca_value_clear(&v);
+        if (classad_budget_hits() != hits)
+                return OVER_BUDGET;
         return yes;
+}
+
+static void over_budget(QPolicyResult *res, int code, const char *what) {
+        *res = (QPolicyResult) { .action = QP_HOLD, .code = code };
+        snprintf(res->reason, sizeof(res->reason),
+                 "%s too expensive to evaluate: exceeded the evaluation budget of %u steps", what,
+                 (unsigned) CLASSAD_EVAL_BUDGET);
 }
 
 /* The reason written when none is given: HTCondor's sentence. */
@@ -90,8 +111,12 @@ static bool single(const ClassAd *ad, const char *attr, const ClassAdExpr *knob,
                    const ClassAdExpr *knob_reason, const ClassAdExpr *knob_subcode, QPolicyAction on_true,
                    int hold_code, QPolicyResult *res) {
         bool present;
-        int val = eval_job_expr(ad, attr, &present);
+        int val = eval_job_expr(ad, attr, &present), k;
 
+        if (val == OVER_BUDGET) {
+                over_budget(res, QUEUE_HOLD_JOB_POLICY_UNDEFINED, attr);
+                return true;
+        }
         if (present && val != 0) {
                 char *text = classad_unparse_attr(ad, attr);
                 char name[64];
@@ -113,7 +138,14 @@ static bool single(const ClassAd *ad, const char *attr, const ClassAdExpr *knob,
                 free(text);
                 return true;
         }
-        if (knob && eval_knob(knob, ad)) {
+        k = knob ? eval_knob(knob, ad) : 0;
+        if (k == OVER_BUDGET) {
+                char what[96];
+                snprintf(what, sizeof(what), "%s for this job", knob_name);
+                over_budget(res, QUEUE_HOLD_SYSTEM_POLICY_UNDEFINED, what);
+                return true;
+        }
+        if (k > 0) {
                 char *text = classad_expr_unparse(knob);
                 CaValue v = ca_undefined();
                 double d;
@@ -159,7 +191,9 @@ void queue_policy(const JobQueue *q, const ClassAd *ad, JobStatus status, bool a
         if (single(ad, "OnExitHold", NULL, NULL, NULL, NULL, QP_HOLD, QUEUE_HOLD_JOB_POLICY, ret))
                 return;
         val = eval_job_expr(ad, "OnExitRemove", &present);
-        if (!present || val > 0)
+        if (val == OVER_BUDGET)
+                over_budget(ret, QUEUE_HOLD_JOB_POLICY_UNDEFINED, "OnExitRemove");
+        else if (!present || val > 0)
                 *ret = (QPolicyResult) { .action = QP_COMPLETE };
         else if (val == 0)
                 *ret = (QPolicyResult) { .action = QP_REQUEUE };

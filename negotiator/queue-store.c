@@ -40,6 +40,9 @@ static const char *const stmt_sql[_QS_MAX] = {
         [QS_SET_META] = "INSERT OR REPLACE INTO queue_meta (key, value) VALUES (?1, ?2)",
         [QS_GET_META] = "SELECT value FROM queue_meta WHERE key = ?1",
         [QS_MAX_HISTORY_CLUSTER] = "SELECT coalesce(max(cluster), 0) FROM queue_history",
+        [QS_PUT_SUBMIT_ID] = "INSERT OR REPLACE INTO queue_submits (user, id, cluster, procs, at) VALUES (?1, ?2, ?3, ?4, ?5)",
+        [QS_TRIM_SUBMIT_IDS] = "DELETE FROM queue_submits WHERE at < ?1",
+        [QS_DELETE_CLUSTER_JOBS] = "DELETE FROM queue_jobs WHERE cluster = ?1",
 };
 
 int qstore_prepare(JobQueue *q, char *why, size_t whylen) {
@@ -154,6 +157,15 @@ int qstore_delete_job(JobQueue *q, JobId id) {
         sqlite3_bind_int64(st, 1, id.cluster);
         sqlite3_bind_int64(st, 2, id.proc);
         return run(q, st, "deleting job", id);
+}
+
+int qstore_delete_cluster_jobs(JobQueue *q, int64_t cluster) {
+        sqlite3_stmt *st = q->stmt[QS_DELETE_CLUSTER_JOBS];
+
+        if (!q->db)
+                return 0;
+        sqlite3_bind_int64(st, 1, cluster);
+        return run(q, st, "deleting the rows of the unfinished submission of cluster", (JobId) { cluster, -1 });
 }
 
 int qstore_put_history(JobQueue *q, const QJob *j, double left_at) {
@@ -379,10 +391,10 @@ int qstore_load(JobQueue *q, char *why, size_t whylen) {
                 QCluster *c = cluster_list_find(&clusters, cluster);
 
                 if (!c) {
-                        r = glean_why(-EBADMSG, why, whylen,
-                                      "queue database %s: job %" PRId64 ".%" PRId64 " of a cluster that is not there",
-                                      q->path, cluster, proc);
-                        break;
+                        /* The rows of a submission that was not finished:
+                         * never acknowledged, deleted below. */
+                        q->unfinished_rows++;
+                        continue;
                 }
                 r = job_from_row(q, c, cluster, proc, column_text(st, 2), column_text(st, 3), column_text(st, 4), why,
                                  whylen);
@@ -400,7 +412,21 @@ int qstore_load(JobQueue *q, char *why, size_t whylen) {
 
         if (r >= 0)
                 r = load_next_cluster(q, why, whylen);
+        if (r >= 0)
+                r = qsubmit_ids_load(q, why, whylen);
         (void) sqlite3_exec(q->db, "ROLLBACK", NULL, NULL, NULL);
+        if (r >= 0 && q->unfinished_rows > 0 && !q->readonly) {
+                rc = sqlite3_exec(q->db,
+                                  "BEGIN IMMEDIATE; DELETE FROM queue_jobs WHERE cluster NOT IN "
+                                  "(SELECT id FROM queue_clusters); COMMIT",
+                                  NULL, NULL, NULL);
+                if (rc != SQLITE_OK) {
+                        r = glean_why(acct_sqlite_errno(q->db, rc), why, whylen,
+                                      "queue database %s: deleting the rows of an unfinished submission: %s", q->path,
+                                      sqlite3_errmsg(q->db));
+                        (void) sqlite3_exec(q->db, "ROLLBACK", NULL, NULL, NULL);
+                }
+        }
         return r;
 }
 
@@ -443,8 +469,10 @@ static int reload_job(JobQueue *q, JobId id, char *why, size_t whylen) {
                         text = strdup(column_text(st, 0));
                 sqlite3_reset(st);
                 sqlite3_clear_bindings(st);
+                if (rc == SQLITE_DONE)
+                        return 0; /* a row of an unfinished submission: not in the queue */
                 if (!text)
-                        return rc == SQLITE_ROW || rc == SQLITE_DONE ? -EBADMSG : acct_sqlite_errno(q->db, rc);
+                        return rc == SQLITE_ROW ? -EBADMSG : acct_sqlite_errno(q->db, rc);
                 r = parse_row_ad(q, text, "cluster", (JobId) { id.cluster, -1 }, &cad, why, whylen);
                 free(text);
                 if (r < 0)
@@ -464,7 +492,8 @@ int qstore_reload_touched(JobQueue *q, char *why, size_t whylen) {
         size_t n = 0;
         int r = 0;
 
-        qsort(q->touched, q->n_touched, sizeof(*q->touched), id_order);
+        if (q->n_touched > 1)
+                qsort(q->touched, q->n_touched, sizeof(*q->touched), id_order);
         for (size_t i = 0; i < q->n_touched; i++)
                 if (n == 0 || id_order(&q->touched[n - 1], &q->touched[i]) != 0)
                         q->touched[n++] = q->touched[i];

@@ -125,9 +125,15 @@ int queue_settings_from_config(const Config *cfg, QueueSettings *ret, ConfigErro
         if (r >= 0)
                 r = get_count(cfg, "HISTORY_MAX_JOBS", 1000000, &s.history_max_jobs, err);
         if (r >= 0)
+                r = get_count(cfg, "MAX_JOBS_PER_SUBMISSION", 0, &s.max_jobs_per_submission, err);
+        if (r >= 0)
                 r = get_count(cfg, "MAX_JOBS_PER_OWNER", 0, &s.max_jobs_per_owner, err);
         if (r >= 0)
                 r = get_count(cfg, "MAX_JOBS_SUBMITTED", 0, &s.max_jobs_submitted, err);
+        if (r >= 0)
+                r = get_count(cfg, "SUBMIT_ID_LIFETIME", 86400, &s.submit_id_lifetime, err);
+        if (r >= 0)
+                r = get_count(cfg, "SUBMIT_IDS_PER_USER", 1000000, &s.submit_ids_per_user, err);
         if (r >= 0)
                 r = get_expr(cfg, "SYSTEM_PERIODIC_HOLD", &s.system_periodic_hold, err);
         if (r >= 0)
@@ -429,7 +435,7 @@ static int place_entry(JobQueue *q, QJob *j) {
         return 0;
 }
 
-static void qjob_free(QJob *j) {
+void qjob_free(QJob *j) {
         if (!j)
                 return;
         if (j->pub.ad != j->proc)
@@ -450,10 +456,9 @@ void qcluster_free(QCluster *c) {
         free(c);
 }
 
-/* Makes the job of cluster c with its own attributes proc_ad (taken) and
- * links it in: entries, counts, claims. */
-int queue_insert_job(JobQueue *q, QCluster *c, int64_t proc, ClassAd *proc_ad, const char *claim, const char *slot,
-                     char *why, size_t whylen) {
+/* The job of cluster c with its own attributes proc_ad (taken), made and
+ * checked but not linked in. */
+int queue_make_job(JobQueue *q, QCluster *c, int64_t proc, ClassAd *proc_ad, QJob **ret, char *why, size_t whylen) {
         _cleanup_free_ char *submitter = NULL;
         char idbuf[JOB_ID_STRLEN];
         JobId id = { c->id, proc };
@@ -478,10 +483,6 @@ int queue_insert_job(JobQueue *q, QCluster *c, int64_t proc, ClassAd *proc_ad, c
                               job_id_format(id, idbuf));
                 goto fail;
         }
-        if (status == JOB_RUNNING && !claim) {
-                r = glean_why(-EBADMSG, why, whylen, "job %s: Running without a claim", job_id_format(id, idbuf));
-                goto fail;
-        }
         j->pub.status = (JobStatus) status;
         j->pub.owner = c->owner;
         r = acct_job_submitter(j->pub.ad, q->settings.uid_domain, &submitter, why, whylen);
@@ -491,30 +492,125 @@ int queue_insert_job(JobQueue *q, QCluster *c, int64_t proc, ClassAd *proc_ad, c
                 j->pub.submitter = c->submitter;
         else
                 j->pub.submitter = j->own_submitter = TAKE_PTR(submitter);
+        j->unlike = !own_attrs_alike(j->proc);
+        *ret = j;
+        return 0;
+fail:
+        qjob_free(j);
+        return r;
+}
+
+/* j counted in: its cluster's, the queue's, its owner's and submitter's. */
+static int count_in(JobQueue *q, QJob *j) {
+        int r = count_add(q->owners, j->pub.owner, 1);
+
+        if (r >= 0 && (r = count_add(q->submitters, j->pub.submitter, 1)) < 0)
+                (void) count_add(q->owners, j->pub.owner, -1);
+        if (r < 0)
+                return r;
+        j->cluster->n_procs++;
+        q->n_jobs++;
+        q->counts[j->pub.status]++;
+        j->counted = true;
+        j->cluster->n_unlike += j->unlike;
+        return 0;
+}
+
+/* Makes the job of cluster c with its own attributes proc_ad (taken) and
+ * links it in: entries, counts, claims. */
+int queue_insert_job(JobQueue *q, QCluster *c, int64_t proc, ClassAd *proc_ad, const char *claim, const char *slot,
+                     char *why, size_t whylen) {
+        char idbuf[JOB_ID_STRLEN];
+        QJob *j = NULL;
+        int r = queue_make_job(q, c, proc, proc_ad, &j, why, whylen);
+
+        if (r < 0)
+                return r;
+        if (j->pub.status == JOB_RUNNING && !claim) {
+                r = glean_why(-EBADMSG, why, whylen, "job %s: Running without a claim", job_id_format(j->pub.id, idbuf));
+                goto fail;
+        }
         if (claim && (r = qjob_set_claim(q, j, claim, slot)) < 0)
                 goto fail;
         r = place_entry(q, j);
         if (r == -EEXIST)
-                r = glean_why(r, why, whylen, "job %s twice", job_id_format(id, idbuf));
+                r = glean_why(r, why, whylen, "job %s twice", job_id_format(j->pub.id, idbuf));
         if (r < 0)
                 goto fail;
-        if ((r = count_add(q->owners, j->pub.owner, 1)) < 0 ||
-            (r = count_add(q->submitters, j->pub.submitter, 1)) < 0) {
+        if ((r = count_in(q, j)) < 0) {
                 queue_drop_job(q, j);
                 return r;
         }
-        c->n_procs++;
-        q->n_jobs++;
-        q->counts[j->pub.status]++;
-        j->unlike = !own_attrs_alike(j->proc);
-        j->counted = true;
-        c->n_unlike += j->unlike;
         return 0;
 fail:
         if (j->claim)
                 glean_strmap_remove(q->claims, j->claim);
         qjob_free(j);
         return r;
+}
+
+int queue_place_cluster(JobQueue *q, QCluster *c, QJob **jobs, size_t n, const QPlaceTally *t) {
+        size_t i = lower_bound(q, c->id, 0), done = 0, same = n - t->n_own;
+        int r;
+
+        if (n == 0 || (i < q->n_entries && q->entries[i].cluster == c->id))
+                return -EEXIST;
+        if (q->n_entries + n > q->cap_entries) {
+                size_t cap = q->cap_entries ? q->cap_entries : 1024;
+                while (cap < q->n_entries + n)
+                        cap += cap / 2;
+                QEntry *e = realloc(q->entries, cap * sizeof(*e));
+                if (!e)
+                        return -ENOMEM;
+                q->entries = e;
+                q->cap_entries = cap;
+        }
+        if (q->db && q->n_placed == q->cap_placed) {
+                size_t cap = q->cap_placed ? 2 * q->cap_placed : 8;
+                int64_t *p = realloc(q->placed, cap * sizeof(*p));
+                if (!p)
+                        return -ENOMEM;
+                q->placed = p;
+                q->cap_placed = cap;
+        }
+        /* The counts: the cluster's owner and submitter once for all; a
+         * proc with a submitter of its own, one by one. */
+        r = count_add(q->owners, c->owner, (long) n);
+        for (; r >= 0 && done < t->n_own; done++)
+                if ((r = count_add(q->submitters, jobs[t->own[done]]->pub.submitter, 1)) < 0)
+                        break;
+        if (r >= 0 && (r = count_add(q->submitters, c->submitter, (long) same)) < 0)
+                done = t->n_own;
+        if (r < 0) {
+                /* Counted out again: nothing linked. */
+                for (size_t k = 0; k < done; k++)
+                        (void) count_add(q->submitters, jobs[t->own[k]]->pub.submitter, -1);
+                (void) count_add(q->owners, c->owner, -(long) n);
+                return r;
+        }
+        for (size_t s = 0; s <= JOB_HELD; s++)
+                q->counts[s] += t->counts[s];
+        c->n_unlike += t->unlike;
+        c->n_procs += n;
+        q->n_jobs += n;
+        memmove(q->entries + i + n, q->entries + i, (q->n_entries - i) * sizeof(*q->entries));
+        for (size_t k = 0; k < n; k++)
+                q->entries[i + k] = (QEntry) { c->id, (int64_t) k, jobs[k] };
+        q->n_entries += n;
+        if (q->db)
+                q->placed[q->n_placed++] = c->id;
+        return 0;
+}
+
+/* The jobs of clusters placed whole by a transaction that failed: their
+ * rows were never there. */
+static void drop_placed(JobQueue *q) {
+        for (size_t k = 0; k < q->n_placed; k++)
+                for (size_t i = lower_bound(q, q->placed[k], 0);
+                     i < q->n_entries && q->entries[i].cluster == q->placed[k]; i++)
+                        if (q->entries[i].j)
+                                queue_drop_job(q, q->entries[i].j);
+        q->n_placed = 0;
 }
 
 void queue_drop_job(JobQueue *q, QJob *j) {
@@ -563,6 +659,9 @@ static void queue_tx_end(void *userdata, bool committed) {
         JobQueue *q = userdata;
         char why[512] = "";
 
+        if (!committed)
+                drop_placed(q);
+        q->n_placed = 0;
         if (!committed && (q->n_touched > 0 || q->touched_meta)) {
                 /* Memory back to the last commit. Should reading fail too
                  * (the disk gone), what could not be read stays out. */
@@ -570,6 +669,8 @@ static void queue_tx_end(void *userdata, bool committed) {
         }
         q->n_touched = 0;
         q->touched_meta = false;
+        qsubmit_ids_tx_end(q, committed);
+        queue_submissions_tx_end(q, committed);
         compact(q);
 }
 
@@ -631,6 +732,10 @@ int queue_batch_commit(JobQueue *q, char *why, size_t whylen) {
         return r;
 }
 
+size_t queue_unfinished_rows(const JobQueue *q) {
+        return q->unfinished_rows;
+}
+
 bool queue_in_batch(const JobQueue *q) {
         return acct_in_batch(q->acct);
 }
@@ -656,7 +761,8 @@ int queue_open(Accountant *a, QueueSettings *settings, JobQueue **ret, char *why
         q->readonly = acct_readonly(a);
         q->next_cluster = 1;
         if ((r = glean_strmap_new(false, &q->claims)) < 0 || (r = glean_strmap_new(false, &q->owners)) < 0 ||
-            (r = glean_strmap_new(false, &q->submitters)) < 0) {
+            (r = glean_strmap_new(false, &q->submitters)) < 0 || (r = glean_strmap_new(false, &q->submit_ids)) < 0 ||
+            (r = glean_strmap_new(false, &q->submit_id_users)) < 0) {
                 queue_close(q);
                 return r;
         }
@@ -685,6 +791,8 @@ static void drop_all(JobQueue *q) {
 void queue_close(JobQueue *q) {
         if (!q)
                 return;
+        while (q->submissions)
+                queue_submission_free(q, q->submissions);
         if (q->acct)
                 acct_set_partner(q->acct, NULL);
         drop_all(q);
@@ -693,7 +801,9 @@ void queue_close(JobQueue *q) {
         free_counts(q->owners);
         free_counts(q->submitters);
         free(q->touched);
+        free(q->placed);
         free(q->leaving);
+        qsubmit_ids_free(q);
         qstore_finalize(q);
         queue_settings_clear(&q->settings);
         free(q);

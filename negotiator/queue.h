@@ -102,6 +102,7 @@ enum {
         QUEUE_HOLD_JOB_POLICY_UNDEFINED = 5,
         QUEUE_HOLD_SUBMITTED_ON_HOLD = 15,
         QUEUE_HOLD_SYSTEM_POLICY = 26,
+        QUEUE_HOLD_SYSTEM_POLICY_UNDEFINED = 27,
         QUEUE_HOLD_OUT_OF_RESOURCES = 34,
 };
 
@@ -137,8 +138,11 @@ typedef struct QueueSettings {
         char *uid_domain;            /* UID_DOMAIN: User = Owner@uid_domain */
         int64_t history_duration;    /* HISTORY_DURATION: seconds a job stays in the history (0: no limit) */
         int64_t history_max_jobs;    /* HISTORY_MAX_JOBS: at most so many (oldest go first; 0: none kept) */
+        int64_t max_jobs_per_submission; /* MAX_JOBS_PER_SUBMISSION: procs of one cluster (0: no limit) */
         int64_t max_jobs_per_owner;  /* MAX_JOBS_PER_OWNER (0: no limit) */
         int64_t max_jobs_submitted;  /* MAX_JOBS_SUBMITTED: the whole queue (0: no limit) */
+        int64_t submit_id_lifetime;  /* SUBMIT_ID_LIFETIME: seconds a submission id is remembered (0: no limit) */
+        int64_t submit_ids_per_user; /* SUBMIT_IDS_PER_USER: ids one user may have remembered (0: no limit) */
         ClassAdExpr *system_periodic_hold, *system_periodic_release, *system_periodic_remove; /* NULL: unset */
         ClassAdExpr *system_periodic_hold_reason, *system_periodic_release_reason,
                 *system_periodic_remove_reason;          /* SYSTEM_PERIODIC_*_REASON */
@@ -191,6 +195,60 @@ typedef struct QueueRequester {
  * database, with why. procs[i] may be NULL (no attributes of its own). */
 int queue_submit(JobQueue *q, const QueueRequester *who, const ClassAd *cluster, ClassAd *const *procs, size_t n,
                  double now, int64_t *ret_cluster, char *why, size_t whylen);
+
+/* Submission ids: what makes a submit idempotent. The client names each
+ * submission with an id of its own (random, 128 bits); queue_submit_as
+ * keeps id -> (cluster, procs) for who->user in the same transaction as
+ * the submit, and puts the id in the cluster's ad as GleanSubmitId (what
+ * a user looks for when the answer was lost: glean q -constraint
+ * 'GleanSubmitId == "..."'). A submission sent again with the same id by
+ * the same user is answered from queue_submit_id_find, with what the
+ * first got, and queues nothing; another user's same id is another
+ * submission. Ids are kept SUBMIT_ID_LIFETIME seconds (a day), survive a
+ * restart, and are forgotten with the transaction when it fails. A user
+ * with SUBMIT_IDS_PER_USER ids remembered is refused (-EDQUOT, naming the
+ * knob) until old ones are forgotten: what one user makes the daemon
+ * keep is bounded.
+ * queue_submit_id_valid: 16 to 64 characters of [0-9A-Za-z_-]. */
+bool queue_submit_id_valid(const char *id);
+int queue_submit_as(JobQueue *q, const QueueRequester *who, const char *submit_id, const ClassAd *cluster,
+                    ClassAd *const *procs, size_t n, double now, int64_t *ret_cluster, char *why, size_t whylen);
+/* Submitting in slices: what queue_submit_as does at once, in steps the
+ * daemon takes between its other work, so that a submission of a million
+ * procs does not keep it from answering. queue_submission_begin makes the
+ * checks that need no proc (who, how many, the limits, which count the
+ * procs of submissions still being taken too) and reserves the cluster
+ * id; it takes procs (the array and its ads, any may be NULL) whatever it
+ * returns. queue_submission_step does up to work procs' part (0: all):
+ * first each proc is made and checked in memory, then the rows are
+ * written, a change per step, invisible until the last step publishes
+ * the cluster (its row, its submission id, the jobs in memory) in one
+ * change. It returns 0 while there is more to do, 1 when queued
+ * (*ret_cluster), < 0 with why when refused or not written (the
+ * submission is then of no use but to be freed). A batch that fails
+ * after a step wrote takes those rows with it: the next steps write them
+ * again. queue_submission_free gives up one not queued (its rows are
+ * deleted; a daemon stopped meanwhile deletes them at its next open:
+ * queue_unfinished_rows says how many) and frees it; queue_close frees
+ * those left. queue_submission_find: user's submission of that id still
+ * being taken (a repeat waits for it), else NULL. */
+typedef struct QueueSubmission QueueSubmission;
+int queue_submission_begin(JobQueue *q, const QueueRequester *who, const char *submit_id, const ClassAd *cluster,
+                           ClassAd **procs, size_t n, double now, QueueSubmission **ret, char *why, size_t whylen);
+int queue_submission_step(JobQueue *q, QueueSubmission *s, size_t work, int64_t *ret_cluster, char *why,
+                          size_t whylen);
+void queue_submission_free(JobQueue *q, QueueSubmission *s); /* accepts NULL */
+QueueSubmission *queue_submission_find(const JobQueue *q, const char *user, const char *submit_id);
+int64_t queue_submission_cluster(const QueueSubmission *s);
+size_t queue_submission_procs(const QueueSubmission *s);
+const char *queue_submission_user(const QueueSubmission *s);
+void queue_submission_set_userdata(QueueSubmission *s, void *userdata);
+void *queue_submission_userdata(const QueueSubmission *s);
+size_t queue_unfinished_rows(const JobQueue *q);
+
+/* 1 with *ret_cluster and *ret_procs when user's id is known, else 0. */
+int queue_submit_id_find(const JobQueue *q, const char *user, const char *id, double now, int64_t *ret_cluster,
+                         int64_t *ret_procs);
 
 /* ---- looking ---- */
 
@@ -317,7 +375,8 @@ int queue_periodic(JobQueue *q, double now, QueueChangeFn fn, void *userdata);
  * they left, then id); constraint (may be NULL) is evaluated against each
  * ad (true only); cluster > 0 keeps that cluster's alone (and proc >= 0
  * that job alone). At most limit ads (0: no limit). fn < 0 stops and is
- * returned; ads are valid during the call only. Reads what is written
+ * returned, and so is -E2BIG when constraint runs out of the ClassAd
+ * evaluation budget on an ad; ads are valid during the call only. Reads what is written
  * (inside a batch: the batch's writes too). */
 typedef int (*QueueHistoryFn)(void *userdata, const ClassAd *ad);
 int queue_history(JobQueue *q, JobId only, const ClassAdExpr *constraint, size_t limit, QueueHistoryFn fn,

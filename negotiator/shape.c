@@ -247,8 +247,12 @@ bool nego_fast_job_ok(NegoFast *f, const uint32_t *cls, const ClassAd *job, size
 
         if (nego_memo_get(&f->memo[NEGO_F_JREQ], key, &v))
                 return v;
+        if (f->c->over_budget)
+                return false; /* the job's search stops: nothing more evaluated, nothing kept */
         f->c->stats.evaluations++;
-        ok = classad_requirements_met(job, f->c->slots[slot].ad, NEGO_MODE);
+        ok = nego_job_req(f->c, job, slot);
+        if (f->c->over_budget)
+                return false;
         (void) nego_memo_put(&f->memo[NEGO_F_JREQ], key, ok); /* a memo that cannot grow only costs time */
         return ok;
 }
@@ -453,7 +457,9 @@ double nego_fast_number(NegoFast *f, NegoFamily fam, const uint32_t *cls, const 
         }
         switch (fam) {
         case NEGO_F_JRANK:
-                d = classad_rank(job, ad, NEGO_MODE);
+                d = nego_job_rank(f->c, job, slot);
+                if (f->c->over_budget)
+                        return 0; /* not kept: the job's search stops */
                 break;
         case NEGO_F_SRANK:
                 d = classad_rank(ad, job, NEGO_MODE);

@@ -7,7 +7,10 @@
  * to <slot>.exit beside it. When the agent starts, it re-adopts the jobs it
  * has a state file for (the slot is claimed again with the same claim id
  * and the job runs on; its claimant may keep it alive with the same claim
- * id), and their real exit status comes from the exit file. With cgroups
+ * id), and their real exit status comes from the exit file. The file's
+ * mtime follows the claim's last keep-alive: a claim whose lease ran out
+ * while no agent ran is dead (its claimant has given it up), and its job,
+ * re-adopted, is killed at once and reported as any expired lease. With cgroups
  * it kills and removes every other job cgroup; with the fork executor, the
  * process group and reaper of a job it cannot re-adopt are killed (checked
  * by their start times): no process is left uncounted.
@@ -50,6 +53,13 @@ char *agent_state_exit_file(Slot *s) {
         return path;
 }
 
+char *agent_state_file(Slot *s) {
+        char path[PATH_MAX];
+        if (state_path(s->agent, s->name, path, sizeof path) < 0)
+                return NULL;
+        return strdup(path);
+}
+
 static bool state_write(Slot *s);
 
 void agent_state_save(Slot *s) {
@@ -90,6 +100,12 @@ static bool state_write(Slot *s) {
                 classad_set_string(ad, "JobToken", token);
         }
         classad_set_real(ad, "JobStartWall", (double) time(NULL));
+        /* The claim's lease; the file's mtime is its last keep-alive
+         * (agent_state_alive): a claim whose lease ran out while no agent
+         * ran is dead when the agent comes back. */
+        int64_t last_alive = 0, lease = 0;
+        if (agent_sm_claim_alive(s->sm, &last_alive, &lease))
+                classad_set_int(ad, "LeaseDuration", lease);
         classad_set_int(ad, "Cpus", s->res.cpus);
         classad_set_int(ad, "Memory", s->res.memory);
         classad_set_int(ad, "Disk", s->res.disk);
@@ -108,6 +124,9 @@ static bool state_write(Slot *s) {
          * to re-adopt, and a torn file is refused. A flush here would stall
          * the agent's loop for a disk write at every job start. */
         bool ok = glean_write_file_replace(path, text, strlen(text), 0600) >= 0;
+        s->alive_recorded = 0;
+        if (ok)
+                agent_state_alive(s);
         if (!ok) {
                 GleanLogField f[] = { { "GLEAN_SLOT", s->name } };
                 glean_log(LOG_WARNING, NULL, f, 1, "%s: cannot record the job in %s: the job would not be re-adopted "
@@ -117,7 +136,29 @@ static bool state_write(Slot *s) {
         return ok;
 }
 
+void agent_state_alive(Slot *s) {
+        int64_t last_alive = 0, lease = 0;
+        if (!s->job || !s->spec || s->adopting || !agent_sm_claim_alive(s->sm, &last_alive, &lease) ||
+            last_alive == s->alive_recorded)
+                return;
+        char path[PATH_MAX];
+        if (state_path(s->agent, s->name, path, sizeof path) < 0)
+                return;
+        struct timespec t[2] = { { .tv_sec = (time_t) last_alive }, { .tv_sec = (time_t) last_alive } };
+        if (utimensat(AT_FDCWD, path, t, AT_SYMLINK_NOFOLLOW) < 0) {
+                int e = errno;
+                GleanLogField f[] = { { "GLEAN_SLOT", s->name } };
+                if (e != ENOENT)
+                        glean_log(LOG_WARNING, NULL, f, 1, "%s: cannot record the claim's keep-alive in %s: %s", s->name,
+                                  path, strerror(e));
+                s->alive_recorded = last_alive; /* said once per keep-alive at most */
+                return;
+        }
+        s->alive_recorded = last_alive;
+}
+
 void agent_state_remove(Slot *s) {
+        s->alive_recorded = 0;
         char path[PATH_MAX];
         if (state_path(s->agent, s->name, path, sizeof path) >= 0)
                 unlink(path);
@@ -150,8 +191,36 @@ static void state_job_id(const ClassAd *st, AgentJobId *ret) {
                 glean_log((prio), NULL, f_, 1, __VA_ARGS__);                    \
         } while (0)
 
-/* Re-adopts the job of one state file; 0 when it runs on. */
-static int adopt_one(Agent *a, const ClassAd *st, char *why, size_t whylen) {
+/* A re-adopted job whose claim's lease ran out while no agent ran (the
+ * state file's mtime is the last keep-alive heard, alive_at): the claim
+ * is dead, its claimant has given it up (the central manager requeues the
+ * job at the end of the lease and may have started it elsewhere). Its
+ * lease is made to end when it did: the next evaluation kills the job,
+ * whose JobExit (Reason "claim lease expired") and the claim's end go to
+ * the claimant as for any lease that expires. Not a job that ended by
+ * itself meanwhile: its real exit is what is reported. */
+static void end_expired_claim(Slot *s, const ClassAd *st, int64_t alive_at) {
+        int64_t lease = 0, last = 0, now = agent_now();
+        if (classad_eval_int(st, "LeaseDuration", CA_MODE_OLD, &lease) < 0 &&
+            !agent_sm_claim_alive(s->sm, &last, &lease))
+                return;
+        if (lease <= 0 || alive_at <= 0 || now < alive_at + lease)
+                return;
+        AgentJobExit probe;
+        if (s->spec && s->spec->exit_file &&
+            agent_exit_file_read(s->spec->exit_file, &s->adopt_id, &probe, NULL, 0) >= 0)
+                return;
+        if (agent_sm_set_claim_alive(s->sm, alive_at) < 0)
+                return;
+        log_slot(LOG_WARNING, s->name,
+                 "%s: the claim's lease (%lld s) ran out %lld s ago while no agent ran: the claim is dead, its job is "
+                 "killed",
+                 s->name, (long long) lease, (long long) (now - alive_at - lease));
+}
+
+/* Re-adopts the job of one state file (alive_at: its mtime, the claim's
+ * last keep-alive); 0 when it runs on. */
+static int adopt_one(Agent *a, const ClassAd *st, int64_t alive_at, char *why, size_t whylen) {
         char *slot = NULL, *parent = NULL, *claim = NULL, *scratch = NULL;
         int64_t uid = 0;
         double started = 0;
@@ -234,8 +303,10 @@ static int adopt_one(Agent *a, const ClassAd *st, char *why, size_t whylen) {
                 AgentEvent ex = { .type = AGENT_EV_JOB_EXIT };
                 agent_sm_handle(s->sm, agent_now(), &ex, NULL, 0);
         }
-        if (r >= 0)
+        if (r >= 0) {
+                end_expired_claim(s, st, alive_at);
                 goto out;
+        }
 fail:
         agent_jobspec_free(s->spec);
         s->spec = NULL;
@@ -369,6 +440,8 @@ void agent_adopt_jobs(Agent *a) {
                 char path[PATH_MAX * 2];
                 snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
                 char *text = NULL;
+                struct stat sb;
+                int64_t alive_at = stat(path, &sb) >= 0 ? (int64_t) sb.st_mtime : 0;
                 if (glean_read_file(path, 4u << 20, &text, NULL) < 0)
                         text = NULL;
                 ClassAd *st = NULL;
@@ -376,7 +449,7 @@ void agent_adopt_jobs(Agent *a) {
                 char why[512] = "";
                 int r = -EINVAL;
                 if (text && classad_parse(text, strlen(text), CA_MODE_OLD, &st, &cerr) >= 0)
-                        r = adopt_one(a, st, why, sizeof why);
+                        r = adopt_one(a, st, alive_at, why, sizeof why);
                 else
                         snprintf(why, sizeof why, "not a ClassAd");
                 char *slot = NULL;

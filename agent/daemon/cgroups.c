@@ -30,7 +30,9 @@
  * At start, the jobs an agent that died left running are re-adopted or
  * killed (adopt.c).
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -122,6 +124,65 @@ static void cpu_affinity_setup(Agent *a, const char *ctl) {
         glean_log(LOG_NOTICE, NULL, NULL, 0, "ASSIGN_CPU_AFFINITY: each slot gets CPUs of its own out of %s", list);
 }
 
+/* FORK_EXECUTOR_CGROUP: where the fork executor puts each job's cgroup v2
+ * leaf. auto: the agent's own cgroup v2, unless that is the root of the
+ * hierarchy (the agent makes nothing there unasked); a path: that cgroup
+ * (relative to the cgroup2 mount, made if absent); none (or empty): no
+ * leaves, the jobs' process groups only. Never in a v1 hierarchy
+ * (cg_root_open finds the cgroup2 mount). Whatever fails is logged, and
+ * the jobs have their process groups. */
+static void fork_leaves_setup(Agent *a) {
+        char *spec = knob(a->cfg, "FORK_EXECUTOR_CGROUP", "auto");
+        char own[1024] = "", why[512] = "";
+        const char *base = NULL;
+        int r;
+
+        if (!spec)
+                return;
+        if (!*spec || strcasecmp(spec, "none") == 0) {
+                glean_log(LOG_NOTICE, NULL, NULL, 0,
+                          "FORK_EXECUTOR_CGROUP = none: jobs run in their process groups (a process that calls "
+                          "setsid escapes their end)");
+                free(spec);
+                return;
+        }
+        if (strcasecmp(spec, "auto") == 0) {
+                if (own_cgroup(own, sizeof own) < 0 || strcmp(own, "/") == 0 || !own[0]) {
+                        glean_log(LOG_NOTICE, NULL, NULL, 0,
+                                  "the agent is in the root cgroup v2 (or has none): jobs run in their process groups "
+                                  "(a process that calls setsid escapes their end); FORK_EXECUTOR_CGROUP can name a "
+                                  "cgroup for them");
+                        free(spec);
+                        return;
+                }
+                base = own;
+        } else
+                base = spec;
+        r = cg_root_open(NULL, base, false, &a->fork_leaves, why, sizeof why);
+        if (r < 0) {
+                a->fork_leaves = NULL;
+                glean_log(LOG_WARNING, NULL, NULL, 0,
+                          "FORK_EXECUTOR_CGROUP = %s: %s: jobs run in their process groups (a process that calls "
+                          "setsid escapes their end)",
+                          spec, why[0] ? why : strerror(-r));
+        } else {
+                /* The empty leaves of an earlier run (a leaf with processes
+                 * is a job to re-adopt, and rmdir leaves it alone). */
+                char slots[PATH_MAX];
+                snprintf(slots, sizeof slots, "%s/slots", cg_root_path(a->fork_leaves));
+                DIR *d = opendir(slots);
+                for (struct dirent *de; d && (de = readdir(d));)
+                        if (strncmp(de->d_name, "job-", 4) == 0)
+                                (void) unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR);
+                if (d)
+                        closedir(d);
+                GleanLogField f[] = { { "GLEAN_CGROUP", cg_root_path(a->fork_leaves) } };
+                glean_log(LOG_NOTICE, NULL, f, 1, "fork executor: each job in a cgroup v2 leaf of %s/slots",
+                          cg_root_path(a->fork_leaves));
+        }
+        free(spec);
+}
+
 int agent_cgroups_setup(Agent *a) {
         char *mode = knob(a->cfg, "AGENT_EXECUTOR", "auto");
         if (!mode)
@@ -168,7 +229,8 @@ int agent_cgroups_setup(Agent *a) {
                 if (want)
                         glean_log(LOG_WARNING, NULL, NULL, 0, "jobs run without cgroups: %s", why);
                 cpu_affinity_setup(a, NULL);
-                return agent_executor_fork_new(a->event, &a->exec);
+                fork_leaves_setup(a);
+                return agent_executor_fork_new_leaves(a->event, a->fork_leaves, &a->exec);
         }
         char ctl[128];
         cg_controllers_string(cg_root_controllers(a->cgroot), ctl, sizeof ctl);

@@ -28,8 +28,10 @@ typedef struct Conn Conn;
 typedef struct Slot Slot;
 typedef struct Upstream Upstream;
 typedef struct RelayEntry RelayEntry;
+typedef struct RelaySeries RelaySeries;
 typedef struct NetWatch NetWatch;
 typedef struct AgentScope AgentScope;
+typedef struct ConnUsers ConnUsers;
 
 struct Slot {
         Agent *agent;
@@ -46,6 +48,8 @@ struct Slot {
         AgentJob *job;          /* the running job */
         AgentJobSpec *spec;     /* the job being started / running */
         char start_error[256];  /* why the last start failed ("" when it did not) */
+        int start_failure;      /* its AgentStartFailure (agent/exec.h) and errno */
+        int start_errno;
         const char *exit_reason;/* why the job is being ended: "vacated", "lease expired", ... */
         Conn *claimant;         /* the connection that holds the claim */
         uid_t claimant_uid;
@@ -64,6 +68,7 @@ struct Slot {
         bool adopting;          /* the next start adopts a job of an earlier run */
         AgentJobId adopt_id;    /* its job, main pid, reaper (agent/exec.h) */
         double adopt_started;
+        int64_t alive_recorded; /* the last keep-alive the state file's mtime says (0: none recorded) */
         AgentJob *backfill;     /* the backfill command */
         double condor_load;     /* CondorLoadAvg */
         int load_idx;           /* its number for the load sensor, -1: counted from CPU time */
@@ -77,9 +82,10 @@ struct Slot {
 
 struct Conn {
         Agent *agent;
-        Conn *next;
+        Conn *next, *prev;      /* in a->conns (conns.c) */
         int fd;
         sd_event_source *src;
+        sd_event_source *idle_src; /* AGENT_HELLO_TIMEOUT / AGENT_CONNECTION_IDLE_TIMEOUT (conns.c) */
         GleanFrameReader *reader;
         GleanPeer peer;
         bool hello;             /* the handshake is done */
@@ -87,14 +93,9 @@ struct Conn {
         bool dead;              /* sending failed: dropped by the deferred work */
         bool upstream;          /* the connection to the central manager (upstream.c): never in conns */
         GleanOutQueue out;      /* frames not yet taken by the socket */
-        /* Relayed requests (relay.c): how many await their last reply; a
-         * Submit held while another client's multi-part Submit goes up
-         * (reading from the connection paused meanwhile); a multi-part
-         * Submit whose earlier parts were lost with the upstream connection. */
+        /* Relayed requests (relay.c): how many await their last reply. */
         unsigned relays;
-        ClassAd *held;
-        bool paused;
-        bool submit_broken;
+        RelaySeries *series;    /* relay.c: its multi-part Submit, kept until the last part */
 };
 
 struct Agent {
@@ -104,6 +105,7 @@ struct Agent {
         AgentIdleKnobs idle;
         AgentExecutor *exec;
         CgRoot *cgroot;         /* the agent's cgroup v2 subtree (NULL: the fork executor) */
+        CgRoot *fork_leaves;    /* the fork executor's cgroup v2 leaves (FORK_EXECUTOR_CGROUP; NULL: none) */
         AgentScope *scope;      /* the jobs' scope under systemd (scope.c; NULL: none) */
         GleanSensors *sensors;  /* the kernel sensors (NULL: user space only) */
         sd_event_source *sensor_io, *sensor_timer;
@@ -121,6 +123,13 @@ struct Agent {
         sd_event_source *listen_src, *eval_timer, *update_timer, *defer;
         Slot *slots;
         Conn *conns;
+        /* conns.c: connections counted in all and per uid, their limits
+         * and timeouts; accepting paused at the descriptor limit. */
+        unsigned n_conns, max_conns, conn_reserve, max_conns_per_user;
+        int64_t idle_timeout, hello_timeout;
+        ConnUsers *conn_users;
+        bool accept_paused;
+        sd_event_source *accept_timer;
         int64_t start_time;
         int64_t polling_interval, update_interval;
         bool shutting_down;
@@ -132,7 +141,6 @@ struct Agent {
         Upstream *up;           /* the central manager connection (NULL: standalone, no COLLECTOR_HOST) */
         RelayEntry *relays;     /* relayed requests awaiting replies */
         int64_t relay_next_id;  /* the last RequestId upstream: relayed requests' and kept messages' */
-        Conn *submit_series;    /* the client whose multi-part Submit is going up */
         NetWatch *net;          /* the machine's addresses (netwatch.c) */
 };
 
@@ -151,6 +159,15 @@ void agent_slot_destroy(Slot *s); /* a d-slot: resources back to its p-slot */
  * (GLEAN_SLOT, GLEAN_REASON, MESSAGE_ID in systemd/glean.catalog), its ad
  * says SlotBrokenReason, START = FALSE. Once: a second call changes nothing. */
 void agent_slot_break(Slot *s, const char *reason);
+/* The last start of s failed on the job's side (its input, output or
+ * error file, its initial directory, its program, its account) for a
+ * reason that trying again will not change: HoldReasonCode (HTCondor's:
+ * 8 input, 7 output and error, 14 initial directory, 6 the program, 23
+ * the account), HoldReasonSubCode (the errno) and HoldReason, for the
+ * refusal of ActivateClaim, in a new ad. NULL when it may be transient (a
+ * fork refused with EAGAIN, memory, a cgroup not made: the claimant backs
+ * off and tries again). */
+ClassAd *agent_slot_start_hold(const Slot *s);
 /* Sensors, load and the per-slot attributes, then the policy of every slot. */
 void agent_evaluate(Agent *a);
 void agent_refresh_ads(Agent *a);
@@ -174,12 +191,28 @@ int agent_reply(Conn *c, const ClassAd *req, bool ok, const char *reason, const 
  * manager): the commands of the slots, and for local clients the relayed
  * ones. < 0 only when c cannot be written to any more. */
 int agent_dispatch(Conn *c, const ClassAd *req, GleanCommand cmd);
-/* Stops reading from c (a request of it is held); agent_server_resume()
- * relays the held requests and reads on. */
-void agent_conn_pause(Conn *c);
-void agent_server_resume(Agent *a);
 /* Tell the claimant of s (if connected) about an event of its claim. */
 void agent_notify_claimant(Slot *s, GleanCommand cmd, ClassAd *msg);
+
+/* ---- conns.c: the limits of the agent's socket ---- */
+/* AGENT_MAX_CONNECTIONS (bounded by the descriptor limit),
+ * AGENT_MAX_CONNECTIONS_PER_USER, AGENT_CONNECTION_IDLE_TIMEOUT,
+ * AGENT_HELLO_TIMEOUT. */
+int agent_conns_setup(Agent *a);
+void agent_conns_free(Agent *a);
+/* May a new connection of peer be kept? 0, or -EMFILE / -EUSERS and why
+ * (a sentence for the refused client). Root and ADMINISTRATORS (admin)
+ * are not held to the per-user limit and have a reserve of their own. */
+int agent_conns_admit(Agent *a, const GleanPeer *peer, bool admin, char *why, size_t whylen);
+unsigned agent_conns_of(const Agent *a, uid_t uid);
+void agent_conns_add(Agent *a, Conn *c);    /* into a->conns, counted */
+void agent_conns_remove(Agent *a, Conn *c); /* out of a->conns; accepting again if paused */
+/* Input came (or the Hello): the connection's silence timer starts over. */
+void agent_conn_touch(Conn *c);
+/* accept4 failed with EMFILE/ENFILE (error): stop accepting until a
+ * connection goes or a second has passed. */
+void agent_conns_accept_pause(Agent *a, int error);
+void agent_conns_accept_again(Agent *a);
 
 /* ---- upstream.c: the persistent connection to the central manager ---- */
 /* Reads COLLECTOR_HOST (empty: a->up stays NULL, the agent is standalone),
@@ -288,6 +321,13 @@ void agent_scope_free(AgentScope *s); /* accepts NULL; ends nothing */
 int agent_state_dir(const Agent *a, char *buf, size_t len);
 void agent_state_save(Slot *s);   /* the running job's state file */
 void agent_state_remove(Slot *s);
+/* The state file's modification time follows the claim's last keep-alive
+ * (a restarted agent ends a claim whose lease ran out meanwhile): touched
+ * when it moved. Cheap when it did not. */
+void agent_state_alive(Slot *s);
+/* The slot's state file (malloc'ed; NULL: none): its mtime is the claim's
+ * last keep-alive, which the job's reaper watches once the agent died. */
+char *agent_state_file(Slot *s);
 /* <EXECUTE>/.glean-state/<slot>.exit, where the job's reaper writes its
  * end (the directory made, root-only, when missing): a malloc'd path, NULL
  * when it cannot be had (then the job runs without one). */

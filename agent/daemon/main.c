@@ -43,7 +43,6 @@ static int on_defer(sd_event_source *src, void *userdata) {
         (void) src;
         Agent *a = userdata;
         agent_server_reap(a);
-        agent_server_resume(a);
         for (Slot *s = a->slots, *next; s; s = next) {
                 next = s->next;
                 if (s->release && !s->job)
@@ -124,6 +123,11 @@ static int agent_setup(Agent *a, const GleanDaemonArgs *args, const char *socket
         if (config_get(a->cfg, "AGENT_LOG_LEVEL", &level, &err) >= 0)
                 (void) glean_daemon_log_level(level);
         free(level);
+        char **unenforced = NULL;
+        if (config_unenforced(a->cfg, &unenforced) > 0)
+                for (char **m = unenforced; *m; m++)
+                        glean_log(LOG_WARNING, NULL, NULL, 0, "%s", *m);
+        config_strv_free(unenforced);
 
         if ((r = agent_knob_string(a->cfg, "EXECUTE", "/var/lib/glean/execute", &a->execute)) < 0)
                 return r;
@@ -182,18 +186,22 @@ static int agent_setup(Agent *a, const GleanDaemonArgs *args, const char *socket
         if (r < 0)
                 return r;
         sd_event_source_set_enabled(a->defer, SD_EVENT_OFF);
+        if ((r = agent_conns_setup(a)) < 0)
+                return r;
         return agent_server_start(a);
 }
 
 static void agent_teardown(Agent *a) {
         agent_upstream_stop(a);
         agent_server_stop(a);
+        agent_conns_free(a);
         agent_slots_free(a);
         agent_upstream_free(a);
         agent_netwatch_close(a);
         agent_sensors_close(a);
         agent_executor_free(a->exec);
         cg_root_free(a->cgroot);
+        cg_root_free(a->fork_leaves);
         sd_event_source_unref(a->eval_timer);
         sd_event_source_unref(a->update_timer);
         sd_event_source_unref(a->defer);
@@ -216,13 +224,14 @@ static int on_update_timer(sd_event_source *src, uint64_t usec, void *userdata) 
 
 int main(int argc, char **argv) {
         const char *socket_path = NULL;
-        const GleanDaemonOption own[] = { { "socket", 's', &socket_path } };
+        const GleanDaemonOption own[] = { { "socket", 's', &socket_path, false } };
         GleanDaemonArgs args;
         int r = glean_daemon_args(argc, argv, "glean-agent", usage, own, 1, &args);
         if (r != 0)
                 return r == 1 ? 0 : r == -EINVAL ? 2 : 1;
 
         glean_daemon_begin("glean-agent");
+        glean_daemon_raise_fd_limit(NULL);
 
         Agent a = { .listen_fd = -1 };
         r = sd_event_default(&a.event);

@@ -26,8 +26,6 @@
 
 #include "daemon.h"
 
-#define MAX_CONNS 256
-
 static void forget_conn(Agent *a, Conn *c) {
         agent_relay_forget_conn(a, c);
         for (Slot *s = a->slots; s; s = s->next) {
@@ -53,10 +51,9 @@ static void conn_fail(Conn *c, const char *why) {
         agent_request_defer(c->agent);
 }
 
-/* What to wait for: input unless paused (a request held: EPOLLHUP and
- * EPOLLERR still come), output while some is queued. */
+/* What to wait for: input always, output while some is queued. */
 static void conn_events(Conn *c) {
-        uint32_t ev = (c->paused ? 0 : EPOLLIN) | (glean_outq_size(&c->out) ? EPOLLOUT : 0);
+        uint32_t ev = EPOLLIN | (glean_outq_size(&c->out) ? EPOLLOUT : 0);
         sd_event_source_set_io_events(c->src, ev);
 }
 
@@ -103,11 +100,7 @@ void agent_server_reap(Agent *a) {
 
 void agent_conn_drop(Conn *c) {
         Agent *a = c->agent;
-        for (Conn **pp = &a->conns; *pp; pp = &(*pp)->next)
-                if (*pp == c) {
-                        *pp = c->next;
-                        break;
-                }
+        agent_conns_remove(a, c);
         forget_conn(a, c);
         sd_event_source_unref(c->src);
         glean_frame_reader_free(c->reader);
@@ -209,17 +202,42 @@ static bool get_bool(const ClassAd *ad, const char *name, bool def) {
         return classad_eval_bool(ad, name, CA_MODE_OLD, &b) >= 0 ? b : def;
 }
 
-/* The job must be the caller's own, unless the caller is an administrator. */
+/* The job must be the caller's own, unless the caller is an administrator:
+ * its Owner a literal string (agent_job_identity_check(), done for every
+ * caller) naming the caller. */
 static int check_owner(Conn *c, const ClassAd *job, char *why, size_t whylen) {
-        if (is_admin(c))
-                return 0;
-        char *owner = get_string(job, "Owner");
+        int r = agent_job_identity_check(job, why, whylen);
+        if (r < 0 || is_admin(c))
+                return r;
+        char *owner = NULL;
+        r = agent_job_literal_string(job, "Owner", &owner, why, whylen);
+        if (r < 0)
+                return r;
         bool ok = owner && strcmp(owner, c->peer.user) == 0;
         if (!ok)
                 snprintf(why, whylen, "the job's Owner (%s) is not you (%s)", owner ? owner : "undefined",
                          c->peer.user);
         free(owner);
         return ok ? 0 : -EPERM;
+}
+
+/* The spec built for an activation runs as the caller (or as the slot
+ * user): the account checked is the account used, from the one reading of
+ * Owner that chose it. */
+static int check_spec_owner(Conn *c, const AgentJobSpec *spec, char *why, size_t whylen) {
+        if (is_admin(c))
+                return 0;
+        if (!spec->owner || strcmp(spec->owner, c->peer.user) != 0) {
+                snprintf(why, whylen, "the job's Owner (%s) is not you (%s)", spec->owner ? spec->owner : "undefined",
+                         c->peer.user);
+                return -EPERM;
+        }
+        if (spec->as_owner && spec->uid != c->peer.uid) {
+                snprintf(why, whylen, "the account %s is uid %u here, not yours (%u)", spec->user,
+                         (unsigned) spec->uid, (unsigned) c->peer.uid);
+                return -EPERM;
+        }
+        return 0;
 }
 
 /* The request's JobAd, which must be the caller's own job; NULL after a
@@ -334,6 +352,15 @@ static int on_request_claim(Conn *c, const ClassAd *req) {
                 r = refuse(c, req, what, "only the central manager (root and ADMINISTRATORS) may preempt by priority");
                 goto out;
         }
+        /* A pooled agent's slots are the pool's: claimed through the
+         * central manager (which charges them to their user), directly only
+         * by root and ADMINISTRATORS. */
+        if (a->up && !c->upstream && !is_admin(c)) {
+                r = refuse(c, req, what,
+                           "this machine belongs to a pool (COLLECTOR_HOST is set): its slots are claimed through the "
+                           "central manager (glean submit); only root and ADMINISTRATORS may claim them directly");
+                goto out;
+        }
         if (!(job = owned_job(c, req, what, &r)))
                 goto out;
         if (agent_sm_broken(s->sm)) {
@@ -403,13 +430,17 @@ static int on_request_claim(Conn *c, const ClassAd *req) {
         ClassAd *extra = NULL;
         r = classad_new(&extra);
         if (r >= 0) {
-                int64_t lease = 0;
-                if (classad_eval_int(job, "JobLeaseDuration", CA_MODE_OLD, &lease) < 0 || lease <= 0) {
-                        int64_t alive = 300, missed = 6;
-                        ConfigError err;
-                        config_get_int(a->cfg, "ALIVE_INTERVAL", &alive, &err);
-                        config_get_int(a->cfg, "MAX_CLAIM_ALIVES_MISSED", &missed, &err);
-                        lease = alive * missed;
+                /* The lease the state machine keeps (bounded by
+                 * MAX_CLAIM_LEASE_DURATION), not a second reading of the job's. */
+                int64_t lease = 0, asked = 0;
+                agent_sm_claim_lease(target->sm, id, &lease, &asked);
+                if (asked != lease) {
+                        char note[200];
+                        snprintf(note, sizeof note,
+                                 "the lease of %lld s asked for is more than MAX_CLAIM_LEASE_DURATION: %lld s",
+                                 (long long) asked, (long long) lease);
+                        classad_set_string(extra, "LeaseNote", note);
+                        glean_log(LOG_NOTICE, NULL, f, 2, "%s: %s", target->name, note);
                 }
                 classad_set_string(extra, "Slot", target->name);
                 classad_set_string(extra, "ClaimId", id);
@@ -450,6 +481,12 @@ static int on_activate(Conn *c, const ClassAd *req) {
                 r = refuse(c, req, what, "the job cannot run: %s", why);
                 goto out;
         }
+        if (check_spec_owner(c, s->spec, why, sizeof why) < 0) {
+                agent_jobspec_free(s->spec);
+                s->spec = NULL;
+                r = refuse(c, req, what, "%s", why);
+                goto out;
+        }
         if (a->cgroot) {
                 char path[160];
                 agent_slot_cgroup_path(s, path, sizeof path);
@@ -476,11 +513,22 @@ static int on_activate(Conn *c, const ClassAd *req) {
                 /* The state machine started it, the executor could not. */
                 char err[300];
                 snprintf(err, sizeof err, "%s", s->start_error);
+                /* One that will fail again holds the job (HoldReasonCode). */
+                ClassAd *hold = agent_slot_start_hold(s);
                 AgentEvent exit_ev = { .type = AGENT_EV_JOB_EXIT };
                 agent_jobspec_free(s->spec);
                 s->spec = NULL;
                 agent_sm_handle(s->sm, agent_now(), &exit_ev, NULL, 0);
-                r = refuse(c, req, what, "cannot start the job: %s", err);
+                if (hold) {
+                        GleanLogField f[] = { { "GLEAN_SLOT", s->name }, { "GLEAN_COMMAND", what } };
+                        glean_log(LOG_NOTICE, NULL, f, 2, "%s: cannot start the job: %s; the job is to be held",
+                                  s->name, err);
+                        char reason[400];
+                        snprintf(reason, sizeof reason, "cannot start the job: %.300s", err);
+                        r = reply(c, req, false, reason, hold);
+                        classad_free(hold);
+                } else
+                        r = refuse(c, req, what, "cannot start the job: %s", err);
                 goto out;
         }
         ClassAd *extra = NULL;
@@ -679,6 +727,7 @@ static int on_frame(Conn *c, const char *payload, size_t len) {
                 classad_free(hello);
                 classad_free(req);
                 c->hello = true;
+                agent_conn_touch(c); /* the idle timeout from now on */
                 if (r >= 0 && c->manager)
                         for (Slot *s = c->agent->slots; s; s = s->next)
                                 agent_publish(c->agent, s);
@@ -689,10 +738,10 @@ static int on_frame(Conn *c, const char *payload, size_t len) {
         return r == -EPIPE || r == -ECONNRESET || r == -ETIMEDOUT ? r : 0;
 }
 
-/* Reads and handles the frames of c until the socket would block or c is
- * paused (a request of it held). Returns false when c was dropped (freed). */
+/* Reads and handles the frames of c until the socket would block. Returns
+ * false when c was dropped (freed). */
 static bool conn_read(Conn *c) {
-        while (!c->paused) {
+        for (;;) {
                 char *payload = NULL;
                 size_t len = 0;
                 int r = glean_frame_read(c->reader, c->fd, &payload, &len);
@@ -707,6 +756,7 @@ static bool conn_read(Conn *c) {
                         agent_conn_drop(c);
                         return false;
                 }
+                agent_conn_touch(c);
                 r = on_frame(c, payload, len);
                 free(payload);
                 if (r < 0 || c->dead) {
@@ -728,39 +778,30 @@ static int on_conn_io(sd_event_source *src, int fd, uint32_t revents, void *user
                         return 0;
                 }
         }
-        if (c->paused && (revents & (EPOLLHUP | EPOLLERR))) {
-                agent_conn_drop(c); /* gone while its request was held */
-                return 0;
-        }
         if (revents & (EPOLLIN | EPOLLHUP | EPOLLERR))
                 conn_read(c);
         return 0;
 }
 
-void agent_conn_pause(Conn *c) {
-        c->paused = true;
-        conn_events(c);
-}
-
-void agent_server_resume(Agent *a) {
-        /* Held requests first, one at a time: one may open a new multi-part
-         * Submit, which holds the others again. */
-        for (Conn *c = a->conns; c && !a->submit_series; c = c->next) {
-                if (!c->held || c->dead)
-                        continue;
-                ClassAd *req = c->held;
-                c->held = NULL;
-                agent_relay(c, req, GLEAN_CMD_SUBMIT); /* may hold it again */
-                classad_free(req);
-        }
-        for (Conn *c = a->conns, *next; c; c = next) {
-                next = c->next;
-                if (!c->paused || c->held || c->dead)
-                        continue;
-                c->paused = false;
-                conn_events(c);
-                conn_read(c); /* the frames buffered already */
-        }
+/* A connection the limits refuse: told why (a Reply instead of the Hello
+ * it waits for), then closed. Its socket is new and empty: the frame goes
+ * at once. */
+static void refuse_conn(int fd, const GleanPeer *peer, const char *why) {
+        static int64_t last;
+        static unsigned unlogged;
+        int64_t now = agent_now();
+        if (now != last) {
+                glean_log(LOG_WARNING, NULL, NULL, 0, "refusing a connection of %s (pid %d): %s%s", peer->user,
+                          (int) peer->pid, why, unlogged ? " (and others not logged)" : "");
+                last = now;
+                unlogged = 0;
+        } else
+                unlogged++;
+        ClassAd *msg = NULL;
+        if (glean_msg_reply(NULL, false, why, &msg) >= 0)
+                glean_msg_send(fd, msg, 100);
+        classad_free(msg);
+        close(fd);
 }
 
 static int on_accept(sd_event_source *src, int fd, uint32_t revents, void *userdata) {
@@ -769,26 +810,40 @@ static int on_accept(sd_event_source *src, int fd, uint32_t revents, void *userd
         Agent *a = userdata;
         for (;;) {
                 int cfd = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-                if (cfd < 0)
+                if (cfd < 0) {
+                        /* At the descriptor limit the listening socket stays
+                         * readable: stop watching it, or the loop spins. */
+                        if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+                                agent_conns_accept_pause(a, errno);
+                        if (errno == EINTR || errno == ECONNABORTED)
+                                continue;
                         return 0;
-                size_t n = 0;
-                for (Conn *c = a->conns; c; c = c->next)
-                        n++;
+                }
+                GleanPeer peer;
+                char why[300];
+                if (glean_sock_peer(cfd, &peer) < 0) {
+                        close(cfd);
+                        continue;
+                }
+                bool admin = glean_peer_is_admin(&peer, a->admins);
+                if (agent_conns_admit(a, &peer, admin, why, sizeof why) < 0) {
+                        refuse_conn(cfd, &peer, why);
+                        continue;
+                }
                 Conn *c = calloc(1, sizeof *c);
-                if (!c || n >= MAX_CONNS || glean_sock_peer(cfd, &c->peer) < 0 ||
-                    glean_frame_reader_new(GLEAN_FRAME_MAX, &c->reader) < 0 ||
+                if (!c || glean_frame_reader_new(GLEAN_FRAME_MAX, &c->reader) < 0 ||
                     sd_event_add_io(a->event, &c->src, cfd, EPOLLIN, on_conn_io, c) < 0) {
                         if (c)
                                 glean_frame_reader_free(c->reader);
                         free(c);
-                        close(cfd);
-                        glean_log(LOG_WARNING, NULL, NULL, 0, "refusing a connection (%zu open)", n);
+                        refuse_conn(cfd, &peer, "out of memory");
                         continue;
                 }
+                c->peer = peer;
                 c->agent = a;
                 c->fd = cfd;
-                c->next = a->conns;
-                a->conns = c;
+                agent_conns_add(a, c);
+                agent_conn_touch(c);
         }
 }
 

@@ -167,11 +167,20 @@ static void start_job(Slot *s) {
         s->spec->kill_timeout = s->killing_timeout > INT32_MAX ? INT32_MAX : (int) s->killing_timeout;
         if (!s->spec->exit_file)
                 s->spec->exit_file = agent_state_exit_file(s);
+        /* The claim's lease, for the job's reaper: once the agent died, it
+         * kills the job when the lease ran out without a keep-alive. */
+        int64_t last_alive = 0, lease = 0;
+        s->spec->lease = agent_sm_claim_alive(s->sm, &last_alive, &lease) && lease > 0 ? lease : 0;
+        if (!s->spec->lease_file)
+                s->spec->lease_file = agent_state_file(s);
         int r = s->adopting ? agent_exec_adopt_id(a->exec, s->spec, &s->adopt_id, s->adopt_started, job_exited, s, &s->job)
                             : agent_exec_start(a->exec, s->spec, job_exited, s, &s->job);
         if (r < 0) {
                 const char *why = agent_executor_last_error(a->exec);
                 snprintf(s->start_error, sizeof s->start_error, "%s", why && *why ? why : strerror(-r));
+                s->start_failure = (int) agent_executor_last_failure(a->exec, &s->start_errno);
+                if (!s->start_errno)
+                        s->start_errno = -r;
                 s->job = NULL;
                 return;
         }
@@ -182,6 +191,36 @@ static void start_job(Slot *s) {
         GleanLogField f[] = { { "GLEAN_SLOT", s->name }, { "GLEAN_USER", s->spec->user } };
         glean_log(LOG_INFO, NULL, f, 2, "%s: job started as %s, pid %d", s->name, s->spec->user,
                   (int) agent_job_pid(s->job));
+}
+
+ClassAd *agent_slot_start_hold(const Slot *s) {
+        int code;
+        switch ((AgentStartFailure) s->start_failure) {
+        case AGENT_START_INPUT: code = 8; break;  /* UnableToOpenInput */
+        case AGENT_START_OUTPUT:
+        case AGENT_START_ERROR: code = 7; break;  /* UnableToOpenOutput */
+        case AGENT_START_IWD: code = 14; break;   /* IwdError */
+        case AGENT_START_EXEC: code = 6; break;   /* FailedToCreateProcess */
+        case AGENT_START_ACCOUNT: code = 23; break; /* FailedToAccessUserAccount */
+        default: return NULL;
+        }
+        switch (s->start_errno) {
+        case EAGAIN: case ENOMEM: case ENFILE: case EMFILE: case EINTR: case ETXTBSY: case EBUSY:
+                return NULL; /* the machine, now: another try may do */
+        default:
+                break;
+        }
+        ClassAd *ad = NULL;
+        if (classad_new(&ad) < 0)
+                return NULL;
+        char reason[1024];
+        snprintf(reason, sizeof reason, "Error from %s@%s: %s (errno %d)", s->name, s->agent->machine.hostname,
+                 s->start_error, s->start_errno);
+        classad_set_bool(ad, "Hold", true);
+        classad_set_int(ad, "HoldReasonCode", code);
+        classad_set_int(ad, "HoldReasonSubCode", s->start_errno);
+        classad_set_string(ad, "HoldReason", reason);
+        return ad;
 }
 
 static void start_backfill(Slot *s) {
@@ -754,6 +793,7 @@ void agent_schedule(Agent *a) {
         bool busy = false;
         int64_t next = INT64_MAX;
         for (Slot *s = a->slots; s; s = s->next) {
+                agent_state_alive(s); /* after a keep-alive (every event ends here) */
                 AgentState st = agent_sm_state(s->sm);
                 if (st == AGENT_STATE_CLAIMED || st == AGENT_STATE_MATCHED || st == AGENT_STATE_PREEMPTING ||
                     st == AGENT_STATE_BACKFILL || st == AGENT_STATE_DRAINED)

@@ -22,6 +22,7 @@
 #include <strings.h>
 
 #include "daemon.h"
+#include "users.h"
 
 void nego_pending_free(Pending *p) {
         if (!p)
@@ -118,7 +119,7 @@ static void on_reply(Conn *c, const ClassAd *msg) {
                 else if (cl) {
                         char why[600];
                         snprintf(why, sizeof why, "the agent did not start the job: %s", reason ? reason : "refused");
-                        nego_claim_lost(n, cl, why);
+                        nego_claim_start_failed(n, cl, msg, why);
                 }
                 break;
         case PEND_KEEP_ALIVE:
@@ -144,28 +145,56 @@ static void on_reply(Conn *c, const ClassAd *msg) {
         nego_pending_free(p);
 }
 
-/* A relayed user's request: RelayUser/RelayUid, or the pool itself. */
+/* Whether the agent on c may relay administrators' requests: its Machine
+ * (as its Hello says: machines have no identities of their own yet) is in
+ * ADMINISTRATORS_RELAYED_BY. */
+static bool relays_admins(const Conn *c) {
+        char *const *list = c->nego->k.relay_admins;
+        for (size_t i = 0; c->machine && list && list[i]; i++)
+                if (strcasecmp(list[i], c->machine) == 0)
+                        return true;
+        return false;
+}
+
+/* A relayed user's request: RelayUser/RelayUid, or the pool itself. The
+ * user is a name ("bob", or "bob@UID_DOMAIN" of this pool), decided by
+ * the agent from its caller's uid; the uid is the agent machine's and
+ * decides nothing here. An administrator only by name, and only from an
+ * agent that ADMINISTRATORS_RELAYED_BY lets relay them; root relayed is
+ * just a user called root otherwise. */
 static void on_relayed(Conn *c, const ClassAd *msg, GleanCommand cmd) {
         char *user = get_string(msg, "RelayUser");
         int64_t uid = -1;
         QueueRequester who;
+        const char *refusal = NULL;
+        char why[300];
         if (!user) {
                 who = (QueueRequester){ .user = "root", .uid = 0, .admin = true };
                 nego_user_message(c, msg, cmd, &who);
                 return;
         }
-        if (classad_eval_int(msg, "RelayUid", GLEAN_CA_MODE, &uid) < 0 || uid < 0 || uid > UINT32_MAX - 1 ||
-            !*user || strlen(user) >= sizeof ((GleanPeer *) 0)->user) {
+        char *at = strchr(user, '@');
+        if (at) {
+                if (strcasecmp(at + 1, c->nego->k.uid_domain) != 0) {
+                        snprintf(why, sizeof why, "the relayed user %.100s is not of this pool's UID_DOMAIN (%.100s)",
+                                 user, c->nego->k.uid_domain);
+                        refusal = why;
+                }
+                *at = '\0';
+        }
+        if (!refusal && (classad_eval_int(msg, "RelayUid", GLEAN_CA_MODE, &uid) < 0 || uid < 0 ||
+                         uid > UINT32_MAX - 1 || !*user || strlen(user) >= sizeof ((GleanPeer *) 0)->user))
+                refusal = "a relayed request needs RelayUser and RelayUid";
+        if (refusal) {
                 ClassAd *reply = NULL;
-                if (glean_msg_reply(msg, false, "a relayed request needs RelayUser and RelayUid", &reply) >= 0)
+                if (glean_msg_reply(msg, false, refusal, &reply) >= 0)
                         nego_send(c, reply);
                 classad_free(reply);
                 free(user);
                 return;
         }
-        GleanPeer peer = { .pid = 0, .uid = (uid_t) uid, .gid = (gid_t) -1 };
-        snprintf(peer.user, sizeof peer.user, "%s", user);
-        who = (QueueRequester){ .user = peer.user, .uid = peer.uid, .admin = nego_is_admin(c->nego, &peer) };
+        bool admin = relays_admins(c) && (strcmp(user, "root") == 0 || glean_name_is_admin(user, c->nego->k.admins));
+        who = (QueueRequester){ .user = user, .uid = (uid_t) uid, .admin = admin };
         nego_user_message(c, msg, cmd, &who);
         free(user);
 }

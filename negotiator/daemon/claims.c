@@ -102,6 +102,7 @@ void nego_claims_free(Nego *n) {
         pos = 0;
         while (glean_strmap_next(n->pending, &pos, &key, &v))
                 nego_pending_free(v);
+        nego_backoffs_free(n);
 }
 
 static int claim_new(Nego *n, const char *id, const char *slot, const char *machine, const char *submitter, JobId job,
@@ -174,8 +175,25 @@ static void claim_end(Nego *n, Claim *c, bool tell_agent, const char *why) {
                 if (r < 0 && r != -ENOENT)
                         glean_log_errno(LOG_ERR, r, "claim %s: cannot end its charge: %m", c->pub);
         }
-        if (tell_agent)
-                claim_send(n, c, claim_msg(GLEAN_CMD_RELEASE, c), PEND_OTHER);
+        if (tell_agent) {
+                /* Its slot's ads on the way still name it: told once (an
+                 * agent that is not connected is told when it is back). */
+                bool sent = claim_send(n, c, claim_msg(GLEAN_CMD_RELEASE, c), PEND_OTHER) >= 0;
+                SlotRec *s = sent ? nego_slot(n, c->slot) : NULL;
+                char *dup = s ? strdup(c->id) : NULL;
+                if (dup) {
+                        free(s->dropped);
+                        s->dropped = dup;
+                        s->dropped_at = now;
+                }
+                /* A dynamic slot released is given back to its
+                 * partitionable slot: its ad leaves now, not after its
+                 * agent stopped advertising it. */
+                if (s && s->dynamic && (!s->held || s->held == c) && !s->waiting && !s->requests) {
+                        s->held = NULL;
+                        nego_slot_forget(n, s);
+                }
+        }
         nego_log_job(LOG_INFO, MESSAGE_ID_CLAIM_END, (JobId){ 0, 0 }, c->submitter, c->slot, c, why,
                      "claim on %s of %s ended: %s", c->slot, c->submitter, why);
         claim_free(n, c);
@@ -365,10 +383,51 @@ void nego_claim_granted(Nego *n, Claim *c, const ClassAd *reply) {
 }
 
 void nego_claim_activated(Nego *n, Claim *c, const ClassAd *reply) {
-        (void) n;
         (void) reply;
         if (c->state == CLAIM_ACTIVATING)
                 c->state = CLAIM_RUNNING;
+        nego_backoff_forget(n, c->jobkey); /* it started: no failure counts any more */
+}
+
+/* ---- jobs that could not start ---- */
+
+void nego_claim_start_failed(Nego *n, Claim *c, const ClassAd *reply, const char *why) {
+        int64_t code = 0, sub = 0;
+        char *hold = NULL;
+        if (classad_eval_int(reply, "HoldReasonCode", GLEAN_CA_MODE, &code) < 0 || code <= 0 || code > INT32_MAX) {
+                double wait = nego_backoff_job(n, c->jobkey);
+                char reason[700];
+                snprintf(reason, sizeof reason, "%s; not matched again for %.0f s", why, wait);
+                nego_claim_lost(n, c, reason);
+                return;
+        }
+        classad_eval_int(reply, "HoldReasonSubCode", GLEAN_CA_MODE, &sub);
+        if (classad_eval_string(reply, "HoldReason", GLEAN_CA_MODE, &hold) < 0 || !*hold) {
+                free(hold);
+                hold = strdup(why);
+        }
+        Job *job = queue_find(n->queue, c->job);
+        if (job && job->claim_id && strcmp(job->claim_id, c->id) == 0) {
+                JobStatus st = JOB_IDLE;
+                double now = nego_now();
+                char w[300] = "";
+                nego_batch(n);
+                int r = queue_job_requeue(n->queue, c->job, why, now, &st);
+                QueueRequester system = { .user = "root", .uid = 0, .admin = true };
+                if (r >= 0 && st == JOB_IDLE)
+                        r = queue_job_hold(n->queue, &system, c->job, hold ? hold : why, (int) code,
+                                           sub < INT32_MIN || sub > INT32_MAX ? 0 : (int) sub, now, NULL, w, sizeof w);
+                if (r < 0)
+                        glean_log_errno(LOG_ERR, r, "job %s: cannot hold it (%s): %m", c->jobkey, w);
+                else
+                        nego_log_job(LOG_NOTICE, MESSAGE_ID_JOB_HOLD, c->job, c->submitter, c->slot, c, hold,
+                                     "job %s of %s held: %s (HoldReasonCode %" PRId64 ", subcode %" PRId64 ")",
+                                     c->jobkey, c->submitter, hold ? hold : why, code, sub);
+        }
+        free(hold);
+        if (n->waiters)
+                nego_waiters_check(n, nego_now());
+        claim_end(n, c, true, "its job could not start");
 }
 
 /* ---- the end of a job and of a claim ---- */
@@ -669,10 +728,49 @@ void nego_claim_alive(Nego *n, Claim *c, const ClassAd *reply) {
                 relearn(n, c, nego_slot(n, c->slot));
 }
 
+/* The agent of s advertises a claim of ours that we do not hold: one we
+ * gave up (its lease expired while the agent was away, and the job was
+ * requeued, perhaps runs elsewhere now), or one a restart of ours forgot
+ * (it ran no job of the queue). Its run is no run of the queue: the agent
+ * is told to kill the job at once and to release the claim, and its exit,
+ * should it come, is one of a claim we do not hold (ignored). Told again
+ * after NEGOTIATOR_TIMEOUT while it still advertises it. */
+static void drop_unknown_claim(Nego *n, SlotRec *s, const char *claim_id) {
+        double now = nego_now();
+        if (s->dropped && strcmp(s->dropped, claim_id) == 0 && now - s->dropped_at < (double) n->k.timeout)
+                return;
+        char *dup = strdup(claim_id);
+        if (!dup)
+                return;
+        free(s->dropped);
+        s->dropped = dup;
+        s->dropped_at = now;
+        char pub[NEGO_CLAIM_PUBLIC + 1], state[32], act[32];
+        snprintf(pub, sizeof pub, "%s", claim_id); /* the rest stays secret */
+        nego_slot_state(s, state, sizeof state, act, sizeof act);
+        bool busy = strcmp(act, "Idle") != 0 && (strcmp(state, "Claimed") == 0 || strcmp(state, "Preempting") == 0);
+        GleanLogField f[] = { { "GLEAN_SLOT", s->name }, { "GLEAN_CLAIM", pub } };
+        glean_log(LOG_NOTICE, NULL, f, 2,
+                  "%s (%s/%s) holds claim %s, which the central manager does not hold (any more): the agent is told "
+                  "to %srelease it",
+                  s->name, state, act, pub, busy ? "kill its job and " : "");
+        ClassAd *m = NULL;
+        if (busy && glean_msg_new(GLEAN_CMD_DEACTIVATE, &m) >= 0 && classad_set_string(m, "ClaimId", claim_id) >= 0 &&
+            classad_set_bool(m, "Graceful", false) >= 0)
+                nego_agent_request(n, s->machine, m, PEND_OTHER, NULL, NULL);
+        classad_free(m);
+        m = NULL;
+        if (glean_msg_new(GLEAN_CMD_RELEASE, &m) >= 0 && classad_set_string(m, "ClaimId", claim_id) >= 0)
+                nego_agent_request(n, s->machine, m, PEND_OTHER, NULL, NULL);
+        classad_free(m);
+}
+
 void nego_claim_seen(Nego *n, Conn *from, SlotRec *s, const char *claim_id) {
         if (!s || !from)
                 return;
         Claim *c = claim_id ? nego_claim(n, claim_id) : NULL;
+        if (claim_id && !c)
+                drop_unknown_claim(n, s, claim_id);
         if (c && strcasecmp(c->machine, from->machine) != 0)
                 c = NULL;
         if (c) {
@@ -731,6 +829,7 @@ void nego_claim_seen(Nego *n, Conn *from, SlotRec *s, const char *claim_id) {
 }
 
 void nego_claims_tick(Nego *n, double now) {
+        nego_backoffs_tick(n, now);
         size_t total = glean_strmap_size(n->claims), k = 0, pos = 0;
         Claim **all = calloc(total ? total : 1, sizeof *all);
         const char *key;
@@ -767,7 +866,11 @@ void nego_claims_tick(Nego *n, double now) {
                                 nego_claim_lost(n, c, "the job ended and its exit report was lost");
                                 continue;
                         }
-                        if (now > c->alive_until) {
+                        /* The lease's end, and a grace past it: a job whose agent is
+                         * gone is ended by its reaper at the lease's end as the
+                         * agent last heard it (whole seconds, checked once a
+                         * second, agent/reaper-core.c), before it runs elsewhere. */
+                        if (now > c->alive_until + NEGO_LEASE_GRACE) {
                                 nego_claim_lost(n, c,
                                                 connected ? "no keep-alive answered within the claim's lease"
                                                           : "its agent is gone and the claim's lease expired");
@@ -845,7 +948,7 @@ void nego_claims_reset(Nego *n, const char *why) {
         /* Every agent advertises its slots and claims again, then sends the
          * JobExits and claim ends we did not acknowledge (those this batch
          * took among them: their Replies were not sent). */
-        for (Conn *c = n->conns; c; c = c->next)
+        for (Conn *c = n->conns.head; c; c = c->all_link.next)
                 if (c->agent && !c->dead)
                         nego_conn_fail(c, "the central manager undid what it could not commit: advertise again");
         for (size_t pos = 0; glean_strmap_next(n->pending, &pos, &key, &v); pos = 0) {

@@ -30,6 +30,7 @@ static void slot_free(SlotRec *s) {
         free(s->name);
         free(s->machine);
         free(s->claim_id);
+        free(s->dropped);
         free(s);
 }
 
@@ -68,6 +69,25 @@ static void refuse(Conn *c, const ClassAd *msg, const char *why) {
         classad_free(reply);
 }
 
+/* Who runs on a slot our claim holds is ours to say, as decided once at
+ * submit (the queue's literals and the claim's submitter): what the
+ * agent's ad says of it (evaluated there from the job ad) is replaced, so
+ * that the matchmaker weighs a preemption by the submitter it charges. */
+static void slot_identity(Nego *n, SlotRec *s) {
+        Claim *cl = s->held;
+        Job *j = cl && cl->submitter ? queue_find(n->queue, cl->job) : NULL;
+        char *user = NULL;
+        if (!j || !j->owner || acct_literal_string(j->ad, "User", &user) <= 0)
+                return;
+        classad_set_string(s->ad, "RemoteOwner", j->owner);
+        classad_set_string(s->ad, "RemoteUser", user);
+        if (strcmp(user, cl->submitter) != 0)
+                classad_set_string(s->ad, "AccountingGroup", cl->submitter); /* a group's, or a nice user's */
+        else
+                classad_delete(s->ad, "AccountingGroup");
+        free(user);
+}
+
 int nego_slot_update(Nego *n, Conn *c, const ClassAd *msg) {
         ClassAd *ad = NULL;
         char *name = NULL, *claim = NULL;
@@ -94,6 +114,20 @@ int nego_slot_update(Nego *n, Conn *c, const ClassAd *msg) {
                 claim = NULL;
         }
         SlotRec *s = nego_slot(n, name);
+        /* A dynamic slot that is no longer Claimed and holds no claim of
+         * ours is on its way back to its partitionable slot (an agent
+         * announces no release: these are its last ads): not kept. */
+        bool dyn = false;
+        char *st = NULL;
+        if (!claim && classad_eval_bool(ad, "DynamicSlot", GLEAN_CA_MODE, &dyn) >= 0 && dyn &&
+            classad_eval_string(ad, "State", GLEAN_CA_MODE, &st) >= 0 && strcmp(st, "Claimed") != 0 &&
+            (!s || (!s->held && !s->waiting && !s->requests))) {
+                free(st);
+                if (s)
+                        nego_slot_forget(n, s);
+                goto out;
+        }
+        free(st);
         bool fresh = !s;
         if (!s) {
                 s = calloc(1, sizeof *s);
@@ -116,6 +150,7 @@ int nego_slot_update(Nego *n, Conn *c, const ClassAd *msg) {
         b = false;
         s->dynamic = classad_eval_bool(s->ad, "DynamicSlot", GLEAN_CA_MODE, &b) >= 0 && b;
         nego_claim_seen(n, c, s, s->claim_id);
+        slot_identity(n, s);
         char state[32], act[32];
         nego_slot_state(s, state, sizeof state, act, sizeof act);
         if (fresh || strcmp(state, "Unclaimed") == 0)
@@ -125,6 +160,13 @@ out:
         free(name);
         free(claim);
         return r;
+}
+
+void nego_slot_forget(Nego *n, SlotRec *s) {
+        GleanLogField f[] = { { "GLEAN_SLOT", s->name } };
+        glean_log(LOG_INFO, NULL, f, 1, "slot %s leaves the pool: its claim ended, its agent gives it back", s->name);
+        glean_strmap_remove(n->slots, s->name);
+        slot_free(s);
 }
 
 void nego_slots_expire(Nego *n, double now) {

@@ -188,13 +188,34 @@ static int input_build(Nego *n, const QueueIdle *qi, CycleInput *x) {
                         Job *job = qi->jobs[i][j];
                         char id[48];
                         snprintf(id, sizeof id, "%" PRId64 ".%" PRId64, job->id.cluster, job->id.proc);
-                        if (glean_strmap_get(n->matching, id))
+                        if (glean_strmap_get(n->matching, id) || nego_job_backing_off(n, job->id))
                                 continue;
                         sub->jobs[k] = job->ad;
                         x->jobs[x->in.n_submitters - 1][k++] = job;
                 }
                 sub->n_jobs = k;
         }
+        return 0;
+}
+
+/* A job whose own Requirements or Rank ran out of the evaluation budget
+ * would do so in every cycle (and after every restart): held, by the pool,
+ * with HoldReasonCode 5 (JobPolicyUndefined: HTCondor's code for a job
+ * expression that evaluates to no answer) and the reason the matchmaker
+ * gives. */
+static int hold_too_expensive(Nego *n, JobId id, const char *reason, double now) {
+        QueueRequester who = { .user = "root", .uid = 0, .admin = true };
+        char why[256] = "";
+        int r = queue_job_hold(n->queue, &who, id, reason, QUEUE_HOLD_JOB_POLICY_UNDEFINED, 0, now, NULL, why,
+                               sizeof why);
+        if (r < 0) {
+                nego_log_job(LOG_WARNING, NULL, id, NULL, NULL, NULL, reason,
+                             "cannot hold job %" PRId64 ".%" PRId64 " (%s): %s", id.cluster, id.proc, reason,
+                             why[0] ? why : strerror(-r));
+                return r;
+        }
+        nego_log_job(LOG_NOTICE, MESSAGE_ID_JOB_HOLD, id, NULL, NULL, NULL, reason, "job %" PRId64 ".%" PRId64 " held: %s",
+                     id.cluster, id.proc, reason);
         return 0;
 }
 
@@ -205,6 +226,7 @@ int nego_cycle_run(Nego *n) {
         NegoResult res = { 0 };
         JobId *rejected = NULL;
         char **reasons = NULL;
+        bool *holds = NULL;
         nego_batch_queue(n); /* the claims it requests: nego_batch there */
         int r = acct_update(n->acct, now, has_jobs, n);
         if (r < 0)
@@ -229,7 +251,8 @@ int nego_cycle_run(Nego *n) {
         Job **matched = calloc(res.n_matches ? res.n_matches : 1, sizeof *matched);
         rejected = calloc(res.n_rejections ? res.n_rejections : 1, sizeof *rejected);
         reasons = calloc(res.n_rejections ? res.n_rejections : 1, sizeof *reasons);
-        if (!matched || !rejected || !reasons) {
+        holds = calloc(res.n_rejections ? res.n_rejections : 1, sizeof *holds);
+        if (!matched || !rejected || !reasons || !holds) {
                 free(matched);
                 r = -ENOMEM;
                 goto out;
@@ -239,6 +262,7 @@ int nego_cycle_run(Nego *n) {
         for (size_t i = 0; i < res.n_rejections; i++) {
                 rejected[i] = x.jobs[res.rejections[i].submitter][res.rejections[i].job]->id;
                 reasons[i] = res.rejections[i].reason;
+                holds[i] = res.rejections[i].hold;
         }
         size_t preemptions = 0;
         for (size_t i = 0; i < res.n_matches; i++) {
@@ -250,6 +274,10 @@ int nego_cycle_run(Nego *n) {
         }
         free(matched);
         for (size_t i = 0; i < res.n_rejections; i++) {
+                if (holds[i]) {
+                        (void) hold_too_expensive(n, rejected[i], reasons[i], now);
+                        continue;
+                }
                 queue_job_rejected(n->queue, rejected[i], reasons[i], now);
                 if (i < 10)
                         nego_log_job(LOG_DEBUG, NULL, rejected[i], NULL, NULL, NULL, reasons[i],
@@ -282,6 +310,7 @@ int nego_cycle_run(Nego *n) {
 out:
         free(rejected);
         free(reasons);
+        free(holds);
         nego_result_clear(&res);
         input_clear(&x);
         queue_idle_clear(&qi);

@@ -39,6 +39,7 @@
 #include "log.h"
 #include "negotiator.h"
 #include "proto.h"
+#include "jobcmd.h"
 #include "queue.h"
 #include "ratelimit.h"
 #include "secure.h"
@@ -77,6 +78,9 @@ typedef struct NegoKnobs {
         char *database;           /* * NEGOTIATOR_DATABASE */
         char *uid_domain;         /* UID_DOMAIN */
         char **admins;            /* ADMINISTRATORS */
+        char **relay_admins;      /* ADMINISTRATORS_RELAYED_BY: agents (Machine of their Hello) whose relayed
+                                   * users may be administrators (users.c) */
+        JobCmdPolicy *submit_policy; /* ACCOUNTING_GROUPS_ALLOWED*, SUBMIT_REQUIREMENT_* (jobcmd.h) */
         int64_t classad_lifetime; /* CLASSAD_LIFETIME */
         int64_t interval;         /* NEGOTIATOR_INTERVAL */
         int64_t min_interval;     /* NEGOTIATOR_MIN_INTERVAL */
@@ -86,13 +90,60 @@ typedef struct NegoKnobs {
         int64_t job_lease;        /* JOB_DEFAULT_LEASE_DURATION: a job without JobLeaseDuration */
         int64_t timeout;          /* NEGOTIATOR_TIMEOUT: handshake and Hello */
         int64_t max_lease;        /* ALIVE_INTERVAL * MAX_CLAIM_ALIVES_MISSED: a claim's lease when the agent says none */
+        int64_t idle_timeout;     /* NEGOTIATOR_IDLE_TIMEOUT: a connection after its Hello, silent, nothing asked */
+        int64_t max_user_conns;   /* NEGOTIATOR_MAX_CONNECTIONS_PER_USER: unix connections of one user */
+        int64_t max_addr_handshakes; /* NEGOTIATOR_MAX_HANDSHAKES_PER_ADDRESS: TCP before the handshake, per address */
+        int64_t max_output;       /* NEGOTIATOR_MAX_OUTPUT: bytes waiting for one user (or agent) to read */
+        int64_t max_waits;        /* NEGOTIATOR_MAX_WAITS_PER_USER: Waits parked for one user */
 } NegoKnobs;
+
+/* An intrusive list of connections (a Conn is on a list through one of
+ * its ConnLink fields; net.c's CONN_LIST_* macros). */
+typedef struct ConnLink {
+        Conn *prev, *next;
+} ConnLink;
+
+typedef struct ConnList {
+        Conn *head, *tail;
+        size_t n;
+} ConnList;
+
+/* A user with connections on the unix socket or Waits parked (net.c):
+ * what the per-user limits count. Freed when both are 0. */
+typedef struct NetUser {
+        char name[64];          /* the key: the peer's user name, or a relayed RelayUser */
+        size_t conns;           /* its unix connections */
+        size_t waits;           /* its Waits parked */
+        size_t refused;         /* its connections over the limit, waiting for their Hello to be refused */
+        size_t output;          /* bytes waiting for it to read, on all its unix connections */
+} NetUser;
+
+/* An address (common/ratelimit.h's key: IPv4, or an IPv6 /64) with TCP
+ * connections still in their handshake (net.c). */
+typedef struct NetAddr {
+        char key[GLEAN_ADDR_KEY_STRLEN];
+        ConnList handshakes;    /* oldest first, through Conn.addr_link */
+} NetAddr;
 
 /* A connection: an agent (TCP, sealed) or a local user (unix, plain). */
 struct Conn {
         Nego *nego;
-        Conn *next;
+        ConnLink all_link;      /* Nego.conns */
+        ConnLink out_link;      /* Nego.to_flush: output queued since the last flush */
+        ConnLink batch_link;    /* Nego.batch_conns: output queued inside the open batch */
+        ConnLink dead_link;     /* Nego.dead: to be freed */
+        ConnLink hs_link;       /* Nego.handshakes: tcp, the handshake not done (oldest first) */
+        ConnLink addr_link;     /* its NetAddr's handshakes */
+        bool on_flush, on_batch, on_hs;
         uint64_t id;            /* never reused: pending requests name their connection by it */
+        char id_text[24];       /* its key in Nego.conn_ids */
+        NetUser *user;          /* unix: its user's counts */
+        NetAddr *net_addr;      /* tcp, in the handshake: its address's */
+        uint64_t last_active;   /* CLOCK_MONOTONIC usec: the last frame that came */
+        uint64_t last_progress; /* ... the last time its output shrank (or none waited) */
+        size_t waits;           /* Waits parked on it: not idle */
+        size_t out_counted;     /* unix: what of its output its user's count holds */
+        char *refused;          /* unix, over its user's limit: why, the answer to its Hello */
         int fd;
         sd_event_source *src, *timer;
         bool tcp;
@@ -128,6 +179,8 @@ struct SlotRec {
         unsigned requests;      /* our RequestClaims in flight on it: left out of cycles */
         Claim *held;            /* our claim that holds it (granted) */
         Claim *waiting;         /* our preempting claim, granted, waiting for the slot to be ours */
+        char *dropped;          /* a claim the agent runs that we do not hold, told to end (claims.c) */
+        double dropped_at;
 };
 
 typedef enum ClaimState {
@@ -189,6 +242,7 @@ struct Pending {
 struct Waiter {
         Waiter *next;
         uint64_t conn;
+        NetUser *user;          /* whose Wait it is (the per-user count) */
         ClassAd *req;
         JobId job;
         double deadline;        /* 0: none */
@@ -200,6 +254,9 @@ typedef enum NegoFault {
         NEGO_FAULT_NONE,
         NEGO_FAULT_KILL_BEFORE_COMMIT_JOB_EXIT, /* "kill-before-commit:JobExit": SIGKILL on ourselves in
                                                    place of the commit of the first batch that took a JobExit */
+        NEGO_FAULT_KILL_AFTER_COMMIT_SUBMIT,   /* "kill-after-commit:Submit": SIGKILL on ourselves right after
+                                                  committing the first batch that queued a Submit, before its
+                                                  answer leaves */
 } NegoFault;
 
 typedef struct CycleStats {
@@ -218,22 +275,38 @@ struct Nego {
         GleanPoolKey key;
         Accountant *acct;
         JobQueue *queue;
-        GleanRateLimit *ratelimit;
 
         int tcp_fd, unix_fd;
         uint16_t port;          /* the TCP port listened on */
         sd_event_source *tcp_src, *unix_src, *post, *tick, *cycle_timer, *signals[4];
-        Conn *conns;
+        sd_event_source *reap;  /* frees the dead connections, before anything else */
+        sd_event_source *accept_timer; /* listening again after running out of descriptors */
+        sd_event_source *submit_work;  /* steps the submissions taken in slices (users.c) */
+        bool accept_paused;
+        ConnList conns, to_flush, batch_conns, dead, handshakes;
+        GleanStrMap *conn_ids;  /* id_text -> Conn (live) */
+        GleanStrMap *agent_conns; /* Machine -> Conn (live agents; case-insensitive) */
+        GleanStrMap *net_users; /* name -> NetUser */
+        GleanStrMap *net_addrs; /* key -> NetAddr */
         uint64_t next_conn;
-        size_t n_agents, n_users;
+        size_t n_agents, n_users, n_tcp;
+        size_t fd_limit;        /* RLIMIT_NOFILE (soft, raised to the hard one) */
+        size_t max_conns;       /* connections at most: what the descriptors leave */
+        unsigned dispatches;    /* event sources dispatched since the post work ran */
+        uint64_t refusals_window; /* CLOCK_MONOTONIC usec: the window of refusal records began */
+        unsigned refusals_logged; /* records in it */
+        uint64_t refusals_quiet;  /* refusals in it without a record of their own */
+        char refusal_last[256];   /* the last of those */
 
         GleanStrMap *slots;     /* Name -> SlotRec */
         GleanStrMap *claims;    /* id -> Claim */
         size_t relearning;      /* claims in CLAIM_RELEARNING */
         GleanStrMap *matching;  /* "C.P" -> Claim: jobs with a claim on the way (not matched again) */
+        GleanStrMap *backoff;   /* "C.P" -> StartBackoff: jobs whose start failed, left out a while (claims.c) */
         GleanStrMap *pending;   /* RequestId text -> Pending */
         uint64_t next_request;
         Waiter *waiters;
+        struct Parked *parked;  /* big submissions being taken in slices, and who waits for each (users.c) */
 
         bool in_batch;
         bool batch_claims;      /* the open batch may have changed claims (nego_batch) */
@@ -251,6 +324,8 @@ struct Nego {
 
 /* ---- main.c ---- */
 double nego_now(void);              /* wall clock, seconds */
+/* Seconds past a claim's lease before the claim is given up (claims.c). */
+#define NEGO_LEASE_GRACE 2.0
 /* Opens the batch of this iteration (once; the post work commits it). */
 void nego_batch(Nego *n);
 /* The same for changes of the queue and the accounts alone (users'
@@ -280,8 +355,17 @@ int nego_send_text(Conn *c, const char *text, size_t len); /* a message already 
 void nego_conn_fail(Conn *c, const char *why);
 Conn *nego_conn_by_id(Nego *n, uint64_t id);
 Conn *nego_agent_conn(Nego *n, const char *machine); /* its live connection, NULL when none */
-/* The post work: flush every connection's output, drop the dead ones. */
+/* The post work: flush the output of the connections that have some. */
 void nego_net_flush(Nego *n);
+/* An event source of the loop was dispatched: after many without the
+ * post work, the post work goes ahead of the next ones (main.c). */
+void nego_net_dispatched(Nego *n);
+/* The 1-second tick: the summary of refusals without a record each. */
+void nego_net_tick(Nego *n);
+/* A Wait of user parked (0) or refused with why (-EUSERS: the limit
+ * NEGOTIATOR_MAX_WAITS_PER_USER); its end. */
+int nego_net_wait_begin(Nego *n, Conn *c, const char *user, NetUser **ret, char *why, size_t len);
+void nego_net_wait_end(Nego *n, uint64_t conn, NetUser *u);
 /* The batch opened: what every connection has queued so far may leave
  * whatever its commit does. */
 void nego_net_batch_begin(Nego *n);
@@ -306,6 +390,8 @@ void nego_pending_free(Pending *p);
 SlotRec *nego_slot(Nego *n, const char *name);
 int nego_slot_update(Nego *n, Conn *c, const ClassAd *msg);
 void nego_slots_expire(Nego *n, double now);
+/* A dynamic slot its agent gives back (its claim released): its ad leaves at once. */
+void nego_slot_forget(Nego *n, SlotRec *s);
 void nego_slots_free(Nego *n);
 void nego_slots_clear(Nego *n);     /* every slot forgotten (the map stays) */
 /* A slot's State and Activity from its ad ("" when absent), into buffers. */
@@ -335,6 +421,19 @@ int nego_claim_vacate(Nego *n, Claim *c, bool fast, const char *why);
 /* The claim is gone (lost, refused, released): its job back to Idle when
  * it ran, its usage stops, it is forgotten. */
 void nego_claim_lost(Nego *n, Claim *c, const char *why);
+/* The agent could not start c's job (ActivateClaim refused, reply its
+ * Reply): with HoldReasonCode (a failure that would come again: its input,
+ * output, initial directory, program) the job is held with that code,
+ * subcode and HoldReason; otherwise it goes back to Idle and is left out
+ * of the cycles for a while (5 s, doubling with each failure to 300 s).
+ * The claim ends either way. */
+void nego_claim_start_failed(Nego *n, Claim *c, const ClassAd *reply, const char *why);
+/* ---- backoff.c: jobs whose start failed lately, left out of cycles ---- */
+bool nego_job_backing_off(Nego *n, JobId id);
+double nego_backoff_job(Nego *n, const char *jobkey); /* one more failure: the seconds it waits */
+void nego_backoff_forget(Nego *n, const char *jobkey); /* it started */
+void nego_backoffs_tick(Nego *n, double now);
+void nego_backoffs_free(Nego *n);
 /* Keep-alives, leases, relearning deadlines. */
 void nego_claims_tick(Nego *n, double now);
 /* At start: a claim to relearn for every Running job. */
@@ -363,4 +462,5 @@ bool nego_cycle_could_start(Nego *n);
 int nego_user_message(Conn *c, const ClassAd *msg, GleanCommand cmd, const QueueRequester *who);
 void nego_waiters_check(Nego *n, double now);
 void nego_waiters_free(Nego *n);
+void nego_parked_free(Nego *n);
 void nego_user_gone(Conn *c);

@@ -3,7 +3,7 @@
  * main.c — glean-negotiator: the central manager (collector, job queue,
  * accountant, matchmaker, and the claims on the agents' slots).
  *
- *   glean-negotiator [--config FILE] [--set NAME=VALUE]... [--port-file FILE]
+ *   glean-negotiator [--config FILE] [--set NAME=VALUE]... [--port-file FILE] [--init-db]
  *
  * Reads the configuration ($GLEAN_CONFIG or /etc/glean/glean.conf, then
  * LOCAL_CONFIG_DIR; again on SIGHUP), opens NEGOTIATOR_DATABASE (the
@@ -11,7 +11,9 @@
  * COLLECTOR_PORT (sealed with POOL_KEY_FILE; port 0 takes a free one, which
  * is logged and written to --port-file / NEGOTIATOR_PORT_FILE) and for
  * local users on NEGOTIATOR_SOCKET, and negotiates every
- * NEGOTIATOR_INTERVAL. SIGTERM or SIGINT: a clean stop (the jobs go on
+ * NEGOTIATOR_INTERVAL. A missing database is created; an existing file
+ * without the schema (0 bytes: a lost database) is refused unless
+ * --init-db says to initialise it. SIGTERM or SIGINT: a clean stop (the jobs go on
  * running on the agents; the next start relearns their claims).
  *
  * A commit to the database that fails (a full disk) does not stop it: the
@@ -40,7 +42,12 @@
 
 #define TICK_USEC 1000000ULL
 
-static const char usage[] = "usage: glean-negotiator [--config FILE] [--set NAME=VALUE]... [--port-file FILE]\n";
+static const char usage[] =
+        "usage: glean-negotiator [--config FILE] [--set NAME=VALUE]... [--port-file FILE] [--init-db]\n";
+
+/* --init-db: an existing NEGOTIATOR_DATABASE without the schema (empty)
+ * may be initialised. */
+static bool init_db;
 
 double nego_now(void) {
         struct timespec ts;
@@ -129,6 +136,8 @@ static void knobs_clear(NegoKnobs *k) {
         free(k->database);
         free(k->uid_domain);
         config_strv_free(k->admins);
+        config_strv_free(k->relay_admins);
+        jobcmd_policy_free(k->submit_policy);
         *k = (NegoKnobs){ 0 };
 }
 
@@ -152,7 +161,14 @@ static int knobs_load(const Config *cfg, const char *port_file, NegoKnobs *ret) 
             (r = knob_int(cfg, "MAX_CLAIM_ALIVES_MISSED", 6, 1, 1000, &missed)) < 0 ||
             (r = knob_int(cfg, "CLAIM_WORKLIFE", 3600, -1, INT32_MAX, &k.claim_worklife)) < 0 ||
             (r = knob_int(cfg, "JOB_DEFAULT_LEASE_DURATION", 1200, 1, INT32_MAX, &k.job_lease)) < 0 ||
-            (r = knob_int(cfg, "NEGOTIATOR_TIMEOUT", 30, 1, 3600, &k.timeout)) < 0)
+            (r = knob_int(cfg, "NEGOTIATOR_TIMEOUT", 30, 1, 3600, &k.timeout)) < 0 ||
+            (r = knob_int(cfg, "NEGOTIATOR_IDLE_TIMEOUT", 600, 1, INT32_MAX, &k.idle_timeout)) < 0 ||
+            (r = knob_int(cfg, "NEGOTIATOR_MAX_CONNECTIONS_PER_USER", 64, 1, INT32_MAX, &k.max_user_conns)) < 0 ||
+            (r = knob_int(cfg, "NEGOTIATOR_MAX_HANDSHAKES_PER_ADDRESS", 16, 1, INT32_MAX, &k.max_addr_handshakes)) <
+                    0 ||
+            (r = knob_int(cfg, "NEGOTIATOR_MAX_OUTPUT", 256 << 20, 2 * GLEAN_FRAME_MAX, INT64_MAX / 2, &k.max_output)) <
+                    0 ||
+            (r = knob_int(cfg, "NEGOTIATOR_MAX_WAITS_PER_USER", 1000, 1, INT32_MAX, &k.max_waits)) < 0)
                 goto fail;
         k.max_lease = k.alive_interval * missed;
         if (port_file) {
@@ -165,6 +181,16 @@ static int knobs_load(const Config *cfg, const char *port_file, NegoKnobs *ret) 
         r = config_get_list(cfg, "ADMINISTRATORS", &k.admins, &err);
         if (r < 0 && r != -ENOENT) {
                 log_config_error(&err, r, "ADMINISTRATORS");
+                goto fail;
+        }
+        r = config_get_list(cfg, "ADMINISTRATORS_RELAYED_BY", &k.relay_admins, &err);
+        if (r < 0 && r != -ENOENT) {
+                log_config_error(&err, r, "ADMINISTRATORS_RELAYED_BY");
+                goto fail;
+        }
+        r = jobcmd_policy_from_config(cfg, &k.submit_policy, &err);
+        if (r < 0) {
+                log_config_error(&err, r, "the submit policy");
                 goto fail;
         }
         *ret = k;
@@ -191,6 +217,11 @@ static int load_config(Nego *n, Config **ret) {
         if (config_get(cfg, "NEGOTIATOR_LOG_LEVEL", &level, &err) >= 0)
                 (void) glean_daemon_log_level(level);
         free(level);
+        char **unenforced = NULL;
+        if (config_unenforced(cfg, &unenforced) > 0)
+                for (char **m = unenforced; *m; m++)
+                        glean_log(LOG_WARNING, NULL, NULL, 0, "%s", *m);
+        config_strv_free(unenforced);
         *ret = cfg;
         return 0;
 }
@@ -350,6 +381,12 @@ static void fault_read(Nego *n) {
                           "GLEAN_FAULT=%s: this daemon kills itself (SIGKILL) before committing the first batch "
                           "that takes a JobExit; for tests only",
                           f);
+        } else if (strcmp(f, "kill-after-commit:Submit") == 0) {
+                n->fault = NEGO_FAULT_KILL_AFTER_COMMIT_SUBMIT;
+                glean_log(LOG_WARNING, NULL, NULL, 0,
+                          "GLEAN_FAULT=%s: this daemon kills itself (SIGKILL) right after committing the first batch "
+                          "that queued a Submit, before answering it; for tests only",
+                          f);
         } else
                 glean_log(LOG_WARNING, NULL, NULL, 0, "GLEAN_FAULT=%s: no such fault; ignored", f);
 }
@@ -358,15 +395,21 @@ static void fault_read(Nego *n) {
 static int on_post(sd_event_source *src, void *userdata) {
         (void) src;
         Nego *n = userdata;
-        if (n->in_batch && n->fault_due) {
+        if (n->in_batch && n->fault_due && n->fault == NEGO_FAULT_KILL_BEFORE_COMMIT_JOB_EXIT) {
                 glean_log(LOG_WARNING, NULL, NULL, 0,
                           "GLEAN_FAULT: killed before committing a batch that took a JobExit");
                 raise(SIGKILL);
         }
+        bool kill_after = n->in_batch && n->fault_due && n->fault == NEGO_FAULT_KILL_AFTER_COMMIT_SUBMIT;
         n->fault_due = false;
         if (n->in_batch) {
                 char why[512];
                 int r = batch_commit(n, why, sizeof why);
+                if (r >= 0 && kill_after) {
+                        glean_log(LOG_WARNING, NULL, NULL, 0,
+                                  "GLEAN_FAULT: killed after committing a batch that queued a Submit, before its answer");
+                        raise(SIGKILL);
+                }
                 if (r < 0)
                         batch_failed(n, r, why);
                 else {
@@ -468,6 +511,7 @@ static int on_tick(sd_event_source *src, uint64_t usec, void *userdata) {
         nego_claims_tick(n, now);
         nego_slots_expire(n, now);
         nego_waiters_check(n, now);
+        nego_net_tick(n);
         if (now >= n->last_periodic + (double) n->k.periodic_interval) {
                 n->last_periodic = now;
                 nego_batch_queue(n);
@@ -517,7 +561,8 @@ static int open_state(Nego *n) {
                         glean_log_errno(LOG_WARNING, errno, "cannot create %s: %m", dir);
         }
         free(dir);
-        r = acct_open(n->k.database, 0, &as, groups, nego_now(), &n->acct, why, sizeof why);
+        r = acct_open(n->k.database, init_db ? ACCT_OPEN_INIT : 0, &as, groups, nego_now(), &n->acct, why,
+                      sizeof why);
         if (r < 0) {
                 acct_settings_clear(&as);
                 return glean_log_errno(LOG_ERR, r, "%s", why[0] ? why : "cannot open the accounts: %m");
@@ -531,6 +576,11 @@ static int open_state(Nego *n) {
                 return glean_log_errno(LOG_ERR, r, "cannot open the job queue in %s: %s", n->k.database,
                                        why[0] ? why : strerror(-r));
         }
+        if (queue_unfinished_rows(n->queue) > 0)
+                glean_log(LOG_NOTICE, NULL, NULL, 0,
+                          "dropped %zu job rows of a submission this daemon had not finished when it stopped "
+                          "(never acknowledged: its client sends it again)",
+                          queue_unfinished_rows(n->queue));
         return 0;
 }
 
@@ -547,8 +597,6 @@ static int setup(Nego *n) {
         char why[512] = "";
         if ((r = glean_pool_key_load(n->k.pool_key_file, &n->key, why, sizeof why)) < 0)
                 return glean_log_errno(LOG_ERR, r, "the pool key: %s", why);
-        if ((r = glean_ratelimit_new(NULL, 4096, &n->ratelimit)) < 0)
-                return glean_log_errno(LOG_ERR, r, "cannot set up the handshake rate limit: %m");
         if ((r = glean_strmap_new(true, &n->slots)) < 0 || (r = glean_strmap_new(false, &n->claims)) < 0 ||
             (r = glean_strmap_new(false, &n->matching)) < 0 || (r = glean_strmap_new(false, &n->pending)) < 0)
                 return r;
@@ -596,6 +644,7 @@ static void teardown(Nego *n) {
         }
         nego_net_stop(n);
         nego_waiters_free(n);
+        nego_parked_free(n); /* not queued: their rows are deleted (or at the next start) */
         if (n->claims && n->pending) /* not when the start failed before they were made */
                 nego_claims_free(n);
         if (n->slots)
@@ -607,7 +656,6 @@ static void teardown(Nego *n) {
         queue_close(n->queue);
         acct_close(n->acct);
         nego_settings_free(n->settings);
-        glean_ratelimit_free(n->ratelimit);
         glean_pool_key_clear(&n->key);
         sd_event_source_unref(n->post);
         sd_event_source_unref(n->tick);
@@ -620,12 +668,13 @@ static void teardown(Nego *n) {
 }
 
 int main(int argc, char **argv) {
-        const char *port_file = NULL;
-        const GleanDaemonOption own[] = { { "port-file", 'p', &port_file } };
+        const char *port_file = NULL, *init = NULL;
+        const GleanDaemonOption own[] = { { "port-file", 'p', &port_file, false }, { "init-db", 'I', &init, true } };
         Nego n = { .tcp_fd = -1, .unix_fd = -1, .next_conn = 1, .next_request = 1 };
-        int r = glean_daemon_args(argc, argv, "glean-negotiator", usage, own, 1, &n.args);
+        int r = glean_daemon_args(argc, argv, "glean-negotiator", usage, own, 2, &n.args);
         if (r != 0)
                 return r == 1 ? 0 : r == -EINVAL ? 2 : 1;
+        init_db = init != NULL;
         if (port_file && !(n.k.port_file = strdup(port_file))) {
                 glean_daemon_args_free(&n.args);
                 return 1;
@@ -633,6 +682,9 @@ int main(int argc, char **argv) {
 
         setlocale(LC_NUMERIC, "C");
         glean_daemon_begin("glean-negotiator");
+        uint64_t fd_limit = 1024;
+        glean_daemon_raise_fd_limit(&fd_limit);
+        n.fd_limit = fd_limit > SIZE_MAX ? SIZE_MAX : (size_t) fd_limit;
 
         r = sd_event_new(&n.event);
         if (r >= 0) {

@@ -8,22 +8,31 @@
  * A connection that fails (a wrong key, a frame that does not
  * authenticate, one too large or cut short, a handshake or Hello that does
  * not come within NEGOTIATOR_TIMEOUT) is closed with one log record saying
- * why and from where; failed handshakes count against their address
- * (common/ratelimit.h), and an address over the limit is refused at once
- * for a while. Nothing an unauthenticated peer sends reaches a handler.
+ * why and from where (at most REFUSAL_RECORDS a window, then a summary).
+ * A failed handshake holds nothing against its address: the caps on
+ * handshakes (per address, in all; the oldest gives way) bound what junk
+ * costs, and a connection that proves the key always gets in. Nothing an
+ * unauthenticated peer sends reaches a handler.
+ *
+ * Limits (docs/negotiator.md): the connections the descriptors leave, a
+ * user's connections, Waits and waiting output, an idle timeout after the
+ * Hello; accepting pauses while no descriptor is left, and dead
+ * connections are freed at once by the reaper. Every lookup, accept and
+ * close is O(1): intrusive lists and maps by id and by Machine.
  *
  * Output is queued and leaves from the post work only (nego_net_flush),
- * after the iteration's batch committed; a peer that lets more than
- * OUT_MAX bytes pile up is dropped. When the commit fails, what the batch
- * queued is taken back (nego_net_batch_end).
+ * after the iteration's batch committed. When the commit fails, what the
+ * batch queued is taken back (nego_net_batch_end).
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,9 +45,50 @@
 #include "common/file.h"
 #include "daemon.h"
 
-#define MAX_AGENT_CONNS 16384
-#define MAX_USER_CONNS 1024
-#define OUT_MAX (256u * 1024 * 1024)
+/* Descriptors kept aside from connections: the database's, the journal's,
+ * the loop's timers, what a query or a commit opens for a moment. */
+#define NET_FD_RESERVE 16
+/* Records of refusals (of connections not authenticated, of local users'
+ * connections that failed): at most so many a window, the others counted
+ * and summed up in one record when the window ends. */
+#define REFUSAL_WINDOW_USEC (10 * 1000000ULL)
+#define REFUSAL_RECORDS 20
+/* Connections taken from a listening socket in one dispatch: the others
+ * come at the next, after what else is ready. */
+#define ACCEPTS_PER_DISPATCH 64
+/* Event sources dispatched without the post work, after which it goes
+ * ahead of the next ones (it is of idle priority, so that a burst of
+ * events shares one commit, but must not wait for the burst to end). */
+#define DISPATCHES_BEFORE_POST 64
+/* After the kernel said no descriptor is left: listening again after this,
+ * or as soon as a connection closes. */
+#define ACCEPT_RETRY_USEC 1000000ULL
+
+#define CONN_LIST_APPEND(l, c, f)                        \
+        do {                                             \
+                (c)->f.prev = (l)->tail;                 \
+                (c)->f.next = NULL;                      \
+                if ((l)->tail)                           \
+                        (l)->tail->f.next = (c);         \
+                else                                     \
+                        (l)->head = (c);                 \
+                (l)->tail = (c);                         \
+                (l)->n++;                                \
+        } while (0)
+
+#define CONN_LIST_REMOVE(l, c, f)                        \
+        do {                                             \
+                if ((c)->f.prev)                         \
+                        (c)->f.prev->f.next = (c)->f.next; \
+                else                                     \
+                        (l)->head = (c)->f.next;         \
+                if ((c)->f.next)                         \
+                        (c)->f.next->f.prev = (c)->f.prev; \
+                else                                     \
+                        (l)->tail = (c)->f.prev;         \
+                (c)->f.prev = (c)->f.next = NULL;        \
+                (l)->n--;                                \
+        } while (0)
 
 static uint64_t mono_usec(void) {
         struct timespec ts;
@@ -47,19 +97,13 @@ static uint64_t mono_usec(void) {
 }
 
 Conn *nego_conn_by_id(Nego *n, uint64_t id) {
-        for (Conn *c = n->conns; c; c = c->next)
-                if (c->id == id && !c->dead)
-                        return c;
-        return NULL;
+        char key[24];
+        snprintf(key, sizeof key, "%" PRIu64, id);
+        return n->conn_ids ? glean_strmap_get(n->conn_ids, key) : NULL;
 }
 
 Conn *nego_agent_conn(Nego *n, const char *machine) {
-        if (!machine)
-                return NULL;
-        for (Conn *c = n->conns; c; c = c->next)
-                if (c->agent && !c->dead && c->machine && strcasecmp(c->machine, machine) == 0)
-                        return c;
-        return NULL;
+        return machine && n->agent_conns ? glean_strmap_get(n->agent_conns, machine) : NULL;
 }
 
 static const char *conn_name(const Conn *c, char *buf, size_t len) {
@@ -72,32 +116,264 @@ static const char *conn_name(const Conn *c, char *buf, size_t len) {
         return buf;
 }
 
+/* ---- the limits ---- */
+
+static size_t per_user_max(const Nego *n) {
+        size_t quarter = n->max_conns / 4 ? n->max_conns / 4 : 1;
+        return (size_t) n->k.max_user_conns < quarter ? (size_t) n->k.max_user_conns : quarter;
+}
+
+static size_t per_addr_max(const Nego *n) {
+        size_t quarter = n->max_conns / 4 ? n->max_conns / 4 : 1;
+        return (size_t) n->k.max_addr_handshakes < quarter ? (size_t) n->k.max_addr_handshakes : quarter;
+}
+
+/* Handshakes at most, from all addresses: half the connections, so that
+ * strangers never hold what agents and users need. */
+static size_t handshakes_max(const Nego *n) {
+        return n->max_conns / 2 ? n->max_conns / 2 : 1;
+}
+
+static size_t conns_open(const Nego *n) {
+        return n->n_tcp + n->n_users;
+}
+
+static void refusals_summary(Nego *n, uint64_t now) {
+        if (n->refusals_quiet > 0) {
+                GleanLogField f[] = { { "GLEAN_REASON", n->refusal_last } };
+                glean_log(LOG_WARNING, MESSAGE_ID_REFUSED, f, 1,
+                          "%" PRIu64 " more connections refused or closed in the last %" PRIu64
+                          " s without a record each; the last: %s",
+                          n->refusals_quiet, (now - n->refusals_window + 500000) / 1000000, n->refusal_last);
+        }
+        n->refusals_window = now;
+        n->refusals_logged = 0;
+        n->refusals_quiet = 0;
+}
+
+/* "what peer: reason", a record of its own while the window has room. */
+static void refusal_log(Nego *n, int prio, const char *what, const char *peer, const char *reason) {
+        uint64_t now = mono_usec();
+        if (now - n->refusals_window >= REFUSAL_WINDOW_USEC)
+                refusals_summary(n, now);
+        if (n->refusals_logged < REFUSAL_RECORDS) {
+                n->refusals_logged++;
+                GleanLogField f[] = { { "GLEAN_REASON", reason }, { "GLEAN_PEER", peer } };
+                glean_log(prio, MESSAGE_ID_REFUSED, f, peer ? 2 : 1, "%s%s%s: %s", what, peer ? " " : "",
+                          peer ? peer : "", reason);
+                return;
+        }
+        n->refusals_quiet++;
+        snprintf(n->refusal_last, sizeof n->refusal_last, "%s%s%s: %s", what, peer ? " " : "", peer ? peer : "",
+                 reason);
+}
+
+void nego_net_tick(Nego *n) {
+        uint64_t now = mono_usec();
+        if (now - n->refusals_window >= REFUSAL_WINDOW_USEC)
+                refusals_summary(n, now);
+}
+
+static NetUser *user_get(Nego *n, const char *name) {
+        NetUser *u = glean_strmap_get(n->net_users, name);
+        if (u)
+                return u;
+        u = calloc(1, sizeof *u);
+        if (!u)
+                return NULL;
+        snprintf(u->name, sizeof u->name, "%s", name);
+        if (glean_strmap_put(n->net_users, u->name, u) < 0) {
+                free(u);
+                return NULL;
+        }
+        return u;
+}
+
+static void user_put(Nego *n, NetUser *u) {
+        if (u && u->conns == 0 && u->waits == 0 && u->refused == 0) {
+                glean_strmap_remove(n->net_users, u->name);
+                free(u);
+        }
+}
+
+int nego_net_wait_begin(Nego *n, Conn *c, const char *user, NetUser **ret, char *why, size_t len) {
+        NetUser *u = user_get(n, user);
+        if (!u)
+                return -ENOMEM;
+        if (u->waits >= (size_t) n->k.max_waits) {
+                snprintf(why, len,
+                         "%s has %zu Waits outstanding, the most NEGOTIATOR_MAX_WAITS_PER_USER allows; "
+                         "wait for some to end",
+                         user, u->waits);
+                user_put(n, u);
+                return -EUSERS;
+        }
+        u->waits++;
+        c->waits++;
+        *ret = u;
+        return 0;
+}
+
+void nego_net_wait_end(Nego *n, uint64_t conn, NetUser *u) {
+        Conn *c = nego_conn_by_id(n, conn);
+        if (c && c->waits > 0)
+                c->waits--;
+        if (u && u->waits > 0) {
+                u->waits--;
+                user_put(n, u);
+        }
+}
+
+/* Its user's count of output waiting brought to what it has queued now. */
+static void out_sync(Conn *c) {
+        if (c->tcp || !c->user)
+                return;
+        size_t q = glean_outq_size(&c->out);
+        c->user->output = c->user->output - c->out_counted + q;
+        c->out_counted = q;
+}
+
+/* c's handshake is over (done, failed, or c goes): it no longer counts
+ * against its address. */
+static void hs_leave(Conn *c) {
+        Nego *n = c->nego;
+        if (!c->on_hs)
+                return;
+        c->on_hs = false;
+        CONN_LIST_REMOVE(&n->handshakes, c, hs_link);
+        NetAddr *a = c->net_addr;
+        c->net_addr = NULL;
+        CONN_LIST_REMOVE(&a->handshakes, c, addr_link);
+        if (a->handshakes.n == 0) {
+                glean_strmap_remove(n->net_addrs, a->key);
+                free(a);
+        }
+}
+
+static int hs_enter(Conn *c, const char *key) {
+        Nego *n = c->nego;
+        NetAddr *a = glean_strmap_get(n->net_addrs, key);
+        if (!a) {
+                if (!(a = calloc(1, sizeof *a)))
+                        return -ENOMEM;
+                snprintf(a->key, sizeof a->key, "%s", key);
+                if (glean_strmap_put(n->net_addrs, a->key, a) < 0) {
+                        free(a);
+                        return -ENOMEM;
+                }
+        }
+        c->net_addr = a;
+        c->on_hs = true;
+        CONN_LIST_APPEND(&n->handshakes, c, hs_link);
+        CONN_LIST_APPEND(&a->handshakes, c, addr_link);
+        return 0;
+}
+
+static void listen_resume(Nego *n) {
+        if (!n->accept_paused)
+                return;
+        n->accept_paused = false;
+        sd_event_source_set_enabled(n->accept_timer, SD_EVENT_OFF);
+        if (n->tcp_src)
+                sd_event_source_set_enabled(n->tcp_src, SD_EVENT_ON);
+        if (n->unix_src)
+                sd_event_source_set_enabled(n->unix_src, SD_EVENT_ON);
+}
+
+/* No connection is taken while there is no room for one (err: what the
+ * kernel said, 0: our own count is full): the listening sockets are left
+ * alone until a connection closes, or for ACCEPT_RETRY_USEC. */
+static void listen_pause(Nego *n, int err) {
+        if (n->accept_paused)
+                return;
+        n->accept_paused = true;
+        if (n->tcp_src)
+                sd_event_source_set_enabled(n->tcp_src, SD_EVENT_OFF);
+        if (n->unix_src)
+                sd_event_source_set_enabled(n->unix_src, SD_EVENT_OFF);
+        sd_event_source_set_time(n->accept_timer, mono_usec() + ACCEPT_RETRY_USEC);
+        sd_event_source_set_enabled(n->accept_timer, SD_EVENT_ONESHOT);
+        char reason[200];
+        if (err)
+                snprintf(reason, sizeof reason, "%s (%zu connections open, RLIMIT_NOFILE %zu)", strerror(err),
+                         conns_open(n), n->fd_limit);
+        else
+                snprintf(reason, sizeof reason, "%zu connections open, the most the descriptors allow (RLIMIT_NOFILE %zu)",
+                         conns_open(n), n->fd_limit);
+        refusal_log(n, LOG_WARNING, "not accepting connections for now", NULL, reason);
+}
+
+static int on_accept_timer(sd_event_source *src, uint64_t usec, void *userdata) {
+        (void) src;
+        (void) usec;
+        listen_resume(userdata);
+        return 0;
+}
+
+/* ---- connections ---- */
+
+/* Marks c dead: it leaves the lookups and the lists at once, and the
+ * reaper (of the highest priority) frees it before the loop does anything
+ * else; its descriptor closes then. */
+static void conn_kill(Conn *c) {
+        Nego *n = c->nego;
+        if (c->dead)
+                return;
+        c->dead = true;
+        glean_strmap_remove(n->conn_ids, c->id_text);
+        if (c->agent && c->machine && glean_strmap_get(n->agent_conns, c->machine) == c)
+                glean_strmap_remove(n->agent_conns, c->machine);
+        hs_leave(c);
+        if (c->on_flush) {
+                c->on_flush = false;
+                CONN_LIST_REMOVE(&n->to_flush, c, out_link);
+        }
+        CONN_LIST_APPEND(&n->dead, c, dead_link);
+        if (c->src)
+                sd_event_source_set_enabled(c->src, SD_EVENT_OFF);
+        if (c->timer)
+                sd_event_source_set_enabled(c->timer, SD_EVENT_OFF);
+        sd_event_source_set_enabled(n->reap, SD_EVENT_ONESHOT);
+}
+
 void nego_conn_fail(Conn *c, const char *why) {
         if (c->dead)
                 return;
         if (why) {
                 char name[160];
-                GleanLogField f[] = { { "GLEAN_PEER", conn_name(c, name, sizeof name) }, { "GLEAN_REASON", why } };
-                glean_log(c->tcp ? LOG_NOTICE : LOG_INFO, c->tcp ? MESSAGE_ID_REFUSED : NULL, f, 2,
-                          "closing the connection of %s: %s", name, why);
+                conn_name(c, name, sizeof name);
+                if (c->agent) {
+                        GleanLogField f[] = { { "GLEAN_PEER", name }, { "GLEAN_REASON", why } };
+                        glean_log(LOG_NOTICE, MESSAGE_ID_REFUSED, f, 2, "closing the connection of %s: %s", name, why);
+                } else
+                        refusal_log(c->nego, c->tcp ? LOG_NOTICE : LOG_INFO, "closing the connection of", name, why);
         }
-        c->dead = true;
+        conn_kill(c);
 }
 
-/* A handshake that failed: logged with the address, counted against it. */
+/* A handshake that failed: one record (within the limit of refusal
+ * records), and the peer's address not held against it: only the
+ * handshake caps limit what junk costs us (docs/negotiator.md). */
 static void handshake_failed(Conn *c, int err) {
-        Nego *n = c->nego;
-        uint64_t until = 0;
-        bool banned = glean_ratelimit_fail(n->ratelimit, &c->addr, mono_usec(), &until);
         const char *why = glean_secure_reason(c->sec);
-        char reason[512];
-        snprintf(reason, sizeof reason, "%s%s", why && *why ? why : strerror(-err),
-                 banned ? "; too many failed handshakes: the address is refused for a while" : "");
-        GleanLogField f[] = { { "GLEAN_PEER", c->addr_text }, { "GLEAN_REASON", reason } };
-        glean_log(LOG_WARNING, MESSAGE_ID_REFUSED, f, 2, "refused a connection from %s: %s", c->addr_text, reason);
+        refusal_log(c->nego, LOG_WARNING, "refused a connection from", c->addr_text,
+                    why && *why ? why : strerror(-err));
         /* Once, without waiting: our AUTH tells a peer with another key that it is the key. */
         glean_secure_flush(c->sec, c->fd);
-        c->dead = true;
+        conn_kill(c);
+}
+
+static size_t queued(const Conn *c) {
+        const void *p;
+        return c->tcp ? (c->sec ? glean_secure_output(c->sec, &p) : 0) : glean_outq_size(&c->out);
+}
+
+static void flush_want(Conn *c) {
+        Nego *n = c->nego;
+        if (c->on_flush || c->dead)
+                return;
+        c->on_flush = true;
+        CONN_LIST_APPEND(&n->to_flush, c, out_link);
 }
 
 int nego_send(Conn *c, const ClassAd *msg) {
@@ -112,33 +388,50 @@ int nego_send(Conn *c, const ClassAd *msg) {
 }
 
 int nego_send_text(Conn *c, const char *text, size_t len) {
+        Nego *n = c->nego;
         if (c->dead)
                 return -EPIPE;
         if (len == 0 || len > GLEAN_FRAME_MAX) {
                 glean_log(LOG_ERR, NULL, NULL, 0, "a message of %zu bytes does not fit a frame; not sent", len);
                 return -EMSGSIZE;
         }
+        if (n->in_batch && !c->on_batch) {
+                /* What it had before the batch leaves whatever the commit does. */
+                c->on_batch = true;
+                c->out_mark = queued(c);
+                c->n_batch_ids = 0;
+                CONN_LIST_APPEND(&n->batch_conns, c, batch_link);
+        }
+        size_t max = (size_t) n->k.max_output;
         int r = 0;
-        if (c->tcp) {
-                const void *p;
-                if (glean_secure_output(c->sec, &p) + len > OUT_MAX)
-                        r = -ENOBUFS;
-                else
-                        r = glean_secure_seal(c->sec, text, len);
-        } else
-                r = glean_outq_push(&c->out, text, len, OUT_MAX);
-        if (r == -ENOBUFS)
-                nego_conn_fail(c, "it does not read its messages");
-        else if (r < 0)
+        if (c->tcp)
+                r = queued(c) + len > max ? -ENOBUFS : glean_secure_seal(c->sec, text, len);
+        else {
+                r = c->user && c->user->output + len > max ? -ENOBUFS : glean_outq_push(&c->out, text, len, max);
+                out_sync(c);
+        }
+        if (r == -ENOBUFS) {
+                char why[200];
+                snprintf(why, sizeof why,
+                         "it does not read its replies: more than %" PRId64 " bytes would wait%s%s "
+                         "(NEGOTIATOR_MAX_OUTPUT)",
+                         n->k.max_output, c->tcp ? "" : " for ", c->tcp ? "" : c->peer.user);
+                nego_conn_fail(c, why);
+        } else if (r < 0)
                 nego_conn_fail(c, strerror(-r));
+        else
+                flush_want(c);
         return r;
 }
+
+static void conn_timer_arm(Conn *c);
 
 /* Sends what c has queued as far as the socket takes it. */
 static void conn_flush(Conn *c) {
         if (c->dead)
                 return;
         bool left = false;
+        size_t before = queued(c);
         if (c->tcp) {
                 int r = glean_secure_flush(c->sec, c->fd);
                 if (r < 0) {
@@ -148,69 +441,103 @@ static void conn_flush(Conn *c) {
                 left = r == 0;
         } else {
                 int r = glean_outq_flush(&c->out, c->fd);
+                out_sync(c);
                 if (r < 0) {
                         nego_conn_fail(c, strerror(-r));
                         return;
                 }
                 left = r == 0;
         }
+        if (!left || queued(c) < before)
+                c->last_progress = mono_usec();
         if (left != c->flushing) {
                 c->flushing = left;
                 sd_event_source_set_io_events(c->src, left ? EPOLLIN | EPOLLOUT : EPOLLIN);
+                if (c->hello)
+                        conn_timer_arm(c);
         }
 }
 
 static void conn_free(Conn *c) {
         Nego *n = c->nego;
-        for (Conn **pp = &n->conns; *pp; pp = &(*pp)->next)
-                if (*pp == c) {
-                        *pp = c->next;
-                        break;
-                }
-        if (c->tcp)
+        if (c->dead)
+                CONN_LIST_REMOVE(&n->dead, c, dead_link);
+        else {
+                glean_strmap_remove(n->conn_ids, c->id_text);
+                if (c->agent && c->machine && glean_strmap_get(n->agent_conns, c->machine) == c)
+                        glean_strmap_remove(n->agent_conns, c->machine);
+                hs_leave(c);
+        }
+        CONN_LIST_REMOVE(&n->conns, c, all_link);
+        if (c->on_flush)
+                CONN_LIST_REMOVE(&n->to_flush, c, out_link);
+        if (c->on_batch)
+                CONN_LIST_REMOVE(&n->batch_conns, c, batch_link);
+        if (c->tcp) {
+                n->n_tcp--;
                 n->n_agents -= c->agent ? 1 : 0;
-        else
+        } else
                 n->n_users--;
+        glean_outq_clear(&c->out);
+        out_sync(c);
+        if (c->user) {
+                if (c->refused)
+                        c->user->refused--;
+                else
+                        c->user->conns--;
+                user_put(n, c->user);
+        }
+        free(c->refused);
         sd_event_source_unref(c->src);
         sd_event_source_unref(c->timer);
         glean_secure_free(c->sec);
         glean_frame_reader_free(c->reader);
         if (c->fd >= 0)
                 close(c->fd);
-        glean_outq_clear(&c->out);
         free(c->batch_ids);
         free(c->machine);
         free(c);
+        listen_resume(n);
 }
 
-void nego_net_flush(Nego *n) {
-        /* The dead first: what their going changes (claims, waiting users) is queued before the flush. */
-        for (Conn *c = n->conns, *next; c; c = next) {
-                next = c->next;
-                if (!c->dead)
-                        continue;
+/* The dead go before anything else: what their going changes (claims,
+ * waiting users) is queued, and their descriptors are free again. */
+static int on_reap(sd_event_source *src, void *userdata) {
+        (void) src;
+        Nego *n = userdata;
+        while (n->dead.head) {
+                Conn *c = n->dead.head;
                 if (c->agent)
                         nego_agent_gone(c);
                 if (!c->tcp)
                         nego_user_gone(c);
                 conn_free(c);
         }
-        for (Conn *c = n->conns; c; c = c->next)
+        return 0;
+}
+
+void nego_net_dispatched(Nego *n) {
+        if (++n->dispatches == DISPATCHES_BEFORE_POST && n->post)
+                sd_event_source_set_priority(n->post, SD_EVENT_PRIORITY_NORMAL);
+}
+
+void nego_net_flush(Nego *n) {
+        if (n->dispatches >= DISPATCHES_BEFORE_POST && n->post)
+                sd_event_source_set_priority(n->post, SD_EVENT_PRIORITY_IDLE);
+        n->dispatches = 0;
+        while (n->to_flush.head) {
+                Conn *c = n->to_flush.head;
+                c->on_flush = false;
+                CONN_LIST_REMOVE(&n->to_flush, c, out_link);
                 conn_flush(c);
+        }
 }
 
 /* ---- batches ---- */
 
-static size_t queued(const Conn *c) {
-        const void *p;
-        return c->tcp ? (c->sec ? glean_secure_output(c->sec, &p) : 0) : glean_outq_size(&c->out);
-}
-
 void nego_net_batch_begin(Nego *n) {
-        for (Conn *c = n->conns; c; c = c->next) {
-                c->out_mark = queued(c);
-                c->n_batch_ids = 0;
-        }
+        /* Each connection joins the batch at its first output in it (nego_send_text). */
+        (void) n;
 }
 
 void nego_net_batch_request(Conn *c, int64_t request_id) {
@@ -228,7 +555,10 @@ void nego_net_batch_request(Conn *c, int64_t request_id) {
 }
 
 void nego_net_batch_end(Nego *n, const char *why) {
-        for (Conn *c = n->conns; c; c = c->next) {
+        Conn *c;
+        while ((c = n->batch_conns.head)) {
+                CONN_LIST_REMOVE(&n->batch_conns, c, batch_link);
+                c->on_batch = false;
                 size_t ids = c->n_batch_ids;
                 c->n_batch_ids = 0;
                 if (!why || c->dead)
@@ -240,8 +570,10 @@ void nego_net_batch_end(Nego *n, const char *why) {
                         continue;
                 }
                 bool taken = queued(c) > c->out_mark;
-                if (taken)
+                if (taken) {
                         glean_outq_truncate(&c->out, c->out_mark);
+                        out_sync(c);
+                }
                 for (size_t i = 0; i < ids && !c->dead; i++) {
                         ClassAd *req = NULL, *reply = NULL;
                         if (classad_new(&req) >= 0 &&
@@ -297,6 +629,11 @@ static int on_hello(Conn *c, const ClassAd *msg) {
                         nego_conn_fail(old, "the agent connected again");
                 int64_t interval = 0;
                 classad_eval_int(msg, "UpdateInterval", GLEAN_CA_MODE, &interval);
+                if (glean_strmap_put(n->agent_conns, machine, c) < 0) {
+                        free(machine);
+                        nego_conn_fail(c, "out of memory");
+                        return -ENOMEM;
+                }
                 c->machine = machine;
                 c->agent_start = start;
                 c->update_interval = interval > 0 ? interval : 300;
@@ -309,7 +646,7 @@ static int on_hello(Conn *c, const ClassAd *msg) {
                 r = nego_send(c, reply);
         classad_free(reply);
         c->hello = true;
-        sd_event_source_set_enabled(c->timer, SD_EVENT_OFF);
+        conn_timer_arm(c);
         if (c->agent) {
                 GleanLogField f[] = { { "GLEAN_MACHINE", c->machine }, { "GLEAN_PEER", c->addr_text } };
                 glean_log(LOG_INFO, NULL, f, 2, "agent %s connected from %s", c->machine, c->addr_text);
@@ -320,7 +657,22 @@ static int on_hello(Conn *c, const ClassAd *msg) {
 
 /* ---- frames ---- */
 
+/* A local user over its limit: its Hello answered with why, then the
+ * close (the answer written at once: a dead connection is not flushed). */
+static void refuse_hello(Conn *c) {
+        ClassAd *reply = NULL;
+        if (glean_msg_reply(NULL, false, c->refused, &reply) >= 0)
+                (void) glean_msg_send(c->fd, reply, 0);
+        classad_free(reply);
+        conn_kill(c);
+}
+
 static void on_frame(Conn *c, const char *payload, size_t len) {
+        c->last_active = mono_usec();
+        if (c->refused) {
+                refuse_hello(c);
+                return;
+        }
         ClassAd *msg = NULL;
         GleanCommand cmd;
         char why[512];
@@ -374,9 +726,12 @@ static void read_tcp(Conn *c) {
                 size_t len = 0;
                 int r = glean_secure_read(c->sec, c->fd, &payload, &len);
                 if (!c->established && glean_secure_established(c->sec)) {
+                        /* It proved the key: no longer a stranger's handshake. */
                         c->established = true;
-                        glean_ratelimit_forget(c->nego->ratelimit, &c->addr);
+                        hs_leave(c);
                 }
+                if (queued(c) > 0)
+                        flush_want(c); /* our AUTH */
                 if (r == 0)
                         return;
                 if (r < 0) {
@@ -386,7 +741,7 @@ static void read_tcp(Conn *c) {
                                 GleanLogField f[] = { { "GLEAN_MACHINE", c->machine ? c->machine : "" } };
                                 glean_log(LOG_INFO, NULL, f, 1, "%s%s closed its connection",
                                           c->machine ? "agent " : "", c->machine ? c->machine : c->addr_text);
-                                c->dead = true;
+                                conn_kill(c);
                         } else
                                 nego_conn_fail(c, glean_secure_reason(c->sec));
                         return;
@@ -407,7 +762,6 @@ static void read_unix(Conn *c) {
                         return;
                 if (r < 0) {
                         nego_conn_fail(c, r == -EPIPE ? NULL : strerror(-r));
-                        c->dead = true;
                         return;
                 }
                 on_frame(c, payload, len);
@@ -421,42 +775,81 @@ static int on_conn_io(sd_event_source *src, int fd, uint32_t revents, void *user
         (void) src;
         (void) fd;
         Conn *c = userdata;
+        nego_net_dispatched(c->nego);
         if (c->dead)
                 return 0;
         /* Not while a batch is open: what it queued waits for its commit
-         * (the post work flushes, and asks for EPOLLOUT again if need be). */
+         * (the post work flushes it). */
         if ((revents & EPOLLOUT) && !c->nego->in_batch)
                 conn_flush(c);
-        else if (revents & EPOLLOUT) {
-                c->flushing = false;
-                sd_event_source_set_io_events(c->src, EPOLLIN);
-        }
+        else if (revents & EPOLLOUT)
+                flush_want(c);
         if (!c->dead && (revents & (EPOLLIN | EPOLLHUP | EPOLLERR))) {
                 if (c->tcp)
                         read_tcp(c);
                 else
                         read_unix(c);
         }
-        if (c->dead)
-                sd_event_source_set_enabled(c->src, SD_EVENT_OFF);
         return 0;
+}
+
+/* Seconds a connection after its Hello may stay silent with nothing
+ * asked: an agent sends its slots every UpdateInterval. */
+static uint64_t idle_usec(const Conn *c) {
+        int64_t s = c->nego->k.idle_timeout;
+        if (c->agent && 3 * c->update_interval > s)
+                s = 3 * c->update_interval;
+        return (uint64_t) s * 1000000ULL;
+}
+
+/* After the Hello: the timer at the next moment c may be found idle, or
+ * found not reading what waits for it. */
+static void conn_timer_arm(Conn *c) {
+        uint64_t at = c->last_active + idle_usec(c);
+        if (c->flushing) {
+                uint64_t stall = c->last_progress + (uint64_t) c->nego->k.timeout * 1000000ULL;
+                if (stall < at)
+                        at = stall;
+        }
+        sd_event_source_set_time(c->timer, at);
+        sd_event_source_set_enabled(c->timer, SD_EVENT_ONESHOT);
 }
 
 static int on_conn_timer(sd_event_source *src, uint64_t usec, void *userdata) {
         (void) src;
         (void) usec;
         Conn *c = userdata;
-        if (c->dead || c->hello)
+        Nego *n = c->nego;
+        nego_net_dispatched(n);
+        if (c->dead)
                 return 0;
-        if (c->tcp && !c->established) {
-                int r = glean_secure_expire(c->sec);
-                handshake_failed(c, r < 0 ? r : -ETIMEDOUT);
-        } else {
-                char why[64];
-                snprintf(why, sizeof why, "no Hello within %" PRId64 " s", c->nego->k.timeout);
-                nego_conn_fail(c, why);
+        char why[160];
+        if (!c->hello) {
+                if (c->tcp && !c->established) {
+                        int r = glean_secure_expire(c->sec);
+                        handshake_failed(c, r < 0 ? r : -ETIMEDOUT);
+                } else {
+                        snprintf(why, sizeof why, "no Hello within %" PRId64 " s (NEGOTIATOR_TIMEOUT)", n->k.timeout);
+                        nego_conn_fail(c, why);
+                }
+                return 0;
         }
-        sd_event_source_set_enabled(c->src, SD_EVENT_OFF);
+        uint64_t now = mono_usec();
+        if (c->flushing && now >= c->last_progress + (uint64_t) n->k.timeout * 1000000ULL) {
+                snprintf(why, sizeof why,
+                         "it does not read its replies: %zu bytes wait, none taken for %" PRId64 " s (NEGOTIATOR_TIMEOUT)",
+                         queued(c), n->k.timeout);
+                nego_conn_fail(c, why);
+                return 0;
+        }
+        if (now >= c->last_active + idle_usec(c) && !c->flushing && c->waits == 0) {
+                snprintf(why, sizeof why, "idle for %" PRIu64 " s (NEGOTIATOR_IDLE_TIMEOUT)", idle_usec(c) / 1000000);
+                nego_conn_fail(c, why);
+                return 0;
+        }
+        if (now >= c->last_active + idle_usec(c))
+                c->last_active = now; /* a Wait parked: not idle; looked at again later */
+        conn_timer_arm(c);
         return 0;
 }
 
@@ -468,33 +861,61 @@ static int conn_add(Nego *n, int fd, bool tcp, Conn **ret) {
         c->fd = fd;
         c->tcp = tcp;
         c->id = n->next_conn++;
+        snprintf(c->id_text, sizeof c->id_text, "%" PRIu64, c->id);
+        c->last_active = c->last_progress = mono_usec();
         int r = sd_event_add_io(n->event, &c->src, fd, EPOLLIN, on_conn_io, c);
         if (r >= 0)
                 r = sd_event_add_time_relative(n->event, &c->timer, CLOCK_MONOTONIC,
                                                (uint64_t) n->k.timeout * 1000000ULL, 100000, on_conn_timer, c);
+        if (r >= 0)
+                r = glean_strmap_put(n->conn_ids, c->id_text, c);
         if (r < 0) {
                 sd_event_source_unref(c->src);
+                sd_event_source_unref(c->timer);
                 free(c);
                 return r;
         }
-        c->next = n->conns;
-        n->conns = c;
-        if (!tcp)
+        CONN_LIST_APPEND(&n->conns, c, all_link);
+        if (tcp)
+                n->n_tcp++;
+        else
                 n->n_users++;
         *ret = c;
         return 0;
+}
+
+/* Whether accept4()'s error means there is no descriptor (or memory) for now. */
+static bool out_of_descriptors(int err) {
+        return err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM;
+}
+
+/* The oldest handshake in l goes, to make room (it is freed at once: its
+ * descriptor is what the new connection needs). */
+static void evict(Nego *n, Conn *old, const char *why) {
+        refusal_log(n, LOG_NOTICE, "closing the connection of", old->addr_text, why);
+        conn_free(old);
 }
 
 static int on_accept_tcp(sd_event_source *src, int fd, uint32_t revents, void *userdata) {
         (void) src;
         (void) revents;
         Nego *n = userdata;
-        for (;;) {
+        nego_net_dispatched(n);
+        for (int i = 0; i < ACCEPTS_PER_DISPATCH && !n->accept_paused; i++) {
+                if (conns_open(n) >= n->max_conns && !n->handshakes.head) {
+                        listen_pause(n, 0);
+                        return 0;
+                }
                 struct sockaddr_storage sa;
                 socklen_t salen = sizeof sa;
                 int cfd = accept4(fd, (struct sockaddr *) &sa, &salen, SOCK_CLOEXEC | SOCK_NONBLOCK);
-                if (cfd < 0)
+                if (cfd < 0) {
+                        if (out_of_descriptors(errno))
+                                listen_pause(n, errno);
+                        if (errno == EINTR || errno == ECONNABORTED)
+                                continue;
                         return 0;
+                }
                 GleanAddrKey key;
                 char text[GLEAN_ADDR_KEY_STRLEN];
                 if (glean_addr_key_from_sockaddr((struct sockaddr *) &sa, salen, &key) < 0) {
@@ -502,68 +923,135 @@ static int on_accept_tcp(sd_event_source *src, int fd, uint32_t revents, void *u
                         continue;
                 }
                 glean_addr_key_format(&key, text);
-                uint64_t until = 0;
-                if (!glean_ratelimit_allow(n->ratelimit, &key, mono_usec(), &until)) {
-                        GleanLogField f[] = { { "GLEAN_PEER", text },
-                                              { "GLEAN_REASON", "too many failed handshakes" } };
-                        glean_log(LOG_NOTICE, MESSAGE_ID_REFUSED, f, 2,
-                                  "refused a connection from %s: too many failed handshakes (for %" PRIu64 " s more)",
-                                  text, (until - mono_usec()) / 1000000 + 1);
-                        close(cfd);
-                        continue;
+                /* Room: strangers' handshakes give way, the oldest first,
+                 * to the total, to all handshakes, to this address's. */
+                char why[200];
+                if (conns_open(n) >= n->max_conns && n->handshakes.head) {
+                        snprintf(why, sizeof why, "its handshake gives way: %zu connections open, the most the "
+                                 "descriptors allow", conns_open(n));
+                        evict(n, n->handshakes.head, why);
                 }
-                size_t count = 0;
-                for (Conn *c = n->conns; c; c = c->next)
-                        count += c->tcp;
+                if (n->handshakes.n >= handshakes_max(n)) {
+                        snprintf(why, sizeof why, "its handshake gives way: %zu handshakes at once, the most there "
+                                 "may be", n->handshakes.n);
+                        evict(n, n->handshakes.head, why);
+                }
+                NetAddr *a = glean_strmap_get(n->net_addrs, text);
+                if (a && a->handshakes.n >= per_addr_max(n)) {
+                        snprintf(why, sizeof why, "its handshake gives way: %zu handshakes at once from %s, the most "
+                                 "NEGOTIATOR_MAX_HANDSHAKES_PER_ADDRESS allows", a->handshakes.n, text);
+                        evict(n, a->handshakes.head, why);
+                }
                 Conn *c = NULL;
-                int r = count >= MAX_AGENT_CONNS ? -EMFILE : conn_add(n, cfd, true, &c);
-                if (r >= 0)
-                        r = glean_secure_new(GLEAN_SECURE_NEGOTIATOR, &n->key, &c->sec);
+                int r = conn_add(n, cfd, true, &c);
                 if (r < 0) {
-                        GleanLogField f[] = { { "GLEAN_PEER", text } };
-                        glean_log(LOG_WARNING, MESSAGE_ID_REFUSED, f, 1, "refused a connection from %s: %s", text,
-                                  r == -EMFILE ? "too many connections" : strerror(-r));
-                        if (c)
-                                c->dead = true;
-                        else
-                                close(cfd);
+                        close(cfd);
+                        refusal_log(n, LOG_WARNING, "refused a connection from", text, strerror(-r));
                         continue;
                 }
+                /* Whole frames are written: Nagle would only hold the AUTH back for an ACK. */
+                int one = 1;
+                setsockopt(cfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
                 c->addr = key;
                 snprintf(c->addr_text, sizeof c->addr_text, "%s", text);
+                if ((r = glean_secure_new(GLEAN_SECURE_NEGOTIATOR, &n->key, &c->sec)) < 0 ||
+                    (r = hs_enter(c, text)) < 0) {
+                        refusal_log(n, LOG_WARNING, "refused a connection from", text, strerror(-r));
+                        conn_free(c);
+                        continue;
+                }
                 /* Our HELLO goes at once: the handshake takes one round trip. */
                 conn_flush(c);
         }
+        return 0;
+}
+
+/* A local user over its limit learns why before the close. */
+static void refuse_local(int fd, const char *why) {
+        ClassAd *reply = NULL;
+        if (glean_msg_reply(NULL, false, why, &reply) >= 0)
+                (void) glean_msg_send(fd, reply, 0);
+        classad_free(reply);
+        close(fd);
 }
 
 static int on_accept_unix(sd_event_source *src, int fd, uint32_t revents, void *userdata) {
         (void) src;
         (void) revents;
         Nego *n = userdata;
-        for (;;) {
+        nego_net_dispatched(n);
+        for (int i = 0; i < ACCEPTS_PER_DISPATCH && !n->accept_paused; i++) {
+                if (conns_open(n) >= n->max_conns) {
+                        if (!n->handshakes.head) {
+                                listen_pause(n, 0);
+                                return 0;
+                        }
+                        evict(n, n->handshakes.head, "its handshake gives way to a local user: the descriptors are "
+                                                     "all in use");
+                }
                 int cfd = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-                if (cfd < 0)
+                if (cfd < 0) {
+                        if (out_of_descriptors(errno))
+                                listen_pause(n, errno);
+                        if (errno == EINTR || errno == ECONNABORTED)
+                                continue;
                         return 0;
+                }
                 GleanPeer peer;
-                Conn *c = NULL;
+                char why[256];
                 int r = glean_sock_peer(cfd, &peer);
-                if (r >= 0 && n->n_users >= MAX_USER_CONNS)
-                        r = -EMFILE;
-                if (r >= 0)
-                        r = conn_add(n, cfd, false, &c);
-                if (r >= 0)
-                        r = glean_frame_reader_new(GLEAN_FRAME_MAX, &c->reader);
                 if (r < 0) {
-                        glean_log(LOG_WARNING, NULL, NULL, 0, "refused a local connection: %s",
-                                  r == -EMFILE ? "too many connections" : strerror(-r));
-                        if (c)
-                                c->dead = true;
-                        else
-                                close(cfd);
+                        close(cfd);
+                        refusal_log(n, LOG_WARNING, "refused a local connection:", "(unknown peer)", strerror(-r));
+                        continue;
+                }
+                NetUser *u = user_get(n, peer.user);
+                if (!u) {
+                        refuse_local(cfd, "out of memory");
+                        continue;
+                }
+                bool over = u->conns >= per_user_max(n);
+                if (over) {
+                        snprintf(why, sizeof why,
+                                 "%s has %zu connections open to the central manager, the most "
+                                 "NEGOTIATOR_MAX_CONNECTIONS_PER_USER allows",
+                                 peer.user, u->conns);
+                        char name[96];
+                        snprintf(name, sizeof name, "%s (pid %d)", peer.user, (int) peer.pid);
+                        refusal_log(n, LOG_NOTICE, "refused a local connection of", name, why);
+                        /* One at a time waits for its Hello, to answer it; the others hear it at once. */
+                        if (u->refused > 0) {
+                                refuse_local(cfd, why);
+                                continue;
+                        }
+                }
+                Conn *c = NULL;
+                r = conn_add(n, cfd, false, &c);
+                if (r < 0) {
+                        refuse_local(cfd, strerror(-r));
+                        user_put(n, u);
+                        continue;
+                }
+                if ((r = glean_frame_reader_new(GLEAN_FRAME_MAX, &c->reader)) < 0) {
+                        conn_free(c);
+                        user_put(n, u);
                         continue;
                 }
                 c->peer = peer;
+                c->user = u;
+                if (over && (c->refused = strdup(why))) {
+                        u->refused++;
+                        continue;
+                }
+                if (over) {
+                        c->user = NULL;
+                        conn_free(c);
+                        user_put(n, u);
+                        continue;
+                }
+                u->conns++;
         }
+        return 0;
 }
 
 /* ---- listening ---- */
@@ -660,29 +1148,57 @@ static int listen_unix(Nego *n) {
         return r < 0 ? glean_log_errno(LOG_ERR, r, "cannot watch %s: %m", n->k.socket_path) : 0;
 }
 
+/* Descriptors open now (those of /proc/self/fd but its own). */
+static size_t fds_open(void) {
+        DIR *d = opendir("/proc/self/fd");
+        size_t k = 0;
+        if (!d)
+                return 32;
+        for (struct dirent *e; (e = readdir(d));)
+                k += e->d_name[0] != '.';
+        closedir(d);
+        return k > 0 ? k - 1 : 0;
+}
+
 int nego_net_start(Nego *n) {
-        int r = listen_tcp(n);
-        if (r >= 0)
-                r = listen_unix(n);
-        return r;
+        int r;
+        if ((r = glean_strmap_new(false, &n->conn_ids)) < 0 || (r = glean_strmap_new(true, &n->agent_conns)) < 0 ||
+            (r = glean_strmap_new(false, &n->net_users)) < 0 || (r = glean_strmap_new(false, &n->net_addrs)) < 0)
+                return r;
+        if ((r = sd_event_add_defer(n->event, &n->reap, on_reap, n)) < 0 ||
+            (r = sd_event_source_set_priority(n->reap, SD_EVENT_PRIORITY_IMPORTANT)) < 0 ||
+            (r = sd_event_source_set_enabled(n->reap, SD_EVENT_OFF)) < 0 ||
+            (r = sd_event_add_time(n->event, &n->accept_timer, CLOCK_MONOTONIC, UINT64_MAX, 100000, on_accept_timer,
+                                   n)) < 0 ||
+            (r = sd_event_source_set_enabled(n->accept_timer, SD_EVENT_OFF)) < 0)
+                return glean_log_errno(LOG_ERR, r, "cannot add the connections' event sources: %m");
+        n->refusals_window = mono_usec();
+        if ((r = listen_tcp(n)) < 0 || (r = listen_unix(n)) < 0)
+                return r;
+        /* What the descriptors leave for connections. */
+        size_t used = fds_open() + NET_FD_RESERVE;
+        n->max_conns = n->fd_limit > used + 8 ? n->fd_limit - used : 8;
+        glean_log(LOG_INFO, NULL, NULL, 0,
+                  "connections: at most %zu (RLIMIT_NOFILE %zu), %zu of a user at once, %zu handshakes of an "
+                  "address at once, %zu in all",
+                  n->max_conns, n->fd_limit, per_user_max(n), per_addr_max(n), handshakes_max(n));
+        return 0;
 }
 
 void nego_net_stop(Nego *n) {
         /* The last replies get a moment to go out. */
-        for (Conn *c = n->conns; c; c = c->next)
-                for (int i = 0; i < 50 && !c->dead && (c->tcp ? glean_secure_output(c->sec, &(const void *){ 0 }) > 0
-                                                               : glean_outq_size(&c->out) > 0);
-                     i++) {
+        for (Conn *c = n->conns.head; c; c = c->all_link.next)
+                for (int i = 0; i < 50 && !c->dead && queued(c) > 0; i++) {
                         struct pollfd p = { .fd = c->fd, .events = POLLOUT };
                         if (poll(&p, 1, 10) > 0)
                                 conn_flush(c);
                 }
-        while (n->conns) {
-                n->conns->dead = true;
-                conn_free(n->conns);
-        }
+        while (n->conns.head)
+                conn_free(n->conns.head);
         n->tcp_src = sd_event_source_unref(n->tcp_src);
         n->unix_src = sd_event_source_unref(n->unix_src);
+        n->reap = sd_event_source_unref(n->reap);
+        n->accept_timer = sd_event_source_unref(n->accept_timer);
         if (n->tcp_fd >= 0)
                 close(n->tcp_fd);
         if (n->unix_fd >= 0) {
@@ -690,4 +1206,14 @@ void nego_net_stop(Nego *n) {
                 unlink(n->k.socket_path);
         }
         n->tcp_fd = n->unix_fd = -1;
+        /* Users with Waits only (relayed) are freed with the waiters; what is left here has no Wait. */
+        const char *key;
+        void *v;
+        for (size_t pos = 0; n->net_users && glean_strmap_next(n->net_users, &pos, &key, &v);)
+                free(v);
+        glean_strmap_free(n->net_users);
+        glean_strmap_free(n->net_addrs); /* empty: every handshake left with its connection */
+        glean_strmap_free(n->conn_ids);
+        glean_strmap_free(n->agent_conns);
+        n->net_users = n->net_addrs = n->conn_ids = n->agent_conns = NULL;
 }

@@ -68,7 +68,9 @@ static void sink_vacate(void *userdata, const Job *job, const char *claim_id, co
 }
 
 static JobCmdSink sink_of(Conn *c) {
-        return (JobCmdSink){ .send = sink_send, .vacate = sink_vacate, .userdata = c };
+        return (JobCmdSink){
+                .send = sink_send, .vacate = sink_vacate, .userdata = c, .policy = c->nego->k.submit_policy
+        };
 }
 
 /* 1 when the job left the queue (and the Reply went), 0 while it is there. */
@@ -91,17 +93,32 @@ static int on_wait(Nego *n, Conn *c, const ClassAd *req, const QueueRequester *w
         int r = wait_answer(n, c, req, id);
         if (r != 0)
                 return r < 0 ? r : 0;
+        /* Parked: it counts against its user's Waits. */
+        char why[300];
+        NetUser *u = NULL;
+        if ((r = nego_net_wait_begin(n, c, who->user, &u, why, sizeof why)) == -EUSERS)
+                return refuse(c, req, who, "Wait", "EAGAIN", why);
+        if (r < 0)
+                return r;
         Waiter *w = calloc(1, sizeof *w);
         if (!w || classad_copy(req, &w->req) < 0) {
                 free(w);
+                nego_net_wait_end(n, c->id, u);
                 return -ENOMEM;
         }
+        w->user = u;
         w->conn = c->id;
         w->job = id;
         w->deadline = timeout >= 0 ? nego_now() + timeout : 0;
         w->next = n->waiters;
         n->waiters = w;
         return 0;
+}
+
+static void waiter_free(Nego *n, Waiter *w) {
+        nego_net_wait_end(n, w->conn, w->user);
+        classad_free(w->req);
+        free(w);
 }
 
 void nego_waiters_check(Nego *n, double now) {
@@ -121,12 +138,12 @@ void nego_waiters_check(Nego *n, double now) {
                         continue;
                 }
                 *pp = w->next;
-                classad_free(w->req);
-                free(w);
+                waiter_free(n, w);
         }
 }
 
 void nego_waiters_free(Nego *n) {
+        /* At the stop: the users' counts go with net.c's records. */
         while (n->waiters) {
                 Waiter *w = n->waiters;
                 n->waiters = w->next;
@@ -137,14 +154,14 @@ void nego_waiters_free(Nego *n) {
 
 void nego_user_gone(Conn *c) {
         Nego *n = c->nego;
-        for (Waiter **pp = &n->waiters, *w; (w = *pp);) {
+        for (Waiter **pp = &n->waiters, *w; c->waits > 0 && (w = *pp);) {
                 if (w->conn != c->id) {
                         pp = &w->next;
                         continue;
                 }
                 *pp = w->next;
-                classad_free(w->req);
-                free(w);
+                waiter_free(n, w);
+                c->waits--; /* c is dead: not found by its id any more */
         }
         jobcmd_submit_free(c->submit);
         c->submit = NULL;
@@ -330,6 +347,153 @@ out:
         return r;
 }
 
+/* ---- submissions taken in slices ----
+ *
+ * A Submit of more than JOBCMD_SUBMIT_SLICE procs is parked: a defer
+ * source steps one parked submission JOBCMD_SUBMIT_SLICE procs at a time,
+ * in turn, each step inside its iteration's batch, so that the loop
+ * answers everyone else between steps. Who waits for it (the request and
+ * its connection, by id: a connection that closed is not answered; a
+ * repeat of the same SubmitId waits too) is answered when it is queued or
+ * refused. One user may have NEGO_PARKED_PER_USER submissions parked. */
+
+#define NEGO_PARKED_PER_USER 16
+#define NEGO_PARKED_WAITERS 8
+
+typedef struct Parked {
+        struct Parked *next;
+        QueueSubmission *s;
+        size_t n;
+        struct {
+                uint64_t conn;
+                ClassAd *req;
+                bool repeat;
+        } w[NEGO_PARKED_WAITERS];
+} Parked;
+
+static void parked_free(Nego *n, Parked *p) {
+        for (size_t i = 0; i < p->n; i++)
+                classad_free(p->w[i].req);
+        queue_submission_free(n->queue, p->s);
+        free(p);
+}
+
+void nego_parked_free(Nego *n) {
+        while (n->parked) {
+                Parked *p = n->parked;
+                n->parked = p->next;
+                parked_free(n, p);
+        }
+        n->submit_work = sd_event_source_unref(n->submit_work);
+}
+
+/* The parked submission p answered: its waiters told, p freed. */
+static void parked_done(Nego *n, Parked *p, int r, int64_t cluster, const char *why) {
+        size_t procs = queue_submission_procs(p->s);
+        GleanLogField f[] = { { "GLEAN_USER", queue_submission_user(p->s) }, { "GLEAN_COMMAND", "Submit" } };
+        if (r < 0)
+                glean_log(LOG_INFO, NULL, f, 2, "refused Submit of %s (%zu procs, taken in slices): %s",
+                          queue_submission_user(p->s), procs, why);
+        for (size_t i = 0; i < p->n; i++) {
+                Conn *c = nego_conn_by_id(n, p->w[i].conn);
+                if (!c)
+                        continue;
+                JobCmdSink sink = sink_of(c);
+                if (r < 0)
+                        (void) jobcmd_submit_refusal(p->w[i].req, why, &sink);
+                else
+                        (void) jobcmd_submit_answer(p->w[i].req, cluster, (int64_t) procs, p->w[i].repeat, &sink);
+        }
+        for (Parked **pp = &n->parked; *pp; pp = &(*pp)->next)
+                if (*pp == p) {
+                        *pp = p->next;
+                        break;
+                }
+        parked_free(n, p);
+        if (r >= 0)
+                nego_want_cycle(n);
+        if (r >= 0 && n->fault == NEGO_FAULT_KILL_AFTER_COMMIT_SUBMIT)
+                n->fault_due = true; /* main.c: SIGKILL after this batch's commit */
+}
+
+static int on_submit_work(sd_event_source *src, void *userdata) {
+        Nego *n = userdata;
+        Parked *p = n->parked;
+        char why[512] = "";
+        int64_t cluster = 0;
+        (void) src;
+        if (!p) {
+                sd_event_source_set_enabled(n->submit_work, SD_EVENT_OFF);
+                return 0;
+        }
+        nego_batch_queue(n);
+        int r = queue_submission_step(n->queue, p->s, JOBCMD_SUBMIT_SLICE, &cluster, why, sizeof why);
+        if (r != 0)
+                parked_done(n, p, r, cluster, why[0] ? why : strerror(-r));
+        else if (p->next) {
+                /* its turn is over: to the end of the line */
+                Parked **tail = &n->parked;
+                n->parked = p->next;
+                while (*tail)
+                        tail = &(*tail)->next;
+                *tail = p;
+                p->next = NULL;
+        }
+        if (!n->parked)
+                sd_event_source_set_enabled(n->submit_work, SD_EVENT_OFF);
+        return 0;
+}
+
+/* req of c waits for the parked submission of x. */
+static int park(Nego *n, Conn *c, const ClassAd *req, const QueueRequester *who, const JobCmdParked *x) {
+        Parked *p = NULL;
+        char why[300];
+        size_t mine = 0;
+        for (Parked *q = n->parked; q; q = q->next) {
+                if (q->s == x->s)
+                        p = q;
+                mine += strcmp(queue_submission_user(q->s), who->user) == 0;
+        }
+        if (!x->repeat && mine >= NEGO_PARKED_PER_USER) {
+                snprintf(why, sizeof why,
+                         "%s has %zu submissions being queued, the most the central manager takes at once; "
+                         "wait for their answers", who->user, mine);
+                queue_submission_free(n->queue, x->s);
+                return refuse(c, req, who, "Submit", "EAGAIN", why);
+        }
+        if (x->repeat && (!p || p->n == NEGO_PARKED_WAITERS))
+                return refuse(c, req, who, "Submit", "EAGAIN",
+                              "this submission is being queued and has as many waiting for it as it may; ask again");
+        if (!p) {
+                int r = -ENOMEM;
+                /* After everything else, the post work too: each step's
+                 * batch commits (and its replies leave) before the next. */
+                if (!n->submit_work &&
+                    ((r = sd_event_add_defer(n->event, &n->submit_work, on_submit_work, n)) < 0 ||
+                     (r = sd_event_source_set_priority(n->submit_work, SD_EVENT_PRIORITY_IDLE + 10)) < 0)) {
+                        n->submit_work = sd_event_source_unref(n->submit_work);
+                        queue_submission_free(n->queue, x->s);
+                        return r;
+                }
+                if (!(p = calloc(1, sizeof *p))) {
+                        queue_submission_free(n->queue, x->s);
+                        return -ENOMEM;
+                }
+                p->s = x->s;
+                Parked **tail = &n->parked;
+                while (*tail)
+                        tail = &(*tail)->next;
+                *tail = p;
+                sd_event_source_set_enabled(n->submit_work, SD_EVENT_ON);
+        }
+        if (classad_copy(req, &p->w[p->n].req) < 0)
+                return -ENOMEM;
+        p->w[p->n].conn = c->id;
+        p->w[p->n].repeat = x->repeat;
+        p->n++;
+        return 0;
+}
+
 /* ---- the queue's commands ---- */
 
 static int on_jobcmd(Nego *n, Conn *c, const ClassAd *req, GleanCommand cmd, const QueueRequester *who) {
@@ -342,9 +506,14 @@ static int on_jobcmd(Nego *n, Conn *c, const ClassAd *req, GleanCommand cmd, con
         nego_batch_queue(n);
         switch (cmd) {
         case GLEAN_CMD_SUBMIT:
-                r = jobcmd_submit(&c->submit, n->queue, who, req, now, &sink);
+                JobCmdParked parked = {};
+                r = jobcmd_submit_parking(&c->submit, n->queue, who, req, now, &sink, &parked);
+                if (r == JOBCMD_SUBMIT_PARKED)
+                        return park(n, c, req, who, &parked);
                 if (r > 0)
                         nego_want_cycle(n);
+                if (r > 0 && n->fault == NEGO_FAULT_KILL_AFTER_COMMIT_SUBMIT)
+                        n->fault_due = true; /* main.c: SIGKILL after this batch's commit */
                 break;
         case GLEAN_CMD_QUERY:
                 r = jobcmd_query(n->queue, req, &sink);

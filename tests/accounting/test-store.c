@@ -30,6 +30,7 @@
 
 #include <CUnit/CUnit.h>
 
+#include "accounting.h"
 #include "store-test.h"
 #include "test-util.h"
 
@@ -47,10 +48,11 @@ static const char *tmp_path(const char *name) {
         return b;
 }
 
-static AcctStore *open_ok(const char *path, bool readonly) {
+static AcctStore *open_ok(const char *path, unsigned flags) {
+        bool readonly = flags & ACCT_OPEN_READONLY;
         AcctStore *s = NULL;
         char why[512] = "";
-        int r = acct_store_open(path, readonly, &s, why, sizeof(why));
+        int r = acct_store_open(path, flags, &s, why, sizeof(why));
 
         GLEAN_TEST_CHECK_FATAL(r == 0, "open %s%s: %d (%s)", path, readonly ? " read-only" : "", r, why);
         return s;
@@ -432,7 +434,10 @@ static void make_corrupt(const char *path) {
 static void make_newer(const char *path) {
         AcctStore *s = open_ok(path, false);
         acct_store_close(s);
-        raw_sql(path, "UPDATE schema_version SET version = 3");
+        char sql[80];
+
+        snprintf(sql, sizeof(sql), "UPDATE schema_version SET version = %d", ACCT_SCHEMA_VERSION + 1);
+        raw_sql(path, sql);
 }
 
 static void make_foreign(const char *path) {
@@ -459,6 +464,24 @@ static void make_empty(const char *path) {
         write_bytes(path, "", 0);
 }
 
+/* The first 100 bytes of a real database (its header alone). */
+static void make_truncated(const char *path) {
+        AcctStore *s = open_ok(path, false);
+        char *data = NULL;
+        size_t len = 0;
+
+        acct_store_close(s);
+        CU_ASSERT_EQUAL_FATAL(read_whole(path, &data, &len), 0);
+        CU_ASSERT_FATAL(len > 100);
+        write_bytes(path, data, 100);
+        free(data);
+}
+
+/* An SQLite file with no table at all. */
+static void make_no_table(const char *path) {
+        raw_sql(path, "PRAGMA user_version = 7");
+}
+
 static void test_open_errors(void) {
         static const struct {
                 const char *file;
@@ -471,10 +494,8 @@ static void test_open_errors(void) {
                 { "random.db", NULL, true, -EINVAL, "file is not a database" },
                 { "corrupt.db", make_corrupt, false, -EBADMSG, "corrupt" },
                 { "corrupt.db", NULL, true, -EBADMSG, "corrupt" },
-                { "newer.db", make_newer, false, -EPROTO,
-                  "was written by a newer glean: schema 3, this build reads up to 2" },
-                { "newer.db", NULL, true, -EPROTO,
-                  "was written by a newer glean: schema 3, this build reads up to 2" },
+                { "newer.db", make_newer, false, -EPROTO, "was written by a newer glean: schema " },
+                { "newer.db", NULL, true, -EPROTO, "was written by a newer glean: schema " },
                 { "foreign.db", make_foreign, false, -EINVAL,
                   "has tables but no schema_version: not a glean database" },
                 { "foreign.db", NULL, true, -EINVAL, "has tables but no schema_version: not a glean database" },
@@ -485,8 +506,16 @@ static void test_open_errors(void) {
                 { "a-directory", make_dir, false, -EISDIR, "is a directory" },
                 { "a-directory", NULL, true, -EISDIR, "is a directory" },
                 { "missing.db", NULL, true, -ENOENT, "does not exist (a read-only open does not create it)" },
-                { "no-such-dir/x.db", NULL, false, -ENOENT, "cannot open: unable to open database file" },
+                { "no-such-dir/x.db", NULL, false, -ENOENT, "cannot open: cannot create it: No such file or directory" },
                 { "empty.db", make_empty, true, -ENODATA, "holds no glean schema yet" },
+                /* A read-write open refuses a file that exists without the
+                 * schema: a lost database is not a new one. */
+                { "empty.db", NULL, false, -ENODATA,
+                  "is empty (0 bytes) and holds no glean schema: refusing to start on it with an empty queue" },
+                { "no-table.db", make_no_table, false, -ENODATA,
+                  "exists and holds no glean schema: refusing to start on it with an empty queue" },
+                { "truncated.db", make_truncated, false, -EBADMSG, "" },
+                { "truncated.db", NULL, true, -EBADMSG, "" },
         };
 
         for (size_t i = 0; i < ELEMS(cases); i++) {
@@ -523,7 +552,8 @@ static void test_open_errors(void) {
         }
 }
 
-/* A new file and an empty one get the schema, in WAL mode. */
+/* A new file, and an empty one with ACCT_OPEN_INIT, get the schema, in
+ * WAL mode; the file, its -wal and -shm are mode 0600 with umask 0. */
 static void test_new_and_empty(void) {
         const char *names[] = { "new.db", "empty-rw.db" };
 
@@ -532,9 +562,23 @@ static void test_new_and_empty(void) {
                 const char *path = tmp_path(names[i]);
                 unsigned char header[100];
                 StoreSnap snap = {};
+                mode_t old = umask(0);
                 int fd;
 
-                AcctStore *s = open_ok(path, false);
+                AcctStore *s = open_ok(path, i == 1 ? ACCT_OPEN_INIT : 0);
+                umask(old);
+                /* The WAL and its index exist while the store is open. */
+                CU_ASSERT_EQUAL(acct_store_begin(s), 0);
+                CU_ASSERT_EQUAL(acct_store_set_meta(s, "x", 1), 0);
+                commit_ok(s);
+                for (size_t k = 0; k < 3; k++) {
+                        char p[300];
+                        struct stat st;
+
+                        snprintf(p, sizeof(p), "%s%s", path, (const char *[]) { "", "-wal", "-shm" }[k]);
+                        GLEAN_TEST_CHECK(stat(p, &st) == 0 && (st.st_mode & 07777) == 0600, "%s: mode %o, want 600",
+                                         p, stat(p, &st) == 0 ? (unsigned) (st.st_mode & 07777) : 0u);
+                }
                 acct_store_close(s);
                 /* Byte 18 of the header: 2 is WAL. */
                 fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -544,7 +588,7 @@ static void test_new_and_empty(void) {
                 GLEAN_TEST_CHECK(memcmp(header, "SQLite format 3", 16) == 0 && header[18] == 2 && header[19] == 2,
                                  "%s: not an SQLite file in WAL mode", names[i]);
                 if (store_snap_of(path, true, &snap))
-                        CU_ASSERT(snap.n_records == 0 && snap.n_claims == 0 && snap.n_meta == 0);
+                        CU_ASSERT(snap.n_records == 0 && snap.n_claims == 0 && snap.n_meta == 1);
                 store_snap_clear(&snap);
         }
 }

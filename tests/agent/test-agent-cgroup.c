@@ -902,7 +902,11 @@ static void test_broken_stuck_job(void) {
                 GLEAN_TEST_CHECK(proc_state(pid) == 'D', "the job's process %d is in state '%c', not D", (int) pid,
                                  proc_state(pid) ? proc_state(pid) : '-');
                 check_broken(&cp, fd, job, "the job's processes (cgroup slot1/job) " STUCK);
-                /* The FUSE server goes: the process dies, its cgroup goes. */
+                /* The FUSE server goes, later than the 5 s the agent waits for a
+                 * cgroup to empty once its main process exited (a reaper's
+                 * job: the main process can go first): the process dies, its
+                 * cgroup goes all the same. */
+                sleep((unsigned) slow(2));
                 fusetest_release(&f);
                 char st = wait_ended(pid, slow(5));
                 GLEAN_TEST_CHECK(!st, "the job's process %d is still there (state %c)", (int) pid, st);

@@ -38,9 +38,19 @@ static void test_run_job(void) {
                  p.jobs);
         write_file(sub, text);
         GleanTestRun r;
-        CU_ASSERT_FATAL(glean_cli(&p, &r, "run", sub, NULL, NULL) >= 0);
+        mode_t old_mask = umask(077); /* glean agent run records it: the output files honour it */
+        int k = glean_cli(&p, &r, "run", sub, NULL, NULL);
+        umask(old_mask);
+        CU_ASSERT_FATAL(k >= 0);
         GLEAN_TEST_CHECK(r.status == 3, "glean agent run: status %d, stderr: %s", r.status, r.err);
         GLEAN_TEST_CHECK(strstr(r.out, "job 1.0 exited with status 3"), "stdout: %s", r.out);
+        for (int i = 0; i < 2; i++) {
+                char file[256];
+                struct stat st;
+                snprintf(file, sizeof file, "%s/%s", p.jobs, i ? "err.txt" : "out.txt");
+                GLEAN_TEST_CHECK(stat(file, &st) == 0 && (st.st_mode & 0777) == 0600, "%s: mode %03o under umask 077",
+                                 file, (unsigned) (st.st_mode & 0777));
+        }
         GLEAN_TEST_CHECK(strstr(r.err, "transition 11"), "stderr: %s", r.err);
         glean_test_run_done(&r);
         char path[256], *out = NULL;

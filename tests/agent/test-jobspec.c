@@ -514,6 +514,105 @@ static void test_kill_sig(void) {
         }
 }
 
+static void test_umask(void) {
+        static const struct {
+                const char *text; /* the Umask expression; NULL: absent */
+                int want;         /* the umask, -1: none (022), or -EINVAL */
+        } cases[] = {
+                { NULL, -1 },         { "18", 022 },         { "63", 077 },          { "0", 0 },
+                { "511", 0777 },      { "512", -EINVAL },    { "-1", -EINVAL },      { "\"077\"", -EINVAL },
+                { "2.5", -EINVAL },   { "undefined", -1 },
+        };
+
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+                AgentJobSpec *spec = NULL;
+                ClassAd *ad = ad_of("Cmd", "/bin/true", "Owner", usable_owner(), NULL);
+                char why[256] = "";
+                CaError caerr = {};
+                int r;
+
+                if (cases[i].text)
+                        CU_ASSERT_FATAL(classad_set_expr_text(ad, "Umask", cases[i].text, CA_MODE_OLD, &caerr) == 0);
+                r = spec_of(ad, NULL, &spec, why, sizeof(why));
+                if (cases[i].want == -EINVAL)
+                        GLEAN_TEST_CHECK(r == -EINVAL && strstr(why, "Umask"), "Umask %s: %d '%s', want -EINVAL",
+                                         cases[i].text, r, why);
+                else if (cases[i].want < 0)
+                        GLEAN_TEST_CHECK(r == 0 && !spec->has_umask, "Umask %s: %d, want none",
+                                         cases[i].text ? cases[i].text : "(absent)", r);
+                else
+                        GLEAN_TEST_CHECK(r == 0 && spec->has_umask && spec->umask == (mode_t) cases[i].want,
+                                         "Umask %s: %d %o, want %o", cases[i].text, r,
+                                         r == 0 ? (unsigned) spec->umask : 0u, (unsigned) cases[i].want);
+                agent_jobspec_free(spec);
+                classad_free(ad);
+        }
+}
+
+/* Identity attributes are literal strings: the one reading is the value. */
+static void test_identity_literals(void) {
+        static const struct {
+                const char *attr, *text;
+                bool ok;
+        } cases[] = {
+                { "Owner", "\"@OWNER@\"", true },
+                { "Owner", "ifThenElse(random(2) == 0, \"@OWNER@\", \"daemon\")", false },
+                { "Owner", "strcat(\"@OWNER@\", \"\")", false },
+                { "Owner", "ifThenElse(true, \"@OWNER@\", \"x\")", false },
+                { "Owner", "OtherAttr", false },
+                { "Owner", "undefined", false },
+                { "Owner", "42", false },
+                { "User", "\"a@b\"", true },
+                { "User", "strcat(\"a\", \"@b\")", false },
+                { "AcctGroup", "\"group_a\"", true },
+                { "AcctGroup", "toLower(\"GROUP_A\")", false },
+                { "AcctGroupUser", "ifThenElse(random(2) == 0, \"a\", \"b\")", false },
+                { "AccountingGroup", "\"group_a.x\"", true },
+                { "AccountingGroup", "strcat(\"group_a\", \".x\")", false },
+                { "Owner", "\"with \\\"quote\\\" and \\\\ slash\"", true },
+        };
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+                AgentJobSpec *spec = NULL;
+                ClassAd *ad = ad_of("Cmd", "/bin/true", "Owner", usable_owner(), "OtherAttr", usable_owner(), NULL);
+                char text[256], why[256] = "";
+                CaError caerr = {};
+                const char *at = strstr(cases[i].text, "@OWNER@");
+                if (at)
+                        snprintf(text, sizeof(text), "%.*s%s%s", (int) (at - cases[i].text), cases[i].text,
+                                 usable_owner(), at + 7);
+                else
+                        snprintf(text, sizeof(text), "%s", cases[i].text);
+                CU_ASSERT_FATAL(classad_set_expr_text(ad, cases[i].attr, text, CA_MODE_OLD, &caerr) == 0);
+                int c = agent_job_identity_check(ad, why, sizeof(why));
+                if (cases[i].ok)
+                        GLEAN_TEST_CHECK(c == 0, "%s = %s: refused: %s", cases[i].attr, text, why);
+                else
+                        GLEAN_TEST_CHECK(c == -EINVAL && strstr(why, cases[i].attr) && strstr(why, "literal string"),
+                                         "%s = %s: %d '%s', want a refusal naming it", cases[i].attr, text, c, why);
+                /* The spec refuses what the check refuses (a literal Owner "with ..." names no account: skipped). */
+                if (strcmp(cases[i].attr, "Owner") == 0 && !cases[i].ok) {
+                        int r = spec_of(ad, NULL, &spec, why, sizeof(why));
+                        GLEAN_TEST_CHECK(r == -EINVAL && strstr(why, "literal string"), "spec of Owner = %s: %d '%s'",
+                                         text, r, why);
+                        agent_jobspec_free(spec);
+                }
+                if (cases[i].ok && strcmp(cases[i].attr, "Owner") == 0 && at) {
+                        int r = spec_of(ad, NULL, &spec, why, sizeof(why));
+                        GLEAN_TEST_CHECK(r == 0 && spec->owner && strcmp(spec->owner, usable_owner()) == 0,
+                                         "spec of a literal Owner: %d '%s'", r, why);
+                        agent_jobspec_free(spec);
+                }
+                classad_free(ad);
+        }
+        /* Absent: no Owner, no refusal. */
+        ClassAd *ad = ad_of("Cmd", "/bin/true", NULL);
+        char *v = (char *) 1;
+        char why[256] = "";
+        CU_ASSERT(agent_job_literal_string(ad, "Owner", &v, why, sizeof(why)) == 0 && v == NULL);
+        CU_ASSERT(agent_job_identity_check(ad, why, sizeof(why)) == 0);
+        classad_free(ad);
+}
+
 /* ---- accounts ---- */
 
 typedef struct OwnerCase {
@@ -678,6 +777,8 @@ static CU_TestInfo spec_tests[] = {
         { "missing_cmd", test_missing_cmd },
         { "environment", test_environment },
         { "kill_sig", test_kill_sig },
+        { "umask", test_umask },
+        { "identity attributes are literal strings", test_identity_literals },
         { "owner_as_root", test_owner_as_root },
         { "owner_as_non_root", test_owner_as_non_root },
         CU_TEST_INFO_NULL,

@@ -12,7 +12,10 @@
  * (its Reply to their RequestId), never after; a manager with
  * another pool key (logged, retried, nothing claimed); users' requests
  * relayed (RelayUser from SO_PEERCRED, replies in pieces) and refused when
- * there is no manager.
+ * there is no manager; multi-part Submits kept until their last part (no
+ * client waits behind another), a stalled series dropped after
+ * RELAY_SUBMIT_TIMEOUT, one past RELAY_SUBMIT_MAX_BYTES or whose client
+ * left dropped too, the upstream connection kept.
  *
  * The binaries: $GLEAN_AGENT (set by make check to the flavour being
  * tested), else build/bin/glean-agent.
@@ -790,9 +793,31 @@ static void mgr_reply_cluster(Manager *m, int64_t rid, int64_t cluster) {
         classad_free(r);
 }
 
-/* The parts of one client's Submit go up together: another client's
- * Submit waits for the last part. A client that leaves in the middle of
- * its parts: the connection is made again (the manager drops the parts). */
+static double now_mono(void) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
+}
+
+/* A message for the client on fd within ms (NULL: none). */
+static ClassAd *client_recv_ms(int fd, int ms) {
+        ClassAd *ad = NULL;
+        GleanCommand c;
+        char why[256];
+        if (glean_msg_recv(fd, ms, &ad, &c, why, sizeof why) < 0)
+                return NULL;
+        return ad;
+}
+
+static bool more_of(const ClassAd *ad) {
+        bool more = false;
+        if (ad)
+                classad_eval_bool(ad, "More", CA_MODE_OLD, &more);
+        return more;
+}
+
+/* A client's parts are kept until its last one and then go up together:
+ * another client's Submit goes up at once meanwhile. */
 static void test_relay_submit_parts(void) {
         Manager m;
         Pool p;
@@ -803,48 +828,116 @@ static void test_relay_submit_parts(void) {
         int a = connect_agent(&p), b = connect_agent(&p);
         CU_ASSERT_FATAL(a >= 0 && b >= 0);
         client_submit(a, 1, true);
-        ClassAd *part = mgr_wait(&m, GLEAN_CMD_SUBMIT, NULL, NULL, 5);
-        bool more = false;
-        if (part)
-                classad_eval_bool(part, "More", CA_MODE_OLD, &more);
-        GLEAN_TEST_CHECK(part && more, "the first part of A's Submit");
-        classad_free(part);
+        usleep(200000);
         client_submit(b, 2, false);
-        part = mgr_wait(&m, GLEAN_CMD_SUBMIT, NULL, NULL, 1);
-        GLEAN_TEST_CHECK(!part, "B's Submit waits for the end of A's");
-        classad_free(part);
-        client_submit(a, 3, false);
-        ClassAd *last = mgr_wait(&m, GLEAN_CMD_SUBMIT, NULL, NULL, 5);
-        ClassAd *other = mgr_wait(&m, GLEAN_CMD_SUBMIT, NULL, NULL, 5);
-        more = false; /* absent: the last part */
-        if (last)
-                classad_eval_bool(last, "More", CA_MODE_OLD, &more);
-        GLEAN_TEST_CHECK(last && !more && other, "A's last part, then B's Submit");
-        int64_t rid_a = int_of(last, "RequestId"), rid_b = int_of(other, "RequestId");
-        classad_free(last);
-        classad_free(other);
+        ClassAd *first = mgr_wait(&m, GLEAN_CMD_SUBMIT, NULL, NULL, 2);
+        GLEAN_TEST_CHECK(first && !more_of(first), "B's Submit goes up while A's series is open (%s)",
+                         first ? more_of(first) ? "A's first part came first" : "B's" : "nothing came");
+        int64_t rid_b = int_of(first, "RequestId");
+        classad_free(first);
         mgr_reply_cluster(&m, rid_b, 12);
-        mgr_reply_cluster(&m, rid_a, 11);
-        ClassAd *ra = client_recv(a), *rb = client_recv(b);
-        GLEAN_TEST_CHECK(int_of(ra, "RequestId") == 3 && int_of(ra, "ClusterId") == 11, "A's reply");
-        GLEAN_TEST_CHECK(int_of(rb, "RequestId") == 2 && int_of(rb, "ClusterId") == 12, "B's reply");
-        classad_free(ra);
+        ClassAd *rb = client_recv(b);
+        GLEAN_TEST_CHECK(int_of(rb, "RequestId") == 2 && int_of(rb, "ClusterId") == 12, "B's reply, at once");
         classad_free(rb);
-        /* A leaves in the middle: the connection is made again. */
-        client_submit(a, 4, true);
-        part = mgr_wait(&m, GLEAN_CMD_SUBMIT, NULL, NULL, 5);
-        classad_free(part);
+        /* A's last part: both of A's parts, one after the other. */
+        client_submit(a, 3, false);
+        ClassAd *p1 = mgr_wait(&m, GLEAN_CMD_SUBMIT, NULL, NULL, 5);
+        ClassAd *p2 = mgr_wait(&m, GLEAN_CMD_SUBMIT, NULL, NULL, 5);
+        GLEAN_TEST_CHECK(p1 && more_of(p1) && p2 && !more_of(p2) && has_string(p1, "RelayUser", me()) &&
+                                 has_string(p2, "RelayUser", me()),
+                         "A's two parts go up together, the last without More");
+        int64_t rid_a = int_of(p2, "RequestId");
+        classad_free(p1);
+        classad_free(p2);
+        mgr_reply_cluster(&m, rid_a, 11);
+        ClassAd *ra = client_recv(a);
+        GLEAN_TEST_CHECK(int_of(ra, "RequestId") == 3 && int_of(ra, "ClusterId") == 11, "A's reply");
+        classad_free(ra);
         close(a);
-        GLEAN_TEST_CHECK(wait_log(&p, 5, "in the middle of a multi-part submission", "reconnecting"),
-                         "no log record of the abandoned submission");
-        GLEAN_TEST_CHECK(mgr_accept(&m, NULL, 10, why, sizeof why) == 0, "handshake again: %s", why);
-        GLEAN_TEST_CHECK(mgr_greet(&m, NULL, 2), "greeting again");
-        /* B's next Submit goes up at once. */
-        client_submit(b, 5, false);
-        part = mgr_wait(&m, GLEAN_CMD_SUBMIT, NULL, NULL, 5);
-        GLEAN_TEST_CHECK(part && has_string(part, "RelayUser", me()), "B's Submit after the reconnection");
-        classad_free(part);
         close(b);
+        GLEAN_TEST_CHECK(pool_stop(&p) == 0, "the agent exits 0 after SIGTERM");
+        mgr_close(&m);
+}
+
+/* A series that stalls is dropped after RELAY_SUBMIT_TIMEOUT, answered
+ * with an error, nothing of it up; one that breaks a limit, or whose
+ * client leaves, is dropped too; the upstream connection stays up. */
+static void test_relay_series_broken(void) {
+        Manager m;
+        Pool p;
+        CU_ASSERT_FATAL(start_pair(&m, &p, "RELAY_SUBMIT_TIMEOUT = 2\nRELAY_SUBMIT_MAX_BYTES = 2000\n"));
+        char why[512];
+        GLEAN_TEST_CHECK_FATAL(mgr_accept(&m, NULL, 10, why, sizeof why) == 0, "handshake: %s", why);
+        CU_ASSERT_FATAL(mgr_greet(&m, NULL, 2));
+        int a = connect_agent(&p), b = connect_agent(&p);
+        CU_ASSERT_FATAL(a >= 0 && b >= 0);
+
+        /* A stalls after its first part. */
+        client_submit(a, 1, true);
+        double t0 = now_mono();
+        ClassAd *r = client_recv(a);
+        double waited = now_mono() - t0;
+        char *reason = NULL;
+        bool ok = reply_ok(r, &reason);
+        GLEAN_TEST_CHECK(r && !ok && reason && strstr(reason, "RELAY_SUBMIT_TIMEOUT") && int_of(r, "RequestId") == 1 &&
+                                 waited > 1.5 && waited < 4,
+                         "the stalled series is answered with an error after %.1f s: %s", waited,
+                         reason ? reason : "(none)");
+        free(reason);
+        classad_free(r);
+        /* Its last part, late: dropped, unanswered; nothing of A went up. */
+        client_submit(a, 2, false);
+        r = client_recv_ms(a, 700);
+        GLEAN_TEST_CHECK(!r, "the late last part of the abandoned series is not answered again");
+        classad_free(r);
+        ClassAd *up = mgr_wait(&m, GLEAN_CMD_SUBMIT, NULL, NULL, 1);
+        GLEAN_TEST_CHECK(!up, "nothing of the abandoned series reached the central manager");
+        classad_free(up);
+
+        /* A part past RELAY_SUBMIT_MAX_BYTES: refused at once. */
+        ClassAd *q = NULL, *cluster = NULL;
+        glean_msg_new(GLEAN_CMD_SUBMIT, &q);
+        classad_new(&cluster);
+        char big[3000];
+        memset(big, 'x', sizeof big - 1);
+        big[sizeof big - 1] = 0;
+        classad_set_string(cluster, "Cmd", "/bin/true");
+        classad_set_string(cluster, "Padding", big);
+        glean_msg_set_ad(q, "Cluster", cluster);
+        glean_msg_set_ad_list(q, "Procs", &cluster, 1);
+        classad_set_bool(q, "More", true);
+        classad_set_int(q, "RequestId", 3);
+        CU_ASSERT(glean_msg_send(a, q, 5000) >= 0);
+        classad_free(cluster);
+        classad_free(q);
+        r = client_recv(a);
+        reason = NULL;
+        ok = reply_ok(r, &reason);
+        GLEAN_TEST_CHECK(r && !ok && reason && strstr(reason, "RELAY_SUBMIT_MAX_BYTES") && int_of(r, "RequestId") == 3,
+                         "a series past RELAY_SUBMIT_MAX_BYTES: %s", reason ? reason : "(none)");
+        free(reason);
+        classad_free(r);
+        client_submit(a, 4, false); /* its end, dropped */
+
+        /* B leaves in the middle of its series. */
+        client_submit(b, 5, true);
+        usleep(200000);
+        close(b);
+        usleep(300000);
+
+        /* The upstream connection is the same: no new one, and A's next Submit goes up on it. */
+        GLEAN_TEST_CHECK(mgr_accept_tcp(&m, 2) == 0, "the agent did not dial the central manager again");
+        GLEAN_TEST_CHECK(!log_line(&p, "reconnecting", NULL, NULL), "no reconnection in the agent's log");
+        client_submit(a, 6, false);
+        up = mgr_wait(&m, GLEAN_CMD_SUBMIT, NULL, NULL, 5);
+        GLEAN_TEST_CHECK(up && !more_of(up), "A's next Submit goes up on the same connection");
+        if (up)
+                mgr_reply_cluster(&m, int_of(up, "RequestId"), 21);
+        classad_free(up);
+        r = client_recv(a);
+        GLEAN_TEST_CHECK(int_of(r, "RequestId") == 6 && int_of(r, "ClusterId") == 21, "and is answered");
+        classad_free(r);
+        close(a);
         GLEAN_TEST_CHECK(pool_stop(&p) == 0, "the agent exits 0 after SIGTERM");
         mgr_close(&m);
 }
@@ -911,7 +1004,8 @@ static CU_TestInfo tests[] = {
         { "an exit not acknowledged outlives the agent", test_exit_outlives_agent },
         { "a manager with another pool key", test_wrong_key },
         { "users' requests relayed", test_relay },
-        { "the parts of a Submit go up together", test_relay_submit_parts },
+        { "the parts of a Submit go up together, nobody waits", test_relay_submit_parts },
+        { "a stalled or broken series is dropped, the connection stays", test_relay_series_broken },
         { "no central manager, no key", test_no_manager },
         CU_TEST_INFO_NULL,
 };

@@ -361,6 +361,35 @@ static void test_names_where_set(void) {
 
 /* ---- files ---- */
 
+/* HTCondor's authorization knobs, set: each named with its line, never
+ * silently ignored; other ALLOW_ knobs and empty values are not. */
+static void test_unenforced(void) {
+        Config *cfg = load("ALLOW_PSLOT_PREEMPTION = True\n"
+                           "ALLOW_WRITE = *.example.org\n"
+                           "DENY_READ = bad.example.org\n"
+                           "ALLOW_ADMINISTRATOR_COLLECTOR = root@cm\n"
+                           "ALLOW_DAEMON =\n"
+                           "ALLOW_WRITER = x\n");
+        char **msgs = NULL;
+        int n = config_unenforced(cfg, &msgs);
+        GLEAN_TEST_CHECK(n == 3, "%d knobs named, want 3", n);
+        char all[2048] = "";
+        for (char **m = msgs; m && *m; m++)
+                snprintf(all + strlen(all), sizeof all - strlen(all), "%s\n", *m);
+        GLEAN_TEST_CHECK(strstr(all, "t.conf:2: ALLOW_WRITE is not enforced") &&
+                                 strstr(all, "t.conf:3: DENY_READ is not enforced") &&
+                                 strstr(all, "t.conf:4: ALLOW_ADMINISTRATOR_COLLECTOR is not enforced") &&
+                                 !strstr(all, "PSLOT") && !strstr(all, "ALLOW_DAEMON") && !strstr(all, "WRITER"),
+                         "%s", all);
+        config_strv_free(msgs);
+        config_free(cfg);
+        cfg = load("NUM_CPUS = 2\n");
+        msgs = NULL;
+        CU_ASSERT_EQUAL(config_unenforced(cfg, &msgs), 0);
+        CU_ASSERT_PTR_NULL(msgs);
+        config_free(cfg);
+}
+
 static char tmpdir[64];
 
 static void write_file(const char *name, const char *text) {
@@ -634,6 +663,7 @@ static CU_TestInfo lookup_tests[] = {
         { "universe", test_universe },
         { "startd-attrs", test_startd_attrs },
         { "names-where-set", test_names_where_set },
+        { "unenforced", test_unenforced },
         CU_TEST_INFO_NULL,
 };
 

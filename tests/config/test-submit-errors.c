@@ -186,6 +186,11 @@ static void test_config(void) {
                          "6 jobs of 5: %d at line %d: %s", r, err.line, err.msg);
         r = submit_test_parse("executable = /bin/sh\nqueue 1000000000000\n", cfg, true, &ads, &n, &err);
         CU_ASSERT(r == -E2BIG);
+        /* 0 is no limit, as the central manager reads it */
+        CU_ASSERT_FATAL(config_set(cfg, "MAX_JOBS_PER_SUBMISSION", "0") == 0);
+        r = submit_test_parse("executable = /bin/sh\nqueue 30000\n", cfg, true, &ads, &n, &err);
+        GLEAN_TEST_CHECK(r == 0 && n == 30000, "no limit: %d, %zu jobs: %s", r, n, err.msg);
+        config_submit_free(ads, n);
 
         CU_ASSERT_FATAL(config_set(cfg, "JOB_DEFAULT_REQUESTMEMORY", "512") == 0);
         CU_ASSERT_FATAL(config_set(cfg, "JOB_DEFAULT_REQUESTCPUS", "undefined") == 0);

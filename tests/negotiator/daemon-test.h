@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -43,6 +44,8 @@
 typedef struct Rig {
         char dir[64], conf[128], log[128], sock[128], portfile[128], keyfile[128];
         char notify[128];       /* NOTIFY_SOCKET for the daemon, when set */
+        const char *arg;        /* one more argument of the daemon's (e.g. "--init-db"), or NULL */
+        unsigned nofile;        /* when set: its RLIMIT_NOFILE, soft and hard */
         GleanPoolKey key;
         pid_t pid;
         int port;
@@ -135,7 +138,12 @@ static inline bool rig_start(Rig *r) {
                         setenv("WATCHDOG_PID", pid, 1);
                 } else
                         unsetenv("NOTIFY_SOCKET");
-                execl(nego_bin(), nego_bin(), "--config", r->conf, (char *) NULL);
+                if (r->nofile) {
+                        struct rlimit rl = { .rlim_cur = r->nofile, .rlim_max = r->nofile };
+                        if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+                                _exit(126);
+                }
+                execl(nego_bin(), nego_bin(), "--config", r->conf, r->arg, (char *) NULL);
                 _exit(127);
         }
         for (int i = 0; i < 400; i++) {

@@ -43,6 +43,29 @@ static inline int qt_rmtree(const char *dir) {
         return nftw(dir, qt_remove_entry, 16, FTW_DEPTH | FTW_PHYS) == 0 ? 0 : 1;
 }
 
+/* A scratch directory for the test program: qt_suite_init and
+ * qt_suite_cleanup as its suite's init and cleanup; qt_new_db() a new
+ * database path in it at each call. */
+static inline char *qt_dir(void) {
+        static char dir[64];
+        return dir;
+}
+
+static inline int qt_suite_init(void) {
+        return qt_mkdtemp(qt_dir(), 64);
+}
+
+static inline int qt_suite_cleanup(void) {
+        return qt_rmtree(qt_dir());
+}
+
+static inline const char *qt_new_db(void) {
+        static char path[128];
+        static int seq;
+        snprintf(path, sizeof(path), "%s/q%d.db", qt_dir(), ++seq);
+        return path;
+}
+
 /* The pair a test works with. */
 typedef struct QT {
         Accountant *a;

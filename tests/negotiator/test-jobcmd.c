@@ -21,15 +21,6 @@
 #include "queue-test.h"
 #include "test-util.h"
 
-static char tmpdir[64];
-static int db_seq;
-
-static const char *new_db(void) {
-        static char path[128];
-        snprintf(path, sizeof(path), "%s/j%d.db", tmpdir, ++db_seq);
-        return path;
-}
-
 /* ---- a sink that keeps every reply ---- */
 
 typedef struct Got {
@@ -68,7 +59,7 @@ static void got_vacate(void *userdata, const Job *job, const char *claim_id, con
 }
 
 static JobCmdSink sink_of(Got *g) {
-        return (JobCmdSink) { got_send, got_vacate, g };
+        return (JobCmdSink) { got_send, got_vacate, g, NULL };
 }
 
 static void got_clear(Got *g) {
@@ -154,6 +145,16 @@ static int submit(JobCmdSubmit **pending, JobQueue *q, Got *g, const char *text)
         return r;
 }
 
+/* The same by user. */
+static int submit_by(const char *user, JobCmdSubmit **pending, JobQueue *q, Got *g, const char *text) {
+        JobCmdSink sink = sink_of(g);
+        ClassAd *req = request(text);
+        int r = jobcmd_submit(pending, q, qt_user(user), req, QT_T0, &sink);
+
+        classad_free(req);
+        return r;
+}
+
 /* A listing's ads and the replies freed, for the next request. */
 static void done(Got *g, ClassAd **ads, size_t n) {
         glean_ad_list_free(ads, n);
@@ -170,7 +171,7 @@ static void test_submit_parts(void) {
         char text[512];
         int r;
 
-        qt_open(&t, new_db(), NULL);
+        qt_open(&t, qt_new_db(), NULL);
         for (int part = 0; part < 3; part++) {
                 snprintf(text, sizeof(text),
                          "[ Command = \"Submit\"; RequestId = %d; %s; Procs = { [ Args = \"%d.a\" ], [ ] }; More = %s ]",
@@ -222,6 +223,244 @@ static void test_submit_parts(void) {
         qt_close(&t);
 }
 
+#define SID "0123456789abcdef0123456789abcdef"
+
+/* A submission sent again with its SubmitId (its answer lost) gets the
+ * first answer and queues nothing, also after a restart; another user's
+ * same id is a submission of its own. */
+static void test_submit_repeated(void) {
+        const char *cl = "Cluster = [ Cmd = \"/bin/true\"; Requirements = true ]";
+        char path[128], text[512];
+        JobCmdSubmit *pending = NULL;
+        Got g = {};
+        QT t;
+
+        snprintf(path, sizeof(path), "%s", qt_new_db());
+        qt_open(&t, path, NULL);
+        /* alice's, in two parts. */
+        for (int part = 0; part < 2; part++) {
+                snprintf(text, sizeof(text),
+                         "[ Command = \"Submit\"; RequestId = %d; SubmitId = \"%s\"; %s; Procs = { [ ], [ ] }; "
+                         "More = %s ]",
+                         part + 1, SID, cl, part ? "false" : "true");
+                CU_ASSERT_EQUAL(submit_by("alice", &pending, t.q, &g, text), part ? 1 : 0);
+        }
+        CU_ASSERT_EQUAL_FATAL(g.n, 1);
+        CU_ASSERT_TRUE(ok_of(g.replies[0]));
+        CU_ASSERT_EQUAL(qt_int(g.replies[0], "ClusterId"), 1);
+        CU_ASSERT_EQUAL(qt_int(g.replies[0], "NumProcs"), 4);
+        CU_ASSERT_FALSE(classad_has(g.replies[0], "Repeated"));
+        CU_ASSERT_STRING_EQUAL(qt_str(qt_job(t.q, 1, 3)->ad, "GleanSubmitId"), SID);
+        got_clear(&g);
+
+        /* Sent again (one part this time, other procs): the first answer, nothing queued. */
+        snprintf(text, sizeof(text), "[ Command = \"Submit\"; RequestId = 9; SubmitId = \"%s\"; %s; Procs = { [ ] } ]",
+                 SID, cl);
+        CU_ASSERT_EQUAL(submit_by("alice", &pending, t.q, &g, text), 0);
+        CU_ASSERT_EQUAL_FATAL(g.n, 1);
+        CU_ASSERT_TRUE(ok_of(g.replies[0]));
+        CU_ASSERT_EQUAL(qt_int(g.replies[0], "ClusterId"), 1);
+        CU_ASSERT_EQUAL(qt_int(g.replies[0], "NumProcs"), 4);
+        CU_ASSERT_EQUAL(qt_int(g.replies[0], "RequestId"), 9);
+        CU_ASSERT_EQUAL(qt_int(g.replies[0], "Repeated"), 1);
+        CU_ASSERT_EQUAL(queue_size(t.q), 4);
+        CU_ASSERT_EQUAL(queue_next_cluster(t.q), 2);
+        got_clear(&g);
+
+        /* bob's same id: his own submission. */
+        CU_ASSERT_EQUAL(submit_by("bob", &pending, t.q, &g, text), 1);
+        CU_ASSERT_EQUAL_FATAL(g.n, 1);
+        CU_ASSERT_EQUAL(qt_int(g.replies[0], "ClusterId"), 2);
+        CU_ASSERT_FALSE(classad_has(g.replies[0], "Repeated"));
+        CU_ASSERT_EQUAL(queue_size(t.q), 5);
+        CU_ASSERT_STRING_EQUAL(qt_str(qt_job(t.q, 2, 0)->ad, "Owner"), "bob");
+        got_clear(&g);
+
+        /* A submitted GleanSubmitId is the queue's to set: dropped without SubmitId. */
+        CU_ASSERT_EQUAL(submit_by("alice", &pending, t.q, &g,
+                                  "[ Command = \"Submit\"; Cluster = [ Cmd = \"/bin/true\"; Requirements = true; "
+                                  "GleanSubmitId = \"" SID "\" ]; Procs = { [ GleanSubmitId = \"x\" ] } ]"),
+                        1);
+        CU_ASSERT_FALSE(classad_has(qt_job(t.q, 3, 0)->ad, "GleanSubmitId"));
+        got_clear(&g);
+
+        /* Kept across a restart. */
+        qt_close(&t);
+        qt_open(&t, path, NULL);
+        snprintf(text, sizeof(text), "[ Command = \"Submit\"; RequestId = 10; SubmitId = \"%s\"; %s; Procs = { [ ] } ]",
+                 SID, cl);
+        CU_ASSERT_EQUAL(submit_by("alice", &pending, t.q, &g, text), 0);
+        CU_ASSERT_EQUAL_FATAL(g.n, 1);
+        CU_ASSERT_EQUAL(qt_int(g.replies[0], "ClusterId"), 1);
+        CU_ASSERT_EQUAL(qt_int(g.replies[0], "Repeated"), 1);
+        CU_ASSERT_EQUAL(submit_by("bob", &pending, t.q, &g, text), 0);
+        CU_ASSERT_EQUAL_FATAL(g.n, 2);
+        CU_ASSERT_EQUAL(qt_int(g.replies[1], "ClusterId"), 2);
+        CU_ASSERT_EQUAL(queue_size(t.q), 6);
+        got_clear(&g);
+
+        /* A malformed id, and parts that disagree: refused, nothing queued. */
+        CU_ASSERT_EQUAL(submit_by("alice", &pending, t.q, &g,
+                                  "[ Command = \"Submit\"; SubmitId = \"short\"; Cluster = [ Cmd = \"x\"; "
+                                  "Requirements = true ]; Procs = { [ ] } ]"),
+                        0);
+        CU_ASSERT_EQUAL(submit_by("alice", &pending, t.q, &g,
+                                  "[ Command = \"Submit\"; SubmitId = \"" SID "ff\"; Cluster = [ Cmd = \"x\"; "
+                                  "Requirements = true ]; Procs = { [ ] }; More = true ]"),
+                        0);
+        CU_ASSERT_EQUAL(submit_by("alice", &pending, t.q, &g,
+                                  "[ Command = \"Submit\"; SubmitId = \"" SID "ee\"; Cluster = [ Cmd = \"x\"; "
+                                  "Requirements = true ]; Procs = { [ ] } ]"),
+                        0);
+        CU_ASSERT_EQUAL_FATAL(g.n, 2);
+        CU_ASSERT_FALSE(ok_of(g.replies[0]));
+        CU_ASSERT_PTR_NOT_NULL(strstr(qt_str(g.replies[0], "Reason"), "SubmitId is not"));
+        CU_ASSERT_FALSE(ok_of(g.replies[1]));
+        CU_ASSERT_PTR_NOT_NULL(strstr(qt_str(g.replies[1], "Reason"), "SubmitId differs"));
+        CU_ASSERT_EQUAL(queue_size(t.q), 6);
+        got_clear(&g);
+        qt_close(&t);
+}
+
+/* SUBMIT_IDS_PER_USER: a user's ids kept are bounded; a repeat of one of
+ * them is still answered, another user is not held back. */
+static void test_submit_ids_cap(void) {
+        JobCmdSubmit *pending = NULL;
+        char text[512];
+        Got g = {};
+        QT t;
+
+        qt_open(&t, qt_new_db(), "SUBMIT_IDS_PER_USER = 2\n");
+        for (int i = 0; i < 3; i++) {
+                snprintf(text, sizeof(text),
+                         "[ Command = \"Submit\"; SubmitId = \"%s%d\"; Cluster = [ Cmd = \"x\"; Requirements = true ]; "
+                         "Procs = { [ ] } ]",
+                         SID, i);
+                CU_ASSERT_EQUAL(submit_by("alice", &pending, t.q, &g, text), i < 2 ? 1 : 0);
+        }
+        CU_ASSERT_EQUAL_FATAL(g.n, 3);
+        CU_ASSERT_FALSE(ok_of(g.replies[2]));
+        CU_ASSERT_PTR_NOT_NULL(strstr(qt_str(g.replies[2], "Reason"), "SUBMIT_IDS_PER_USER (2)"));
+        CU_ASSERT_EQUAL(queue_size(t.q), 2);
+        got_clear(&g);
+        snprintf(text, sizeof(text),
+                 "[ Command = \"Submit\"; SubmitId = \"%s1\"; Cluster = [ Cmd = \"x\"; Requirements = true ]; "
+                 "Procs = { [ ] } ]",
+                 SID);
+        CU_ASSERT_EQUAL(submit_by("alice", &pending, t.q, &g, text), 0);
+        CU_ASSERT_EQUAL(submit_by("bob", &pending, t.q, &g, text), 1);
+        CU_ASSERT_EQUAL_FATAL(g.n, 2);
+        CU_ASSERT_EQUAL(qt_int(g.replies[0], "ClusterId"), 2);
+        CU_ASSERT_EQUAL(qt_int(g.replies[0], "Repeated"), 1);
+        CU_ASSERT_TRUE(ok_of(g.replies[1]));
+        CU_ASSERT_EQUAL(queue_size(t.q), 3);
+        got_clear(&g);
+        qt_close(&t);
+}
+
+/* MAX_JOBS_PER_SUBMISSION is the central manager's too: a submission over
+ * it is refused naming the limit, across parts, nothing queued. */
+static void test_submit_limit(void) {
+        JobCmdSubmit *pending = NULL;
+        Got g = {};
+        QT t;
+
+        qt_open(&t, qt_new_db(), "MAX_JOBS_PER_SUBMISSION = 5\n");
+        CU_ASSERT_EQUAL(submit(&pending, t.q, &g,
+                               "[ Command = \"Submit\"; Cluster = [ Cmd = \"x\"; Requirements = true ]; "
+                               "Procs = { [ ], [ ], [ ], [ ], [ ], [ ] } ]"),
+                        0);
+        CU_ASSERT_EQUAL_FATAL(g.n, 1);
+        CU_ASSERT_FALSE(ok_of(g.replies[0]));
+        CU_ASSERT_STRING_EQUAL(qt_str(g.replies[0], "Reason"),
+                               "submit refused: 6 jobs in one submission exceed MAX_JOBS_PER_SUBMISSION (5)");
+        got_clear(&g);
+        for (int part = 0; part < 2; part++)
+                CU_ASSERT_EQUAL(submit(&pending, t.q, &g,
+                                       part ? "[ Command = \"Submit\"; Cluster = [ Cmd = \"x\"; Requirements = true ]; "
+                                              "Procs = { [ ], [ ], [ ] }; More = false ]"
+                                            : "[ Command = \"Submit\"; Cluster = [ Cmd = \"x\"; Requirements = true ]; "
+                                              "Procs = { [ ], [ ], [ ] }; More = true ]"),
+                                0);
+        CU_ASSERT_EQUAL_FATAL(g.n, 1);
+        CU_ASSERT_PTR_NOT_NULL(strstr(qt_str(g.replies[0], "Reason"), "exceed MAX_JOBS_PER_SUBMISSION (5)"));
+        CU_ASSERT_EQUAL(queue_size(t.q), 0);
+        got_clear(&g);
+        /* TotalProcs over the limit: refused at once, naming it; the rest unread. */
+        CU_ASSERT_EQUAL(submit(&pending, t.q, &g,
+                               "[ Command = \"Submit\"; TotalProcs = 10000000; Cluster = [ Cmd = \"x\"; "
+                               "Requirements = true ]; Procs = { [ ] }; More = true ]"),
+                        0);
+        CU_ASSERT_EQUAL(submit(&pending, t.q, &g,
+                               "[ Command = \"Submit\"; TotalProcs = 10000000; Cluster = [ Cmd = \"x\"; "
+                               "Requirements = true ]; Procs = { [ ] } ]"),
+                        0);
+        CU_ASSERT_EQUAL_FATAL(g.n, 1);
+        CU_ASSERT_STRING_EQUAL(qt_str(g.replies[0], "Reason"),
+                               "submit refused: 10000000 jobs in one submission exceed MAX_JOBS_PER_SUBMISSION (5)");
+        got_clear(&g);
+        /* TotalProcs that lies: refused. */
+        CU_ASSERT_EQUAL(submit(&pending, t.q, &g,
+                               "[ Command = \"Submit\"; TotalProcs = 3; Cluster = [ Cmd = \"x\"; "
+                               "Requirements = true ]; Procs = { [ ] } ]"),
+                        0);
+        CU_ASSERT_EQUAL_FATAL(g.n, 1);
+        CU_ASSERT_PTR_NOT_NULL(strstr(qt_str(g.replies[0], "Reason"), "TotalProcs says 3 procs, the parts held 1"));
+        CU_ASSERT_EQUAL(queue_size(t.q), 0);
+        got_clear(&g);
+        /* Five: taken. */
+        CU_ASSERT_EQUAL(submit(&pending, t.q, &g,
+                               "[ Command = \"Submit\"; Cluster = [ Cmd = \"x\"; Requirements = true ]; "
+                               "Procs = { [ ], [ ], [ ], [ ], [ ] } ]"),
+                        1);
+        CU_ASSERT_EQUAL(queue_size(t.q), 5);
+        got_clear(&g);
+        qt_close(&t);
+}
+
+/* Who a submit says it is (jobcmd_policy_check; no policy: no group allowed). */
+static void test_submit_identity(void) {
+        static const struct {
+                const char *cluster, *procs, *reason;
+        } cases[] = {
+                { "AccountingGroup = ifThenElse(random(2) == 0, \"alice\", \"bob\")", "[]",
+                  "AccountingGroup must be a literal string" },
+                { "NiceUser = time() > 0", "[]", "NiceUser must be a literal true or false" },
+                { "User = strcat(\"bob\", \"@x\")", "[]", "User must be a literal string" },
+                { "AccountingGroup = \"alice\"", "[ AccountingGroup = \"group_a.alice\" ]",
+                  "AccountingGroup differs between the jobs" },
+                { "AccountingGroup = \"bob\"", "[]", "the accounting user \"bob\" is not alice" },
+                { "AcctGroupUser = \"bob\"", "[]", "the accounting user \"bob\" is not alice" },
+                { "AccountingGroup = \"group_a.alice\"", "[]", "alice may not use the accounting group \"group_a\"" },
+        };
+        QT t;
+        Got g = {};
+        JobCmdSubmit *pending = NULL;
+        char text[1024];
+
+        qt_open(&t, qt_new_db(), NULL);
+        for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+                snprintf(text, sizeof text,
+                         "[ Command = \"Submit\"; Cluster = [ Cmd = \"/bin/true\"; Requirements = true; %s ]; "
+                         "Procs = { %s } ]",
+                         cases[i].cluster, cases[i].procs);
+                CU_ASSERT_EQUAL(submit(&pending, t.q, &g, text), 0);
+                const char *why = g.n ? qt_str(g.replies[0], "Reason") : "";
+                GLEAN_TEST_CHECK(g.n == 1 && !ok_of(g.replies[0]) && strstr(why, cases[i].reason),
+                                 "%s: refused with \"%s\": %s", cases[i].cluster, cases[i].reason, why);
+                got_clear(&g);
+        }
+        CU_ASSERT_EQUAL(queue_size(t.q), 0);
+        /* one's own name, literally: queued */
+        CU_ASSERT_EQUAL(submit(&pending, t.q, &g,
+                               "[ Command = \"Submit\"; Cluster = [ Cmd = \"/bin/true\"; Requirements = true; "
+                               "AccountingGroup = \"alice\"; NiceUser = false ]; Procs = { [] } ]"),
+                        1);
+        CU_ASSERT_TRUE(g.n == 1 && ok_of(g.replies[0]));
+        got_clear(&g);
+        qt_close(&t);
+}
+
 static void test_submit_messages(void) {
         QT t;
         Got g = {};
@@ -245,7 +484,7 @@ static void test_submit_messages(void) {
         CU_ASSERT_EQUAL_FATAL(jobcmd_submit_messages(jobs, n, 5, &msgs, &n_msgs), 0);
         CU_ASSERT(n_msgs >= 2);
 
-        qt_open(&t, new_db(), NULL);
+        qt_open(&t, qt_new_db(), NULL);
         for (size_t i = 0; i < n_msgs; i++) {
                 char *payload = classad_unparse(msgs[i]);
                 ClassAd *again = NULL;
@@ -302,7 +541,7 @@ static void test_query(void) {
         int64_t count;
         size_t n;
 
-        qt_open(&t, new_db(), NULL);
+        qt_open(&t, qt_new_db(), NULL);
         memset(big, 'q', sizeof(big) - 1);
         big[sizeof(big) - 1] = 0;
         {
@@ -388,7 +627,7 @@ static void test_job_action(void) {
         int64_t count;
         size_t n;
 
-        qt_open(&t, new_db(), NULL);
+        qt_open(&t, qt_new_db(), NULL);
         qt_submit(t.q, "alice", "", 3, QT_T0);
         qt_submit(t.q, "bob", "", 2, QT_T0);
         CU_ASSERT_EQUAL(queue_job_start(t.q, (JobId) { 1, 1 }, "claim-1", "slot1@h", QT_T0), 0);
@@ -459,7 +698,7 @@ static void test_user_prio(void) {
         int64_t count;
         size_t n;
 
-        qt_open(&t, new_db(), NULL);
+        qt_open(&t, qt_new_db(), NULL);
         CU_ASSERT_EQUAL(acct_ensure(t.a, "alice@" QT_DOMAIN, QT_T0), 1);
         req = request("[ Command = \"UserPrio\"; Action = \"setfactor\"; Submitter = \"alice@pool.example\"; Value = 10 ]");
         CU_ASSERT_EQUAL(jobcmd_user_prio(t.a, qt_user("alice"), req, QT_T0, &sink), 0);
@@ -484,6 +723,14 @@ static void test_user_prio(void) {
                 AcctEntry e;
                 CU_ASSERT(acct_get(t.a, "nobody@x", &e) == 0 && e.factor == 10);
         }
+        classad_free(req);
+        got_clear(&g);
+        /* the account named is a literal, never an expression's value */
+        req = request("[ Command = \"UserPrio\"; Action = \"setfactor\"; Submitter = strcat(\"nobody\", \"@x\"); "
+                      "Value = 20 ]");
+        CU_ASSERT_EQUAL(jobcmd_user_prio(t.a, qt_admin(), req, QT_T0, &sink), 0);
+        CU_ASSERT_FALSE(ok_of(g.replies[0]));
+        CU_ASSERT_STRING_EQUAL(qt_str(g.replies[0], "Reason"), "Submitter must be a literal string");
         classad_free(req);
         got_clear(&g);
 
@@ -514,7 +761,7 @@ static void test_wait(void) {
         JobCmdSink sink = sink_of(&g);
         ClassAd *req = request("[ Command = \"Wait\"; Id = \"1.0\"; RequestId = 9 ]"), *ad = NULL;
 
-        qt_open(&t, new_db(), NULL);
+        qt_open(&t, qt_new_db(), NULL);
         qt_submit(t.q, "alice", "", 1, QT_T0);
         CU_ASSERT_EQUAL(jobcmd_wait_done(t.q, (JobId) { 1, 0 }, req, &sink), 0);
         CU_ASSERT_EQUAL(g.n, 0);
@@ -533,26 +780,76 @@ static void test_wait(void) {
         qt_close(&t);
 }
 
-static int suite_init(void) {
-        return qt_mkdtemp(tmpdir, sizeof(tmpdir));
+/* ---- a constraint out of the evaluation budget ---- */
+
+/* A request cmd (Query, History, JobAction by alice) whose Constraint runs
+ * out of the evaluation budget on every job: answered not Ok with the
+ * reason after one job's worth of it, never one budget a job. */
+static void costly(JobQueue *q, const char *cmd, Got *g) {
+        char text[8192];
+        size_t len = 0;
+        ClassAd *req = NULL;
+        JobCmdSink sink = sink_of(g);
+        uint64_t hits = classad_budget_hits();
+        int r;
+
+        for (int i = 0; i < 80; i++)
+                len += (size_t) snprintf(text + len, sizeof(text) - len,
+                                         "%sisError(regexp(\"(\\\\w+\\\\s?)+$\", \"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!\"))",
+                                         i ? " && " : "");
+        CU_ASSERT_FATAL(classad_new(&req) == 0);
+        CU_ASSERT_FATAL(classad_set_string(req, "Command", cmd) == 0);
+        CU_ASSERT_FATAL(classad_set_string(req, "Constraint", text) == 0);
+        CU_ASSERT_FATAL(classad_set_int(req, "RequestId", 4) == 0);
+        if (strcmp(cmd, "JobAction") == 0) {
+                CU_ASSERT_FATAL(classad_set_string(req, "Action", "Hold") == 0);
+                r = jobcmd_job_action(q, qt_user("alice"), req, QT_T0, &sink);
+        } else
+                r = (strcmp(cmd, "Query") == 0 ? jobcmd_query : jobcmd_history)(q, req, &sink);
+        classad_free(req);
+        CU_ASSERT_EQUAL(r, 0);
+        GLEAN_TEST_CHECK(classad_budget_hits() - hits == 1, "%s: %llu evaluations ran out of the budget, not one",
+                         cmd, (unsigned long long) (classad_budget_hits() - hits));
+        CU_ASSERT_FATAL(g->n >= 1);
+        const ClassAd *last = g->replies[g->n - 1];
+        GLEAN_TEST_CHECK(!ok_of(last) && qt_str(last, "Reason") && strstr(qt_str(last, "Reason"), "too expensive"),
+                         "%s: Ok %d, %s", cmd, ok_of(last), qt_str(last, "Reason"));
+        got_clear(g);
 }
 
-static int suite_cleanup(void) {
-        return qt_rmtree(tmpdir);
+static void test_costly_constraint(void) {
+        QT t;
+        Got g = {};
+
+        qt_open(&t, qt_new_db(), NULL);
+        qt_submit(t.q, "alice", "", 30, QT_T0);
+        for (int p = 0; p < 10; p++)
+                CU_ASSERT_EQUAL(queue_job_remove(t.q, qt_user("alice"), (JobId) { 1, p }, NULL, QT_T0, NULL, NULL, 0),
+                                0);
+        costly(t.q, "Query", &g);
+        costly(t.q, "History", &g);
+        costly(t.q, "JobAction", &g);
+        CU_ASSERT_EQUAL(queue_find(t.q, (JobId) { 1, 20 })->status, JOB_IDLE); /* nothing held */
+        qt_close(&t);
 }
 
 static CU_TestInfo tests[] = {
         { "submit_parts", test_submit_parts },
+        { "submit_identity", test_submit_identity },
         { "submit_messages", test_submit_messages },
+        { "submit_repeated", test_submit_repeated },
+        { "submit_limit", test_submit_limit },
+        { "submit_ids_cap", test_submit_ids_cap },
         { "query", test_query },
         { "job_action", test_job_action },
         { "user_prio", test_user_prio },
         { "wait", test_wait },
+        { "costly_constraint", test_costly_constraint },
         CU_TEST_INFO_NULL,
 };
 
 static CU_SuiteInfo suites[] = {
-        { "jobcmd", suite_init, suite_cleanup, NULL, NULL, tests },
+        { "jobcmd", qt_suite_init, qt_suite_cleanup, NULL, NULL, tests },
         CU_SUITE_INFO_NULL,
 };
 

@@ -18,16 +18,6 @@
 #include "queue-test.h"
 #include "test-util.h"
 
-static char tmpdir[64];
-static int db_seq;
-
-/* A fresh database file for one test. */
-static const char *new_db(void) {
-        static char path[128];
-        snprintf(path, sizeof(path), "%s/q%d.db", tmpdir, ++db_seq);
-        return path;
-}
-
 /* ---- names and ids ---- */
 
 static void test_ids(void) {
@@ -67,7 +57,7 @@ static void test_submit(void) {
         char why[256] = "";
         int64_t id = 0;
 
-        qt_open(&t, new_db(), NULL);
+        qt_open(&t, qt_new_db(), NULL);
         CU_ASSERT_EQUAL(queue_next_cluster(t.q), 1);
         CU_ASSERT_EQUAL_FATAL(queue_submit(t.q, qt_user("alice"), c, procs, 3, QT_T0 + 5, &id, why, sizeof(why)), 0);
         CU_ASSERT_EQUAL(id, 1);
@@ -128,7 +118,7 @@ static void test_submit_refused(void) {
         };
         QT t;
 
-        qt_open(&t, new_db(), "MAX_JOBS_PER_OWNER = 3\n");
+        qt_open(&t, qt_new_db(), "MAX_JOBS_PER_OWNER = 3\n");
         for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
                 ClassAd *c = qt_cluster_ad(cases[i].extra);
                 char why[256] = "";
@@ -161,7 +151,7 @@ static void test_submit_on_hold(void) {
         QT t;
         int64_t c;
 
-        qt_open(&t, new_db(), NULL);
+        qt_open(&t, qt_new_db(), NULL);
         c = qt_submit(t.q, "alice", "JobStatus = 5", 2, QT_T0);
         for (int p = 0; p < 2; p++) {
                 Job *j = qt_job(t.q, c, p);
@@ -189,7 +179,7 @@ static void test_run_complete(void) {
         Job *j;
         int64_t c;
 
-        qt_open(&t, new_db(), NULL);
+        qt_open(&t, qt_new_db(), NULL);
         c = qt_submit(t.q, "alice", "", 1, QT_T0);
         CU_ASSERT_EQUAL(queue_job_start(t.q, (JobId) { c, 0 }, "claim-1", "slot1@host", QT_T0 + 10), 0);
         j = qt_job(t.q, c, 0);
@@ -236,7 +226,7 @@ static void test_requeue(void) {
         Job *j;
         int64_t c;
 
-        qt_open(&t, new_db(), NULL);
+        qt_open(&t, qt_new_db(), NULL);
         c = qt_submit(t.q, "alice", "", 1, QT_T0);
         CU_ASSERT_EQUAL(queue_job_requeue(t.q, (JobId) { c, 0 }, "lost", QT_T0, NULL), -EINVAL);
         CU_ASSERT_EQUAL(queue_job_start(t.q, (JobId) { c, 0 }, "claim-1", "slot1@a", QT_T0 + 10), 0);
@@ -280,7 +270,7 @@ static void test_exit_policy(void) {
         int64_t c;
         Job *j;
 
-        qt_open(&t, new_db(), NULL);
+        qt_open(&t, qt_new_db(), NULL);
         /* OnExitRemove false: back to Idle. */
         c = qt_submit(t.q, "alice", "OnExitRemove = ExitCode == 0", 1, QT_T0);
         CU_ASSERT_EQUAL(run_and_exit(t.q, c, NULL, 1, &reason), JOB_IDLE);
@@ -358,7 +348,7 @@ static void test_permissions(void) {
         bool was = true;
         int64_t c;
 
-        qt_open(&t, new_db(), NULL);
+        qt_open(&t, qt_new_db(), NULL);
         c = qt_submit(t.q, "alice", "", 2, QT_T0);
         CU_ASSERT_EQUAL(queue_job_remove(t.q, qt_user("bob"), (JobId) { c, 0 }, NULL, QT_T0, &was, why, sizeof(why)),
                         -EPERM);
@@ -405,7 +395,7 @@ static void test_rm_hold_running(void) {
         int64_t c;
         Job *j;
 
-        qt_open(&t, new_db(), NULL);
+        qt_open(&t, qt_new_db(), NULL);
         c = qt_submit(t.q, "alice", "", 2, QT_T0);
         CU_ASSERT_EQUAL(queue_job_start(t.q, (JobId) { c, 0 }, "claim-a", "slot1@h", QT_T0), 0);
         CU_ASSERT_EQUAL(queue_job_start(t.q, (JobId) { c, 1 }, "claim-b", "slot2@h", QT_T0), 0);
@@ -497,7 +487,7 @@ static void test_periodic(void) {
         Job *j;
 
         classad_set_now((int64_t) QT_T0 + 100);
-        qt_open(&t, new_db(), NULL);
+        qt_open(&t, qt_new_db(), NULL);
         c1 = qt_submit(t.q, "alice", "PeriodicHold = time() - QDate > 50", 1, QT_T0);
         c2 = qt_submit(t.q, "alice", "PeriodicRemove = JobStatus == 5", 1, QT_T0);
         c3 = qt_submit(t.q, "alice", "PeriodicHold = NumJobStarts > 0; PeriodicHoldReason = \"started\"", 1, QT_T0);
@@ -543,7 +533,7 @@ static void test_system_periodic(void) {
         int64_t c1, c2;
         Job *j;
 
-        qt_open(&t, new_db(),
+        qt_open(&t, qt_new_db(),
                 "SYSTEM_PERIODIC_HOLD = RequestMemory > 1000\n"
                 "SYSTEM_PERIODIC_RELEASE = HoldReasonCode == 26 && NumHolds < 2\n"
                 "SYSTEM_PERIODIC_REMOVE = NumHolds > 1\n"
@@ -579,7 +569,7 @@ static void test_idle(void) {
         QueueIdle idle = {};
         int64_t a1, b1, a2;
 
-        qt_open(&t, new_db(), NULL);
+        qt_open(&t, qt_new_db(), NULL);
         a1 = qt_submit(t.q, "alice", "", 3, QT_T0);
         b1 = qt_submit(t.q, "bob", "AccountingGroup = \"group_physics.bob\"", 2, QT_T0);
         a2 = qt_submit(t.q, "alice", "", 1, QT_T0);
@@ -640,7 +630,7 @@ static void test_next_idle(void) {
         char buf[JOB_ID_STRLEN];
         QT t;
 
-        qt_open(&t, new_db(), NULL);
+        qt_open(&t, qt_new_db(), NULL);
         int64_t backlog = qt_submit(t.q, "alice", "", 1000, QT_T0); /* 1 */
         int64_t bob = qt_submit(t.q, "bob", "", 5, QT_T0);          /* 2 */
         int64_t small = qt_submit(t.q, "alice", "", 3, QT_T0);      /* 3 */
@@ -706,7 +696,7 @@ static void test_history(void) {
         ClassAdExpr *e = NULL;
         int64_t c;
 
-        qt_open(&t, new_db(), "HISTORY_MAX_JOBS = 4\nHISTORY_DURATION = 1000\n");
+        qt_open(&t, qt_new_db(), "HISTORY_MAX_JOBS = 4\nHISTORY_DURATION = 1000\n");
         c = qt_submit(t.q, "alice", "", 6, QT_T0);
         for (int p = 0; p < 6; p++)
                 CU_ASSERT_EQUAL(queue_job_remove(t.q, qt_user("alice"), (JobId) { c, p }, NULL, QT_T0 + 10 * p, NULL,
@@ -754,14 +744,6 @@ static void test_memory_only(void) {
         qt_close(&t);
 }
 
-static int suite_init(void) {
-        return qt_mkdtemp(tmpdir, sizeof(tmpdir));
-}
-
-static int suite_cleanup(void) {
-        return qt_rmtree(tmpdir);
-}
-
 static CU_TestInfo tests[] = {
         { "ids", test_ids },
         { "submit", test_submit },
@@ -782,7 +764,7 @@ static CU_TestInfo tests[] = {
 };
 
 static CU_SuiteInfo suites[] = {
-        { "queue", suite_init, suite_cleanup, NULL, NULL, tests },
+        { "queue", qt_suite_init, qt_suite_cleanup, NULL, NULL, tests },
         CU_SUITE_INFO_NULL,
 };
 

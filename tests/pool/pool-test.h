@@ -394,6 +394,26 @@ static inline char *gl_out(const char *first, ...) {
         return out;
 }
 
+/* Polls `glean status -af Name` until it lists slot (the agent has
+ * connected to the central manager and advertised), for up to seconds. */
+static inline bool wait_slot_listed(const char *slot, int seconds) {
+        for (int i = 0; i < seconds * 10; i++) {
+                char *argv[] = { (char *) bin("GLEAN", "build/bin/glean"), "status", "-af", "Name", NULL };
+                GleanTestRun r;
+                bool found = false;
+                if (glean_test_run(argv, &r) == 0) {
+                        for (char *line = strtok(r.out, "\n"); line && !found; line = strtok(NULL, "\n"))
+                                found = strcmp(line, slot) == 0;
+                        glean_test_run_done(&r);
+                }
+                if (found)
+                        return true;
+                usleep(100000);
+        }
+        fprintf(stderr, "glean status never listed %s (after %d s)\n", slot, seconds);
+        return false;
+}
+
 /* Polls `glean q JOB -af ATTR` / `glean history JOB -af ATTR` until its
  * output (trimmed) is want, for up to seconds. */
 static inline bool wait_attr(const char *verb, const char *job, const char *attr, const char *want, int seconds) {

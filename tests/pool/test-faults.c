@@ -377,6 +377,213 @@ static void test_link_cut_long(void) {
         link_cut(30, 4, 10, true);
 }
 
+/* ---- kill -9 of the central manager around submits ---- */
+
+/* `glean submit [--socket S] m->jobs/NAME` started, its output to
+ * m->jobs/NAME.out; its pid. */
+static pid_t submit_start(const Manager *m, const char *socket, const char *name, const char *body) {
+        char path[256], out[300], *text = NULL;
+        snprintf(path, sizeof path, "%s/%s", m->jobs, name);
+        snprintf(out, sizeof out, "%s.out", path);
+        if (asprintf(&text, "universe = vanilla\ninitialdir = %s\nrequest_memory = 16\nrequest_disk = 16\n%s", m->jobs,
+                     body) < 0)
+                return -1;
+        write_file(path, text);
+        free(text);
+        pid_t pid = fork();
+        if (pid == 0) {
+                int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+                if (fd < 0)
+                        _exit(126);
+                dup2(fd, 1);
+                dup2(fd, 2);
+                const char *g = bin("GLEAN", "build/bin/glean");
+                if (socket)
+                        execl(g, g, "submit", "--socket", socket, path, (char *) NULL);
+                else
+                        execl(g, g, "submit", path, (char *) NULL);
+                _exit(127);
+        }
+        return pid;
+}
+
+/* Waits for the submit started as pid (up to seconds): its exit code
+ * (-1: still running, killed) and its output in *ret_out. */
+static int submit_wait(const Manager *m, pid_t pid, const char *name, int seconds, char **ret_out) {
+        char out[300];
+        int status = -1, code = -1;
+        for (int i = 0; i < seconds * 20; i++) {
+                if (waitpid(pid, &status, WNOHANG) == pid) {
+                        code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+                        break;
+                }
+                usleep(50000);
+        }
+        if (code == -1) {
+                kill(pid, SIGKILL);
+                waitpid(pid, NULL, 0);
+        }
+        snprintf(out, sizeof out, "%s/%s.out", m->jobs, name);
+        *ret_out = NULL;
+        if (glean_test_read_file(out, ret_out, NULL) < 0)
+                *ret_out = strdup("");
+        return code;
+}
+
+/* The clusters in the queue whose TestRound is round: how many, and
+ * their jobs (lines of `glean q -af ClusterId`) in *ret_jobs. */
+static size_t round_clusters(int round, size_t *ret_jobs) {
+        char cons[64];
+        snprintf(cons, sizeof cons, "TestRound == %d", round);
+        char *q = gl_out("q", "-constraint", cons, "-af", "ClusterId", NULL);
+        size_t jobs = 0, clusters = 0;
+        long last = -1;
+        for (char *p = q; p && *p;) {
+                long c = strtol(p, &p, 10);
+                jobs++;
+                clusters += c != last;
+                last = c;
+                while (*p == '\n')
+                        p++;
+        }
+        free(q);
+        *ret_jobs = jobs;
+        return clusters;
+}
+
+/* The manager killed itself (the fault) within seconds. */
+static bool manager_died(Manager *m, int seconds) {
+        for (int i = 0; m->pid > 0 && i < seconds * 20; i++) {
+                int status;
+                if (waitpid(m->pid, &status, WNOHANG) == m->pid) {
+                        m->pid = 0;
+                        return WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
+                }
+                usleep(50000);
+        }
+        return false;
+}
+
+/* One submit whose answer the manager never sent (killed right after its
+ * commit): glean submit sends it again, with its id, to the manager
+ * started again, and reports the cluster; the jobs are there once. */
+static void submit_answer_lost(Manager *m, const char *socket, int round, int procs, const char *args) {
+        char body[512], name[32], *out = NULL;
+        size_t jobs = 0;
+        snprintf(body, sizeof body,
+                 "executable = /bin/true\narguments = $(Process) %s\nrequirements = false\n+TestRound = %d\nqueue %d\n",
+                 args, round, procs);
+        snprintf(name, sizeof name, "lost%d.sub", round);
+        manager_kill9(m); /* to start it again with the fault armed */
+        setenv("GLEAN_FAULT", "kill-after-commit:Submit", 1);
+        bool up = manager_launch(m);
+        unsetenv("GLEAN_FAULT");
+        if (!GLEAN_TEST_CHECK(up, "round %d: the manager did not start", round))
+                return;
+        /* Through an agent: once it is connected to the manager again. */
+        for (int i = 0; socket && i < 100; i++) {
+                GleanTestRun run;
+                bool ready = gl(&run, "q", "--socket", socket, NULL) == 0 && run.status == 0;
+                if (run.out)
+                        glean_test_run_done(&run);
+                if (ready)
+                        break;
+                usleep(100000);
+        }
+        pid_t pid = submit_start(m, socket, name, body);
+        bool died = manager_died(m, 20);
+        GLEAN_TEST_CHECK(died, "round %d: the manager did not kill itself after the submit's commit", round);
+        usleep(300000);
+        if (!GLEAN_TEST_CHECK(manager_launch(m), "round %d: restart", round))
+                return;
+        int code = submit_wait(m, pid, name, 60, &out);
+        /* The retries are told apart from a first try: a repeat. */
+        GLEAN_TEST_CHECK(strstr(out, "sending the submission again"), "round %d: no retry said:\n%s", round, out);
+        char want[64];
+        snprintf(want, sizeof want, "%d job(s) submitted to cluster ", procs);
+        size_t clusters = round_clusters(round, &jobs);
+        GLEAN_TEST_CHECK(code == 0 && strstr(out, want) && !strstr(out, "nothing was queued"),
+                         "round %d%s: glean submit exit %d:\n%s", round, socket ? " (through the agent)" : "", code,
+                         out);
+        GLEAN_TEST_CHECK(clusters == 1 && jobs == (size_t) procs, "round %d: %zu clusters, %zu jobs in the queue, want 1, %d",
+                         round, clusters, jobs, procs);
+        free(out);
+}
+
+static void test_submit_answer_lost(void) {
+        Manager m;
+        Pool a;
+        CU_ASSERT_TRUE_FATAL(manager_start(&m, "SUBMIT_RETRY_TIME = 60\nNEGOTIATOR_INTERVAL = 1\n"));
+        /* Straight to the manager's socket, one part. */
+        submit_answer_lost(&m, NULL, 1, 3, "x");
+        /* Through the agent, in several parts (each under the frame limit):
+         * the agent says the connection was lost, the client sends again. */
+        bool agent = GLEAN_TEST_CHECK(manager_agent(&m, &a, "a.test", "NUM_CPUS = 1\nUPDATE_INTERVAL = 1\n"), "agent");
+        if (agent) {
+                char pad[301];
+                memset(pad, 'p', 300);
+                pad[300] = 0;
+                submit_answer_lost(&m, a.sock, 2, 5000, pad);
+                char *log = NULL;
+                glean_test_read_file(m.log, &log, NULL);
+                GLEAN_TEST_CHECK(log && strstr(log, "GLEAN_FAULT: killed after committing a batch that queued a Submit"),
+                                 "the fault did not happen");
+                free(log);
+                pool_stop(&a);
+        }
+        manager_stop(&m);
+}
+
+#define KILLS_PROCS 3000
+
+/* kill -9 of the manager at moments around submits, round after round:
+ * every submit glean reports queued is in the queue once, none it reports
+ * not queued is there, and no retry made a second cluster. */
+static void test_submit_kills(void) {
+        Manager m;
+        int queued = 0, refused = 0, unknown = 0, retried = 0;
+        CU_ASSERT_TRUE_FATAL(manager_start(&m, "SUBMIT_RETRY_TIME = 60\n"));
+        for (int round = 1; round <= 12; round++) {
+                char body[256], name[32], *out = NULL;
+                size_t jobs = 0;
+                snprintf(body, sizeof body,
+                         "executable = /bin/true\narguments = $(Process)\nrequirements = false\n+TestRound = %d\n"
+                         "queue %d\n",
+                         round, KILLS_PROCS);
+                snprintf(name, sizeof name, "kill%d.sub", round);
+                pid_t pid = submit_start(&m, NULL, name, body);
+                /* 0 to 550 ms: before, during and after the submit's commit
+                 * (its KILLS_PROCS procs take tens of ms to apply). */
+                usleep((useconds_t) ((round * 50) % 600) * 1000);
+                manager_kill9(&m);
+                usleep(200000);
+                CU_ASSERT_TRUE_FATAL(manager_launch(&m));
+                int code = submit_wait(&m, pid, name, 90, &out);
+                size_t clusters = round_clusters(round, &jobs);
+                char want[64];
+                snprintf(want, sizeof want, "%d job(s) submitted to cluster ", KILLS_PROCS);
+                bool said_queued = code == 0 && strstr(out, want);
+                bool said_not = strstr(out, "nothing was queued") != NULL;
+                bool said_unknown = strstr(out, "outcome is unknown") != NULL;
+                retried += strstr(out, "sending the submission again") != NULL;
+                queued += said_queued;
+                refused += said_not;
+                unknown += said_unknown;
+                GLEAN_TEST_CHECK(said_queued || said_not || said_unknown, "round %d: exit %d:\n%s", round, code, out);
+                GLEAN_TEST_CHECK(clusters <= 1 && jobs == KILLS_PROCS * clusters, "round %d: %zu clusters (%zu jobs): a duplicate",
+                                 round, clusters, jobs);
+                GLEAN_TEST_CHECK(!said_queued || clusters == 1, "round %d: reported queued, not in the queue:\n%s", round,
+                                 out);
+                GLEAN_TEST_CHECK(!said_not || clusters == 0, "round %d: reported not queued, but it is:\n%s", round,
+                                 out);
+                free(out);
+        }
+        fprintf(stderr, "(%d queued, %d of them after a lost answer; %d not queued, %d unknown of 12) ", queued, retried,
+                refused, unknown);
+        GLEAN_TEST_CHECK(unknown == 0, "%d outcomes unknown although the manager came back at once", unknown);
+        manager_stop(&m);
+}
+
 /* ---- the central manager's disk full ---- */
 
 static bool manager_alive(Manager *m) {
@@ -516,6 +723,10 @@ int main(int argc, char **argv) {
                   test_link_cut_long },
                 { "the central manager's disk full: submits refused with the reason, nothing lost, taken again after",
                   test_disk_full },
+                { "a submit's answer lost (kill -9 after its commit): sent again, queued once, reported queued",
+                  test_submit_answer_lost },
+                { "kill -9 of the central manager around submits: what glean reports is what the queue holds, once",
+                  test_submit_kills },
                 CU_TEST_INFO_NULL,
         };
         static CU_SuiteInfo suites[] = {

@@ -225,6 +225,8 @@ static void test_relay_through_agent(void) {
                 manager_stop(&m);
                 return;
         }
+        /* the agent relays only once it is connected to the central manager */
+        CU_ASSERT_TRUE(wait_slot_listed("slot1@a.test", 20));
         /* no central manager's socket here: glean goes through the agent */
         char nosock[160];
         snprintf(nosock, sizeof nosock, "%s/not-here.sock", m.dir);

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * unenforced.c — HTCondor's authorization knobs that glean reads but does
+ * not enforce yet (config.h, config_unenforced): each one set is named
+ * with its file and line, so that an administrator's ALLOW_WRITE is never
+ * silently ignored.
+ */
+#define _GNU_SOURCE
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+
+/* HTCondor's authorization levels (ALLOW_<level>[_<SUBSYS>], DENY_...). */
+static const char *const levels[] = { "READ",   "WRITE",  "ADMINISTRATOR",    "CONFIG",           "DAEMON",
+                                      "OWNER",  "NEGOTIATOR", "ADVERTISE_STARTD", "ADVERTISE_SCHEDD",
+                                      "ADVERTISE_MASTER", "CLIENT" };
+
+static bool authorization_knob(const char *name) {
+        const char *rest = strncmp(name, "ALLOW_", 6) == 0 ? name + 6 : strncmp(name, "DENY_", 5) == 0 ? name + 5 : NULL;
+        for (size_t i = 0; rest && i < sizeof levels / sizeof *levels; i++) {
+                size_t n = strlen(levels[i]);
+                if (strncmp(rest, levels[i], n) == 0 && (rest[n] == 0 || rest[n] == '_'))
+                        return true;
+        }
+        return false;
+}
+
+int config_unenforced(const Config *cfg, char ***ret) {
+        char **names = NULL, **out = NULL;
+        size_t n = 0;
+        int r = config_names(cfg, &names);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; names[i]; i++) {
+                const char *file = NULL, *raw = config_raw(cfg, names[i]);
+                int line = 0;
+                if (!authorization_knob(names[i]) || !raw || !*raw || config_where(cfg, names[i], &file, &line) < 0)
+                        continue;
+                char **grown = realloc(out, (n + 2) * sizeof *grown);
+                if (!grown) {
+                        r = -ENOMEM;
+                        break;
+                }
+                out = grown;
+                out[n] = NULL;
+                char *msg = NULL;
+                if (asprintf(&msg, "%s:%d: %s is not enforced: glean does not authorize by identity yet (every "
+                                   "holder of the pool key has the access it would limit)",
+                             file, line, names[i]) < 0) {
+                        r = -ENOMEM;
+                        break;
+                }
+                out[n++] = msg;
+                out[n] = NULL;
+        }
+        config_strv_free(names);
+        if (r < 0) {
+                config_strv_free(out);
+                return r;
+        }
+        *ret = out;
+        return (int) n;
+}
