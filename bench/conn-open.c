@@ -51,7 +51,7 @@ static int open_agent(int i) {
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
         GleanSecure *s = NULL;
         char why[256] = "", hello[256];
-        if (glean_secure_handshake(fd, GLEAN_SECURE_AGENT, &pool_key, TIMEOUT_MS, &s, why, sizeof why) < 0)
+        if (glean_secure_handshake(fd, GLEAN_SECURE_AGENT, GLEAN_SECURE_POOL_AUTH(&pool_key), TIMEOUT_MS, &s, why, sizeof why) < 0)
                 die("connection %d: the handshake: %s", i, why);
         snprintf(hello, sizeof hello,
                  "[ Command = \"Hello\"; ProtocolVersion = 1; Peer = \"glean-agent\"; Machine = \"m%06d\"; "

@@ -275,7 +275,7 @@ static void sim_connect(SimAgent *a, int idx) {
         a->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
         if (a->fd < 0 || connect(a->fd, (struct sockaddr *) &sa, sizeof sa) < 0)
                 die("agent %d: connect: %m", idx);
-        if (glean_secure_handshake(a->fd, GLEAN_SECURE_AGENT, &pool_key, 10000, &a->s, why, sizeof why) < 0)
+        if (glean_secure_handshake(a->fd, GLEAN_SECURE_AGENT, GLEAN_SECURE_POOL_AUTH(&pool_key), 10000, &a->s, why, sizeof why) < 0)
                 die("agent %d: handshake: %s", idx, why);
         if (glean_hello_new("glean-agent", &hello) < 0)
                 die("out of memory");

@@ -61,8 +61,8 @@ static void move_bytes(GleanSecure *from, GleanSecure *to) {
 static void handshake_memory(void) {
         GleanSecure *a, *n;
 
-        if (glean_secure_new(GLEAN_SECURE_AGENT, &key, &a) < 0 ||
-            glean_secure_new(GLEAN_SECURE_NEGOTIATOR, &key, &n) < 0)
+        if (glean_secure_new(GLEAN_SECURE_AGENT, GLEAN_SECURE_POOL_AUTH(&key), &a) < 0 ||
+            glean_secure_new(GLEAN_SECURE_NEGOTIATOR, GLEAN_SECURE_POOL_AUTH(&key), &n) < 0)
                 die("glean_secure_new", ENOMEM);
         move_bytes(a, n);
         move_bytes(n, a);
@@ -79,8 +79,8 @@ static void handshake_memory(void) {
 static void handshake_over(int fds[2], GleanSecure *s[2]) {
         int r;
 
-        if (glean_secure_new(GLEAN_SECURE_AGENT, &key, &s[0]) < 0 ||
-            glean_secure_new(GLEAN_SECURE_NEGOTIATOR, &key, &s[1]) < 0)
+        if (glean_secure_new(GLEAN_SECURE_AGENT, GLEAN_SECURE_POOL_AUTH(&key), &s[0]) < 0 ||
+            glean_secure_new(GLEAN_SECURE_NEGOTIATOR, GLEAN_SECURE_POOL_AUTH(&key), &s[1]) < 0)
                 die("glean_secure_new", ENOMEM);
         while (!glean_secure_established(s[0]) || !glean_secure_established(s[1]))
                 for (int i = 0; i < 2; i++) {

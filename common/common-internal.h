@@ -35,6 +35,18 @@ static inline void glean_put_be32(unsigned char *p, uint32_t v) {
         p[3] = (unsigned char) v;
 }
 
+/* Little-endian 32-bit integers, as the handshake's fields carry them. */
+static inline uint32_t glean_get_le32(const unsigned char *p) {
+        return (uint32_t) p[3] << 24 | (uint32_t) p[2] << 16 | (uint32_t) p[1] << 8 | (uint32_t) p[0];
+}
+
+static inline void glean_put_le32(unsigned char *p, uint32_t v) {
+        p[0] = (unsigned char) v;
+        p[1] = (unsigned char) (v >> 8);
+        p[2] = (unsigned char) (v >> 16);
+        p[3] = (unsigned char) (v >> 24);
+}
+
 /* Monotonic deadlines in milliseconds; timeout_ms < 0 means none (-1). */
 static inline int64_t glean_now_ms(void) {
         struct timespec ts;

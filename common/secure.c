@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <sodium.h>
 
@@ -22,40 +23,48 @@
 #define MAGIC "GLEANSEC"
 #define MAGIC_LEN 8u
 #define PREFIX_LEN 12u /* magic, version, type, role, reserved */
-#define NONCE_LEN 32u
+#define EPH_LEN crypto_scalarmult_curve25519_BYTES
 #define KEY_LEN 32u
 #define HASH_LEN 32u
 #define HEADER_LEN crypto_secretstream_xchacha20poly1305_HEADERBYTES
-#define PROOF_LEN crypto_auth_hmacsha512256_BYTES
+#define SIG_LEN crypto_sign_ed25519_BYTES
+#define AEAD_TAG crypto_aead_xchacha20poly1305_ietf_ABYTES
+#define HELLO_METHODS (PREFIX_LEN + EPH_LEN) /* offset of the methods byte */
+#define HELLO_FEATURES (HELLO_METHODS + 4u)
 
-#define LABEL_TRANSCRIPT "glean-pool-transcript-v1"
-#define LABEL_PROOF "glean-pool-proof"
-#define LABEL_A2N "glean-pool-a2n"
-#define LABEL_N2A "glean-pool-n2a"
+#define LABEL_TRANSCRIPT "glean-transcript-v2"
+#define LABEL_KEYS "glean-keys-v2"
+#define LABEL_SIG "glean-auth-v2"
+#define LABEL_HS_A2N "hs-a2n"
+#define LABEL_HS_N2A "hs-n2a"
+#define LABEL_A2N "a2n"
+#define LABEL_N2A "n2a"
 
 /* An output buffer of more than this is freed once it has been sent, so
  * that one big frame does not pin its memory for the connection's life. */
 #define OUT_KEEP (256u * 1024u)
-/* What one read() takes before the handshake is done: both its messages. */
+/* What one read() takes before the handshake is done. */
 #define HANDSHAKE_CHUNK 256u
 
-_Static_assert(GLEAN_SECURE_HELLO_SIZE == PREFIX_LEN + NONCE_LEN, "HELLO layout");
-_Static_assert(GLEAN_SECURE_AUTH_SIZE == PREFIX_LEN + HEADER_LEN + PROOF_LEN, "AUTH layout");
+_Static_assert(GLEAN_SECURE_HELLO_SIZE == HELLO_FEATURES + 4u, "HELLO layout");
+_Static_assert(GLEAN_SECURE_HANDSHAKE_MAX == PREFIX_LEN + HEADER_LEN + SIG_LEN + GLEAN_TOKEN_TEXT_MAX + AEAD_TAG,
+               "the longest AUTH");
 _Static_assert(GLEAN_SECURE_OVERHEAD == crypto_secretstream_xchacha20poly1305_ABYTES, "sealing overhead");
 _Static_assert(KEY_LEN == crypto_secretstream_xchacha20poly1305_KEYBYTES, "stream key size");
+_Static_assert(KEY_LEN == crypto_aead_xchacha20poly1305_ietf_KEYBYTES, "handshake key size");
 _Static_assert(KEY_LEN == crypto_kdf_KEYBYTES && GLEAN_POOL_KEY_SIZE == crypto_kdf_KEYBYTES, "kdf key size");
-_Static_assert(KEY_LEN == crypto_auth_hmacsha512256_KEYBYTES, "MAC key size");
 _Static_assert(sizeof(GLEAN_POOL_KDF_CONTEXT) - 1 == crypto_kdf_CONTEXTBYTES, "kdf context size");
 _Static_assert(GLEAN_SECURE_FRAME_MAX < UINT32_MAX - GLEAN_FRAME_HEADER, "a frame fits its header");
 
 enum {
         MSG_HELLO = 1,
         MSG_AUTH = 2,
+        MSG_REFUSE = 3,
 };
 
 typedef enum State {
         STATE_HELLO,       /* waiting for the peer's HELLO */
-        STATE_AUTH,        /* our AUTH queued, waiting for the peer's */
+        STATE_AUTH,        /* waiting for the peer's AUTH (ours sent or not) */
         STATE_ESTABLISHED, /* both proofs checked */
         STATE_FAILED,
 } State;
@@ -64,16 +73,29 @@ struct GleanSecure {
         GleanSecureRole role;
         State state;
         int error;
+        unsigned method;   /* once both HELLOs are in */
+        bool auth_sent;
+        uint32_t peer_features;
         uint64_t frames_in, frames_out;
         GleanFrameReader *in;
         GleanBuf out;
 
+        /* What we prove and accept (a copy of the caller's GleanSecureAuth). */
+        unsigned methods;
+        unsigned char k_pool[KEY_LEN]; /* KDF(PK, 1), when POOL_KEY is offered */
+        uint8_t manager_pk[32];
+        GleanCredential *cred;   /* agent, TOKEN: its own, wiped when freed */
+        GleanSigningKey *signing; /* negotiator, TOKEN */
+        int (*accept)(const GleanToken *t, void *userdata, char *why, size_t whylen);
+        void *userdata;
+        GleanToken *peer_token; /* negotiator, TOKEN: the agent's, once checked */
+
         /* The handshake's secrets, wiped when it ends either way. */
-        unsigned char k_auth[KEY_LEN];                 /* proofs */
-        unsigned char k_sess[KEY_LEN];                 /* the base of the session keys */
-        unsigned char k_pull[KEY_LEN];                 /* the peer's stream, until its header comes */
-        unsigned char hello[GLEAN_SECURE_HELLO_SIZE];  /* ours, as sent */
+        unsigned char eph_sk[EPH_LEN];
+        unsigned char hello[GLEAN_SECURE_HELLO_SIZE]; /* ours, as sent */
         unsigned char transcript[HASH_LEN];
+        unsigned char k_hs_push[KEY_LEN], k_hs_pull[KEY_LEN]; /* the AUTH messages */
+        unsigned char k_push[KEY_LEN], k_pull[KEY_LEN];       /* the streams, until their headers */
 
         crypto_secretstream_xchacha20poly1305_state push, pull;
         char reason[256];
@@ -89,6 +111,18 @@ const char *glean_secure_role_name(GleanSecureRole role) {
         return NULL;
 }
 
+const char *glean_secure_methods_name(unsigned methods) {
+        switch (methods & GLEAN_SECURE_METHODS) {
+        case GLEAN_SECURE_POOL_KEY:
+                return "pool key";
+        case GLEAN_SECURE_TOKEN:
+                return "token";
+        case GLEAN_SECURE_METHODS:
+                return "pool key or token";
+        }
+        return "nothing";
+}
+
 static GleanSecureRole peer_role(const GleanSecure *s) {
         return s->role == GLEAN_SECURE_AGENT ? GLEAN_SECURE_NEGOTIATOR : GLEAN_SECURE_AGENT;
 }
@@ -98,11 +132,28 @@ static const char *peer_name(const GleanSecure *s) {
 }
 
 static void wipe_handshake(GleanSecure *s) {
-        sodium_memzero(s->k_auth, sizeof(s->k_auth));
-        sodium_memzero(s->k_sess, sizeof(s->k_sess));
-        sodium_memzero(s->k_pull, sizeof(s->k_pull));
+        sodium_memzero(s->eph_sk, sizeof(s->eph_sk));
         sodium_memzero(s->hello, sizeof(s->hello));
         sodium_memzero(s->transcript, sizeof(s->transcript));
+        sodium_memzero(s->k_hs_push, sizeof(s->k_hs_push));
+        sodium_memzero(s->k_hs_pull, sizeof(s->k_hs_pull));
+        sodium_memzero(s->k_push, sizeof(s->k_push));
+        sodium_memzero(s->k_pull, sizeof(s->k_pull));
+}
+
+/* The long-term secrets: needed until the handshake ends, never after. */
+static void wipe_credentials(GleanSecure *s) {
+        sodium_memzero(s->k_pool, sizeof(s->k_pool));
+        if (s->cred) {
+                glean_credential_clear(s->cred);
+                free(s->cred);
+                s->cred = NULL;
+        }
+        if (s->signing) {
+                glean_signing_key_clear(s->signing);
+                free(s->signing);
+                s->signing = NULL;
+        }
 }
 
 /* Fails s for good: records error and reason, wipes every key. Returns
@@ -118,6 +169,7 @@ __attribute__((format(printf, 3, 4))) static int fail(GleanSecure *s, int error,
         s->error = error;
         s->state = STATE_FAILED;
         wipe_handshake(s);
+        wipe_credentials(s);
         sodium_memzero(&s->push, sizeof(s->push));
         sodium_memzero(&s->pull, sizeof(s->pull));
         return error;
@@ -156,107 +208,282 @@ static void put_prefix(unsigned char *p, uint8_t type, GleanSecureRole role) {
         p[11] = 0;
 }
 
-/* Checks a handshake message from the peer: the prefix, then its size. */
-static int check_message(GleanSecure *s, const unsigned char *p, size_t n, uint8_t type, size_t size) {
-        const char *what = type == MSG_HELLO ? "HELLO" : "AUTH";
+static const char *message_name(uint8_t type) {
+        return type == MSG_HELLO ? "HELLO" : type == MSG_AUTH ? "AUTH" : "REFUSE";
+}
 
+/* Checks the prefix of a handshake message from the peer: magic, version
+ * (before any size: a peer of another version is told so whatever its
+ * messages look like), type (one of the types allowed, ORed bits), role. */
+static int check_prefix(GleanSecure *s, const unsigned char *p, size_t n, unsigned types, const char *what) {
         if (n < PREFIX_LEN || memcmp(p, MAGIC, MAGIC_LEN) != 0)
                 return fail(s, -EBADMSG, "not a glean pool peer (no \"%s\" magic where its %s should be)", MAGIC,
                             what);
         if (p[8] != GLEAN_SECURE_VERSION)
                 return fail(s, -EPROTONOSUPPORT, "the %s speaks pool protocol version %u, this %s speaks %d",
                             peer_name(s), p[8], glean_secure_role_name(s->role), GLEAN_SECURE_VERSION);
-        if (p[9] != type)
+        if (p[9] == 0 || p[9] > MSG_REFUSE || !(types & (1u << p[9])))
                 return fail(s, -EBADMSG, "expected %s from the %s, got a message of type %u", what, peer_name(s),
                             p[9]);
         if (p[10] == (uint8_t) s->role)
                 return fail(s, -EPROTO, "the peer claims to be a%s %s too", s->role == GLEAN_SECURE_AGENT ? "n" : "",
                             glean_secure_role_name(s->role));
         if (p[10] != (uint8_t) peer_role(s))
-                return fail(s, -EBADMSG, "the peer's %s claims the unknown role %u", what, p[10]);
+                return fail(s, -EBADMSG, "the peer's %s claims the unknown role %u", message_name(p[9]), p[10]);
         if (p[11] != 0)
-                return fail(s, -EBADMSG, "the %s's %s has %u in its reserved byte", peer_name(s), what, p[11]);
-        if (n != size)
-                return fail(s, -EBADMSG, "the %s's %s has %zu bytes, not %zu", peer_name(s), what, n, size);
+                return fail(s, -EBADMSG, "the %s's %s has %u in its reserved byte", peer_name(s), message_name(p[9]),
+                            p[11]);
         return 0;
 }
 
-/* HMAC(K_auth, LABEL_PROOF || role || T || header). */
-static void make_proof(const GleanSecure *s, GleanSecureRole role, const unsigned char *header,
-                       unsigned char out[PROOF_LEN]) {
-        crypto_auth_hmacsha512256_state st;
-        const unsigned char r = (unsigned char) role;
-
-        crypto_auth_hmacsha512256_init(&st, s->k_auth, sizeof(s->k_auth));
-        crypto_auth_hmacsha512256_update(&st, (const unsigned char *) LABEL_PROOF, strlen(LABEL_PROOF));
-        crypto_auth_hmacsha512256_update(&st, &r, 1);
-        crypto_auth_hmacsha512256_update(&st, s->transcript, sizeof(s->transcript));
-        crypto_auth_hmacsha512256_update(&st, header, HEADER_LEN);
-        crypto_auth_hmacsha512256_final(&st, out);
-        sodium_memzero(&st, sizeof(st));
+static void hash_update(crypto_generichash_state *st, const void *p, size_t n) {
+        crypto_generichash_update(st, p, n);
 }
 
-/* BLAKE2b(key K_sess, label || T). */
-static void session_key(const GleanSecure *s, const char *label, unsigned char out[KEY_LEN]) {
-        crypto_generichash_state st;
-
-        crypto_generichash_init(&st, s->k_sess, sizeof(s->k_sess), KEY_LEN);
-        crypto_generichash_update(&st, (const unsigned char *) label, strlen(label));
-        crypto_generichash_update(&st, s->transcript, sizeof(s->transcript));
-        crypto_generichash_final(&st, out, KEY_LEN);
-        sodium_memzero(&st, sizeof(st));
+/* BLAKE2b(key, label): one of the keys from the base key. */
+static void derive(const unsigned char base[KEY_LEN], const char *label, unsigned char out[KEY_LEN]) {
+        crypto_generichash(out, KEY_LEN, (const unsigned char *) label, strlen(label), base, KEY_LEN);
 }
 
-/* The peer's HELLO: the transcript, the session keys, our stream's start
- * and our AUTH queued. */
+/* What a signature covers: LABEL_SIG || role || T || header. */
+static size_t sig_message(const GleanSecure *s, GleanSecureRole role, const unsigned char *header,
+                          unsigned char *out) {
+        size_t n = strlen(LABEL_SIG);
+
+        memcpy(out, LABEL_SIG, n);
+        out[n++] = (unsigned char) role;
+        memcpy(out + n, s->transcript, HASH_LEN);
+        n += HASH_LEN;
+        memcpy(out + n, header, HEADER_LEN);
+        return n + HEADER_LEN;
+}
+#define SIG_MESSAGE_MAX (sizeof(LABEL_SIG) + HASH_LEN + HEADER_LEN)
+
+/* Our AUTH queued: our stream's header, with TOKEN our signature and (the
+ * agent) our token, sealed under our handshake key. */
+static int send_auth(GleanSecure *s) {
+        unsigned char plain[HEADER_LEN + SIG_LEN + GLEAN_TOKEN_TEXT_MAX], msg[GLEAN_SECURE_HANDSHAKE_MAX];
+        unsigned char nonce[crypto_aead_xchacha20poly1305_ietf_NPUBBYTES] = { 0 };
+        unsigned long long clen = 0;
+        size_t n = HEADER_LEN;
+        int r;
+
+        crypto_secretstream_xchacha20poly1305_init_push(&s->push, plain, s->k_push);
+        sodium_memzero(s->k_push, sizeof(s->k_push));
+        if (s->method == GLEAN_SECURE_TOKEN) {
+                unsigned char m[SIG_MESSAGE_MAX];
+                size_t mlen = sig_message(s, s->role, plain, m);
+                const uint8_t *sk = s->role == GLEAN_SECURE_AGENT ? s->cred->key.sk : s->signing->sk;
+
+                crypto_sign_ed25519_detached(plain + n, NULL, m, mlen, sk);
+                n += SIG_LEN;
+                if (s->role == GLEAN_SECURE_AGENT) {
+                        memcpy(plain + n, s->cred->text, s->cred->text_len);
+                        n += s->cred->text_len;
+                }
+        }
+        put_prefix(msg, MSG_AUTH, s->role);
+        crypto_aead_xchacha20poly1305_ietf_encrypt(msg + PREFIX_LEN, &clen, plain, n, msg, PREFIX_LEN, NULL, nonce,
+                                                   s->k_hs_push);
+        sodium_memzero(plain, sizeof(plain));
+        r = queue_frame(s, msg, PREFIX_LEN + (size_t) clen);
+        if (r < 0)
+                return r;
+        s->auth_sent = true;
+        return 0;
+}
+
+/* The negotiator refuses the agent (TOKEN): REFUSE with the reason
+ * queued, then s fails with error and that reason. */
+__attribute__((format(printf, 3, 4))) static int refuse(GleanSecure *s, int error, const char *fmt, ...) {
+        unsigned char msg[PREFIX_LEN + GLEAN_SECURE_REFUSE_MAX];
+        char why[GLEAN_SECURE_REFUSE_MAX + 1];
+        va_list ap;
+        int n;
+
+        va_start(ap, fmt);
+        n = vsnprintf(why, sizeof(why), fmt, ap);
+        va_end(ap);
+        if (n <= 0)
+                n = (int) strlen(strcpy(why, "refused"));
+        if ((size_t) n > GLEAN_SECURE_REFUSE_MAX)
+                n = GLEAN_SECURE_REFUSE_MAX;
+        put_prefix(msg, MSG_REFUSE, s->role);
+        memcpy(msg + PREFIX_LEN, why, (size_t) n);
+        (void) queue_frame(s, msg, PREFIX_LEN + (size_t) n);
+        return fail(s, error, "%s", why);
+}
+
+/* The peer's HELLO: the method, the transcript, every key; our AUTH
+ * queued unless we are a negotiator checking a token first. */
 static int on_hello(GleanSecure *s, const unsigned char *p, size_t n) {
-        unsigned char auth[GLEAN_SECURE_AUTH_SIZE], k_push[KEY_LEN];
+        unsigned char dh[EPH_LEN], base[KEY_LEN];
         bool agent = s->role == GLEAN_SECURE_AGENT;
         crypto_generichash_state st;
+        unsigned theirs, common;
         int r;
 
-        r = check_message(s, p, n, MSG_HELLO, GLEAN_SECURE_HELLO_SIZE);
+        r = check_prefix(s, p, n, 1u << MSG_HELLO, "HELLO");
         if (r < 0)
                 return r;
+        if (n != GLEAN_SECURE_HELLO_SIZE)
+                return fail(s, -EBADMSG, "the %s's HELLO has %zu bytes, not %u", peer_name(s), n,
+                            GLEAN_SECURE_HELLO_SIZE);
+        if (p[HELLO_METHODS + 1] || p[HELLO_METHODS + 2] || p[HELLO_METHODS + 3])
+                return fail(s, -EBADMSG, "the %s's HELLO has non-zero reserved bytes", peer_name(s));
+        theirs = p[HELLO_METHODS] & GLEAN_SECURE_METHODS; /* bits of later methods: not offered to us */
+        common = theirs & s->methods;
+        if (!common)
+                return fail(s, -ENOPROTOOPT,
+                            "no authentication method in common: the %s offers %s, this %s accepts %s "
+                            "(SEC_DEFAULT_AUTHENTICATION_METHODS)",
+                            peer_name(s), glean_secure_methods_name(theirs), glean_secure_role_name(s->role),
+                            glean_secure_methods_name(s->methods));
+        s->method = (common & GLEAN_SECURE_TOKEN) ? GLEAN_SECURE_TOKEN : GLEAN_SECURE_POOL_KEY;
+        s->peer_features = glean_get_le32(p + HELLO_FEATURES);
+
+        if (crypto_scalarmult_curve25519(dh, s->eph_sk, p + PREFIX_LEN) != 0)
+                return fail(s, -EBADMSG, "the %s's ephemeral key is a weak point of the curve", peer_name(s));
+        sodium_memzero(s->eph_sk, sizeof(s->eph_sk));
 
         crypto_generichash_init(&st, NULL, 0, HASH_LEN);
-        crypto_generichash_update(&st, (const unsigned char *) LABEL_TRANSCRIPT, strlen(LABEL_TRANSCRIPT));
-        crypto_generichash_update(&st, agent ? s->hello : p, GLEAN_SECURE_HELLO_SIZE);
-        crypto_generichash_update(&st, agent ? p : s->hello, GLEAN_SECURE_HELLO_SIZE);
+        hash_update(&st, LABEL_TRANSCRIPT, strlen(LABEL_TRANSCRIPT));
+        hash_update(&st, agent ? s->hello : p, GLEAN_SECURE_HELLO_SIZE);
+        hash_update(&st, agent ? p : s->hello, GLEAN_SECURE_HELLO_SIZE);
         crypto_generichash_final(&st, s->transcript, sizeof(s->transcript));
 
-        session_key(s, agent ? LABEL_A2N : LABEL_N2A, k_push);
-        session_key(s, agent ? LABEL_N2A : LABEL_A2N, s->k_pull);
-        sodium_memzero(s->k_sess, sizeof(s->k_sess));
+        /* The pool key goes into every key with POOL_KEY (proving it is
+         * opening the peer's AUTH), and into none with TOKEN. */
+        bool keyed = s->method == GLEAN_SECURE_POOL_KEY;
+        crypto_generichash_init(&st, keyed ? s->k_pool : NULL, keyed ? KEY_LEN : 0, KEY_LEN);
+        hash_update(&st, LABEL_KEYS, strlen(LABEL_KEYS));
+        hash_update(&st, dh, sizeof(dh));
+        hash_update(&st, s->transcript, sizeof(s->transcript));
+        crypto_generichash_final(&st, base, sizeof(base));
+        sodium_memzero(dh, sizeof(dh));
+        sodium_memzero(&st, sizeof(st));
 
-        put_prefix(auth, MSG_AUTH, s->role);
-        crypto_secretstream_xchacha20poly1305_init_push(&s->push, auth + PREFIX_LEN, k_push);
-        sodium_memzero(k_push, sizeof(k_push));
-        make_proof(s, s->role, auth + PREFIX_LEN, auth + PREFIX_LEN + HEADER_LEN);
-        r = queue_frame(s, auth, sizeof(auth));
-        if (r < 0)
-                return r;
+        derive(base, agent ? LABEL_HS_A2N : LABEL_HS_N2A, s->k_hs_push);
+        derive(base, agent ? LABEL_HS_N2A : LABEL_HS_A2N, s->k_hs_pull);
+        derive(base, agent ? LABEL_A2N : LABEL_N2A, s->k_push);
+        derive(base, agent ? LABEL_N2A : LABEL_A2N, s->k_pull);
+        sodium_memzero(base, sizeof(base));
+
         s->state = STATE_AUTH;
+        if (agent || s->method == GLEAN_SECURE_POOL_KEY)
+                return send_auth(s);
         return 0;
 }
 
-/* The peer's AUTH: its proof checked, its stream started. */
-static int on_auth(GleanSecure *s, const unsigned char *p, size_t n) {
-        unsigned char want[PROOF_LEN];
-        const unsigned char *header = p + PREFIX_LEN, *proof = p + PREFIX_LEN + HEADER_LEN;
+/* The REFUSE of a negotiator: its reason, printable bytes only. */
+static int on_refuse(GleanSecure *s, const unsigned char *p, size_t n) {
+        char why[GLEAN_SECURE_REFUSE_MAX + 1];
+        size_t k = n - PREFIX_LEN;
+
+        if (k == 0 || k > GLEAN_SECURE_REFUSE_MAX)
+                return fail(s, -EBADMSG, "the %s's REFUSE has a reason of %zu bytes", peer_name(s), k);
+        for (size_t i = 0; i < k; i++)
+                why[i] = p[PREFIX_LEN + i] >= 0x20 && p[PREFIX_LEN + i] < 0x7f ? (char) p[PREFIX_LEN + i] : '?';
+        why[k] = '\0';
+        return fail(s, -ECONNREFUSED, "the %s refused this agent: %s", peer_name(s), why);
+}
+
+/* The agent's token (negotiator, TOKEN), after its AUTH opened: the token
+ * as the signing key made it, still valid, held by the signer of this
+ * handshake, and accepted by the caller. */
+static int check_agent(GleanSecure *s, const unsigned char *header, const unsigned char *sig,
+                       const unsigned char *text, size_t text_len) {
+        unsigned char m[SIG_MESSAGE_MAX];
+        char why[200] = "";
+        GleanToken t;
         int r;
 
-        r = check_message(s, p, n, MSG_AUTH, GLEAN_SECURE_AUTH_SIZE);
+        r = glean_token_parse((const char *) text, text_len, &t, why, sizeof(why));
+        if (r < 0)
+                return refuse(s, r, "the agent's token: %s", why);
+        r = glean_token_verify(&t, s->signing->pk, (int64_t) time(NULL), why, sizeof(why));
+        if (r < 0)
+                return refuse(s, r, "the token of %s: %s", t.name, why);
+        size_t mlen = sig_message(s, GLEAN_SECURE_AGENT, header, m);
+        if (crypto_sign_ed25519_verify_detached(sig, m, mlen, t.holder) != 0)
+                return refuse(s, -EPERM, "the agent did not prove it holds the key of the token of %s", t.name);
+        if (s->accept) {
+                r = s->accept(&t, s->userdata, why, sizeof(why));
+                if (r < 0)
+                        return refuse(s, r, "%s", why[0] ? why : "the token was not accepted");
+        }
+        s->peer_token = malloc(sizeof(*s->peer_token));
+        if (!s->peer_token)
+                return fail(s, -ENOMEM, "out of memory");
+        *s->peer_token = t;
+        return 0;
+}
+
+/* The peer's AUTH (or, for an agent, a REFUSE): its proof checked, its
+ * stream started; the negotiator's AUTH sent now if it waited. */
+static int on_auth(GleanSecure *s, const unsigned char *p, size_t n) {
+        unsigned char plain[HEADER_LEN + SIG_LEN + GLEAN_TOKEN_TEXT_MAX];
+        unsigned char nonce[crypto_aead_xchacha20poly1305_ietf_NPUBBYTES] = { 0 };
+        unsigned long long plen = 0;
+        bool agent = s->role == GLEAN_SECURE_AGENT;
+        size_t want_min = HEADER_LEN, want_max = HEADER_LEN;
+        int r;
+
+        r = check_prefix(s, p, n, (1u << MSG_AUTH) | (agent ? 1u << MSG_REFUSE : 0), "AUTH");
         if (r < 0)
                 return r;
-        make_proof(s, peer_role(s), header, want);
-        r = crypto_verify_32(want, proof);
-        sodium_memzero(want, sizeof(want));
-        if (r != 0)
-                return fail(s, -EPERM, "the %s did not prove it holds the pool key (its key differs from ours)",
+        if (p[9] == MSG_REFUSE)
+                return on_refuse(s, p, n);
+        if (s->method == GLEAN_SECURE_TOKEN) {
+                want_min = want_max = HEADER_LEN + SIG_LEN;
+                if (!agent) {
+                        want_min += sizeof(GLEAN_TOKEN_PREFIX);
+                        want_max += GLEAN_TOKEN_TEXT_MAX;
+                }
+        }
+        if (n < PREFIX_LEN + AEAD_TAG + want_min || n > PREFIX_LEN + AEAD_TAG + want_max)
+                return fail(s, -EBADMSG, "the %s's AUTH has %zu bytes, not %zu..%zu for the %s", peer_name(s), n,
+                            PREFIX_LEN + AEAD_TAG + want_min, PREFIX_LEN + AEAD_TAG + want_max,
+                            glean_secure_methods_name(s->method));
+        if (crypto_aead_xchacha20poly1305_ietf_decrypt(plain, &plen, NULL, p + PREFIX_LEN, n - PREFIX_LEN, p,
+                                                       PREFIX_LEN, nonce, s->k_hs_pull) != 0) {
+                if (s->method == GLEAN_SECURE_POOL_KEY)
+                        return fail(s, -EPERM, "the %s did not prove it holds the pool key (its key differs from ours)",
+                                    peer_name(s));
+                return fail(s, -EPERM, "the %s's AUTH does not open: it is not the end this handshake began with",
                             peer_name(s));
-        crypto_secretstream_xchacha20poly1305_init_pull(&s->pull, header, s->k_pull);
+        }
+        if (s->method == GLEAN_SECURE_TOKEN) {
+                if (agent) {
+                        unsigned char m[SIG_MESSAGE_MAX];
+                        size_t mlen = sig_message(s, GLEAN_SECURE_NEGOTIATOR, plain, m);
+                        if (crypto_sign_ed25519_verify_detached(plain + HEADER_LEN, m, mlen, s->manager_pk) != 0) {
+                                char fp[GLEAN_SIGNING_FINGERPRINT_LEN + 8];
+                                glean_signing_key_fingerprint(s->manager_pk, fp);
+                                sodium_memzero(plain, sizeof(plain));
+                                return fail(s, -EPERM,
+                                            "the negotiator is not our central manager: it does not hold the "
+                                            "signing key pinned here (fingerprint %s)",
+                                            fp);
+                        }
+                } else {
+                        r = check_agent(s, plain, plain + HEADER_LEN, plain + HEADER_LEN + SIG_LEN,
+                                        (size_t) plen - HEADER_LEN - SIG_LEN);
+                        if (r < 0) {
+                                sodium_memzero(plain, sizeof(plain));
+                                return r;
+                        }
+                }
+        }
+        crypto_secretstream_xchacha20poly1305_init_pull(&s->pull, plain, s->k_pull);
+        sodium_memzero(plain, sizeof(plain));
+        if (!s->auth_sent) {
+                r = send_auth(s);
+                if (r < 0)
+                        return r;
+        }
         wipe_handshake(s);
+        wipe_credentials(s);
         glean_frame_reader_set_max(s->in, GLEAN_SECURE_FRAME_MAX);
         s->state = STATE_ESTABLISHED;
         return 0;
@@ -268,7 +495,7 @@ static int reader_failed(GleanSecure *s, int r) {
 
         if (r == -EMSGSIZE)
                 return fail(s, r, "the %s announced a %s longer than %u bytes", peer_name(s),
-                            hs ? "handshake message" : "frame", hs ? GLEAN_SECURE_AUTH_SIZE : GLEAN_SECURE_FRAME_MAX);
+                            hs ? "handshake message" : "frame", hs ? GLEAN_SECURE_HANDSHAKE_MAX : GLEAN_SECURE_FRAME_MAX);
         if (r == -EBADMSG)
                 return fail(s, r, "the %s announced a frame of length 0", peer_name(s));
         return fail(s, r, "reading from the %s: %s", peer_name(s), strerror(-r));
@@ -295,11 +522,44 @@ static int run_handshake(GleanSecure *s) {
 
 /* ---- the object ---- */
 
-int glean_secure_new(GleanSecureRole role, const GleanPoolKey *key, GleanSecure **ret) {
+static int copy_auth(GleanSecure *s, const GleanSecureAuth *a) {
+        if (!a || !(a->methods & GLEAN_SECURE_METHODS) || (a->methods & ~(unsigned) GLEAN_SECURE_METHODS))
+                return -EINVAL;
+        s->methods = a->methods;
+        if (a->methods & GLEAN_SECURE_POOL_KEY) {
+                if (!a->pool_key)
+                        return -EINVAL;
+                crypto_kdf_derive_from_key(s->k_pool, sizeof(s->k_pool), GLEAN_POOL_KDF_AUTH, GLEAN_POOL_KDF_CONTEXT,
+                                           a->pool_key->bytes);
+        }
+        if (!(a->methods & GLEAN_SECURE_TOKEN))
+                return 0;
+        if (s->role == GLEAN_SECURE_AGENT) {
+                if (!a->manager_pk || !a->credential)
+                        return -EINVAL;
+                memcpy(s->manager_pk, a->manager_pk, sizeof(s->manager_pk));
+                s->cred = malloc(sizeof(*s->cred));
+                if (!s->cred)
+                        return -ENOMEM;
+                *s->cred = *a->credential;
+        } else {
+                if (!a->signing)
+                        return -EINVAL;
+                s->signing = malloc(sizeof(*s->signing));
+                if (!s->signing)
+                        return -ENOMEM;
+                *s->signing = *a->signing;
+                s->accept = a->accept;
+                s->userdata = a->userdata;
+        }
+        return 0;
+}
+
+int glean_secure_new(GleanSecureRole role, const GleanSecureAuth *auth, GleanSecure **ret) {
         GleanSecure *s;
         int r;
 
-        if (!glean_secure_role_name(role) || !key)
+        if (!glean_secure_role_name(role))
                 return -EINVAL;
         r = glean_sodium_init();
         if (r < 0)
@@ -309,17 +569,17 @@ int glean_secure_new(GleanSecureRole role, const GleanPoolKey *key, GleanSecure 
                 return -ENOMEM;
         s->role = role;
         s->state = STATE_HELLO;
-        r = glean_frame_reader_new(GLEAN_SECURE_AUTH_SIZE, &s->in);
+        r = copy_auth(s, auth);
+        if (r >= 0)
+                r = glean_frame_reader_new(GLEAN_SECURE_HANDSHAKE_MAX, &s->in);
         if (r < 0) {
-                free(s);
+                glean_secure_free(s);
                 return r;
         }
-        crypto_kdf_derive_from_key(s->k_auth, sizeof(s->k_auth), GLEAN_POOL_KDF_AUTH, GLEAN_POOL_KDF_CONTEXT,
-                                   key->bytes);
-        crypto_kdf_derive_from_key(s->k_sess, sizeof(s->k_sess), GLEAN_POOL_KDF_SESSION, GLEAN_POOL_KDF_CONTEXT,
-                                   key->bytes);
         put_prefix(s->hello, MSG_HELLO, role);
-        randombytes_buf(s->hello + PREFIX_LEN, NONCE_LEN);
+        crypto_box_keypair(s->hello + PREFIX_LEN, s->eph_sk); /* X25519 */
+        s->hello[HELLO_METHODS] = (unsigned char) s->methods;
+        glean_put_le32(s->hello + HELLO_FEATURES, 0);
         r = queue_frame(s, s->hello, sizeof(s->hello));
         if (r < 0) {
                 glean_secure_free(s);
@@ -329,9 +589,23 @@ int glean_secure_new(GleanSecureRole role, const GleanPoolKey *key, GleanSecure 
         return 0;
 }
 
+unsigned glean_secure_method(const GleanSecure *s) {
+        return s->state == STATE_ESTABLISHED ? s->method : 0;
+}
+
+uint32_t glean_secure_peer_features(const GleanSecure *s) {
+        return s->state == STATE_ESTABLISHED ? s->peer_features : 0;
+}
+
+const GleanToken *glean_secure_peer_token(const GleanSecure *s) {
+        return s->state == STATE_ESTABLISHED ? s->peer_token : NULL;
+}
+
 void glean_secure_free(GleanSecure *s) {
         if (!s)
                 return;
+        wipe_credentials(s);
+        free(s->peer_token);
         glean_frame_reader_free(s->in);
         glean_buf_done(&s->out);
         sodium_memzero(s, sizeof(*s));
@@ -514,13 +788,13 @@ static int flush_all(GleanSecure *s, int fd, int64_t deadline) {
         }
 }
 
-int glean_secure_handshake(int fd, GleanSecureRole role, const GleanPoolKey *key, int timeout_ms, GleanSecure **ret,
-                           char *why, size_t whylen) {
+int glean_secure_handshake(int fd, GleanSecureRole role, const GleanSecureAuth *auth, int timeout_ms,
+                           GleanSecure **ret, char *why, size_t whylen) {
         _cleanup_(glean_secure_freep) GleanSecure *s = NULL;
         int64_t deadline = glean_deadline(timeout_ms);
         int r;
 
-        r = glean_secure_new(role, key, &s);
+        r = glean_secure_new(role, auth, &s);
         if (r < 0)
                 return glean_why(r, why, whylen, "cannot start a handshake: %s", strerror(-r));
         for (;;) {

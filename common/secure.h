@@ -1,9 +1,24 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * secure.h — the pool's authenticated, sealed transport: agents and the
- * central manager prove to each other that they hold the pool key, then
- * every frame between them is encrypted and authenticated. docs/protocol.md
- * says the same at more length.
+ * secure.h — the pool's authenticated, sealed transport: an agent and the
+ * central manager prove who they are to each other, agree on session keys
+ * that a later leak of any long-term key does not reveal, then every frame
+ * between them is encrypted and authenticated. docs/protocol.md says the
+ * same at more length.
+ *
+ * Two ways to authenticate (methods), chosen by configuration
+ * (SEC_DEFAULT_AUTHENTICATION_METHODS):
+ *
+ *   TOKEN     each agent holds a token the central manager signed
+ *             (token.h) and its own Ed25519 key; it proves both. The
+ *             central manager proves it holds the signing key whose
+ *             public half the agent pinned. A machine can only be itself.
+ *   POOL_KEY  every machine holds the same 32-byte pool key (below) and
+ *             proves it; any holder can pretend to be any machine or the
+ *             central manager. For small trusted clusters and migration.
+ *
+ * When both ends offer both, TOKEN is used; with none in common both
+ * refuse, naming what each offers.
  *
  * The pool key. 32 random bytes shared by every machine of the pool, in a
  * root-only file (POOL_KEY_FILE, default /etc/glean/pool.key): exactly 64
@@ -15,59 +30,77 @@
  *
  * Framing. Everything on the connection is frames of common/proto.h: a
  * 4-byte big-endian length N, then N bytes. Before the handshake is done
- * only the two handshake messages are accepted (N <= GLEAN_SECURE_AUTH_SIZE;
+ * only handshake messages are accepted (N <= GLEAN_SECURE_HANDSHAKE_MAX;
  * more is -EMSGSIZE, so an unauthenticated peer can make us buffer almost
  * nothing); afterwards only sealed frames (GLEAN_SECURE_OVERHEAD < N <=
  * GLEAN_SECURE_FRAME_MAX). N = 0 is -EBADMSG.
  *
- * Handshake. Both ends send HELLO at once, then AUTH as soon as they have
- * the peer's HELLO; neither waits for the other's proof before sending its
- * own, so the whole handshake takes one round trip. All integers are
- * single bytes.
+ * Handshake (version 2). Both ends send HELLO at once. The agent sends
+ * its AUTH as soon as it has the negotiator's HELLO; the negotiator sends
+ * its AUTH then too with the pool key, and with a token only once it has
+ * checked the agent's (else it sends REFUSE and a reason and closes), so
+ * that an agent refused learns why. Integers are little-endian.
  *
- *   HELLO (44 bytes)                   AUTH (68 bytes)
- *    0  8  magic "GLEANSEC"             0  8  magic "GLEANSEC"
- *    8  1  version, 1                   8  1  version, 1
- *    9  1  type, 1                      9  1  type, 2
- *   10  1  role: 1 agent, 2 negotiator 10  1  role (as in the HELLO)
- *   11  1  0 (reserved)                11  1  0 (reserved)
- *   12 32  nonce, fresh random bytes   12 24  secretstream header of the
- *                                             sender's stream
- *                                      36 32  proof
+ *   HELLO (52 bytes)                       AUTH (N bytes)
+ *    0  8  magic "GLEANSEC"                 0  8  magic "GLEANSEC"
+ *    8  1  version, 2                       8  1  version, 2
+ *    9  1  type, 1                          9  1  type, 2
+ *   10  1  role: 1 agent, 2 negotiator     10  1  role (as in the HELLO)
+ *   11  1  0 (reserved)                    11  1  0 (reserved)
+ *   12 32  ephemeral X25519 public key     12  -  AEAD(K_hs of the sender's
+ *   44  1  methods offered: bit 0 pool            direction, nonce 0, the 12
+ *          key, bit 1 token                       bytes before as data) of:
+ *   45  3  0 (reserved)                           24 secretstream header
+ *   48  4  features (none defined yet:            64 signature (TOKEN)
+ *          an end ignores bits it does            .. the agent's token's
+ *          not know)                                 text (TOKEN, agent)
  *
- * A peer must speak version 1 (else -EPROTONOSUPPORT) and have the other
- * role (an agent talks only to a negotiator and the other way round, so a
- * reflected HELLO is refused: -EPROTO). Anything else malformed: -EBADMSG.
+ *   REFUSE: the 12-byte prefix with type 3, then 1..200 bytes of reason.
  *
- * Keys. With PK the pool key, BLAKE2b the unkeyed or keyed hash
- * (crypto_generichash, 32-byte output), KDF libsodium's crypto_kdf
- * (BLAKE2b, context "glnpool1") and HMAC HMAC-SHA-512-256 (crypto_auth):
+ * A peer must speak version 2 (else -EPROTONOSUPPORT, the reason naming
+ * both versions; the version byte is where version 1 had it, so either
+ * end of a mixed pair says so) and have the other role (-EPROTO: a
+ * reflected HELLO is refused). Anything else malformed: -EBADMSG.
  *
- *   K_auth = KDF(PK, id 1)           K_sess = KDF(PK, id 2)
- *   T      = BLAKE2b("glean-pool-transcript-v1" || HELLO_agent || HELLO_negotiator)
- *   proof  = HMAC(K_auth, "glean-pool-proof" || role || T || header)
- *   K_a2n  = BLAKE2b(key K_sess, "glean-pool-a2n" || T)   agent -> negotiator
- *   K_n2a  = BLAKE2b(key K_sess, "glean-pool-n2a" || T)   negotiator -> agent
+ * Keys. With DH = X25519(our ephemeral secret, the peer's ephemeral
+ * public key) (an all-zero result is refused), BLAKE2b(key k, ...) the
+ * keyed hash (crypto_generichash, 32 bytes), K_pool = KDF(PK, id 1) with
+ * POOL_KEY and no key with TOKEN:
  *
- * T covers both nonces, both roles and both versions (the whole HELLOs as
- * sent), the proof binds the prover's role and the header of its stream,
- * and a wrong proof is -EPERM: the peer does not hold our pool key. Fresh
- * nonces on both sides make every session's T and keys new, so a recorded
- * session replayed to either end fails its proof.
+ *   T      = BLAKE2b("glean-transcript-v2" || HELLO_agent || HELLO_negotiator)
+ *   B      = BLAKE2b(key K_pool, "glean-keys-v2" || DH || T)
+ *   K_x    = BLAKE2b(key B, label x) for x in hs-a2n, hs-n2a, a2n, n2a
+ *   sig    = Ed25519(the sender's key, "glean-auth-v2" || role || T || header)
+ *
+ * T covers both ephemeral keys, roles, versions, methods and features (the
+ * whole HELLOs as sent: a downgrade by an attacker changes every key).
+ * An AUTH that does not open under K_hs is -EPERM: the peer does not hold
+ * our pool key, or (TOKEN) is not the end the ephemeral keys were agreed
+ * with. With TOKEN the negotiator's signature is checked against the
+ * pinned key (-EPERM: not our central manager) and the agent's token as
+ * glean_token_verify() says (-EXDEV, -EKEYREJECTED, -EKEYEXPIRED,
+ * -ENOTCONN), then its signature by the key the token names (-EPERM), then
+ * by the caller's accept() (its error, e.g. -EKEYREVOKED). The ephemeral
+ * secrets are wiped once the keys are made: a recorded session cannot be
+ * read later even with every long-term key (forward secrecy).
  *
  * Sealed frames. Each direction is one crypto_secretstream_xchacha20poly1305
- * stream, keyed with that direction's key and started with the header of
- * the sender's AUTH. Each frame's N bytes are one secretstream message
- * (tag MESSAGE, no additional data): GLEAN_SECURE_OVERHEAD bytes more than
- * its plaintext, which is 1..GLEAN_FRAME_MAX bytes. The stream's internal
- * counter makes a frame that was altered, forged, replayed, reordered or
- * follows a dropped one fail to authenticate: -EBADMSG.
+ * stream, keyed K_a2n or K_n2a and started with the header of the sender's
+ * AUTH. Each frame's N bytes are one secretstream message (tag MESSAGE, no
+ * additional data): GLEAN_SECURE_OVERHEAD bytes more than its plaintext,
+ * which is 1..GLEAN_FRAME_MAX bytes. The stream's internal counter makes a
+ * frame that was altered, forged, replayed, reordered or follows a dropped
+ * one fail to authenticate: -EBADMSG.
  *
  * Errors. Every failure is sticky (the object refuses everything after it
  * and has wiped its keys), comes with a one-line reason
  * (glean_secure_reason()) and means: close the connection.
  *
- *   -EPERM            the peer's proof is wrong (another pool key)
+ *   -EPERM            the peer's proof is wrong (another pool key, not our
+ *                     central manager, not the token's holder)
+ *   -ENOPROTOOPT      no authentication method in common
+ *   -ECONNREFUSED     the negotiator refused us (its REFUSE reason follows)
+ *   -EXDEV, -EKEYREJECTED, -EKEYEXPIRED, -ENOTCONN  the agent's token
  *   -EBADMSG          a malformed handshake message; a sealed frame that
  *                     does not authenticate; a frame of length 0
  *   -EMSGSIZE         a declared length above the limit of the phase
@@ -75,7 +108,7 @@
  *   -EPROTO           the peer claims our own role
  *   -ETIMEDOUT        the handshake did not finish in time
  *   -EPIPE            end of file (between frames or in the middle of one)
- *   -ENOMEM, -errno   from the system
+ *   -ENOMEM, -errno   from the system, or from accept()
  *
  * Conventions as in proto.h: >= 0 success, -errno failure, ret_* set only
  * on success. A GleanSecure is used by one thread at a time.
@@ -87,13 +120,16 @@
 #include <stdint.h>
 
 #include "proto.h"
+#include "token.h"
 
-#define GLEAN_SECURE_VERSION 1
+#define GLEAN_SECURE_VERSION 2
 #define GLEAN_POOL_KEY_SIZE 32u
 #define GLEAN_POOL_KEY_FINGERPRINT_LEN 16u /* hexadecimal digits */
 
-#define GLEAN_SECURE_HELLO_SIZE 44u
-#define GLEAN_SECURE_AUTH_SIZE 68u
+#define GLEAN_SECURE_HELLO_SIZE 52u
+#define GLEAN_SECURE_REFUSE_MAX 200u /* bytes of reason */
+/* the longest handshake message: the agent's AUTH with the longest token */
+#define GLEAN_SECURE_HANDSHAKE_MAX (12u + 24u + 64u + GLEAN_TOKEN_TEXT_MAX + 16u)
 #define GLEAN_SECURE_OVERHEAD 17u /* crypto_secretstream_xchacha20poly1305_ABYTES */
 #define GLEAN_SECURE_FRAME_MAX (GLEAN_FRAME_MAX + GLEAN_SECURE_OVERHEAD) /* N of a sealed frame */
 
@@ -143,9 +179,45 @@ const char *glean_secure_role_name(GleanSecureRole role);
 
 typedef struct GleanSecure GleanSecure;
 
-/* A connection's end for role, proving key (copied: derived keys only are
- * kept). Our HELLO is queued for output at once. -EINVAL, -ENOMEM, -EIO. */
-int glean_secure_new(GleanSecureRole role, const GleanPoolKey *key, GleanSecure **ret);
+enum {
+        GLEAN_SECURE_POOL_KEY = 1u << 0,
+        GLEAN_SECURE_TOKEN = 1u << 1,
+        GLEAN_SECURE_METHODS = GLEAN_SECURE_POOL_KEY | GLEAN_SECURE_TOKEN,
+};
+
+/* "pool key", "token", "pool key or token", "nothing" */
+const char *glean_secure_methods_name(unsigned methods);
+
+/* What an end proves and accepts. Everything is copied by
+ * glean_secure_new(): the caller's may go away. */
+typedef struct GleanSecureAuth {
+        unsigned methods; /* GLEAN_SECURE_*: offered (agent), accepted (negotiator) */
+        const GleanPoolKey *pool_key;   /* POOL_KEY */
+        /* TOKEN. The agent: the manager's pinned public key and its own
+         * credential. The negotiator: the signing key (whose public half
+         * the agents pin), and accept(), asked about a token whose
+         * signature, times and holder checked: 0 to let it in, or -errno
+         * with why (e.g. -EKEYREVOKED "token ... was revoked ..."). */
+        const uint8_t *manager_pk;      /* agent: 32 bytes */
+        const GleanCredential *credential; /* agent */
+        const GleanSigningKey *signing; /* negotiator */
+        int (*accept)(const GleanToken *t, void *userdata, char *why, size_t whylen);
+        void *userdata;
+} GleanSecureAuth;
+
+/* What an end of the pool key alone proves (clients, tests, benchmarks). */
+#define GLEAN_SECURE_POOL_AUTH(key) (&(const GleanSecureAuth){ .methods = GLEAN_SECURE_POOL_KEY, .pool_key = (key) })
+
+/* A connection's end for role, proving what auth offers. Our HELLO is
+ * queued for output at once. -EINVAL (a method without what it needs),
+ * -ENOMEM, -EIO. */
+int glean_secure_new(GleanSecureRole role, const GleanSecureAuth *auth, GleanSecure **ret);
+
+/* Once established: the method used, the peer's features, and (the
+ * negotiator, TOKEN) the agent's token as checked; NULL otherwise. */
+unsigned glean_secure_method(const GleanSecure *s);
+uint32_t glean_secure_peer_features(const GleanSecure *s);
+const GleanToken *glean_secure_peer_token(const GleanSecure *s);
 /* Wipes and frees; accepts NULL. */
 void glean_secure_free(GleanSecure *s);
 
@@ -202,8 +274,8 @@ int glean_secure_flush(GleanSecure *s, int fd);
  *
  * _handshake runs the whole handshake on a connected fd: 0 and an
  * established s, or the error with its reason in why. */
-int glean_secure_handshake(int fd, GleanSecureRole role, const GleanPoolKey *key, int timeout_ms, GleanSecure **ret,
-                           char *why, size_t whylen);
+int glean_secure_handshake(int fd, GleanSecureRole role, const GleanSecureAuth *auth, int timeout_ms,
+                           GleanSecure **ret, char *why, size_t whylen);
 /* Seals payload and sends it with everything queued before it. */
 int glean_secure_send(GleanSecure *s, int fd, const void *payload, size_t len, int timeout_ms);
 /* Receives the next frame: 0 and its plaintext (as _next_frame). Bytes

@@ -80,6 +80,19 @@ int config_expand(const Config *cfg, const char *text, char **ret, ConfigError *
 int config_get_int(const Config *cfg, const char *name, int64_t *ret, ConfigError *err);
 int config_get_real(const Config *cfg, const char *name, double *ret, ConfigError *err);
 int config_get_bool(const Config *cfg, const char *name, bool *ret, ConfigError *err);
+/* SEC_DEFAULT_AUTHENTICATION_METHODS as the methods of the pool's
+ * connections (the values of GLEAN_SECURE_POOL_KEY and _TOKEN): TOKEN
+ * (TOKENS, IDTOKEN, IDTOKENS) and PASSWORD (POOL_KEY), case-insensitive;
+ * FS is accepted and means nothing more (local users are always known by
+ * their socket's credentials). Unset or empty: 0, meaning what the
+ * machine holds (a daemon decides: secure.h, docs). Any other word (SSL,
+ * KERBEROS, ...) or a list without TOKEN or PASSWORD is -EINVAL with err
+ * naming the knob's file and line. */
+enum {
+        CONFIG_AUTH_POOL_KEY = 1u << 0,
+        CONFIG_AUTH_TOKEN = 1u << 1,
+};
+int config_get_auth_methods(const Config *cfg, unsigned *ret, ConfigError *err);
 /* A ClassAd expression (START, RANK, ...), parsed in the given mode. */
 int config_get_expr(const Config *cfg, const char *name, CaMode mode, ClassAdExpr **ret, ConfigError *err);
 /* A list: items separated by commas and/or white space; NULL-terminated,

@@ -214,6 +214,60 @@ int config_get_list(const Config *cfg, const char *name, char ***ret, ConfigErro
         return 0;
 }
 
+int config_get_auth_methods(const Config *cfg, unsigned *ret, ConfigError *err) {
+        static const struct {
+                const char *word;
+                unsigned method;
+        } known[] = {
+                { "TOKEN", CONFIG_AUTH_TOKEN },        { "TOKENS", CONFIG_AUTH_TOKEN },
+                { "IDTOKEN", CONFIG_AUTH_TOKEN },      { "IDTOKENS", CONFIG_AUTH_TOKEN },
+                { "PASSWORD", CONFIG_AUTH_POOL_KEY },  { "POOL_KEY", CONFIG_AUTH_POOL_KEY },
+                { "FS", 0 }, /* local users: always SO_PEERCRED on the unix sockets */
+        };
+        const char *name = "SEC_DEFAULT_AUTHENTICATION_METHODS";
+        _cleanup_config_free_ char *buf = NULL;
+        const ConfigEntry *e;
+        const char *value;
+        char **words = NULL;
+        unsigned methods = 0;
+        int r;
+
+        r = get_value(cfg, name, &buf, &value, &e, err);
+        if (r == -ENOENT || (r >= 0 && !value[strspn(value, " \t,")])) {
+                *ret = 0;
+                return 0;
+        }
+        if (r < 0)
+                return r;
+        const char *file = config_entry_file(cfg, e);
+        int line = e->line;
+        r = config_split_list(value, &words);
+        if (r < 0)
+                return config_error(err, NULL, 0, r, "out of memory");
+        for (char **w = words; *w; w++) {
+                size_t i;
+                for (i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+                        if (strcasecmp(*w, known[i].word) == 0)
+                                break;
+                if (i == sizeof(known) / sizeof(known[0])) {
+                        r = config_error(err, file, line, -EINVAL,
+                                         "%s: glean cannot use the authentication method %.64s (it knows TOKEN, "
+                                         "also spelt IDTOKENS, PASSWORD, the pool key, and FS)",
+                                         name, *w);
+                        config_strv_free(words);
+                        return r;
+                }
+                methods |= known[i].method;
+        }
+        config_strv_free(words);
+        if (!methods)
+                return config_error(err, file, line, -EINVAL,
+                                    "%s = %.160s names no method the pool's connections can use (TOKEN or PASSWORD)",
+                                    name, value);
+        *ret = methods;
+        return 0;
+}
+
 /* "SLOT<N>_<name>" */
 static int slot_name(unsigned slot, const char *name, char *buf, size_t size) {
         int n = snprintf(buf, size, "SLOT%u_%s", slot, name);

@@ -2,15 +2,19 @@
 /*
  * fuzz-secure — libFuzzer target for the pool's sealed transport
  * (common/secure.h), on the receiving side. The pool key is fixed (32
- * bytes of 0x42), so the fuzzer can never hold the session keys. The
- * first byte of an input selects the mode:
+ * bytes of 0x42), the signing key and the agent's credential made from
+ * fixed seeds, and every end makes a fresh ephemeral key, so the fuzzer
+ * can never hold the session keys. The first byte of an input selects the
+ * mode:
  *
  *   bit 0 = 0  raw: the rest is a byte stream from a peer, fed to a fresh
- *              end (bit 1: 0 a negotiator, 1 an agent) in chunks of
- *              ((byte >> 2) % 64) + 1 bytes (0: all at once). The end must
- *              never get established (the fuzzer cannot prove the key),
- *              never hand out a frame, fail only with the documented
- *              errors, each with a reason, and keep failing the same way.
+ *              end (bit 1: 0 a negotiator, 1 an agent; bit 2: 0 of the pool
+ *              key, 1 of tokens) in chunks of ((byte >> 3) % 32) + 1 bytes
+ *              (0: all at once). The end must never get established (the
+ *              fuzzer cannot prove anything), never hand out a frame, fail
+ *              only with the documented errors, each with a reason, and
+ *              keep failing the same way; what it sends is at most a HELLO,
+ *              an AUTH and a REFUSE.
  *
  *   bit 0 = 1  sealed: a real agent and negotiator finish a handshake in
  *              memory, then the rest is records [op][len: 2 bytes][len
@@ -33,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "secure.h"
 
@@ -52,9 +57,39 @@ static const GleanPoolKey *fuzz_key(void) {
         return &k;
 }
 
+/* The token ends: a signing key and an agent's credential it signed,
+ * valid for ten years from the first run. */
+static const GleanSecureAuth *token_auth(GleanSecureRole role) {
+        static GleanSigningKey manager;
+        static GleanCredential cred;
+        static GleanSecureAuth agent, negotiator;
+        static bool made;
+
+        if (!made) {
+                uint8_t seed[32];
+                char *text = NULL, why[256];
+                int64_t now = (int64_t) time(NULL);
+                memset(seed, 0x17, sizeof seed);
+                if (glean_signing_key_from_seed(seed, &manager) < 0)
+                        fail("glean_signing_key_from_seed() failed", NULL);
+                memset(seed, 0x29, sizeof seed);
+                if (glean_signing_key_from_seed(seed, &cred.key) < 0 ||
+                    glean_token_issue(&manager, "agent@fuzz.example.org", GLEAN_RIGHTS_AGENT, now, now + 315360000,
+                                      cred.key.pk, &text, &cred.token, why, sizeof why) < 0)
+                        fail("cannot make the agent's token", why);
+                cred.text_len = strlen(text);
+                memcpy(cred.text, text, cred.text_len + 1);
+                free(text);
+                agent = (GleanSecureAuth){ .methods = GLEAN_SECURE_TOKEN, .manager_pk = manager.pk, .credential = &cred };
+                negotiator = (GleanSecureAuth){ .methods = GLEAN_SECURE_TOKEN, .signing = &manager };
+                made = true;
+        }
+        return role == GLEAN_SECURE_AGENT ? &agent : &negotiator;
+}
+
 static bool documented(int r) {
         return r == -EBADMSG || r == -EMSGSIZE || r == -EPERM || r == -EPROTO || r == -EPROTONOSUPPORT ||
-               r == -ENOMEM;
+               r == -ENOPROTOOPT || r == -ECONNREFUSED || r == -ENOMEM;
 }
 
 /* An error must be documented, have a reason, and stick. */
@@ -72,11 +107,12 @@ static void check_error(GleanSecure *s, int r) {
 
 static void fuzz_raw(uint8_t mode, const uint8_t *data, size_t size) {
         GleanSecureRole role = mode & 2 ? GLEAN_SECURE_AGENT : GLEAN_SECURE_NEGOTIATOR;
-        size_t chunk = mode >> 2 ? ((size_t) (mode >> 2) % 64) + 1 : size;
+        const GleanSecureAuth *auth = mode & 4 ? token_auth(role) : GLEAN_SECURE_POOL_AUTH(fuzz_key());
+        size_t chunk = mode >> 3 ? ((size_t) (mode >> 3) % 32) + 1 : size;
         GleanSecure *s = NULL;
         int r = 0;
 
-        if (glean_secure_new(role, fuzz_key(), &s) < 0)
+        if (glean_secure_new(role, auth, &s) < 0)
                 fail("glean_secure_new() failed", NULL);
         for (size_t off = 0; off < size && r == 0; off += chunk) {
                 size_t k = size - off < chunk ? size - off : chunk;
@@ -90,8 +126,9 @@ static void fuzz_raw(uint8_t mode, const uint8_t *data, size_t size) {
                         fail("established with a peer that cannot hold the key", NULL);
         }
         const void *out;
-        if (glean_secure_output(s, &out) > 2 * GLEAN_FRAME_HEADER + GLEAN_SECURE_HELLO_SIZE + GLEAN_SECURE_AUTH_SIZE)
-                fail("more output than a HELLO and an AUTH", NULL);
+        if (glean_secure_output(s, &out) > 3 * GLEAN_FRAME_HEADER + GLEAN_SECURE_HELLO_SIZE +
+                                                   GLEAN_SECURE_HANDSHAKE_MAX + 12 + GLEAN_SECURE_REFUSE_MAX)
+                fail("more output than a HELLO, an AUTH and a REFUSE", NULL);
         if (r < 0)
                 check_error(s, r);
         else if (glean_secure_error(s) != 0)
@@ -140,8 +177,8 @@ static void fuzz_sealed(const uint8_t *data, size_t size) {
         bool intact = true;
         int r = 0;
 
-        if (glean_secure_new(GLEAN_SECURE_AGENT, fuzz_key(), &a) < 0 ||
-            glean_secure_new(GLEAN_SECURE_NEGOTIATOR, fuzz_key(), &n) < 0)
+        if (glean_secure_new(GLEAN_SECURE_AGENT, GLEAN_SECURE_POOL_AUTH(fuzz_key()), &a) < 0 ||
+            glean_secure_new(GLEAN_SECURE_NEGOTIATOR, GLEAN_SECURE_POOL_AUTH(fuzz_key()), &n) < 0)
                 fail("glean_secure_new() failed", NULL);
         for (int i = 0; i < 2; i++) {
                 shuttle(a, n);

@@ -78,8 +78,15 @@ struct Upstream {
         Agent *agent;
         Conn conn;              /* what the manager's claims hold (s->claimant) */
         char *host, *port;
-        char *key_path;
-        GleanPoolKey key;       /* from POOL_KEY_FILE, between its loading and the handshake's start */
+        char *key_path;         /* POOL_KEY_FILE */
+        char *cred_path;        /* SEC_TOKEN_DIRECTORY/machine: our token and our own key */
+        char *manager_key_path; /* SEC_TOKEN_MANAGER_KEY_FILE: the central manager's public key, pinned */
+        unsigned methods_cfg;   /* SEC_DEFAULT_AUTHENTICATION_METHODS (0: what this machine holds) */
+        /* Between their loading and the handshake's start: */
+        unsigned methods;       /* what we offer this time */
+        GleanPoolKey key;
+        GleanCredential cred;
+        uint8_t manager_pk[32];
         double backoff, backoff_max; /* seconds */
         UpState state;
         int fd;
@@ -115,6 +122,47 @@ static void arm_timer(Upstream *up, uint64_t usec_from_now) {
         sd_event_source_set_enabled(up->timer, SD_EVENT_ONESHOT);
 }
 
+/* ---- what we prove ---- */
+
+static void clear_auth(Upstream *up) {
+        glean_pool_key_clear(&up->key);
+        glean_credential_clear(&up->cred);
+        up->methods = 0;
+}
+
+/* Loads what this attempt offers: the methods configured, or (unset) our
+ * token when the machine has a credential, else the pool key. A method
+ * configured whose files cannot be read is an error: why says which. */
+static int load_auth(Upstream *up, char *why, size_t whylen) {
+        unsigned want = up->methods_cfg;
+        char because[512];
+        int r;
+
+        if (!want)
+                want = access(up->cred_path, F_OK) == 0 ? GLEAN_SECURE_TOKEN : GLEAN_SECURE_POOL_KEY;
+        if (want & GLEAN_SECURE_TOKEN) {
+                if ((r = glean_credential_load(up->cred_path, &up->cred, because, sizeof because)) < 0) {
+                        snprintf(why, whylen, "no token: %s (glean token create on the central manager, glean token "
+                                 "install here)", because);
+                        clear_auth(up);
+                        return r;
+                }
+                if ((r = glean_manager_key_load(up->manager_key_path, up->manager_pk, because, sizeof because)) < 0) {
+                        snprintf(why, whylen, "no central manager's key to pin: %s", because);
+                        clear_auth(up);
+                        return r;
+                }
+        }
+        if ((want & GLEAN_SECURE_POOL_KEY) && (r = glean_pool_key_load(up->key_path, &up->key, because,
+                                                                       sizeof because)) < 0) {
+                snprintf(why, whylen, "no pool key: %s", because);
+                clear_auth(up);
+                return r;
+        }
+        up->methods = want;
+        return 0;
+}
+
 /* ---- the end of a connection ---- */
 
 static void close_connection(Upstream *up) {
@@ -130,7 +178,7 @@ static void close_connection(Upstream *up) {
         up->fd = -1;
         glean_secure_free(up->sec);
         up->sec = NULL;
-        glean_pool_key_clear(&up->key);
+        clear_auth(up);
         if (up->addrs)
                 freeaddrinfo(up->addrs);
         up->addrs = up->cur = NULL;
@@ -562,8 +610,12 @@ static void format_addr(Upstream *up, const struct addrinfo *ai) {
 
 /* TCP connected: the sealed handshake. */
 static void start_handshake(Upstream *up) {
-        int r = glean_secure_new(GLEAN_SECURE_AGENT, &up->key, &up->sec);
-        glean_pool_key_clear(&up->key);
+        GleanSecureAuth auth = { .methods = up->methods,
+                                 .pool_key = &up->key,
+                                 .manager_pk = up->manager_pk,
+                                 .credential = &up->cred };
+        int r = glean_secure_new(GLEAN_SECURE_AGENT, &auth, &up->sec);
+        clear_auth(up);
         if (r < 0) {
                 up_fail(up, "cannot start the handshake: %s", strerror(-r));
                 return;
@@ -746,13 +798,14 @@ static int on_timer(sd_event_source *src, uint64_t usec, void *userdata) {
                 return 0;
         switch (up->state) {
         case UP_WAIT: {
-                /* The key first: without it, dialling would only count as a
-                 * failed handshake against this address at the manager. */
-                char why[512];
+                /* The keys first: without them, dialling would only count as
+                 * a failed handshake against this address at the manager.
+                 * Read at every attempt: a token installed is used next. */
+                char why[1200];
                 up->addr[0] = 0;
                 up->fail_reason[0] = 0;
-                if (glean_pool_key_load(up->key_path, &up->key, why, sizeof why) < 0)
-                        up_fail(up, "no pool key: %s", why);
+                if (load_auth(up, why, sizeof why) < 0)
+                        up_fail(up, "%s", why);
                 else
                         resolve(up);
                 break;
@@ -811,8 +864,15 @@ static int split_host_port(const char *spec, const char *def_port, char **ret_ho
         return 0;
 }
 
+static void upstream_free_paths(Upstream *up) {
+        free(up->key_path);
+        free(up->cred_path);
+        free(up->manager_key_path);
+        up->key_path = up->cred_path = up->manager_key_path = NULL;
+}
+
 int agent_upstream_setup(Agent *a) {
-        char *spec = NULL, *port = NULL;
+        char *spec = NULL, *port = NULL, *dir = NULL;
         int r = agent_knob_string(a->cfg, "COLLECTOR_HOST", NULL, &spec);
         if (r < 0)
                 return r;
@@ -822,10 +882,27 @@ int agent_upstream_setup(Agent *a) {
         }
         Upstream *up = calloc(1, sizeof *up);
         if (!up || (r = agent_knob_string(a->cfg, "COLLECTOR_PORT", "9628", &port)) < 0 ||
-            (r = agent_knob_string(a->cfg, "POOL_KEY_FILE", "/etc/glean/pool.key", &up->key_path)) < 0) {
+            (r = agent_knob_string(a->cfg, "POOL_KEY_FILE", "/etc/glean/pool.key", &up->key_path)) < 0 ||
+            (r = agent_knob_string(a->cfg, "SEC_TOKEN_MANAGER_KEY_FILE", "/etc/glean/manager.pub",
+                                   &up->manager_key_path)) < 0 ||
+            (r = agent_knob_string(a->cfg, "SEC_TOKEN_DIRECTORY", "/etc/glean/tokens.d", &dir)) < 0 ||
+            asprintf(&up->cred_path, "%s/machine", dir) < 0) {
                 free(spec);
+                free(dir);
+                upstream_free_paths(up);
                 free(up);
                 return r < 0 ? r : -ENOMEM;
+        }
+        free(dir);
+        ConfigError cerr = { 0 };
+        if ((r = config_get_auth_methods(a->cfg, &up->methods_cfg, &cerr)) < 0) {
+                char *msg = config_error_format(&cerr);
+                glean_log(LOG_ERR, NULL, NULL, 0, "%s", msg ? msg : cerr.msg);
+                free(msg);
+                free(spec);
+                upstream_free_paths(up);
+                free(up);
+                return r;
         }
         r = split_host_port(spec, port, &up->host, &up->port);
         if (r < 0) {
@@ -833,7 +910,7 @@ int agent_upstream_setup(Agent *a) {
                           r == -EINVAL ? " (a port is 1 to 65535)" : "");
                 free(spec);
                 free(port);
-                free(up->key_path);
+                upstream_free_paths(up);
                 free(up);
                 return r;
         }
@@ -874,8 +951,14 @@ int agent_upstream_setup(Agent *a) {
         a->up = up;
         if (r < 0)
                 return glean_log_errno(LOG_ERR, r, "cannot set up the central manager connection");
-        glean_log(LOG_NOTICE, NULL, NULL, 0, "central manager: %s port %s (pool key %s)", up->host, up->port,
-                  up->key_path);
+        if (up->methods_cfg)
+                glean_log(LOG_NOTICE, NULL, NULL, 0, "central manager: %s port %s, authenticated by %s", up->host,
+                          up->port, glean_secure_methods_name(up->methods_cfg));
+        else
+                glean_log(LOG_NOTICE, NULL, NULL, 0,
+                          "central manager: %s port %s, authenticated by this machine's token (%s) once it has one, "
+                          "else by the pool key (%s)",
+                          up->host, up->port, up->cred_path, up->key_path);
         return 0;
 }
 
@@ -923,7 +1006,7 @@ void agent_upstream_free(Agent *a) {
         }
         free(up->host);
         free(up->port);
-        free(up->key_path);
+        upstream_free_paths(up);
         free(up);
         a->up = NULL;
 }

@@ -29,6 +29,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 #include <sys/types.h>
+#include <sys/stat.h>
 
 #include <systemd/sd-event.h>
 
@@ -75,6 +76,8 @@ typedef struct NegoKnobs {
         char *port_file;          /* * NEGOTIATOR_PORT_FILE or --port-file: the port chosen, written */
         char *socket_path;        /* * NEGOTIATOR_SOCKET */
         char *pool_key_file;      /* * POOL_KEY_FILE */
+        char *signing_key_file;   /* * SEC_TOKEN_POOL_SIGNING_KEY_FILE */
+        char *token_registry;     /* * TOKEN_REGISTRY */
         char *database;           /* * NEGOTIATOR_DATABASE */
         char *uid_domain;         /* UID_DOMAIN */
         char **admins;            /* ADMINISTRATORS */
@@ -157,6 +160,10 @@ struct Conn {
         bool hello;             /* the Hello exchange is done */
         bool agent;             /* the peer is a glean-agent (tcp, Peer "glean-agent") */
         char *machine;          /* an agent's Machine */
+        bool has_token;         /* tcp: it proved a token (auth.c), which names it */
+        unsigned token_rights;
+        uint8_t token_id[GLEAN_TOKEN_ID_SIZE];
+        char token_name[GLEAN_TOKEN_NAME_MAX + 1];
         int64_t agent_start;    /* its AgentStartTime */
         int64_t update_interval;/* its UpdateInterval (UPDATE_INTERVAL), 300 when it does not say */
         double hello_at;        /* when its Hello came: slots it did not advertise since are gone */
@@ -272,7 +279,15 @@ struct Nego {
         Config *cfg;
         NegoKnobs k;
         NegoSettings *settings;
+        /* Who may connect (auth.c): the keys, the handshake's end, the
+         * tokens issued and revoked. */
         GleanPoolKey key;
+        GleanSigningKey signing;
+        GleanSecureAuth auth;
+        GleanTokenRegistry registry;
+        struct stat registry_st;     /* of the registry as read */
+        sd_event_source *registry_watch;
+        char *registry_base;         /* its file name in its directory */
         Accountant *acct;
         JobQueue *queue;
 
@@ -353,6 +368,14 @@ int nego_send_text(Conn *c, const char *text, size_t len); /* a message already 
 /* Marks c to be dropped by the post work (after a last flush); logs why
  * when why is non-NULL. */
 void nego_conn_fail(Conn *c, const char *why);
+
+/* ---- auth.c: who may connect, and as whom ---- */
+int nego_auth_setup(Nego *n);  /* at start: the keys, the registry and its watch; -errno logged */
+void nego_auth_free(Nego *n);
+void nego_auth_established(Conn *c); /* its handshake done: what its token says */
+/* An agent's Hello claiming machine: 0, or -EPERM with why (its token names
+ * another; a machine with a token that came with the pool key). */
+int nego_auth_hello(Conn *c, const char *machine, char *why, size_t whylen);
 Conn *nego_conn_by_id(Nego *n, uint64_t id);
 Conn *nego_agent_conn(Nego *n, const char *machine); /* its live connection, NULL when none */
 /* The post work: flush the output of the connections that have some. */

@@ -133,6 +133,8 @@ static void knobs_clear(NegoKnobs *k) {
         free(k->port_file);
         free(k->socket_path);
         free(k->pool_key_file);
+        free(k->signing_key_file);
+        free(k->token_registry);
         free(k->database);
         free(k->uid_domain);
         config_strv_free(k->admins);
@@ -150,6 +152,9 @@ static int knobs_load(const Config *cfg, const char *port_file, NegoKnobs *ret) 
             (r = knob_string(cfg, "NEGOTIATOR_PORT_FILE", NULL, &k.port_file)) < 0 ||
             (r = knob_string(cfg, "NEGOTIATOR_SOCKET", "/run/glean/negotiator.sock", &k.socket_path)) < 0 ||
             (r = knob_string(cfg, "POOL_KEY_FILE", "/etc/glean/pool.key", &k.pool_key_file)) < 0 ||
+            (r = knob_string(cfg, "SEC_TOKEN_POOL_SIGNING_KEY_FILE", "/etc/glean/signing.key",
+                             &k.signing_key_file)) < 0 ||
+            (r = knob_string(cfg, "TOKEN_REGISTRY", "/var/lib/glean/tokens", &k.token_registry)) < 0 ||
             (r = knob_string(cfg, "NEGOTIATOR_DATABASE", "/var/lib/glean/negotiator.db", &k.database)) < 0 ||
             (r = knob_string(cfg, "UID_DOMAIN", "localdomain", &k.uid_domain)) < 0 ||
             (r = knob_int(cfg, "COLLECTOR_PORT", 9628, 0, 65535, &k.port)) < 0 ||
@@ -275,9 +280,12 @@ static void reload(Nego *n) {
         }
         /* What the listeners and the database were opened with stays until a restart. */
         static const char *const fixed[] = { "NEGOTIATOR_ADDRESS", "COLLECTOR_PORT", "NEGOTIATOR_SOCKET",
-                                             "POOL_KEY_FILE", "NEGOTIATOR_DATABASE" };
-        const char *old[] = { n->k.address, NULL, n->k.socket_path, n->k.pool_key_file, n->k.database };
-        const char *new[] = { k.address, NULL, k.socket_path, k.pool_key_file, k.database };
+                                             "POOL_KEY_FILE", "NEGOTIATOR_DATABASE",
+                                             "SEC_TOKEN_POOL_SIGNING_KEY_FILE", "TOKEN_REGISTRY" };
+        const char *old[] = { n->k.address, NULL, n->k.socket_path, n->k.pool_key_file, n->k.database,
+                              n->k.signing_key_file, n->k.token_registry };
+        const char *new[] = { k.address, NULL, k.socket_path, k.pool_key_file, k.database,
+                              k.signing_key_file, k.token_registry };
         for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++) {
                 bool changed = i == 1 ? k.port != n->k.port : strcmp(old[i], new[i]) != 0;
                 if (changed)
@@ -289,6 +297,8 @@ static void reload(Nego *n) {
         KEEP(address);
         KEEP(socket_path);
         KEEP(pool_key_file);
+        KEEP(signing_key_file);
+        KEEP(token_registry);
         KEEP(database);
 #undef KEEP
         k.port = n->k.port;
@@ -594,9 +604,8 @@ static int setup(Nego *n) {
                 return r;
         knobs_clear(&n->k);
         n->k = k;
-        char why[512] = "";
-        if ((r = glean_pool_key_load(n->k.pool_key_file, &n->key, why, sizeof why)) < 0)
-                return glean_log_errno(LOG_ERR, r, "the pool key: %s", why);
+        if ((r = nego_auth_setup(n)) < 0)
+                return r;
         if ((r = glean_strmap_new(true, &n->slots)) < 0 || (r = glean_strmap_new(false, &n->claims)) < 0 ||
             (r = glean_strmap_new(false, &n->matching)) < 0 || (r = glean_strmap_new(false, &n->pending)) < 0)
                 return r;
@@ -656,7 +665,7 @@ static void teardown(Nego *n) {
         queue_close(n->queue);
         acct_close(n->acct);
         nego_settings_free(n->settings);
-        glean_pool_key_clear(&n->key);
+        nego_auth_free(n);
         sd_event_source_unref(n->post);
         sd_event_source_unref(n->tick);
         sd_event_source_unref(n->cycle_timer);

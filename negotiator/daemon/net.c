@@ -623,6 +623,14 @@ static int on_hello(Conn *c, const ClassAd *msg) {
                         nego_conn_fail(c, why);
                         return -EPROTO;
                 }
+                if (nego_auth_hello(c, machine, why, sizeof why) < 0) {
+                        free(machine);
+                        if (glean_msg_reply(msg, false, why, &reply) >= 0)
+                                nego_send(c, reply);
+                        classad_free(reply);
+                        nego_conn_fail(c, why);
+                        return -EPERM;
+                }
                 /* A new connection of the same agent replaces the old one. */
                 Conn *old = nego_agent_conn(n, machine);
                 if (old)
@@ -729,6 +737,7 @@ static void read_tcp(Conn *c) {
                         /* It proved the key: no longer a stranger's handshake. */
                         c->established = true;
                         hs_leave(c);
+                        nego_auth_established(c);
                 }
                 if (queued(c) > 0)
                         flush_want(c); /* our AUTH */
@@ -954,7 +963,7 @@ static int on_accept_tcp(sd_event_source *src, int fd, uint32_t revents, void *u
                 setsockopt(cfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
                 c->addr = key;
                 snprintf(c->addr_text, sizeof c->addr_text, "%s", text);
-                if ((r = glean_secure_new(GLEAN_SECURE_NEGOTIATOR, &n->key, &c->sec)) < 0 ||
+                if ((r = glean_secure_new(GLEAN_SECURE_NEGOTIATOR, &n->auth, &c->sec)) < 0 ||
                     (r = hs_enter(c, text)) < 0) {
                         refusal_log(n, LOG_WARNING, "refused a connection from", text, strerror(-r));
                         conn_free(c);

@@ -221,7 +221,7 @@ static bool mgr_accept(Manager *m, int seconds) {
         mgr_drop(m);
         m->fd = accept4(m->lfd, NULL, NULL, SOCK_CLOEXEC);
         char why[256] = "";
-        int r = m->fd >= 0 ? glean_secure_handshake(m->fd, GLEAN_SECURE_NEGOTIATOR, &m->key, 5000, &m->s, why,
+        int r = m->fd >= 0 ? glean_secure_handshake(m->fd, GLEAN_SECURE_NEGOTIATOR, GLEAN_SECURE_POOL_AUTH(&m->key), 5000, &m->s, why,
                                                     sizeof why)
                            : -errno;
         return GLEAN_TEST_CHECK(r >= 0, "the handshake: %s", why[0] ? why : strerror(-r));

@@ -113,7 +113,7 @@ static int mgr_accept(Manager *m, const GleanPoolKey *key, int seconds, char *wh
         int r = mgr_accept_tcp(m, seconds);
         if (r <= 0)
                 return r < 0 ? r : -ETIMEDOUT;
-        return glean_secure_handshake(m->fd, GLEAN_SECURE_NEGOTIATOR, key ? key : &m->key, 5000, &m->s, why, whylen);
+        return glean_secure_handshake(m->fd, GLEAN_SECURE_NEGOTIATOR, GLEAN_SECURE_POOL_AUTH(key ? key : &m->key), 5000, &m->s, why, whylen);
 }
 
 static bool mgr_send(Manager *m, const ClassAd *msg) {

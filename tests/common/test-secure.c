@@ -22,7 +22,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
+
+#include <sodium.h>
 
 #include <CUnit/CUnit.h>
 
@@ -33,6 +36,32 @@
 #define TIMEOUT_MS 10000
 
 static GleanPoolKey key1, key2;
+/* The pool-key ends: key1's, and key2's (another pool). */
+static GleanSecureAuth pool1, pool2;
+/* The token ends: the central manager's signing key, an agent's credential
+ * it signed, and a key of somebody else's. */
+static GleanSigningKey manager, impostor;
+static GleanCredential cred;
+static GleanSecureAuth tok_agent, tok_neg;
+
+/* A credential for name signed by signer, valid from now + from to now +
+ * to (seconds). */
+static int make_credential(const GleanSigningKey *signer, const char *name, unsigned rights, int64_t from, int64_t to,
+                           GleanCredential *ret) {
+        GleanSigningKey holder;
+        char *text = NULL, why[256];
+        int64_t now = (int64_t) time(NULL);
+
+        if (glean_signing_key_generate(&holder) < 0 ||
+            glean_token_issue(signer, name, rights, now + from, now + to, holder.pk, &text, &ret->token, why,
+                              sizeof why) < 0)
+                return -1;
+        ret->text_len = strlen(text);
+        memcpy(ret->text, text, ret->text_len + 1);
+        ret->key = holder;
+        free(text);
+        return 0;
+}
 
 /* ---- helpers ---- */
 
@@ -80,7 +109,7 @@ static int shuttle(GleanSecure *from, GleanSecure *to, Bytes *rec) {
         return r;
 }
 
-static GleanSecure *new_end(GleanSecureRole role, const GleanPoolKey *key) {
+static GleanSecure *new_end(GleanSecureRole role, const GleanSecureAuth *key) {
         GleanSecure *s = NULL;
 
         CU_ASSERT_EQUAL_FATAL(glean_secure_new(role, key, &s), 0);
@@ -99,7 +128,7 @@ static void run_mem(GleanSecure *a, GleanSecure *n, Bytes *rec_a, Bytes *rec_n) 
 
 /* An agent and a negotiator with a finished handshake. */
 static void pair(GleanSecure **ret_a, GleanSecure **ret_n) {
-        GleanSecure *a = new_end(GLEAN_SECURE_AGENT, &key1), *n = new_end(GLEAN_SECURE_NEGOTIATOR, &key1);
+        GleanSecure *a = new_end(GLEAN_SECURE_AGENT, &pool1), *n = new_end(GLEAN_SECURE_NEGOTIATOR, &pool1);
 
         run_mem(a, n, NULL, NULL);
         GLEAN_TEST_CHECK_FATAL(glean_secure_established(a) && glean_secure_established(n),
@@ -187,7 +216,7 @@ static void test_handshake_and_frames(void) {
 
 /* The handshake and a frame fed one byte at a time. */
 static void test_byte_by_byte(void) {
-        GleanSecure *a = new_end(GLEAN_SECURE_AGENT, &key1), *n = new_end(GLEAN_SECURE_NEGOTIATOR, &key1);
+        GleanSecure *a = new_end(GLEAN_SECURE_AGENT, &pool1), *n = new_end(GLEAN_SECURE_NEGOTIATOR, &pool1);
         Bytes ba = {}, bn = {};
 
         for (int round = 0; round < 3; round++) {
@@ -216,8 +245,8 @@ static void test_byte_by_byte(void) {
 
 static void test_wrong_key(void) {
         for (int side = 0; side < 2; side++) {
-                GleanSecure *a = new_end(GLEAN_SECURE_AGENT, side ? &key2 : &key1);
-                GleanSecure *n = new_end(GLEAN_SECURE_NEGOTIATOR, side ? &key1 : &key2);
+                GleanSecure *a = new_end(GLEAN_SECURE_AGENT, side ? &pool2 : &pool1);
+                GleanSecure *n = new_end(GLEAN_SECURE_NEGOTIATOR, side ? &pool1 : &pool2);
 
                 run_mem(a, n, NULL, NULL);
                 CU_ASSERT_FALSE(glean_secure_established(a));
@@ -234,18 +263,44 @@ static void test_wrong_key(void) {
         }
 }
 
+/* The sizes on the wire of the four handshake messages (HELLO agent,
+ * HELLO negotiator, AUTH agent, AUTH negotiator) between ends a and n. */
+static void wire_sizes(const GleanSecureAuth *a, const GleanSecureAuth *n, size_t sizes[4]) {
+        GleanSecure *ea = new_end(GLEAN_SECURE_AGENT, a), *en = new_end(GLEAN_SECURE_NEGOTIATOR, n);
+        Bytes m[4] = {};
+
+        take_output(ea, &m[0]);
+        take_output(en, &m[1]);
+        CU_ASSERT_EQUAL(glean_secure_feed(en, m[0].data, m[0].len), 0);
+        CU_ASSERT_EQUAL(glean_secure_feed(ea, m[1].data, m[1].len), 0);
+        take_output(ea, &m[2]);
+        CU_ASSERT_EQUAL(glean_secure_feed(en, m[2].data, m[2].len), 0);
+        take_output(en, &m[3]);
+        CU_ASSERT_EQUAL(glean_secure_feed(ea, m[3].data, m[3].len), 0);
+        CU_ASSERT_FATAL(glean_secure_established(ea) && glean_secure_established(en));
+        for (int i = 0; i < 4; i++) {
+                sizes[i] = m[i].len;
+                bytes_done(&m[i]);
+        }
+        glean_secure_free(ea);
+        glean_secure_free(en);
+}
+
 /* Every byte of every handshake message (length prefix included) altered
  * in turn: the end that receives it never gets established. */
-static void test_handshake_altered(void) {
+static void handshake_altered(const GleanSecureAuth *auth_a, const GleanSecureAuth *auth_n) {
         enum { A_HELLO, N_HELLO, A_AUTH, N_AUTH, N_MSGS };
-        const size_t sizes[N_MSGS] = { 4 + GLEAN_SECURE_HELLO_SIZE, 4 + GLEAN_SECURE_HELLO_SIZE,
-                                       4 + GLEAN_SECURE_AUTH_SIZE, 4 + GLEAN_SECURE_AUTH_SIZE };
+        size_t sizes[N_MSGS], all = 0;
         unsigned tried = 0;
 
-        for (int msg = 0; msg < N_MSGS; msg++)
+        wire_sizes(auth_a, auth_n, sizes);
+        CU_ASSERT_EQUAL(sizes[A_HELLO], 4 + GLEAN_SECURE_HELLO_SIZE);
+        CU_ASSERT_EQUAL(sizes[N_HELLO], 4 + GLEAN_SECURE_HELLO_SIZE);
+        for (int msg = 0; msg < N_MSGS; msg++) {
+                all += sizes[msg];
                 for (size_t at = 0; at < sizes[msg]; at++) {
-                        GleanSecure *a = new_end(GLEAN_SECURE_AGENT, &key1);
-                        GleanSecure *n = new_end(GLEAN_SECURE_NEGOTIATOR, &key1);
+                        GleanSecure *a = new_end(GLEAN_SECURE_AGENT, auth_a);
+                        GleanSecure *n = new_end(GLEAN_SECURE_NEGOTIATOR, auth_n);
                         Bytes m[N_MSGS] = {};
 
                         take_output(a, &m[A_HELLO]);
@@ -255,12 +310,12 @@ static void test_handshake_altered(void) {
                                 GleanSecure *from = to == a ? n : a;
                                 if (step >= A_AUTH)
                                         take_output(from, &m[step]);
-                                /* No AUTH from an end that refused the altered HELLO
-                                 * or waits for the rest of a longer one. */
-                                GLEAN_TEST_CHECK(m[step].len == sizes[step] || (m[step].len == 0 && step >= A_AUTH &&
-                                                                                msg == N_AUTH - step),
-                                                 "message %d, byte %zu altered: message %d has %zu bytes", msg,
-                                                 at, step, m[step].len);
+                                /* Up to the altered one, each as it should be;
+                                 * after it, whatever the refusing end sends. */
+                                if (step <= msg)
+                                        GLEAN_TEST_CHECK(m[step].len == sizes[step],
+                                                         "message %d, byte %zu altered: message %d has %zu bytes",
+                                                         msg, at, step, m[step].len);
                                 if (m[step].len == 0)
                                         continue;
                                 if (step == msg)
@@ -276,7 +331,12 @@ static void test_handshake_altered(void) {
                         glean_secure_free(n);
                         tried++;
                 }
-        CU_ASSERT_EQUAL(tried, 2 * (4 + GLEAN_SECURE_HELLO_SIZE) + 2 * (4 + GLEAN_SECURE_AUTH_SIZE));
+        }
+        CU_ASSERT_EQUAL(tried, all);
+}
+
+static void test_handshake_altered(void) {
+        handshake_altered(&pool1, &pool1);
 }
 
 /* Every byte of a sealed frame altered in turn (its length, the
@@ -383,7 +443,7 @@ static void test_reordered_dropped_foreign(void) {
 /* Everything one end sent in a good session, replayed to a fresh end of
  * the other role with the same key: its proof no longer fits. */
 static void test_replayed_session(void) {
-        GleanSecure *a = new_end(GLEAN_SECURE_AGENT, &key1), *n = new_end(GLEAN_SECURE_NEGOTIATOR, &key1);
+        GleanSecure *a = new_end(GLEAN_SECURE_AGENT, &pool1), *n = new_end(GLEAN_SECURE_NEGOTIATOR, &pool1);
         Bytes rec_a = {}, rec_n = {};
 
         run_mem(a, n, &rec_a, &rec_n);
@@ -398,7 +458,7 @@ static void test_replayed_session(void) {
         glean_secure_free(n);
 
         for (int side = 0; side < 2; side++) {
-                GleanSecure *fresh = new_end(side ? GLEAN_SECURE_AGENT : GLEAN_SECURE_NEGOTIATOR, &key1);
+                GleanSecure *fresh = new_end(side ? GLEAN_SECURE_AGENT : GLEAN_SECURE_NEGOTIATOR, &pool1);
                 Bytes *rec = side ? &rec_n : &rec_a;
                 char *m = NULL;
 
@@ -423,23 +483,23 @@ static void test_lengths(void) {
         GleanSecure *a, *n, *fresh;
 
         /* before the handshake: nothing longer than an AUTH */
-        const uint32_t early[] = { GLEAN_SECURE_AUTH_SIZE + 1, GLEAN_SECURE_FRAME_MAX, UINT32_MAX };
+        const uint32_t early[] = { GLEAN_SECURE_HANDSHAKE_MAX + 1, GLEAN_SECURE_FRAME_MAX, UINT32_MAX };
         unsigned char h[4];
         for (size_t i = 0; i < sizeof(early) / sizeof(early[0]); i++) {
-                fresh = new_end(GLEAN_SECURE_NEGOTIATOR, &key1);
+                fresh = new_end(GLEAN_SECURE_NEGOTIATOR, &pool1);
                 put_be32(h, early[i]);
                 CU_ASSERT_EQUAL(glean_secure_feed(fresh, h, 4), -EMSGSIZE);
-                CU_ASSERT(contains(glean_secure_reason(fresh), "announced a handshake message longer than 68 bytes"));
+                CU_ASSERT(contains(glean_secure_reason(fresh), "announced a handshake message longer than 676 bytes"));
                 glean_secure_free(fresh);
         }
-        fresh = new_end(GLEAN_SECURE_NEGOTIATOR, &key1);
+        fresh = new_end(GLEAN_SECURE_NEGOTIATOR, &pool1);
         put_be32(h, 0);
         CU_ASSERT_EQUAL(glean_secure_feed(fresh, h, 4), -EBADMSG);
         CU_ASSERT(contains(glean_secure_reason(fresh), "length 0"));
         glean_secure_free(fresh);
 
         /* an HTTP client knocking: "GET " is a length of 1.2 GB */
-        fresh = new_end(GLEAN_SECURE_NEGOTIATOR, &key1);
+        fresh = new_end(GLEAN_SECURE_NEGOTIATOR, &pool1);
         CU_ASSERT_EQUAL(glean_secure_feed(fresh, "GET / HTTP/1.1\r\n\r\n", 18), -EMSGSIZE);
         glean_secure_free(fresh);
 
@@ -476,7 +536,7 @@ static void test_lengths(void) {
 }
 
 static void test_seal_limits(void) {
-        GleanSecure *a = new_end(GLEAN_SECURE_AGENT, &key1), *n;
+        GleanSecure *a = new_end(GLEAN_SECURE_AGENT, &pool1), *n;
         unsigned char *big = pattern(GLEAN_FRAME_MAX + 1, 3);
 
         CU_ASSERT_EQUAL(glean_secure_seal(a, "x", 1), -ENOTCONN);
@@ -494,22 +554,28 @@ static void test_seal_limits(void) {
         glean_secure_free(n);
 
         GleanSecure *s = NULL;
-        CU_ASSERT_EQUAL(glean_secure_new((GleanSecureRole) 3, &key1, &s), -EINVAL);
+        CU_ASSERT_EQUAL(glean_secure_new((GleanSecureRole) 3, &pool1, &s), -EINVAL);
         CU_ASSERT_PTR_NULL(s);
         CU_ASSERT_PTR_NULL(glean_secure_role_name((GleanSecureRole) 0));
         CU_ASSERT_STRING_EQUAL(glean_secure_role_name(GLEAN_SECURE_AGENT), "agent");
 }
 
-/* A HELLO of our making with one field changed. */
+/* A HELLO of our making with one field changed: a real ephemeral key,
+ * the pool key offered. Version 1's was 44 bytes (a 32-byte nonce). */
 static void feed_hello(GleanSecure *s, unsigned version, unsigned role, const char *magic, int want,
                        const char *reason) {
-        unsigned char h[4 + GLEAN_SECURE_HELLO_SIZE] = { 0, 0, 0, GLEAN_SECURE_HELLO_SIZE };
+        unsigned char h[4 + GLEAN_SECURE_HELLO_SIZE] = { 0 }, sk[32];
+        size_t size = version == 1 ? 44 : GLEAN_SECURE_HELLO_SIZE;
 
+        h[3] = (unsigned char) size;
         memcpy(h + 4, magic, 8);
         h[12] = (unsigned char) version;
         h[13] = 1;
         h[14] = (unsigned char) role;
-        int r = glean_secure_feed(s, h, sizeof(h));
+        crypto_box_keypair(h + 16, sk);
+        if (version != 1)
+                h[4 + 44] = GLEAN_SECURE_POOL_KEY;
+        int r = glean_secure_feed(s, h, 4 + size);
         GLEAN_TEST_CHECK(r == want, "version %u role %u: %d, want %d (%s)", version, role, r, want,
                          glean_secure_reason(s));
         GLEAN_TEST_CHECK(contains(glean_secure_reason(s), reason), "reason \"%s\", want \"%s\"",
@@ -523,30 +589,308 @@ static void test_versions_and_roles(void) {
                 int want;
                 const char *reason;
         } cases[] = {
-                { 1, GLEAN_SECURE_AGENT, "GLEANSEC", 0, "" },
-                { 2, GLEAN_SECURE_AGENT, "GLEANSEC", -EPROTONOSUPPORT,
-                  "the agent speaks pool protocol version 2, this negotiator speaks 1" },
-                { 1, GLEAN_SECURE_NEGOTIATOR, "GLEANSEC", -EPROTO, "the peer claims to be a negotiator too" },
-                { 1, 7, "GLEANSEC", -EBADMSG, "unknown role 7" },
-                { 1, GLEAN_SECURE_AGENT, "SSH-2.0-", -EBADMSG, "not a glean pool peer" },
+                { 2, GLEAN_SECURE_AGENT, "GLEANSEC", 0, "" },
+                { 1, GLEAN_SECURE_AGENT, "GLEANSEC", -EPROTONOSUPPORT,
+                  "the agent speaks pool protocol version 1, this negotiator speaks 2" },
+                { 3, GLEAN_SECURE_AGENT, "GLEANSEC", -EPROTONOSUPPORT,
+                  "the agent speaks pool protocol version 3, this negotiator speaks 2" },
+                { 2, GLEAN_SECURE_NEGOTIATOR, "GLEANSEC", -EPROTO, "the peer claims to be a negotiator too" },
+                { 2, 7, "GLEANSEC", -EBADMSG, "unknown role 7" },
+                { 2, GLEAN_SECURE_AGENT, "SSH-2.0-", -EBADMSG, "not a glean pool peer" },
         };
 
         for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-                GleanSecure *n = new_end(GLEAN_SECURE_NEGOTIATOR, &key1);
+                GleanSecure *n = new_end(GLEAN_SECURE_NEGOTIATOR, &pool1);
                 feed_hello(n, cases[i].version, cases[i].role, cases[i].magic, cases[i].want, cases[i].reason);
                 glean_secure_free(n);
         }
 
         /* a HELLO where an AUTH must come */
-        GleanSecure *n = new_end(GLEAN_SECURE_NEGOTIATOR, &key1);
-        feed_hello(n, 1, GLEAN_SECURE_AGENT, "GLEANSEC", 0, "");
-        feed_hello(n, 1, GLEAN_SECURE_AGENT, "GLEANSEC", -EBADMSG,
+        GleanSecure *n = new_end(GLEAN_SECURE_NEGOTIATOR, &pool1);
+        feed_hello(n, 2, GLEAN_SECURE_AGENT, "GLEANSEC", 0, "");
+        feed_hello(n, 2, GLEAN_SECURE_AGENT, "GLEANSEC", -EBADMSG,
                    "expected AUTH from the agent, got a message of type 1");
+        glean_secure_free(n);
+
+        /* the all-zero point as the ephemeral key */
+        n = new_end(GLEAN_SECURE_NEGOTIATOR, &pool1);
+        unsigned char h[4 + GLEAN_SECURE_HELLO_SIZE] = { 0, 0, 0, GLEAN_SECURE_HELLO_SIZE, 'G', 'L', 'E', 'A',
+                                                         'N', 'S', 'E', 'C', 2, 1, GLEAN_SECURE_AGENT };
+        h[4 + 44] = GLEAN_SECURE_POOL_KEY;
+        CU_ASSERT_EQUAL(glean_secure_feed(n, h, sizeof h), -EBADMSG);
+        GLEAN_TEST_CHECK(contains(glean_secure_reason(n), "weak point"), "%s", glean_secure_reason(n));
         glean_secure_free(n);
 }
 
+/* ---- tokens ---- */
+
+/* Runs a handshake between ends of auth_a and auth_n in memory: 0 when
+ * both are established (the ends in ret_a, ret_n, or freed when NULL),
+ * else the agent's error in *err_a, the negotiator's in *err_n, reasons
+ * in why_a/why_n. */
+static bool handshake_mem(const GleanSecureAuth *auth_a, const GleanSecureAuth *auth_n, int *err_a, int *err_n,
+                          char *why_a, char *why_n, GleanSecure **ret_a, GleanSecure **ret_n) {
+        GleanSecure *a = new_end(GLEAN_SECURE_AGENT, auth_a), *n = new_end(GLEAN_SECURE_NEGOTIATOR, auth_n);
+
+        run_mem(a, n, NULL, NULL);
+        bool ok = glean_secure_established(a) && glean_secure_established(n);
+        *err_a = glean_secure_error(a);
+        *err_n = glean_secure_error(n);
+        snprintf(why_a, 256, "%s", glean_secure_reason(a));
+        snprintf(why_n, 256, "%s", glean_secure_reason(n));
+        if (ret_a && ok)
+                *ret_a = a;
+        else
+                glean_secure_free(a);
+        if (ret_n && ok)
+                *ret_n = n;
+        else
+                glean_secure_free(n);
+        return ok;
+}
+
+static void test_token_handshake(void) {
+        GleanSecure *a = NULL, *n = NULL;
+        int ea = 0, en = 0;
+        char wa[256] = "", wn[256] = "";
+
+        GLEAN_TEST_CHECK_FATAL(handshake_mem(&tok_agent, &tok_neg, &ea, &en, wa, wn, &a, &n),
+                               "agent %d \"%s\", negotiator %d \"%s\"", ea, wa, en, wn);
+        CU_ASSERT_EQUAL(glean_secure_method(a), GLEAN_SECURE_TOKEN);
+        CU_ASSERT_EQUAL(glean_secure_method(n), GLEAN_SECURE_TOKEN);
+        const GleanToken *t = glean_secure_peer_token(n);
+        CU_ASSERT_FATAL(t != NULL);
+        CU_ASSERT_STRING_EQUAL(t->name, "agent@node1.example.org");
+        CU_ASSERT_EQUAL(t->rights, GLEAN_RIGHTS_AGENT);
+        CU_ASSERT_PTR_NULL(glean_secure_peer_token(a));
+        CU_ASSERT_EQUAL(glean_secure_peer_features(n), 0);
+        for (int i = 0; i < 100; i++) {
+                CU_ASSERT_EQUAL_FATAL(glean_secure_seal(i % 2 ? a : n, "[ Command = \"Hello\" ]", 21), 0);
+                CU_ASSERT_EQUAL_FATAL(shuttle(i % 2 ? a : n, i % 2 ? n : a, NULL), 0);
+                expect_frame(i % 2 ? n : a, "[ Command = \"Hello\" ]", 21);
+        }
+        glean_secure_free(a);
+        glean_secure_free(n);
+
+        /* the caller's auth may go away once the end is made */
+        GleanCredential *copy = malloc(sizeof *copy);
+        CU_ASSERT_FATAL(copy != NULL);
+        *copy = cred;
+        GleanSecureAuth tmp = { .methods = GLEAN_SECURE_TOKEN, .manager_pk = manager.pk, .credential = copy };
+        a = new_end(GLEAN_SECURE_AGENT, &tmp);
+        glean_credential_clear(copy);
+        free(copy);
+        n = new_end(GLEAN_SECURE_NEGOTIATOR, &tok_neg);
+        run_mem(a, n, NULL, NULL);
+        CU_ASSERT(glean_secure_established(a) && glean_secure_established(n));
+        glean_secure_free(a);
+        glean_secure_free(n);
+}
+
+/* Which method two ends agree on, or none. */
+static void test_methods(void) {
+        GleanSecureAuth both_a = tok_agent, both_n = tok_neg;
+        GleanSecure *a, *n;
+        int ea = 0, en = 0;
+        char wa[256] = "", wn[256] = "";
+
+        both_a.methods = both_n.methods = GLEAN_SECURE_METHODS;
+        both_a.pool_key = both_n.pool_key = &key1;
+        CU_ASSERT_FATAL(handshake_mem(&both_a, &both_n, &ea, &en, wa, wn, &a, &n));
+        CU_ASSERT_EQUAL(glean_secure_method(a), GLEAN_SECURE_TOKEN);
+        CU_ASSERT_EQUAL(glean_secure_method(n), GLEAN_SECURE_TOKEN);
+        glean_secure_free(a);
+        glean_secure_free(n);
+
+        CU_ASSERT_FATAL(handshake_mem(&pool1, &both_n, &ea, &en, wa, wn, &a, &n));
+        CU_ASSERT_EQUAL(glean_secure_method(n), GLEAN_SECURE_POOL_KEY);
+        CU_ASSERT_PTR_NULL(glean_secure_peer_token(n));
+        glean_secure_free(a);
+        glean_secure_free(n);
+
+        CU_ASSERT_FALSE(handshake_mem(&tok_agent, &pool1, &ea, &en, wa, wn, NULL, NULL));
+        CU_ASSERT_EQUAL(ea, -ENOPROTOOPT);
+        CU_ASSERT_EQUAL(en, -ENOPROTOOPT);
+        GLEAN_TEST_CHECK(contains(wa, "no authentication method in common: the negotiator offers pool key, this "
+                                      "agent accepts token"),
+                         "%s", wa);
+        GLEAN_TEST_CHECK(contains(wn, "the agent offers token, this negotiator accepts pool key"), "%s", wn);
+
+        /* a pool key of the other pool while both could use tokens: tokens */
+        both_n.pool_key = &key2;
+        CU_ASSERT_TRUE(handshake_mem(&both_a, &both_n, &ea, &en, wa, wn, NULL, NULL));
+
+        /* what an end needs for what it offers */
+        GleanSecure *s = NULL;
+        GleanSecureAuth bad = { .methods = GLEAN_SECURE_TOKEN, .manager_pk = manager.pk };
+        CU_ASSERT_EQUAL(glean_secure_new(GLEAN_SECURE_AGENT, &bad, &s), -EINVAL);
+        bad = (GleanSecureAuth){ .methods = GLEAN_SECURE_TOKEN };
+        CU_ASSERT_EQUAL(glean_secure_new(GLEAN_SECURE_NEGOTIATOR, &bad, &s), -EINVAL);
+        bad = (GleanSecureAuth){ .methods = GLEAN_SECURE_POOL_KEY };
+        CU_ASSERT_EQUAL(glean_secure_new(GLEAN_SECURE_AGENT, &bad, &s), -EINVAL);
+        bad = (GleanSecureAuth){ .methods = 0, .pool_key = &key1 };
+        CU_ASSERT_EQUAL(glean_secure_new(GLEAN_SECURE_AGENT, &bad, &s), -EINVAL);
+        CU_ASSERT_EQUAL(glean_secure_new(GLEAN_SECURE_AGENT, NULL, &s), -EINVAL);
+        CU_ASSERT_PTR_NULL(s);
+        CU_ASSERT_STRING_EQUAL(glean_secure_methods_name(GLEAN_SECURE_METHODS), "pool key or token");
+        CU_ASSERT_STRING_EQUAL(glean_secure_methods_name(0), "nothing");
+}
+
+/* An agent whose token the negotiator refuses: each reason reaches the
+ * agent (REFUSE), -ECONNREFUSED there, the check's own error here. */
+static void refused(const GleanCredential *c, const GleanSecureAuth *neg, int want_n, const char *reason) {
+        GleanSecureAuth auth = tok_agent;
+        int ea = 0, en = 0;
+        char wa[256] = "", wn[256] = "";
+
+        auth.credential = c;
+        CU_ASSERT_FALSE(handshake_mem(&auth, neg ? neg : &tok_neg, &ea, &en, wa, wn, NULL, NULL));
+        GLEAN_TEST_CHECK(en == want_n, "negotiator: %d, want %d (%s)", en, want_n, wn);
+        GLEAN_TEST_CHECK(contains(wn, reason), "negotiator's reason \"%s\", want \"%s\"", wn, reason);
+        GLEAN_TEST_CHECK(ea == -ECONNREFUSED, "agent: %d (%s)", ea, wa);
+        GLEAN_TEST_CHECK(contains(wa, "the negotiator refused this agent: ") && contains(wa, reason),
+                         "agent's reason \"%s\", want \"%s\"", wa, reason);
+}
+
+static int refuse_revoked(const GleanToken *t, void *userdata, char *why, size_t whylen) {
+        (*(int *) userdata)++;
+        snprintf(why, whylen, "token of %s was revoked", t->name);
+        return -EKEYREVOKED;
+}
+
+static void test_token_refused(void) {
+        GleanCredential c;
+
+        /* another pool's token */
+        CU_ASSERT_FATAL(make_credential(&impostor, "agent@node1.example.org", GLEAN_RIGHTS_AGENT, 0, 3600, &c) == 0);
+        refused(&c, NULL, -EXDEV, "the token of agent@node1.example.org: ");
+        /* expired, and issued in the future */
+        CU_ASSERT_FATAL(make_credential(&manager, "agent@node2.example.org", GLEAN_RIGHTS_AGENT, -7200, -3600, &c) ==
+                        0);
+        refused(&c, NULL, -EKEYEXPIRED, "the token of agent@node2.example.org: ");
+        CU_ASSERT_FATAL(make_credential(&manager, "agent@node2.example.org", GLEAN_RIGHTS_AGENT, 3600, 7200, &c) == 0);
+        refused(&c, NULL, -ENOTCONN, "the token of agent@node2.example.org: ");
+        /* a real token whose text was altered: another name, more rights */
+        c = cred;
+        char *at = strstr(c.text, ".") + 1 + 20;
+        *at = *at == 'A' ? 'B' : 'A';
+        GleanSecureAuth auth = tok_agent;
+        int ea = 0, en = 0;
+        char wa[256] = "", wn[256] = "";
+        auth.credential = &c;
+        CU_ASSERT_FALSE(handshake_mem(&auth, &tok_neg, &ea, &en, wa, wn, NULL, NULL));
+        GLEAN_TEST_CHECK(en == -EKEYREJECTED || en == -EBADMSG, "altered token: %d (%s)", en, wn);
+        CU_ASSERT_EQUAL(ea, -ECONNREFUSED);
+        /* a token copied from another machine, without its key */
+        c = cred;
+        CU_ASSERT_FATAL(glean_signing_key_generate(&c.key) == 0);
+        refused(&c, NULL, -EPERM, "the agent did not prove it holds the key of the token of agent@node1");
+        /* not what the text says: the token of the text is what counts */
+        c = cred;
+        memcpy(c.text, "xlean", 5);
+        refused(&c, NULL, -EBADMSG, "the agent's token: ");
+        /* refused by the caller (a revocation) */
+        int asked = 0;
+        GleanSecureAuth neg = tok_neg;
+        neg.accept = refuse_revoked;
+        neg.userdata = &asked;
+        refused(&cred, &neg, -EKEYREVOKED, "token of agent@node1.example.org was revoked");
+        CU_ASSERT_EQUAL(asked, 1);
+        glean_credential_clear(&c);
+}
+
+/* The negotiator is not the central manager the agent pinned: another
+ * signing key (which signed the agent's token too, so that it gets as far
+ * as proving itself). */
+static void test_impostor_manager(void) {
+        GleanCredential c;
+        GleanSecureAuth a = tok_agent, n = tok_neg;
+        int ea = 0, en = 0;
+        char wa[256] = "", wn[256] = "";
+
+        CU_ASSERT_FATAL(make_credential(&impostor, "agent@node1.example.org", GLEAN_RIGHTS_AGENT, 0, 3600, &c) == 0);
+        a.credential = &c; /* pins manager.pk */
+        n.signing = &impostor;
+        CU_ASSERT_FALSE(handshake_mem(&a, &n, &ea, &en, wa, wn, NULL, NULL));
+        CU_ASSERT_EQUAL(ea, -EPERM);
+        GLEAN_TEST_CHECK(contains(wa, "the negotiator is not our central manager: it does not hold the signing key "
+                                      "pinned here (fingerprint "),
+                         "%s", wa);
+        /* with the pool key, a holder is anybody's central manager: that
+         * is what tokens are for */
+        GleanSecureAuth both = a;
+        both.methods = GLEAN_SECURE_METHODS;
+        both.pool_key = &key1;
+        CU_ASSERT_FALSE(handshake_mem(&both, &n, &ea, &en, wa, wn, NULL, NULL));
+        CU_ASSERT_EQUAL(ea, -EPERM);
+        glean_credential_clear(&c);
+}
+
+static void test_token_altered(void) {
+        handshake_altered(&tok_agent, &tok_neg);
+}
+
+/* A recorded token session replayed to fresh ends holding every long-term
+ * key: nothing opens (fresh ephemeral keys each time). */
+static void test_token_replayed(void) {
+        GleanSecure *a = new_end(GLEAN_SECURE_AGENT, &tok_agent), *n = new_end(GLEAN_SECURE_NEGOTIATOR, &tok_neg);
+        Bytes rec_a = {}, rec_n = {};
+
+        run_mem(a, n, &rec_a, &rec_n);
+        CU_ASSERT_FATAL(glean_secure_established(a) && glean_secure_established(n));
+        CU_ASSERT_EQUAL(glean_secure_seal(a, "[ Command = \"Advertise\" ]", 25), 0);
+        CU_ASSERT_EQUAL(shuttle(a, n, &rec_a), 0);
+        glean_secure_free(a);
+        glean_secure_free(n);
+        for (int side = 0; side < 2; side++) {
+                GleanSecure *fresh = new_end(side ? GLEAN_SECURE_AGENT : GLEAN_SECURE_NEGOTIATOR,
+                                             side ? &tok_agent : &tok_neg);
+                Bytes *rec = side ? &rec_n : &rec_a;
+                int r = glean_secure_feed(fresh, rec->data, rec->len);
+                CU_ASSERT_EQUAL(r, -EPERM);
+                CU_ASSERT_FALSE(glean_secure_established(fresh));
+                glean_secure_free(fresh);
+        }
+        /* and an agent's token is not on the wire in clear */
+        CU_ASSERT_PTR_NULL(memmem(rec_a.data, rec_a.len, GLEAN_TOKEN_PREFIX, strlen(GLEAN_TOKEN_PREFIX)));
+        CU_ASSERT_PTR_NULL(memmem(rec_a.data, rec_a.len, "node1", 5));
+        bytes_done(&rec_a);
+        bytes_done(&rec_n);
+}
+
+/* A REFUSE only from a negotiator, only in place of its AUTH, and its
+ * reason printable. */
+static void test_refuse_message(void) {
+        GleanSecure *a = new_end(GLEAN_SECURE_AGENT, &tok_agent), *n = new_end(GLEAN_SECURE_NEGOTIATOR, &tok_neg);
+        Bytes b = {};
+        unsigned char msg[4 + 12 + 8] = { 0, 0, 0, 20, 'G', 'L', 'E', 'A', 'N', 'S', 'E', 'C', 2, 3,
+                                          GLEAN_SECURE_NEGOTIATOR, 0, 'n', 'o', '\n', '\033', 'w', 'a', 'y', '!' };
+
+        take_output(n, &b);
+        CU_ASSERT_EQUAL(glean_secure_feed(a, b.data, b.len), 0);
+        CU_ASSERT_EQUAL(glean_secure_feed(a, msg, sizeof msg), -ECONNREFUSED);
+        CU_ASSERT_STRING_EQUAL(glean_secure_reason(a), "the negotiator refused this agent: no??way!");
+        glean_secure_free(a);
+        bytes_done(&b);
+
+        /* before the HELLO: not a HELLO */
+        a = new_end(GLEAN_SECURE_AGENT, &tok_agent);
+        CU_ASSERT_EQUAL(glean_secure_feed(a, msg, sizeof msg), -EBADMSG);
+        glean_secure_free(a);
+        /* to a negotiator: not an AUTH */
+        take_output(a = new_end(GLEAN_SECURE_AGENT, &tok_agent), &b);
+        CU_ASSERT_EQUAL(glean_secure_feed(n, b.data, b.len), 0);
+        msg[14] = GLEAN_SECURE_AGENT;
+        CU_ASSERT_EQUAL(glean_secure_feed(n, msg, sizeof msg), -EBADMSG);
+        GLEAN_TEST_CHECK(contains(glean_secure_reason(n), "expected AUTH from the agent, got a message of type 3"),
+                         "%s", glean_secure_reason(n));
+        glean_secure_free(a);
+        glean_secure_free(n);
+        bytes_done(&b);
+}
+
 static void test_expire(void) {
-        GleanSecure *a = new_end(GLEAN_SECURE_AGENT, &key1), *n;
+        GleanSecure *a = new_end(GLEAN_SECURE_AGENT, &pool1), *n;
         char *m = NULL;
 
         CU_ASSERT_EQUAL(glean_secure_expire(a), -ETIMEDOUT);
@@ -569,7 +913,7 @@ static void test_expire(void) {
 typedef struct Echo {
         int fd;
         GleanSecureRole role;
-        const GleanPoolKey *key;
+        const GleanSecureAuth *key;
         int handshake; /* its result */
         int end;       /* why the echo stopped */
         unsigned frames;
@@ -624,7 +968,7 @@ static void echo_round_trips(GleanSecure *s, int fd, const size_t *sizes, size_t
  * thread takes client_role on client, an echoing thread the other role on
  * server. */
 static void converse(int client, int server, GleanSecureRole client_role) {
-        Echo e = { .fd = server, .key = &key1 };
+        Echo e = { .fd = server, .key = &pool1 };
         GleanSecure *s = NULL;
         char why[256] = "";
         pthread_t t;
@@ -632,7 +976,7 @@ static void converse(int client, int server, GleanSecureRole client_role) {
 
         e.role = client_role == GLEAN_SECURE_AGENT ? GLEAN_SECURE_NEGOTIATOR : GLEAN_SECURE_AGENT;
         CU_ASSERT_EQUAL_FATAL(pthread_create(&t, NULL, echo_thread, &e), 0);
-        int r = glean_secure_handshake(client, client_role, &key1, TIMEOUT_MS, &s, why, sizeof(why));
+        int r = glean_secure_handshake(client, client_role, &pool1, TIMEOUT_MS, &s, why, sizeof(why));
         GLEAN_TEST_CHECK(r == 0, "handshake: %d (%s)", r, why);
         if (r == 0) {
                 for (size_t i = 0; i < 64; i++)
@@ -683,7 +1027,7 @@ static void test_fd_tcp_loopback(void) {
 }
 
 static void test_fd_wrong_key(void) {
-        Echo e = { .role = GLEAN_SECURE_NEGOTIATOR, .key = &key2 };
+        Echo e = { .role = GLEAN_SECURE_NEGOTIATOR, .key = &pool2 };
         GleanSecure *s = NULL;
         char why[256] = "";
         int fds[2];
@@ -692,7 +1036,7 @@ static void test_fd_wrong_key(void) {
         socket_pair(fds, false);
         e.fd = fds[1];
         CU_ASSERT_EQUAL_FATAL(pthread_create(&t, NULL, echo_thread, &e), 0);
-        int r = glean_secure_handshake(fds[0], GLEAN_SECURE_AGENT, &key1, TIMEOUT_MS, &s, why, sizeof(why));
+        int r = glean_secure_handshake(fds[0], GLEAN_SECURE_AGENT, &pool1, TIMEOUT_MS, &s, why, sizeof(why));
         close(fds[0]);
         pthread_join(t, NULL);
         close(fds[1]);
@@ -709,7 +1053,7 @@ static void test_fd_handshake_timeout(void) {
         int fds[2];
 
         socket_pair(fds, false);
-        int r = glean_secure_handshake(fds[0], GLEAN_SECURE_AGENT, &key1, 100, &s, why, sizeof(why));
+        int r = glean_secure_handshake(fds[0], GLEAN_SECURE_AGENT, &pool1, 100, &s, why, sizeof(why));
         CU_ASSERT_EQUAL(r, -ETIMEDOUT);
         CU_ASSERT_PTR_NULL(s);
         GLEAN_TEST_CHECK(contains(why, "the handshake did not finish in time (no HELLO from the negotiator)"), "%s",
@@ -755,7 +1099,7 @@ static void test_fd_truncated(void) {
  * sockets take them. */
 static void test_fd_event_loop(void) {
         enum { FRAMES = 200 };
-        GleanSecure *s[2] = { new_end(GLEAN_SECURE_AGENT, &key1), new_end(GLEAN_SECURE_NEGOTIATOR, &key1) };
+        GleanSecure *s[2] = { new_end(GLEAN_SECURE_AGENT, &pool1), new_end(GLEAN_SECURE_NEGOTIATOR, &pool1) };
         unsigned sent[2] = {}, got[2] = {};
         int fds[2];
 
@@ -804,7 +1148,16 @@ static void test_fd_event_loop(void) {
 }
 
 static int suite_init(void) {
-        return glean_pool_key_generate(&key1) < 0 || glean_pool_key_generate(&key2) < 0 ? -1 : 0;
+        if (glean_pool_key_generate(&key1) < 0 || glean_pool_key_generate(&key2) < 0 ||
+            glean_signing_key_generate(&manager) < 0 || glean_signing_key_generate(&impostor) < 0)
+                return -1;
+        pool1 = (GleanSecureAuth){ .methods = GLEAN_SECURE_POOL_KEY, .pool_key = &key1 };
+        pool2 = (GleanSecureAuth){ .methods = GLEAN_SECURE_POOL_KEY, .pool_key = &key2 };
+        if (make_credential(&manager, "agent@node1.example.org", GLEAN_RIGHTS_AGENT, 0, 3600, &cred) < 0)
+                return -1;
+        tok_agent = (GleanSecureAuth){ .methods = GLEAN_SECURE_TOKEN, .manager_pk = manager.pk, .credential = &cred };
+        tok_neg = (GleanSecureAuth){ .methods = GLEAN_SECURE_TOKEN, .signing = &manager };
+        return 0;
 }
 
 static CU_TestInfo mem_tests[] = {
@@ -820,6 +1173,13 @@ static CU_TestInfo mem_tests[] = {
         { "seal limits", test_seal_limits },
         { "versions and roles", test_versions_and_roles },
         { "handshake expiry", test_expire },
+        { "token handshake", test_token_handshake },
+        { "methods in common", test_methods },
+        { "tokens refused, and why the agent learns", test_token_refused },
+        { "an impostor central manager", test_impostor_manager },
+        { "every token handshake byte altered", test_token_altered },
+        { "recorded token session replayed", test_token_replayed },
+        { "REFUSE messages", test_refuse_message },
         CU_TEST_INFO_NULL,
 };
 

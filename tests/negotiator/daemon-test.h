@@ -329,7 +329,7 @@ static inline bool agent_connect_key(Agent *a, const Rig *r, const char *machine
         a->fd = tcp_connect(r->port);
         snprintf(a->machine, sizeof a->machine, "%s", machine);
         char why[256] = "", hello[256];
-        if (a->fd < 0 || glean_secure_handshake(a->fd, GLEAN_SECURE_AGENT, key, 5000, &a->s, why, sizeof why) < 0) {
+        if (a->fd < 0 || glean_secure_handshake(a->fd, GLEAN_SECURE_AGENT, GLEAN_SECURE_POOL_AUTH(key), 5000, &a->s, why, sizeof why) < 0) {
                 agent_close(a);
                 return false;
         }

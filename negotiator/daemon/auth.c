@@ -1,0 +1,282 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * auth.c — who may connect to the central manager over the network, and
+ * as whom (common/secure.h does the proofs):
+ *
+ *   - the methods: SEC_DEFAULT_AUTHENTICATION_METHODS, or when it is unset
+ *     what this machine holds: TOKEN when the signing key file
+ *     (SEC_TOKEN_POOL_SIGNING_KEY_FILE, `glean token --init`) exists, the
+ *     pool key when POOL_KEY_FILE does;
+ *   - a token's own checks are the handshake's (signature, times, holder);
+ *     here, whether it was revoked: TOKEN_REGISTRY (what `glean token
+ *     revoke` marks), read at start and again whenever it changes
+ *     (inotify on its directory), when the agents whose tokens it revoked
+ *     are dropped at once;
+ *   - the agent's Hello: a token names its machine, and an agent with one
+ *     is that machine and no other; an agent of the pool key may not claim
+ *     the name of a machine that holds a token (the registry knows them),
+ *     so that the pool key, which every machine holds, does not let one of
+ *     them pass for another that has moved to tokens.
+ */
+#define _GNU_SOURCE
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <syslog.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/secret.h"
+#include "daemon.h"
+
+/* ---- the registry ---- */
+
+/* Reads TOKEN_REGISTRY again when it is another file or changed since:
+ * 0 (unchanged, or read), or -errno with the old contents kept. A missing
+ * registry is an empty one. */
+static int registry_refresh(Nego *n) {
+        struct stat st;
+        char why[512] = "";
+
+        if (!n->k.token_registry)
+                return 0;
+        if (stat(n->k.token_registry, &st) < 0) {
+                if (errno != ENOENT)
+                        return -errno;
+                glean_token_registry_clear(&n->registry);
+                n->registry_st = (struct stat){ 0 };
+                return 0;
+        }
+        if (st.st_dev == n->registry_st.st_dev && st.st_ino == n->registry_st.st_ino &&
+            st.st_size == n->registry_st.st_size && st.st_mtim.tv_sec == n->registry_st.st_mtim.tv_sec &&
+            st.st_mtim.tv_nsec == n->registry_st.st_mtim.tv_nsec)
+                return 0;
+        int fd = open(n->k.token_registry, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0)
+                return -errno;
+        size_t cap = (size_t) st.st_size + 1, len = 0;
+        char *text = cap <= (size_t) 64 << 20 ? malloc(cap) : NULL;
+        if (!text) {
+                close(fd);
+                return -ENOMEM;
+        }
+        for (;;) {
+                ssize_t k = read(fd, text + len, cap - 1 - len);
+                if (k < 0) {
+                        int e = -errno;
+                        free(text);
+                        close(fd);
+                        return e;
+                }
+                if (k == 0 || (len += (size_t) k) == cap - 1)
+                        break;
+        }
+        close(fd);
+        GleanTokenRegistry reg = { 0 };
+        int r = glean_token_registry_parse(text, len, n->k.token_registry, &reg, why, sizeof why);
+        free(text);
+        if (r < 0) {
+                glean_log(LOG_ERR, NULL, NULL, 0, "the token registry: %s (the revocations read before still hold)",
+                          why);
+                return r;
+        }
+        glean_token_registry_clear(&n->registry);
+        n->registry = reg;
+        n->registry_st = st;
+        return 0;
+}
+
+/* The record of a revoked token with id; NULL when it is not revoked. */
+static const GleanTokenRecord *revoked(const Nego *n, const uint8_t id[GLEAN_TOKEN_ID_SIZE]) {
+        const GleanTokenRecord *rec = glean_token_registry_find(&n->registry, id);
+
+        return rec && rec->revoked ? rec : NULL;
+}
+
+static void revoked_why(const GleanTokenRecord *rec, char *why, size_t whylen) {
+        char id[2 * GLEAN_TOKEN_ID_SIZE + 1], date[40];
+        time_t t = (time_t) rec->revoked;
+        struct tm tm;
+
+        glean_token_id_format(rec->id, id);
+        strftime(date, sizeof date, "%Y-%m-%d %H:%M:%S UTC", gmtime_r(&t, &tm));
+        snprintf(why, whylen, "token %.8s of %s was revoked on %s", id, rec->name, date);
+}
+
+/* The handshake's accept(): a token that checked, unless revoked. */
+static int accept_token(const GleanToken *t, void *userdata, char *why, size_t whylen) {
+        Nego *n = userdata;
+        (void) registry_refresh(n); /* also on the watch; a stat is cheap next to a handshake */
+        const GleanTokenRecord *rec = revoked(n, t->id);
+
+        if (rec) {
+                revoked_why(rec, why, whylen);
+                return -EKEYREVOKED;
+        }
+        return 0;
+}
+
+/* Whether some token of the registry, not revoked and not expired, names
+ * agent@machine. */
+static bool machine_has_token(const Nego *n, const char *machine) {
+        int64_t now = (int64_t) time(NULL);
+
+        for (size_t i = 0; i < n->registry.n; i++) {
+                const GleanTokenRecord *rec = &n->registry.rec[i];
+                const char *at = strchr(rec->name, '@');
+                if (!rec->revoked && rec->expires > now && at && strcasecmp(at + 1, machine) == 0)
+                        return true;
+        }
+        return false;
+}
+
+/* The registry changed: connected agents whose tokens it now revokes go. */
+static void drop_revoked(Nego *n) {
+        size_t pos = 0;
+        const char *key;
+        void *value;
+        Conn *gone[64];
+        size_t k;
+
+        do {
+                k = 0;
+                pos = 0;
+                while (k < sizeof gone / sizeof *gone && glean_strmap_next(n->agent_conns, &pos, &key, &value)) {
+                        Conn *c = value;
+                        if (c->has_token && !c->dead && revoked(n, c->token_id))
+                                gone[k++] = c;
+                }
+                for (size_t i = 0; i < k; i++) {
+                        char why[300];
+                        revoked_why(revoked(n, gone[i]->token_id), why, sizeof why);
+                        nego_conn_fail(gone[i], why); /* leaves agent_conns */
+                }
+        } while (k == sizeof gone / sizeof *gone);
+}
+
+static int on_registry_event(sd_event_source *src, const struct inotify_event *ev, void *userdata) {
+        (void) src;
+        Nego *n = userdata;
+        if (ev->len && strcmp(ev->name, n->registry_base) != 0)
+                return 0;
+        if (registry_refresh(n) >= 0)
+                drop_revoked(n);
+        return 0;
+}
+
+/* ---- setup ---- */
+
+/* What the configuration asks for, loaded: -errno with the reason logged. */
+int nego_auth_setup(Nego *n) {
+        ConfigError err = { 0 };
+        char why[600] = "";
+        unsigned methods = 0;
+        int r = config_get_auth_methods(n->cfg, &methods, &err);
+
+        if (r < 0) {
+                char *m = config_error_format(&err);
+                glean_log(LOG_ERR, NULL, NULL, 0, "%s", m ? m : err.msg);
+                free(m);
+                return r;
+        }
+        bool chosen = methods != 0;
+        if (!chosen) {
+                if (access(n->k.signing_key_file, F_OK) == 0)
+                        methods |= GLEAN_SECURE_TOKEN;
+                if (access(n->k.pool_key_file, F_OK) == 0)
+                        methods |= GLEAN_SECURE_POOL_KEY;
+                if (!methods) {
+                        glean_log(LOG_ERR, NULL, NULL, 0,
+                                  "no way for agents to authenticate: neither a signing key %s (glean token --init) "
+                                  "nor a pool key %s (glean pool-key --new)",
+                                  n->k.signing_key_file, n->k.pool_key_file);
+                        return -ENOENT;
+                }
+        }
+        if ((methods & GLEAN_SECURE_TOKEN) &&
+            (r = glean_signing_key_load(n->k.signing_key_file, &n->signing, why, sizeof why)) < 0)
+                return glean_log_errno(LOG_ERR, r, "the signing key: %s", why);
+        if ((methods & GLEAN_SECURE_POOL_KEY) &&
+            (r = glean_pool_key_load(n->k.pool_key_file, &n->key, why, sizeof why)) < 0)
+                return glean_log_errno(LOG_ERR, r, "the pool key: %s", why);
+        n->auth = (GleanSecureAuth){ .methods = methods,
+                                     .pool_key = &n->key,
+                                     .signing = &n->signing,
+                                     .accept = accept_token,
+                                     .userdata = n };
+        if ((r = registry_refresh(n)) < 0)
+                return glean_log_errno(LOG_ERR, r, "the token registry %s: %m", n->k.token_registry);
+        if (methods & GLEAN_SECURE_TOKEN) {
+                char fp[GLEAN_SIGNING_FINGERPRINT_LEN + 8], *copy = strdup(n->k.token_registry), *dir;
+                if (!copy || !(n->registry_base = strdup(basename(n->k.token_registry)))) {
+                        free(copy);
+                        return -ENOMEM;
+                }
+                dir = dirname(copy);
+                r = sd_event_add_inotify(n->event, &n->registry_watch, dir,
+                                         IN_CLOSE_WRITE | IN_MOVED_TO | IN_DELETE | IN_ONLYDIR, on_registry_event, n);
+                if (r < 0)
+                        glean_log_errno(LOG_WARNING, r,
+                                        "cannot watch %s for revocations (%m): a revoked agent connected now stays "
+                                        "until it connects again",
+                                        dir);
+                free(copy);
+                glean_signing_key_fingerprint(n->signing.pk, fp);
+                glean_log(LOG_NOTICE, NULL, NULL, 0, "agents authenticate by %s; the signing key's fingerprint is %s",
+                          glean_secure_methods_name(methods), fp);
+        } else
+                glean_log(LOG_NOTICE, NULL, NULL, 0,
+                          "agents authenticate by the pool key alone: every machine holding it can pass for any "
+                          "other and for this central manager (glean token --init, then tokens, to end that)");
+        return 0;
+}
+
+void nego_auth_free(Nego *n) {
+        n->registry_watch = sd_event_source_disable_unref(n->registry_watch);
+        free(n->registry_base);
+        n->registry_base = NULL;
+        glean_token_registry_clear(&n->registry);
+        glean_signing_key_clear(&n->signing);
+        glean_pool_key_clear(&n->key);
+}
+
+/* ---- a connection ---- */
+
+void nego_auth_established(Conn *c) {
+        const GleanToken *t = glean_secure_peer_token(c->sec);
+
+        if (!t)
+                return;
+        c->has_token = true;
+        c->token_rights = t->rights;
+        memcpy(c->token_id, t->id, sizeof c->token_id);
+        snprintf(c->token_name, sizeof c->token_name, "%s", t->name);
+}
+
+int nego_auth_hello(Conn *c, const char *machine, char *why, size_t whylen) {
+        Nego *n = c->nego;
+
+        if (c->has_token) {
+                const char *host = strchr(c->token_name, '@') + 1;
+                if (strcasecmp(host, machine) != 0) {
+                        snprintf(why, whylen, "the agent's token names %s, its Hello the machine %s", host, machine);
+                        return -EPERM;
+                }
+                return 0;
+        }
+        (void) registry_refresh(n);
+        if (machine_has_token(n, machine)) {
+                snprintf(why, whylen,
+                         "%s has a token: it connects with it, not with the pool key (SEC_DEFAULT_AUTHENTICATION_METHODS "
+                         "on the agent)",
+                         machine);
+                return -EPERM;
+        }
+        return 0;
+}
