@@ -153,9 +153,16 @@ static void drop_revoked(Nego *n) {
                                 gone[k++] = c;
                 }
                 for (size_t i = 0; i < k; i++) {
-                        char why[300];
+                        char why[300], machine[256];
                         revoked_why(revoked(n, gone[i]->token_id), why, sizeof why);
+                        snprintf(machine, sizeof machine, "%s", gone[i]->machine ? gone[i]->machine : "");
                         nego_conn_fail(gone[i], why); /* leaves agent_conns */
+                        size_t held = machine[0] ? nego_slots_forget_machine(n, machine, why) : 0;
+                        if (held)
+                                glean_log(LOG_NOTICE, NULL, NULL, 0,
+                                          "%zu claimed slot%s of %s stay%s until %s claim%s end (lease)", held,
+                                          held == 1 ? "" : "s", machine, held == 1 ? "s" : "", held == 1 ? "its" : "their",
+                                          held == 1 ? "s" : "");
                 }
         } while (k == sizeof gone / sizeof *gone);
 }

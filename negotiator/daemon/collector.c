@@ -207,6 +207,37 @@ void nego_slots_expire(Nego *n, double now) {
         free(gone);
 }
 
+size_t nego_slots_forget_machine(Nego *n, const char *machine, const char *why) {
+        size_t pos = 0, k = 0, left = 0;
+        const char *key;
+        void *v;
+        SlotRec *gone[256];
+
+        do {
+                k = 0;
+                pos = 0;
+                left = 0;
+                while (glean_strmap_next(n->slots, &pos, &key, &v)) {
+                        SlotRec *s = v;
+                        if (strcasecmp(s->machine, machine) != 0)
+                                continue;
+                        if (s->held || s->waiting || s->requests) {
+                                left++;
+                                continue;
+                        }
+                        if (k < sizeof gone / sizeof *gone)
+                                gone[k++] = s;
+                }
+                for (size_t i = 0; i < k; i++) {
+                        GleanLogField f[] = { { "GLEAN_SLOT", gone[i]->name } };
+                        glean_log(LOG_INFO, NULL, f, 1, "slot %s leaves the pool: %s", gone[i]->name, why);
+                        glean_strmap_remove(n->slots, gone[i]->name);
+                        slot_free(gone[i]);
+                }
+        } while (k == sizeof gone / sizeof *gone);
+        return left;
+}
+
 void nego_slots_summary(Nego *n, char *buf, size_t len) {
         /* Counts by State, Claimed by State/Activity, in order of first sight. */
         char names[16][72];

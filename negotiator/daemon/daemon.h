@@ -415,6 +415,9 @@ int nego_slot_update(Nego *n, Conn *c, const ClassAd *msg);
 void nego_slots_expire(Nego *n, double now);
 /* A dynamic slot its agent gives back (its claim released): its ad leaves at once. */
 void nego_slot_forget(Nego *n, SlotRec *s);
+/* The slots of machine leave at once (a revoked machine), but those our
+ * claims hold or ask for, which end as claims do; returns their number. */
+size_t nego_slots_forget_machine(Nego *n, const char *machine, const char *why);
 void nego_slots_free(Nego *n);
 void nego_slots_clear(Nego *n);     /* every slot forgotten (the map stays) */
 /* A slot's State and Activity from its ad ("" when absent), into buffers. */

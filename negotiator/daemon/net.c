@@ -594,17 +594,23 @@ void nego_net_batch_end(Nego *n, const char *why) {
 
 /* ---- the Hello ---- */
 
+/* A Hello refused: the answer says why and goes at once (nothing else
+ * can be queued before a Hello's answer), then the connection closes. */
+static int hello_refused(Conn *c, const ClassAd *msg, const char *why, int err) {
+        ClassAd *reply = NULL;
+        if (glean_msg_reply(msg, false, why, &reply) >= 0 && nego_send(c, reply) >= 0)
+                conn_flush(c);
+        classad_free(reply);
+        nego_conn_fail(c, why);
+        return err;
+}
+
 static int on_hello(Conn *c, const ClassAd *msg) {
         Nego *n = c->nego;
         char why[256] = "";
         ClassAd *reply = NULL;
-        if (glean_hello_check_as(msg, "central manager", why, sizeof why) < 0) {
-                if (glean_msg_reply(msg, false, why, &reply) >= 0)
-                        nego_send(c, reply);
-                classad_free(reply);
-                nego_conn_fail(c, why);
-                return -EPROTO;
-        }
+        if (glean_hello_check_as(msg, "central manager", why, sizeof why) < 0)
+                return hello_refused(c, msg, why, -EPROTO);
         if (c->tcp) {
                 char *peer = NULL, *machine = NULL;
                 int64_t start = 0;
@@ -617,19 +623,11 @@ static int on_hello(Conn *c, const ClassAd *msg) {
                 if (!ok) {
                         free(machine);
                         snprintf(why, sizeof why, "an agent's Hello needs Peer \"glean-agent\" and its Machine");
-                        if (glean_msg_reply(msg, false, why, &reply) >= 0)
-                                nego_send(c, reply);
-                        classad_free(reply);
-                        nego_conn_fail(c, why);
-                        return -EPROTO;
+                        return hello_refused(c, msg, why, -EPROTO);
                 }
                 if (nego_auth_hello(c, machine, why, sizeof why) < 0) {
                         free(machine);
-                        if (glean_msg_reply(msg, false, why, &reply) >= 0)
-                                nego_send(c, reply);
-                        classad_free(reply);
-                        nego_conn_fail(c, why);
-                        return -EPERM;
+                        return hello_refused(c, msg, why, -EPERM);
                 }
                 /* A new connection of the same agent replaces the old one. */
                 Conn *old = nego_agent_conn(n, machine);

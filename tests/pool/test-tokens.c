@@ -1,0 +1,326 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * test-tokens.c — machine identities on a real pool (pool-test.h): the
+ * central manager's signing key made by `glean token --init`, tokens made
+ * by `glean token create` and copied to an agent's SEC_TOKEN_DIRECTORY,
+ * the agents dialing over TCP with handshake version 2.
+ *
+ *   - an agent with its token joins a manager that takes tokens only and
+ *     runs a job; the manager logs the method;
+ *   - refused, each with the reason in both logs and no slot listed: an
+ *     agent with the pool key only; a token of another pool; an expired
+ *     token; a token of another machine (its Hello names a.test);
+ *   - a revocation (`glean token revoke`) drops the connected agent at
+ *     once and keeps it out when it dials again, also after a restart of
+ *     the manager;
+ *   - an impostor central manager holding the pool key but not the signing
+ *     key gets nothing from an agent with a token;
+ *   - a manager taking both methods refuses a pool-key agent that claims
+ *     the name of a machine with a token.
+ */
+#define _GNU_SOURCE
+#include "pool-test.h"
+
+/* The manager's configuration for tokens: its keys and registry in its
+ * directory (the registry under SPOOL, as by default). */
+static const char *token_knobs(const Manager *m, const char *methods) {
+        static char text[1024];
+        snprintf(text, sizeof text,
+                 "SEC_TOKEN_POOL_SIGNING_KEY_FILE = %s/signing.key\n"
+                 "SEC_TOKEN_MANAGER_KEY_FILE = %s/manager.pub\n"
+                 "SEC_DEFAULT_AUTHENTICATION_METHODS = %s\n",
+                 m->dir, m->dir, methods);
+        return text;
+}
+
+/* A manager with a signing key, started. */
+static bool token_manager(Manager *m, const char *methods, const char *extra) {
+        char conf[2048];
+        if (!manager_prepare(m, NULL))
+                return false;
+        /* manager_prepare wrote the configuration; the knobs that need its directory go after it */
+        char *text = NULL;
+        if (glean_test_read_file(m->conf, &text, NULL) < 0)
+                return false;
+        snprintf(conf, sizeof conf, "%s%s%s", text, token_knobs(m, methods), extra ? extra : "");
+        free(text);
+        write_file(m->conf, conf);
+        GleanTestRun r;
+        if (gl(&r, "token", "--init", NULL) < 0)
+                return false;
+        bool ok = GLEAN_TEST_CHECK(r.status == 0, "glean token --init: %d %s%s", r.status, r.out, r.err);
+        glean_test_run_done(&r);
+        return ok && manager_launch(m);
+}
+
+/* `glean token create --machine host` into dir/machine: the token's id in
+ * id (32 hex digits). */
+static bool make_token(const Manager *m, const char *host, const char *lifetime, const char *dir, char id[33]) {
+        char out[192];
+        snprintf(out, sizeof out, "%s/machine", dir);
+        mkdir(dir, 0700);
+        unlink(out);
+        GleanTestRun r;
+        int rc = lifetime ? gl(&r, "token", "create", "--machine", host, "--lifetime", lifetime, "--output", out, NULL)
+                          : gl(&r, "token", "create", "--machine", host, "--output", out, NULL);
+        if (rc < 0)
+                return false;
+        bool ok = GLEAN_TEST_CHECK(r.status == 0, "glean token create: %d %s%s", r.status, r.out, r.err);
+        const char *p = strstr(r.err, "token ");
+        if (ok && p && strlen(p) > 6 + 32) {
+                memcpy(id, p + 6, 32);
+                id[32] = 0;
+        } else
+                ok = false;
+        glean_test_run_done(&r);
+        (void) m;
+        return ok;
+}
+
+/* An agent named host, with the credential of dir and m's public key. */
+static bool token_agent(Manager *m, Pool *p, const char *host, const char *dir, const char *manager_pub,
+                        const char *extra) {
+        char text[1024];
+        snprintf(text, sizeof text,
+                 "SEC_TOKEN_DIRECTORY = %s\n"
+                 "SEC_TOKEN_MANAGER_KEY_FILE = %s\n"
+                 "%s",
+                 dir, manager_pub, extra ? extra : "");
+        return manager_agent(m, p, host, text);
+}
+
+static bool manager_log_has(const Manager *m, const char *a, const char *b) {
+        Pool fake = { 0 };
+        snprintf(fake.log, sizeof fake.log, "%s", m->log);
+        return log_line(&fake, a, b, NULL);
+}
+
+static bool wait_manager_log(const Manager *m, int seconds, const char *a, const char *b) {
+        for (int i = 0; i < seconds * 10; i++) {
+                if (manager_log_has(m, a, b))
+                        return true;
+                usleep(100000);
+        }
+        return false;
+}
+
+/* No slot of machine in `glean status` during the next seconds. */
+static bool never_listed(const char *slot, int seconds) {
+        for (int i = 0; i < seconds * 5; i++) {
+                char *out = gl_out("status", "-af", "Name", NULL);
+                bool there = out && strstr(out, slot);
+                free(out);
+                if (there)
+                        return false;
+                usleep(200000);
+        }
+        return true;
+}
+
+static bool slot_gone(const char *slot, int seconds) {
+        for (int i = 0; i < seconds * 10; i++) {
+                char *out = gl_out("status", "-af", "Name", NULL);
+                bool there = out && strstr(out, slot);
+                free(out);
+                if (!there)
+                        return true;
+                usleep(100000);
+        }
+        return false;
+}
+
+static void test_token_joins_and_runs(void) {
+        Manager m;
+        Pool a;
+        char dir[128], pub[128], id[33];
+
+        CU_ASSERT_TRUE_FATAL(token_manager(&m, "TOKEN", NULL));
+        snprintf(dir, sizeof dir, "%s/tokens-a", m.dir);
+        snprintf(pub, sizeof pub, "%s/manager.pub", m.dir);
+        CU_ASSERT_TRUE_FATAL(make_token(&m, "a.test", NULL, dir, id));
+        CU_ASSERT_TRUE_FATAL(token_agent(&m, &a, "a.test", dir, pub, NULL));
+        CU_ASSERT_TRUE(wait_slot_listed("slot1@a.test", 20));
+        CU_ASSERT_TRUE(manager_log_has(&m, "agents authenticate by token", "fingerprint"));
+        char why[2048] = "";
+        int64_t c = submit_as(&m, NULL, "tok", "executable = /bin/sh\narguments = \"-c 'exit 5'\"\nqueue\n", why,
+                              sizeof why);
+        GLEAN_TEST_CHECK(c > 0, "submit: %s", why);
+        if (c > 0) {
+                char job[32];
+                snprintf(job, sizeof job, "%lld.0", (long long) c);
+                CU_ASSERT_TRUE(wait_attr("history", job, "ExitCode", "5", 30));
+        }
+        char *list = gl_out("token", "list", NULL);
+        GLEAN_TEST_CHECK(list && strstr(list, "agent@a.test") && strstr(list, id), "list: %s", list ? list : "");
+        free(list);
+        pool_stop(&a);
+        manager_stop(&m);
+}
+
+static void test_refused(void) {
+        Manager m, other;
+        Pool a, b, c, d;
+        char dir[128], pub[128], id[33], why[256];
+
+        /* another pool's signing key, for a token of another pool */
+        CU_ASSERT_TRUE_FATAL(token_manager(&other, "TOKEN", NULL));
+        snprintf(dir, sizeof dir, "%s/tokens-x", other.dir);
+        CU_ASSERT_TRUE_FATAL(make_token(&other, "b.test", NULL, dir, id));
+        char foreign[128];
+        snprintf(foreign, sizeof foreign, "%s", dir);
+        manager_kill9(&other); /* its directory stays for the token */
+
+        CU_ASSERT_TRUE_FATAL(token_manager(&m, "TOKEN", NULL));
+        snprintf(pub, sizeof pub, "%s/manager.pub", m.dir);
+
+        /* the pool key only */
+        CU_ASSERT_TRUE_FATAL(manager_agent(&m, &a, "a.test", "SEC_DEFAULT_AUTHENTICATION_METHODS = PASSWORD\n"));
+        CU_ASSERT_TRUE(wait_log(&a, 20, "no authentication method in common: the negotiator offers token",
+                                "this agent accepts pool key"));
+        CU_ASSERT_TRUE(wait_manager_log(&m, 10, "the agent offers pool key, this negotiator accepts token", NULL));
+
+        /* a token of another pool */
+        CU_ASSERT_TRUE_FATAL(token_agent(&m, &b, "b.test", foreign, pub, NULL));
+        CU_ASSERT_TRUE(wait_log(&b, 20, "the negotiator refused this agent: the token of agent@b.test", NULL));
+
+        /* expired: a lifetime of 1 s, used 2 s later */
+        snprintf(dir, sizeof dir, "%s/tokens-c", m.dir);
+        CU_ASSERT_TRUE_FATAL(make_token(&m, "c.test", "1s", dir, id));
+        sleep(2);
+        CU_ASSERT_TRUE_FATAL(token_agent(&m, &c, "c.test", dir, pub, NULL));
+        CU_ASSERT_TRUE(wait_log(&c, 20, "the negotiator refused this agent: the token of agent@c.test", NULL));
+        CU_ASSERT_TRUE(wait_manager_log(&m, 10, "agent@c.test", "expired"));
+
+        /* another machine's token: d.test's, on an agent that says it is a.test */
+        snprintf(dir, sizeof dir, "%s/tokens-d", m.dir);
+        CU_ASSERT_TRUE_FATAL(make_token(&m, "d.test", NULL, dir, id));
+        CU_ASSERT_TRUE_FATAL(token_agent(&m, &d, "a.test", dir, pub, NULL));
+        snprintf(why, sizeof why, "the agent's token names d.test, its Hello the machine a.test");
+        CU_ASSERT_TRUE(wait_manager_log(&m, 20, why, NULL));
+        if (!GLEAN_TEST_CHECK(wait_log(&d, 10, why, NULL), "d.test never logged: %s", why)) {
+                char *log = read_log(&d);
+                fprintf(stderr, "d.test's log:\n%s\n", log ? log : "");
+                free(log);
+        }
+
+        CU_ASSERT_TRUE(never_listed("@a.test", 2));
+        CU_ASSERT_TRUE(never_listed("@b.test", 0));
+        CU_ASSERT_TRUE(never_listed("@c.test", 0));
+        CU_ASSERT_TRUE(never_listed("@d.test", 0));
+        pool_stop(&a);
+        pool_stop(&b);
+        pool_stop(&c);
+        pool_stop(&d);
+        manager_stop(&m);
+        remove_dir(other.dir);
+}
+
+static void test_revocation(void) {
+        Manager m;
+        Pool a;
+        char dir[128], pub[128], id[33];
+
+        CU_ASSERT_TRUE_FATAL(token_manager(&m, "TOKEN", NULL));
+        snprintf(dir, sizeof dir, "%s/tokens-a", m.dir);
+        snprintf(pub, sizeof pub, "%s/manager.pub", m.dir);
+        CU_ASSERT_TRUE_FATAL(make_token(&m, "a.test", NULL, dir, id));
+        CU_ASSERT_TRUE_FATAL(token_agent(&m, &a, "a.test", dir, pub, NULL));
+        CU_ASSERT_TRUE_FATAL(wait_slot_listed("slot1@a.test", 20));
+
+        char *out = gl_out("token", "revoke", id, NULL);
+        free(out);
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        CU_ASSERT_TRUE(wait_manager_log(&m, 10, "closing the connection of", "was revoked"));
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        double took = (double) (t1.tv_sec - t0.tv_sec) + (double) (t1.tv_nsec - t0.tv_nsec) / 1e9;
+        CU_ASSERT_TRUE(slot_gone("slot1@a.test", 10));
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        double gone = (double) (t0.tv_sec - t1.tv_sec) + (double) (t0.tv_nsec - t1.tv_nsec) / 1e9;
+        fprintf(stderr, "\n    revoked agent dropped %.2f s after glean token revoke, its slot unlisted %.2f s later\n",
+                took, gone);
+        /* it dials again and is refused, and learns why */
+        CU_ASSERT_TRUE(wait_log(&a, 20, "the negotiator refused this agent: token", "was revoked"));
+        /* a restarted manager still refuses it */
+        manager_kill9(&m);
+        CU_ASSERT_TRUE_FATAL(manager_launch(&m));
+        CU_ASSERT_TRUE(never_listed("@a.test", 4));
+        char *list = gl_out("token", "list", NULL);
+        GLEAN_TEST_CHECK(list && strstr(list, "revoked"), "list: %s", list ? list : "");
+        free(list);
+        pool_stop(&a);
+        manager_stop(&m);
+}
+
+/* A central manager that holds the pool key (every machine does) but not
+ * the signing key: an agent with a token does not use the pool key, and
+ * one told to use only its token refuses the impostor's. */
+static void test_impostor_manager(void) {
+        Manager real, fake;
+        Pool a;
+        char dir[128], pub[128], id[33];
+
+        CU_ASSERT_TRUE_FATAL(token_manager(&real, "TOKEN", NULL));
+        snprintf(dir, sizeof dir, "%s/tokens-a", real.dir);
+        snprintf(pub, sizeof pub, "%s/manager.pub", real.dir);
+        CU_ASSERT_TRUE_FATAL(make_token(&real, "a.test", NULL, dir, id));
+        manager_kill9(&real);
+        /* the impostor: its own signing key, and the pool key (PASSWORD too) */
+        CU_ASSERT_TRUE_FATAL(token_manager(&fake, "TOKEN, PASSWORD", NULL));
+        char extra[512];
+        snprintf(extra, sizeof extra, "POOL_KEY_FILE = %s\n", fake.key);
+        CU_ASSERT_TRUE_FATAL(token_agent(&fake, &a, "a.test", dir, pub, extra));
+        /* unset methods: the agent offers its token only; the impostor
+         * cannot verify it (another signer) and refuses it */
+        CU_ASSERT_TRUE(wait_log(&a, 20, "the negotiator refused this agent", NULL));
+        CU_ASSERT_TRUE(never_listed("@a.test", 1));
+        pool_stop(&a);
+        manager_stop(&fake);
+        remove_dir(real.dir);
+}
+
+/* Both methods taken (a pool moving to tokens): a machine that has a
+ * token cannot be claimed by a pool-key agent. */
+static void test_pool_key_cannot_take_a_tokened_name(void) {
+        Manager m;
+        Pool a, b;
+        char dir[128], pub[128], id[33];
+
+        CU_ASSERT_TRUE_FATAL(token_manager(&m, "TOKEN, PASSWORD", NULL));
+        snprintf(dir, sizeof dir, "%s/tokens-a", m.dir);
+        snprintf(pub, sizeof pub, "%s/manager.pub", m.dir);
+        CU_ASSERT_TRUE_FATAL(make_token(&m, "a.test", NULL, dir, id));
+        /* a pool-key agent that is not a.test: welcome */
+        CU_ASSERT_TRUE_FATAL(manager_agent(&m, &b, "b.test", NULL));
+        CU_ASSERT_TRUE(wait_slot_listed("slot1@b.test", 20));
+        pool_stop(&b);
+        /* a pool-key agent that says it is a.test: refused */
+        CU_ASSERT_TRUE_FATAL(manager_agent(&m, &a, "a.test", NULL));
+        CU_ASSERT_TRUE(wait_manager_log(&m, 20, "a.test has a token: it connects with it, not with the pool key",
+                                        NULL));
+        CU_ASSERT_TRUE(never_listed("@a.test", 1));
+        pool_stop(&a);
+        /* a.test with its token: in */
+        CU_ASSERT_TRUE_FATAL(token_agent(&m, &a, "a.test", dir, pub, NULL));
+        CU_ASSERT_TRUE(wait_slot_listed("slot1@a.test", 20));
+        pool_stop(&a);
+        manager_stop(&m);
+}
+
+static CU_TestInfo tests[] = {
+        { "an agent with its token joins and runs a job", test_token_joins_and_runs },
+        { "refused: pool key only, another pool, expired, another machine", test_refused },
+        { "a revocation drops the agent at once and keeps it out", test_revocation },
+        { "an impostor central manager with the pool key", test_impostor_manager },
+        { "the pool key cannot take the name of a machine with a token", test_pool_key_cannot_take_a_tokened_name },
+        CU_TEST_INFO_NULL,
+};
+
+static CU_SuiteInfo suites[] = {
+        { "tokens", NULL, pool_test_suite_cleanup, NULL, NULL, tests },
+        CU_SUITE_INFO_NULL,
+};
+
+int main(int argc, char **argv) {
+        return glean_test_main(argc, argv, suites);
+}
