@@ -6,7 +6,7 @@
  *
  *   glean token --init [--force]          on the central manager: the signing key
  *   glean token --fingerprint             the manager's key, to compare by eye
- *   glean token create --machine HOST [--lifetime TIME] [--relay-admins] [--output FILE]
+ *   glean token create --machine HOST [--lifetime TIME] [--relay-admins] [--rights LIST] [--output FILE]
  *   glean token list
  *   glean token revoke ID
  *   glean token install FILE [--manager-key FILE]   on the machine
@@ -48,7 +48,8 @@ static void usage(FILE *f) {
         fprintf(f,
                 "usage: glean token --init [--force]\n"
                 "       glean token --fingerprint\n"
-                "       glean token create --machine HOST [--lifetime TIME] [--relay-admins] [--output FILE]\n"
+                "       glean token create --machine HOST [--lifetime TIME] [--relay-admins] [--rights LIST]\n"
+                "                          [--output FILE]\n"
                 "       glean token list\n"
                 "       glean token revoke ID\n"
                 "       glean token install FILE [--manager-key FILE]\n"
@@ -59,7 +60,8 @@ static void usage(FILE *f) {
                 "                  and its public key (SEC_TOKEN_MANAGER_KEY_FILE), which every machine pins\n"
                 "  --fingerprint   the fingerprint of the manager's public key, to compare by eye\n"
                 "  create          a token for agent@HOST (rights: advertise, run, relay; --relay-admins\n"
-                "                  adds relaying administrators), valid TIME (1y; s, m, h, d, y), with a key\n"
+                "                  adds relaying administrators; --rights names them all, e.g. advertise,run),\n"
+                "                  valid TIME (1y; s, m, h, d, y), with a key\n"
                 "                  of the machine's own: the credential to copy to it (--output FILE, mode\n"
                 "                  0600, or stdout); recorded in TOKEN_REGISTRY\n"
                 "  list            the tokens issued: id, machine, rights, expiry, state\n"
@@ -216,7 +218,8 @@ static int registry_save(const char *path, const GleanTokenRegistry *reg) {
         return r < 0 ? fail("%s: cannot write: %s", path, strerror(-r)) : 0;
 }
 
-static int do_create(const Paths *p, const char *host, const char *lifetime, bool relay_admins, const char *output) {
+static int do_create(const Paths *p, const char *host, const char *lifetime, bool relay_admins, const char *rights_text,
+                     const char *output) {
         _cleanup_(glean_signing_key_clear) GleanSigningKey signer = {}, holder = {};
         _cleanup_free_ char *token = NULL, *cred = NULL;
         char name[GLEAN_TOKEN_NAME_MAX + 2], why[512], id[2 * GLEAN_TOKEN_ID_SIZE + 1], seed[GLEAN_SEED_TEXT_LEN + 1],
@@ -241,7 +244,15 @@ static int do_create(const Paths *p, const char *host, const char *lifetime, boo
                 return CLI_EXIT_FAILURE;
         if (glean_signing_key_generate(&holder) < 0)
                 return fail("cannot make the machine's key");
-        unsigned rights = GLEAN_RIGHTS_AGENT | (relay_admins ? GLEAN_RIGHT_RELAY_ADMINS : 0);
+        unsigned rights = GLEAN_RIGHTS_AGENT;
+        if (rights_text && glean_token_rights_parse(rights_text, &rights) < 0)
+                return cli_usage_error("token", "glean token create --machine HOST --rights LIST",
+                                       "'%s' is not a list of rights (advertise, run, relay, relay-admins, "
+                                       "separated by ',', each once)",
+                                       rights_text),
+                       CLI_EXIT_USAGE;
+        if (relay_admins)
+                rights |= GLEAN_RIGHT_RELAY_ADMINS;
         if (glean_token_issue(&signer, name, rights, now, now + life, holder.pk, &token, &t, why, sizeof why) < 0)
                 return fail("%s", why);
         glean_token_id_format(t.id, id);
@@ -401,13 +412,15 @@ static int do_install(const Paths *p, const char *file, const char *manager_key)
 }
 
 int cli_verb_token(int argc, char **argv) {
-        const char *cmd = NULL, *machine = NULL, *lifetime = NULL, *output = NULL, *manager_key = NULL, *arg = NULL;
+        const char *cmd = NULL, *machine = NULL, *lifetime = NULL, *output = NULL, *manager_key = NULL, *arg = NULL,
+                   *rights = NULL;
         bool force = false, relay_admins = false;
 
         for (int i = 1; i < argc; i++) {
                 const char *a = argv[i];
                 const char **value = strcmp(a, "--machine") == 0    ? &machine
                                      : strcmp(a, "--lifetime") == 0 ? &lifetime
+                                     : strcmp(a, "--rights") == 0   ? &rights
                                      : strcmp(a, "--output") == 0 || strcmp(a, "-o") == 0 ? &output
                                      : strcmp(a, "--manager-key") == 0                   ? &manager_key
                                                                                          : NULL;
@@ -437,7 +450,7 @@ int cli_verb_token(int argc, char **argv) {
         }
         bool is_create = cmd && strcmp(cmd, "create") == 0, is_init = cmd && strcmp(cmd, "--init") == 0,
              is_install = cmd && strcmp(cmd, "install") == 0;
-        if (!cmd || (force && !is_init) || ((machine || lifetime || relay_admins || output) && !is_create) ||
+        if (!cmd || (force && !is_init) || ((machine || lifetime || relay_admins || rights || output) && !is_create) ||
             (manager_key && !is_install) || (is_create && !machine) ||
             ((strcmp(cmd, "revoke") == 0 || is_install) && !arg)) {
                 usage(stderr);
@@ -452,7 +465,7 @@ int cli_verb_token(int argc, char **argv) {
         if (strcmp(cmd, "--fingerprint") == 0)
                 return do_fingerprint(&p);
         if (is_create)
-                return do_create(&p, machine, lifetime, relay_admins, output);
+                return do_create(&p, machine, lifetime, relay_admins, rights, output);
         if (strcmp(cmd, "list") == 0)
                 return do_list(&p);
         if (strcmp(cmd, "revoke") == 0)

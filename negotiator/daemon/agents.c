@@ -145,11 +145,13 @@ static void on_reply(Conn *c, const ClassAd *msg) {
         nego_pending_free(p);
 }
 
-/* Whether the agent on c may relay administrators' requests: its Machine
- * (as its Hello says: machines have no identities of their own yet) is in
- * ADMINISTRATORS_RELAYED_BY. */
+/* Whether the agent on c may relay administrators' requests: its token
+ * grants it (relay-admins), or its Machine (its token's, or what the Hello
+ * of a pool-key agent says) is in ADMINISTRATORS_RELAYED_BY. */
 static bool relays_admins(const Conn *c) {
         char *const *list = c->nego->k.relay_admins;
+        if (c->has_token && (c->token_rights & GLEAN_RIGHT_RELAY_ADMINS))
+                return true;
         for (size_t i = 0; c->machine && list && list[i]; i++)
                 if (strcasecmp(list[i], c->machine) == 0)
                         return true;
@@ -167,14 +169,22 @@ static void on_relayed(Conn *c, const ClassAd *msg, GleanCommand cmd) {
         int64_t uid = -1;
         QueueRequester who;
         const char *refusal = NULL;
-        char why[300];
-        if (!user) {
+        char why[600];
+        if (c->has_token && !(c->token_rights & GLEAN_RIGHT_RELAY)) {
+                snprintf(why, sizeof why, "the token of %s does not let it relay its users' requests",
+                         c->token_name);
+                refusal = why;
+        } else if (!user && c->has_token) {
+                /* An agent relays users, always naming them: a request of
+                 * nobody from a machine with its own identity is nobody's. */
+                refusal = "a relayed request needs RelayUser and RelayUid";
+        } else if (!user) {
                 who = (QueueRequester){ .user = "root", .uid = 0, .admin = true };
                 nego_user_message(c, msg, cmd, &who);
                 return;
         }
-        char *at = strchr(user, '@');
-        if (at) {
+        char *at = user ? strchr(user, '@') : NULL;
+        if (!refusal && at) {
                 if (strcasecmp(at + 1, c->nego->k.uid_domain) != 0) {
                         snprintf(why, sizeof why, "the relayed user %.100s is not of this pool's UID_DOMAIN (%.100s)",
                                  user, c->nego->k.uid_domain);
@@ -186,6 +196,12 @@ static void on_relayed(Conn *c, const ClassAd *msg, GleanCommand cmd) {
                          uid > UINT32_MAX - 1 || !*user || strlen(user) >= sizeof ((GleanPeer *) 0)->user))
                 refusal = "a relayed request needs RelayUser and RelayUid";
         if (refusal) {
+                GleanLogField f[] = { { "GLEAN_MACHINE", c->machine ? c->machine : "" },
+                                      { "GLEAN_USER", user ? user : "" },
+                                      { "GLEAN_COMMAND", glean_command_name(cmd) },
+                                      { "GLEAN_REASON", refusal } };
+                glean_log(LOG_NOTICE, NULL, f, 4, "refused %s relayed by %s for %s: %s", glean_command_name(cmd),
+                          c->machine ? c->machine : c->addr_text, user ? user : "nobody", refusal);
                 ClassAd *reply = NULL;
                 if (glean_msg_reply(msg, false, refusal, &reply) >= 0)
                         nego_send(c, reply);

@@ -101,6 +101,11 @@ int nego_slot_update(Nego *n, Conn *c, const ClassAd *msg) {
                 refuse(c, msg, "the slot ad has no Name");
                 goto out;
         }
+        if (c->has_token && !(c->token_rights & GLEAN_RIGHT_ADVERTISE)) {
+                snprintf(why, sizeof why, "the token of %s does not let it advertise slots", c->token_name);
+                refuse(c, msg, why);
+                goto out;
+        }
         /* An agent speaks for its own machine only. */
         const char *at = strrchr(name, '@');
         if (!at || strcasecmp(at + 1, c->machine) != 0) {

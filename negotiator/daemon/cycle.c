@@ -43,7 +43,11 @@ static bool has_jobs(void *userdata, const char *submitter) {
 
 /* A slot a cycle may see: its agent connected, and a dynamic slot claimed. */
 static bool slot_seen(Nego *n, SlotRec *s) {
-        if (!nego_agent_conn(n, s->machine))
+        Conn *c = nego_agent_conn(n, s->machine);
+        if (!c)
+                return false;
+        /* A machine whose token does not let it run jobs gets none. */
+        if (c->has_token && !(c->token_rights & GLEAN_RIGHT_RUN))
                 return false;
         if (s->dynamic) {
                 char state[32], act[32];

@@ -19,37 +19,6 @@
 #define _GNU_SOURCE
 #include "pool-test.h"
 
-/* `glean ARGS...` as user (NULL: the test's own): its exit status, its
- * output (stdout and stderr) in out. */
-static int glean_as(const char *user, char *out, size_t len, const char *const *args) {
-        int pipefd[2];
-        if (pipe2(pipefd, O_CLOEXEC) < 0)
-                return -1;
-        pid_t pid = fork();
-        if (pid == 0) {
-                struct passwd *pw = user ? getpwnam(user) : NULL;
-                if (user && (!pw || setgroups(0, NULL) < 0 || setgid(pw->pw_gid) < 0 || setuid(pw->pw_uid) < 0))
-                        _exit(125);
-                dup2(pipefd[1], 1);
-                dup2(pipefd[1], 2);
-                const char *argv[16] = { bin("GLEAN", "build/bin/glean") };
-                for (size_t i = 0; args[i] && i < 14; i++)
-                        argv[i + 1] = args[i];
-                execv(argv[0], (char *const *) argv);
-                _exit(127);
-        }
-        close(pipefd[1]);
-        size_t n = 0;
-        ssize_t k;
-        while (n + 1 < len && (k = read(pipefd[0], out + n, len - 1 - n)) > 0)
-                n += (size_t) k;
-        out[n] = 0;
-        close(pipefd[0]);
-        int status = -1;
-        waitpid(pid, &status, 0);
-        return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
 static void test_cli_accounting_names(void) {
         Manager m;
         Pool a;

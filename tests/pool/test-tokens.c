@@ -55,14 +55,18 @@ static bool token_manager(Manager *m, const char *methods, const char *extra) {
 
 /* `glean token create --machine host` into dir/machine: the token's id in
  * id (32 hex digits). */
-static bool make_token(const Manager *m, const char *host, const char *lifetime, const char *dir, char id[33]) {
+static bool make_token_rights(const Manager *m, const char *host, const char *lifetime, const char *rights,
+                              const char *dir, char id[33]) {
         char out[192];
         snprintf(out, sizeof out, "%s/machine", dir);
         mkdir(dir, 0700);
         unlink(out);
         GleanTestRun r;
         int rc = lifetime ? gl(&r, "token", "create", "--machine", host, "--lifetime", lifetime, "--output", out, NULL)
-                          : gl(&r, "token", "create", "--machine", host, "--output", out, NULL);
+                 : !rights ? gl(&r, "token", "create", "--machine", host, "--output", out, NULL)
+                 : strcmp(rights, "+relay-admins") == 0
+                         ? gl(&r, "token", "create", "--machine", host, "--relay-admins", "--output", out, NULL)
+                         : gl(&r, "token", "create", "--machine", host, "--rights", rights, "--output", out, NULL);
         if (rc < 0)
                 return false;
         bool ok = GLEAN_TEST_CHECK(r.status == 0, "glean token create: %d %s%s", r.status, r.out, r.err);
@@ -75,6 +79,10 @@ static bool make_token(const Manager *m, const char *host, const char *lifetime,
         glean_test_run_done(&r);
         (void) m;
         return ok;
+}
+
+static bool make_token(const Manager *m, const char *host, const char *lifetime, const char *dir, char id[33]) {
+        return make_token_rights(m, host, lifetime, NULL, dir, id);
 }
 
 /* An agent named host, with the credential of dir and m's public key. */
@@ -307,12 +315,98 @@ static void test_pool_key_cannot_take_a_tokened_name(void) {
         manager_stop(&m);
 }
 
+/* `glean ARGS` run by user on agent a's machine: relayed by a (the
+ * central manager's socket out of reach). */
+static int via_agent(const Manager *m, const Pool *a, const char *user, char *out, size_t len,
+                     const char *const *args) {
+        char nosock[160];
+        snprintf(nosock, sizeof nosock, "%s/not-here.sock", m->dir);
+        setenv("GLEAN_NEGOTIATOR_SOCKET", nosock, 1);
+        setenv("GLEAN_AGENT_SOCKET", a->sock, 1);
+        int st = glean_as(user, out, len, args);
+        unsetenv("GLEAN_AGENT_SOCKET");
+        setenv("GLEAN_NEGOTIATOR_SOCKET", m->sock, 1);
+        return st;
+}
+
+/* What a token lets its machine do: relay (administrators only with
+ * relay-admins), advertise, run. */
+static void test_rights(void) {
+        Manager m;
+        Pool a;
+        char dir[128], pub[128], id[33], out[2048];
+        const char *setfactor[] = { "userprio", "-setfactor", "someone@test.pool", "3", NULL };
+        const char *query[] = { "q", NULL };
+
+        if (!getpwnam("nobody")) {
+                CU_PASS("no user nobody here");
+                return;
+        }
+        CU_ASSERT_TRUE_FATAL(token_manager(&m, "TOKEN", "ADMINISTRATORS = nobody\n"));
+        snprintf(pub, sizeof pub, "%s/manager.pub", m.dir);
+        for (int k = 0; k < 2; k++) {
+                snprintf(dir, sizeof dir, "%s/tokens-a%d", m.dir, k);
+                CU_ASSERT_TRUE_FATAL(make_token_rights(&m, "a.test", NULL, k ? "+relay-admins" : NULL, dir, id));
+                CU_ASSERT_TRUE_FATAL(token_agent(&m, &a, "a.test", dir, pub, "NUM_CPUS = 1\n"));
+                CU_ASSERT_TRUE(wait_slot_listed("slot1@a.test", 20));
+                int st = via_agent(&m, &a, "nobody", out, sizeof out, setfactor);
+                if (k)
+                        GLEAN_TEST_CHECK(st == 0, "an administrator relayed by a token with relay-admins: exit %d: %s",
+                                         st, out);
+                else
+                        GLEAN_TEST_CHECK(st != 0 && strstr(out, "only root and ADMINISTRATORS"),
+                                         "an administrator relayed by a token without relay-admins: exit %d: %s", st,
+                                         out);
+                st = via_agent(&m, &a, "nobody", out, sizeof out, query);
+                GLEAN_TEST_CHECK(st == 0, "a user's query relayed: exit %d: %s", st, out);
+                pool_stop(&a);
+        }
+        /* no relay: the machine's users are not heard */
+        snprintf(dir, sizeof dir, "%s/tokens-b", m.dir);
+        CU_ASSERT_TRUE_FATAL(make_token_rights(&m, "b.test", NULL, "advertise,run", dir, id));
+        CU_ASSERT_TRUE_FATAL(token_agent(&m, &a, "b.test", dir, pub, "NUM_CPUS = 1\n"));
+        CU_ASSERT_TRUE(wait_slot_listed("slot1@b.test", 20));
+        int st = via_agent(&m, &a, "nobody", out, sizeof out, query);
+        GLEAN_TEST_CHECK(st != 0 && strstr(out, "the token of agent@b.test does not let it relay"),
+                         "a query relayed by a token without relay: exit %d: %s", st, out);
+        CU_ASSERT_TRUE(wait_manager_log(&m, 5, "refused Query relayed by b.test for nobody", "does not let it relay"));
+        pool_stop(&a);
+        /* no advertise: its slots are not taken */
+        snprintf(dir, sizeof dir, "%s/tokens-c", m.dir);
+        CU_ASSERT_TRUE_FATAL(make_token_rights(&m, "c.test", NULL, "run,relay", dir, id));
+        CU_ASSERT_TRUE_FATAL(token_agent(&m, &a, "c.test", dir, pub, "NUM_CPUS = 1\n"));
+        CU_ASSERT_TRUE(wait_manager_log(&m, 20, "agent c.test: SlotUpdate refused: the token of agent@c.test does not let "
+                                                 "it advertise slots", NULL));
+        CU_ASSERT_TRUE(never_listed("@c.test", 1));
+        pool_stop(&a);
+        /* no run: listed, never matched */
+        snprintf(dir, sizeof dir, "%s/tokens-d", m.dir);
+        CU_ASSERT_TRUE_FATAL(make_token_rights(&m, "d.test", NULL, "advertise,relay", dir, id));
+        CU_ASSERT_TRUE_FATAL(token_agent(&m, &a, "d.test", dir, pub, "NUM_CPUS = 1\n"));
+        CU_ASSERT_TRUE(wait_slot_listed("slot1@d.test", 20));
+        char why[2048] = "";
+        int64_t c = submit_as(&m, NULL, "norun", "executable = /bin/true\nqueue\n", why, sizeof why);
+        GLEAN_TEST_CHECK(c > 0, "submit: %s", why);
+        if (c > 0) {
+                char job[32];
+                snprintf(job, sizeof job, "%lld.0", (long long) c);
+                sleep(5); /* two negotiation cycles and more */
+                char *q = gl_out("q", job, "-af", "JobStatus", NULL);
+                GLEAN_TEST_CHECK(q && atoi(q) == 1, "the job on a pool of a machine without run: JobStatus %s",
+                                 q ? q : "?");
+                free(q);
+        }
+        pool_stop(&a);
+        manager_stop(&m);
+}
+
 static CU_TestInfo tests[] = {
         { "an agent with its token joins and runs a job", test_token_joins_and_runs },
         { "refused: pool key only, another pool, expired, another machine", test_refused },
         { "a revocation drops the agent at once and keeps it out", test_revocation },
         { "an impostor central manager with the pool key", test_impostor_manager },
         { "the pool key cannot take the name of a machine with a token", test_pool_key_cannot_take_a_tokened_name },
+        { "what a token lets its machine do", test_rights },
         CU_TEST_INFO_NULL,
 };
 
