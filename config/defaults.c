@@ -253,6 +253,10 @@ static const Default defaults[] = {
         { "POOL_KEY_FILE", "$(ETC)/pool.key" },
         /* Machine identities (glean token): the central manager's signing key (root-only), its public key
          * that every machine pins, the tokens it issued and revoked, and where a machine keeps its own. */
+        /* How agents and the central manager authenticate each other: TOKEN (IDTOKENS), PASSWORD (the pool
+         * key), FS; empty: what the machine holds (its token, else the pool key; on the central manager
+         * TOKEN with a signing key and PASSWORD with a pool key file). */
+        { "SEC_DEFAULT_AUTHENTICATION_METHODS", "" },
         { "SEC_TOKEN_POOL_SIGNING_KEY_FILE", "$(ETC)/signing.key" },
         { "SEC_TOKEN_MANAGER_KEY_FILE", "$(ETC)/manager.pub" },
         { "SEC_TOKEN_DIRECTORY", "$(ETC)/tokens.d" },

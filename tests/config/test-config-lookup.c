@@ -656,6 +656,44 @@ static void test_reload(void) {
         config_free(cfg);
 }
 
+/* SEC_DEFAULT_AUTHENTICATION_METHODS: HTCondor's names, ours, what is
+ * not usable here (with file and line). */
+static void test_auth_methods(void) {
+        const struct {
+                const char *text;
+                int r;
+                unsigned methods;
+                const char *msg;
+        } cases[] = {
+                { "", 0, 0, NULL },
+                { "SEC_DEFAULT_AUTHENTICATION_METHODS =\n", 0, 0, NULL },
+                { "SEC_DEFAULT_AUTHENTICATION_METHODS = TOKEN\n", 0, CONFIG_AUTH_TOKEN, NULL },
+                { "SEC_DEFAULT_AUTHENTICATION_METHODS = FS, IDTOKENS\n", 0, CONFIG_AUTH_TOKEN, NULL },
+                { "SEC_DEFAULT_AUTHENTICATION_METHODS = idtoken password\n", 0,
+                  CONFIG_AUTH_TOKEN | CONFIG_AUTH_POOL_KEY, NULL },
+                { "SEC_DEFAULT_AUTHENTICATION_METHODS = POOL_KEY\n", 0, CONFIG_AUTH_POOL_KEY, NULL },
+                { "X = 1\nSEC_DEFAULT_AUTHENTICATION_METHODS = FS, SSL, TOKEN\n", -EINVAL, 0,
+                  "SEC_DEFAULT_AUTHENTICATION_METHODS: glean cannot use the authentication method SSL" },
+                { "\nSEC_DEFAULT_AUTHENTICATION_METHODS = FS\n", -EINVAL, 0,
+                  "SEC_DEFAULT_AUTHENTICATION_METHODS = FS names no method the pool's connections can use" },
+        };
+        for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+                Config *cfg = load(cases[i].text);
+                ConfigError err = {};
+                unsigned m = 99;
+                int r = config_get_auth_methods(cfg, &m, &err);
+                GLEAN_TEST_CHECK(r == cases[i].r, "case %zu: %d, want %d (%s)", i, r, cases[i].r, err.msg);
+                if (r == 0)
+                        GLEAN_TEST_CHECK(m == cases[i].methods, "case %zu: methods %u, want %u", i, m,
+                                         cases[i].methods);
+                else
+                        GLEAN_TEST_CHECK(strcmp(err.file, "t.conf") == 0 && err.line == 2 &&
+                                                 strstr(err.msg, cases[i].msg),
+                                         "case %zu: %s:%d: %s", i, err.file, err.line, err.msg);
+                config_free(cfg);
+        }
+}
+
 static CU_TestInfo lookup_tests[] = {
         { "typed", test_typed },
         { "typed-undefined", test_typed_undefined },
@@ -664,6 +702,7 @@ static CU_TestInfo lookup_tests[] = {
         { "startd-attrs", test_startd_attrs },
         { "names-where-set", test_names_where_set },
         { "unenforced", test_unenforced },
+        { "authentication methods", test_auth_methods },
         CU_TEST_INFO_NULL,
 };
 

@@ -529,7 +529,7 @@ static void test_all_parse(void) {
                 "DAEMON_LIST", "CONSOLE_DEVICES", "ETC", "LOCAL_CONFIG_DIR", "LOCAL_CONFIG_DIR_EXCLUDE_REGEXP",
                 "FULL_HOSTNAME", "HOSTNAME", "UID_DOMAIN", "FILESYSTEM_DOMAIN", "SPOOL", "NEGOTIATOR_DATABASE",
                 "POOL_KEY_FILE", "NEGOTIATOR_SOCKET", "SEC_TOKEN_POOL_SIGNING_KEY_FILE", "SEC_TOKEN_MANAGER_KEY_FILE",
-                "SEC_TOKEN_DIRECTORY", "TOKEN_REGISTRY",
+                "SEC_TOKEN_DIRECTORY", "TOKEN_REGISTRY", "SEC_DEFAULT_AUTHENTICATION_METHODS",
         };
         static const char *const texts[] = {
                 "", "use POLICY : DESKTOP", "use POLICY : ALWAYS_RUN_JOBS", "use POLICY : TIME_OF_DAY",
