@@ -652,6 +652,18 @@ static void test_wrong_key(void) {
         char st[64];
         slot_state(&p, "slot1", st, sizeof st);
         GLEAN_TEST_CHECK(strcmp(st, "Unclaimed/Idle") == 0, "nothing is claimed: %s", st);
+        /* A central manager of version 1: its 44-byte HELLO. The agent
+         * names both versions and does not go further. */
+        r = mgr_accept_tcp(&m, 10);
+        GLEAN_TEST_CHECK(r == 1, "the agent dials again: %d", r);
+        if (r == 1) {
+                unsigned char v1[4 + 44] = { 0,   0,   0,   44,  'G', 'L', 'E', 'A',
+                                             'N', 'S', 'E', 'C', 1,   1,   GLEAN_SECURE_NEGOTIATOR };
+                CU_ASSERT(write(m.fd, v1, sizeof v1) == (ssize_t) sizeof v1);
+                GLEAN_TEST_CHECK(wait_log(&p, 5, "the negotiator speaks pool protocol version 1, this agent speaks 2",
+                                          NULL),
+                                 "no log record naming both versions");
+        }
         /* With the right key it connects. */
         r = mgr_accept(&m, NULL, 10, why, sizeof why);
         GLEAN_TEST_CHECK(r == 0, "the right key: %s", why);

@@ -129,6 +129,30 @@ static void test_transport(void) {
         GLEAN_TEST_CHECK(log_has(&r, "handshake message longer than", 5), "a record for the HTTP request");
         GLEAN_TEST_CHECK(pool_answers(&r, "good2"), "the daemon goes on serving");
 
+        /* An agent of version 1 (its 44-byte HELLO: magic, version 1,
+         * type, role, a 32-byte nonce): refused with both versions named;
+         * what it gets first is our HELLO, version 2 where its own
+         * version byte is, so that it can say the same. */
+        fd = tcp_connect(r.port);
+        unsigned char v1[4 + 44] = { 0, 0, 0, 44, 'G', 'L', 'E', 'A', 'N', 'S', 'E', 'C', 1, 1, GLEAN_SECURE_AGENT };
+        CU_ASSERT(write(fd, v1, sizeof v1) == (ssize_t) sizeof v1);
+        unsigned char hello[4 + GLEAN_SECURE_HELLO_SIZE];
+        size_t got = 0;
+        for (int i = 0; i < 50 && got < sizeof hello; i++) {
+                ssize_t k = recv(fd, hello + got, sizeof hello - got, MSG_DONTWAIT);
+                if (k > 0)
+                        got += (size_t) k;
+                else
+                        usleep(100000);
+        }
+        GLEAN_TEST_CHECK(got == sizeof hello && hello[3] == GLEAN_SECURE_HELLO_SIZE && memcmp(hello + 4, "GLEANSEC", 8) == 0 &&
+                                 hello[12] == GLEAN_SECURE_VERSION,
+                         "the daemon's HELLO: %zu bytes, version %u", got, got > 12 ? hello[12] : 0);
+        GLEAN_TEST_CHECK(closed_by_peer(fd, 5), "a version-1 agent is refused");
+        close(fd);
+        GLEAN_TEST_CHECK(log_has(&r, "the agent speaks pool protocol version 1, this negotiator speaks 2", 5),
+                         "a record naming both versions");
+
         /* A handshake that never comes: refused after NEGOTIATOR_TIMEOUT. */
         fd = tcp_connect(r.port);
         GLEAN_TEST_CHECK(closed_by_peer(fd, 8), "a silent peer is dropped after the timeout");
