@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * secure.c — the pool's sealed transport (common/secure.h) over a unix
- * socketpair: handshakes per second, and the throughput of sealed frames
+ * socketpair: handshakes per second (with the pool key, and with tokens),
+ * and the throughput of sealed frames
  * of 200 bytes (a keep-alive or a small update) and 64 KiB (a big slot
  * update), against the same frames unsealed (common/proto.h's
  * glean_frame_write/glean_frame_read) for comparison.
@@ -31,8 +32,11 @@
 
 #include "common/proto.h"
 #include "common/secure.h"
+#include "common/token.h"
 
 static GleanPoolKey key;
+/* What the two ends prove: the pool key, or tokens (main). */
+static const GleanSecureAuth *auth_a, *auth_n;
 
 static double now_s(void) {
         struct timespec ts;
@@ -61,12 +65,13 @@ static void move_bytes(GleanSecure *from, GleanSecure *to) {
 static void handshake_memory(void) {
         GleanSecure *a, *n;
 
-        if (glean_secure_new(GLEAN_SECURE_AGENT, GLEAN_SECURE_POOL_AUTH(&key), &a) < 0 ||
-            glean_secure_new(GLEAN_SECURE_NEGOTIATOR, GLEAN_SECURE_POOL_AUTH(&key), &n) < 0)
+        if (glean_secure_new(GLEAN_SECURE_AGENT, auth_a, &a) < 0 ||
+            glean_secure_new(GLEAN_SECURE_NEGOTIATOR, auth_n, &n) < 0)
                 die("glean_secure_new", ENOMEM);
-        move_bytes(a, n);
-        move_bytes(n, a);
-        move_bytes(a, n);
+        move_bytes(a, n); /* HELLO */
+        move_bytes(n, a); /* HELLO, and with the pool key AUTH */
+        move_bytes(a, n); /* AUTH */
+        move_bytes(n, a); /* with a token, the negotiator's AUTH */
         if (!glean_secure_established(a) || !glean_secure_established(n))
                 die("handshake", EPROTO);
         glean_secure_free(a);
@@ -79,8 +84,8 @@ static void handshake_memory(void) {
 static void handshake_over(int fds[2], GleanSecure *s[2]) {
         int r;
 
-        if (glean_secure_new(GLEAN_SECURE_AGENT, GLEAN_SECURE_POOL_AUTH(&key), &s[0]) < 0 ||
-            glean_secure_new(GLEAN_SECURE_NEGOTIATOR, GLEAN_SECURE_POOL_AUTH(&key), &s[1]) < 0)
+        if (glean_secure_new(GLEAN_SECURE_AGENT, auth_a, &s[0]) < 0 ||
+            glean_secure_new(GLEAN_SECURE_NEGOTIATOR, auth_n, &s[1]) < 0)
                 die("glean_secure_new", ENOMEM);
         while (!glean_secure_established(s[0]) || !glean_secure_established(s[1]))
                 for (int i = 0; i < 2; i++) {
@@ -225,8 +230,29 @@ int main(int argc, char **argv) {
         }
         if (glean_pool_key_generate(&key) < 0)
                 die("libsodium", EIO);
+        auth_a = auth_n = GLEAN_SECURE_POOL_AUTH(&key);
         bench_handshakes("handshake, in memory", handshake_memory, seconds);
         bench_handshakes("handshake, socketpair", handshake_socketpair, seconds);
+
+        /* The same with tokens: the manager's signing key, an agent's token. */
+        static GleanSigningKey manager;
+        static GleanCredential cred;
+        char *text = NULL, why[256];
+        int64_t t = (int64_t) time(NULL);
+        if (glean_signing_key_generate(&manager) < 0 || glean_signing_key_generate(&cred.key) < 0 ||
+            glean_token_issue(&manager, "agent@node1.example.org", GLEAN_RIGHTS_AGENT, t, t + 86400, cred.key.pk,
+                              &text, &cred.token, why, sizeof why) < 0)
+                die("a token", EIO);
+        cred.text_len = strlen(text);
+        memcpy(cred.text, text, cred.text_len + 1);
+        free(text);
+        GleanSecureAuth ta = { .methods = GLEAN_SECURE_TOKEN, .manager_pk = manager.pk, .credential = &cred };
+        GleanSecureAuth tn = { .methods = GLEAN_SECURE_TOKEN, .signing = &manager };
+        auth_a = &ta;
+        auth_n = &tn;
+        bench_handshakes("token handshake, in memory", handshake_memory, seconds);
+        bench_handshakes("token handshake, socketpair", handshake_socketpair, seconds);
+        auth_a = auth_n = GLEAN_SECURE_POOL_AUTH(&key);
         const size_t sizes[] = { 200, 64 * 1024 };
         for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
                 bench_throughput(sizes[i], true, seconds);
