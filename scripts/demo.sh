@@ -4,7 +4,7 @@
 # demo.sh [GLEAN] — a whole pool on this machine, for about a minute: a
 # central manager (glean-negotiator) and an agent (glean-agent) with one
 # partitionable slot, on a private configuration (examples/demo/glean.conf:
-# socket, port, database and pool key in a temporary directory; an
+# socket, port, database and keys in a temporary directory; an
 # installed pool is not disturbed). Two users created for the demo submit
 # real jobs with different priority factors; the demo shows them matched
 # and running (in their own cgroups where the agent has cgroups), the
@@ -183,7 +183,15 @@ install -m 0644 examples/demo/glean.conf "$dir/demo.conf"
 printf 'DEMO_DIR = %s\ninclude : %s/demo.conf\n' "$dir" "$dir" >"$dir/glean.conf"
 printf '$ cat glean.conf    # (examples/demo/glean.conf, DEMO_DIR = %s)\n' "$dir"
 grep -v '^#' examples/demo/glean.conf | sed -e '/^$/d' -e 's/^/    /'
-"$dir/bin/glean" pool-key --new --file "$dir/pool.key" >/dev/null
+# The central manager's signing key, and this machine's token, as an
+# administrator would make and install them (docs/operations.md).
+host=$("$dir/bin/glean" config FULL_HOSTNAME)
+"$dir/bin/glean" token --init >/dev/null
+"$dir/bin/glean" token create --machine "$host" --output "$dir/machine.cred" 2>/dev/null
+"$dir/bin/glean" token install "$dir/machine.cred" >/dev/null
+rm -f "$dir/machine.cred"
+echo "\$ glean token --init; glean token create --machine $host; glean token install ..."
+"$dir/bin/glean" token list | sed 's/^/    /'
 
 GLEAN_LOG=stderr "$NEGOTIATOR" --config "$dir/glean.conf" >"$dir/negotiator.log" 2>&1 9>&- &
 nego_pid=$!
@@ -205,7 +213,7 @@ slot_up() {
         "$dir/bin/glean" status -af Name 2>/dev/null | grep -q '^slot1@'
 }
 until_true 15 "the agent's slot in the central manager" slot_up
-echo "glean-agent (pid $agent_pid) dials the central manager with the pool key; its slot:"
+echo "glean-agent (pid $agent_pid) dials the central manager with its token; its slot:"
 show status
 
 section "Cgroups"

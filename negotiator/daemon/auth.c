@@ -6,7 +6,8 @@
  *   - the methods: SEC_DEFAULT_AUTHENTICATION_METHODS, or when it is unset
  *     what this machine holds: TOKEN when the signing key file
  *     (SEC_TOKEN_POOL_SIGNING_KEY_FILE, `glean token --init`) exists, the
- *     pool key when POOL_KEY_FILE does;
+ *     pool key when POOL_KEY_FILE does (an empty file is none: what
+ *     systemd hands the service for a credential that is missing);
  *   - a token's own checks are the handshake's (signature, times, holder);
  *     here, whether it was revoked: TOKEN_REGISTRY (what `glean token
  *     revoke` marks), read at start and again whenever it changes
@@ -179,6 +180,13 @@ static int on_registry_event(sd_event_source *src, const struct inotify_event *e
 
 /* ---- setup ---- */
 
+/* Whether a key file is there: an empty one is not (systemd's empty
+ * SetCredential= stands for a key the machine does not have). */
+static bool key_present(const char *path) {
+        struct stat st;
+        return stat(path, &st) == 0 && st.st_size > 0;
+}
+
 /* What the configuration asks for, loaded: -errno with the reason logged. */
 int nego_auth_setup(Nego *n) {
         ConfigError err = { 0 };
@@ -194,9 +202,9 @@ int nego_auth_setup(Nego *n) {
         }
         bool chosen = methods != 0;
         if (!chosen) {
-                if (access(n->k.signing_key_file, F_OK) == 0)
+                if (key_present(n->k.signing_key_file))
                         methods |= GLEAN_SECURE_TOKEN;
-                if (access(n->k.pool_key_file, F_OK) == 0)
+                if (key_present(n->k.pool_key_file))
                         methods |= GLEAN_SECURE_POOL_KEY;
                 if (!methods) {
                         glean_log(LOG_ERR, NULL, NULL, 0,

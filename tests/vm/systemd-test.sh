@@ -3,7 +3,8 @@
 #
 # systemd-test.sh — what `make check-systemd` runs in the VM (through
 # tests/vm/check-systemd.sh and rig.sh systemd): glean installed by `make
-# install` (copied over the guest's root with a pool key and
+# install` (copied over the guest's root with a pool key, unused: the pool
+# runs on tokens made here, and
 # tests/vm/glean-vm.conf in config.d), under the host's systemd as PID 1, as
 # root in glean-vm-test.service. One line per check ("ok N - ..." or "not
 # ok N - ..."), then "check-systemd: N passed, N failed"; exit 1 when one
@@ -12,8 +13,8 @@
 #
 # Checks: the install activated as make install does on a running systemd
 # (sysusers, tmpfiles, catalog, daemon-reload); both units active (Type=
-# notify: READY=1 came), the negotiator as the user glean with its pool key
-# through LoadCredential=; the jobs' scope glean-agent-jobs.scope (its
+# notify: READY=1 came), the negotiator as the user glean with its signing
+# key through LoadCredential=, the agent with its token (glean token); the jobs' scope glean-agent-jobs.scope (its
 # placeholder alone in init, the agent alone in its service's cgroup); a
 # job of a user the test adds runs in a cgroup under the scope, in a slot
 # with limits, ends with its exit code (glean wait), is in glean history
@@ -139,6 +140,18 @@ for u in glean-negotiator glean-agent; do
 done
 check "systemctl daemon-reload" systemctl daemon-reload
 
+# ---- machine identities: the pool on tokens (docs/operations.md) --------
+
+check "glean token --init: the central manager's signing key" sh -c 'glean token --init >/dev/null'
+check "glean token create --machine glean-vm" \
+        sh -c 'glean token create --machine glean-vm --output /root/glean-vm.cred 2>/dev/null'
+check "glean token install: the machine's credential, the manager's key pinned" \
+        sh -c 'glean token install /root/glean-vm.cred >/dev/null && rm -f /root/glean-vm.cred'
+check "the signing key and the credential are root's, mode 0600" \
+        test "$(stat -c '%a %U' /etc/glean/signing.key /etc/glean/tokens.d/machine | sort -u)" = "600 root"
+# Tokens only: the pool key the rig wrote is not used.
+printf 'SEC_DEFAULT_AUTHENTICATION_METHODS = TOKEN\n' >/etc/glean/config.d/40-tokens.conf
+
 # ---- start --------------------------------------------------------------
 
 start=$(uptime_s)
@@ -157,13 +170,14 @@ for u in glean-negotiator glean-agent; do
         w=$(tr '\0' '\n' <"/proc/$(main_pid $u)/environ" | sed -n 's/^WATCHDOG_USEC=//p')
         check "$u has WATCHDOG_USEC=10000000 (WatchdogSec=10s, the test's drop-in): ${w:-none}" test "$w" = 10000000
 done
-cred=/run/credentials/glean-negotiator.service/pool.key
-note "the credential: $(stat -c '%A %U:%G' $cred 2>&1); the key: $(stat -c '%A %U:%G' /etc/glean/pool.key)"
-check "the negotiator's pool key is a credential (LoadCredential=)" test -f $cred
-check "the negotiator read it (no pool key refused in its journal)" \
-        sh -c '! journalctl -u glean-negotiator -o cat | grep -qi "pool key"'
+cred=/run/credentials/glean-negotiator.service/signing.key
+note "the credential: $(stat -c '%A %U:%G' $cred 2>&1); the key: $(stat -c '%A %U:%G' /etc/glean/signing.key)"
+check "the negotiator's signing key is a credential (LoadCredential=)" test -s $cred
+check "the negotiator read it: agents authenticate by token (its journal)" \
+        sh -c 'journalctl -u glean-negotiator -o cat | grep -q "agents authenticate by token; the signing key"'
 slots_up() { [ "$(glean status -af Name 2>/dev/null | grep -c '^slot[12]@')" = 2 ]; }
-if ! check "the agent's two slots reach the central manager (the pool key on both ends)" until_true 60 slots_up; then
+if ! check "the agent's two slots reach the central manager (its token, the manager's key pinned)" \
+        until_true 60 slots_up; then
         show_units
 fi
 agent_cg=$(prop glean-agent ControlGroup)
