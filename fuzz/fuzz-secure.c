@@ -29,6 +29,20 @@
  *              genuine frames in sealing order; once that was so to the
  *              end, every genuine frame must have come out and no error.
  *
+ *   0xFE       crafted AUTH: this harness plays a token agent against a
+ *              fresh token negotiator, with the key schedule of
+ *              docs/protocol.md written again here (a second reading of the
+ *              spec): a genuine HELLO, then an AUTH that opens under the
+ *              right handshake key, whose plaintext is made from the rest:
+ *              [flags][bytes...]. flags bit 0: the stream header is the
+ *              first 24 bytes (else zeros); bit 1: a genuine signature by
+ *              the agent's key over the transcript and header (else the
+ *              next 64 bytes); bit 2: the token is the agent's genuine one
+ *              (else the remaining bytes); bit 3: a newline after it. The
+ *              negotiator must refuse with a documented error and a REFUSE
+ *              or get established, and only with the genuine token and
+ *              signature; established, its peer token is the agent's.
+ *
  * Either way a failure aborts with "FUZZ-SECURE FAILURE: ...".
  */
 
@@ -38,6 +52,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include <sodium.h>
 
 #include "secure.h"
 
@@ -257,9 +273,134 @@ static void fuzz_sealed(const uint8_t *data, size_t size) {
         glean_secure_free(n);
 }
 
+/* ---- crafted AUTH ---- */
+
+static const GleanCredential *token_cred(void) {
+        return token_auth(GLEAN_SECURE_AGENT)->credential;
+}
+
+static void kdf(const unsigned char base[32], const char *label, unsigned char out[32]) {
+        crypto_generichash(out, 32, (const unsigned char *) label, strlen(label), base, 32);
+}
+
+static void feed_frame(GleanSecure *s, const unsigned char *p, size_t n, int *r) {
+        unsigned char h[4] = { (unsigned char) (n >> 24), (unsigned char) (n >> 16), (unsigned char) (n >> 8),
+                               (unsigned char) n };
+        if (*r == 0)
+                *r = glean_secure_feed(s, h, 4);
+        if (*r == 0)
+                *r = glean_secure_feed(s, p, n);
+}
+
+static void fuzz_crafted(const uint8_t *data, size_t size) {
+        const GleanCredential *cred = token_cred();
+        GleanSecure *n = NULL;
+        unsigned char eph_pk[32], eph_sk[32], hello[52] = { 'G', 'L', 'E', 'A', 'N', 'S', 'E', 'C', 2, 1, 1, 0 };
+        int r = 0;
+
+        if (glean_secure_new(GLEAN_SECURE_NEGOTIATOR, token_auth(GLEAN_SECURE_NEGOTIATOR), &n) < 0)
+                fail("glean_secure_new() failed", NULL);
+        crypto_box_keypair(eph_pk, eph_sk);
+        memcpy(hello + 12, eph_pk, 32);
+        hello[44] = GLEAN_SECURE_TOKEN;
+        feed_frame(n, hello, sizeof hello, &r);
+        const void *out;
+        size_t olen = glean_secure_output(n, &out);
+        if (r != 0 || olen != 4 + GLEAN_SECURE_HELLO_SIZE)
+                fail("the negotiator did not answer a genuine HELLO with its own", glean_secure_reason(n));
+        unsigned char theirs[52];
+        memcpy(theirs, (const unsigned char *) out + 4, sizeof theirs);
+        glean_secure_output_consume(n, olen);
+
+        /* The key schedule of docs/protocol.md, token method (no pool key). */
+        unsigned char T[32], dh[32], B[32], k_hs[32];
+        crypto_generichash_state st;
+        crypto_generichash_init(&st, NULL, 0, 32);
+        crypto_generichash_update(&st, (const unsigned char *) "glean-transcript-v2", 19);
+        crypto_generichash_update(&st, hello, sizeof hello);
+        crypto_generichash_update(&st, theirs, sizeof theirs);
+        crypto_generichash_final(&st, T, sizeof T);
+        if (crypto_scalarmult_curve25519(dh, eph_sk, theirs + 12) != 0)
+                fail("the negotiator's ephemeral key is a weak point", NULL);
+        crypto_generichash_init(&st, NULL, 0, 32);
+        crypto_generichash_update(&st, (const unsigned char *) "glean-keys-v2", 13);
+        crypto_generichash_update(&st, dh, sizeof dh);
+        crypto_generichash_update(&st, T, sizeof T);
+        crypto_generichash_final(&st, B, sizeof B);
+        kdf(B, "hs-a2n", k_hs);
+
+        /* The plaintext: header, signature, token. */
+        unsigned char plain[24 + 64 + GLEAN_TOKEN_TEXT_MAX + 1] = { 0 };
+        unsigned flags = size ? data[0] : 0;
+        size_t len = 24;
+        data += size ? 1 : 0;
+        size -= size ? 1 : 0;
+        if ((flags & 1) && size >= 24) {
+                memcpy(plain, data, 24);
+                data += 24;
+                size -= 24;
+        }
+        if (flags & 2) {
+                unsigned char m[13 + 1 + 32 + 24];
+                memcpy(m, "glean-auth-v2", 13);
+                m[13] = GLEAN_SECURE_AGENT;
+                memcpy(m + 14, T, 32);
+                memcpy(m + 46, plain, 24);
+                crypto_sign_ed25519_detached(plain + 24, NULL, m, sizeof m, cred->key.sk);
+        } else if (size >= 64) {
+                memcpy(plain + 24, data, 64);
+                data += 64;
+                size -= 64;
+        }
+        len += 64;
+        bool genuine_token = flags & 4;
+        if (genuine_token) {
+                memcpy(plain + len, cred->text, cred->text_len);
+                len += cred->text_len;
+        } else {
+                size_t k = size > GLEAN_TOKEN_TEXT_MAX ? GLEAN_TOKEN_TEXT_MAX : size;
+                memcpy(plain + len, data, k);
+                len += k;
+        }
+        if ((flags & 8) && len < sizeof plain)
+                plain[len++] = '\n';
+
+        unsigned char msg[12 + sizeof plain + 16], nonce[24] = { 0 };
+        unsigned long long clen = 0;
+        memcpy(msg, "GLEANSEC\x02\x02\x01\x00", 12);
+        crypto_aead_xchacha20poly1305_ietf_encrypt(msg + 12, &clen, plain, len, msg, 12, NULL, nonce, k_hs);
+        r = 0;
+        feed_frame(n, msg, 12 + (size_t) clen, &r);
+        if (glean_secure_established(n)) {
+                const GleanToken *t = glean_secure_peer_token(n);
+                if (!(flags & 2) || !t || memcmp(t->holder, cred->key.pk, 32) != 0 ||
+                    strcmp(t->name, cred->token.name) != 0)
+                        fail("established with a token or signature the fuzzer made", NULL);
+        } else if (r == 0) {
+                /* Still waiting: only when the AUTH was not whole, which it is. */
+                fail("neither established nor refused after a whole AUTH", NULL);
+        } else {
+                if (!documented(r) && r != -EXDEV && r != -EKEYREJECTED && r != -EKEYEXPIRED && r != -ENOTCONN)
+                        fail("an undocumented error", strerror(-r));
+                /* a token refused by its checks: the agent is told why */
+                bool token_check = r == -EXDEV || r == -EKEYREJECTED || r == -EKEYEXPIRED || r == -ENOTCONN ||
+                                   strncmp(glean_secure_reason(n), "the agent's token: ", 19) == 0;
+                if (token_check && glean_secure_output(n, &out) == 0)
+                        fail("a token refused without a REFUSE", glean_secure_reason(n));
+                if (genuine_token && (flags & 2))
+                        fail("the genuine token and signature were refused", glean_secure_reason(n));
+        }
+        sodium_memzero(eph_sk, sizeof eph_sk);
+        glean_secure_free(n);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (size < 1)
                 return 0;
+        if (data[0] == 0xFE) {
+                fuzz_crafted(data + 1, size - 1);
+                return 0;
+        }
         if (data[0] & 1)
                 fuzz_sealed(data + 1, size - 1);
         else
