@@ -862,6 +862,8 @@ int glean_authz_check(const GleanAuthz *a, GleanAuthzLevel level, const GleanAut
         if (!a || !peer || (unsigned) level >= GLEAN_AUTHZ_LEVELS ||
             (peer->family != AF_UNSPEC && peer->family != AF_INET && peer->family != AF_INET6))
                 return glean_why(-EINVAL, why, whylen, "not a level or not a peer");
+        if (level == GLEAN_AUTHZ_ALLOW)
+                return glean_why(0, why, whylen, "the ALLOW level is open to everyone");
         user = peer->user && *peer->user && strcmp(peer->user, "unauthenticated") != 0 ? peer->user
                                                                                       : UNAUTHENTICATED;
         v.user_len = strlen(user);
