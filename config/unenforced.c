@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * unenforced.c — HTCondor's authorization knobs that glean reads but does
- * not enforce yet (config.h, config_unenforced): each one set is named
- * with its file and line, so that an administrator's ALLOW_WRITE is never
- * silently ignored.
+ * unenforced.c — HTCondor's authorization knobs that glean-agent reads but
+ * does not enforce (config.h, config_unenforced; the central manager does,
+ * negotiator/daemon/auth.c): each one set is named with its file and line,
+ * so that an administrator's ALLOW_WRITE is never silently ignored.
  */
 #define _GNU_SOURCE
 
@@ -48,8 +48,9 @@ int config_unenforced(const Config *cfg, char ***ret) {
                 out = grown;
                 out[n] = NULL;
                 char *msg = NULL;
-                if (asprintf(&msg, "%s:%d: %s is not enforced: glean does not authorize by identity yet (every "
-                                   "holder of the pool key has the access it would limit)",
+                if (asprintf(&msg, "%s:%d: %s is not enforced on an execute machine: the central manager "
+                                   "enforces ALLOW_ and DENY_ lists, the agent takes claims only from the central "
+                                   "manager it pinned (docs/operations.md)",
                              file, line, names[i]) < 0) {
                         r = -ENOMEM;
                         break;

@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
 #include <syslog.h>
@@ -292,6 +293,184 @@ int nego_auth_hello(Conn *c, const char *machine, char *why, size_t whylen) {
                          "on the agent)",
                          machine);
                 return -EPERM;
+        }
+        return 0;
+}
+
+/* ---- ALLOW_* and DENY_* ---- */
+
+/* The levels whose lists the configuration may restrict, and the lists
+ * that decide each (its own, its fallbacks): a level none of them is set
+ * for stays open, as it is without any list. */
+static const struct {
+        GleanAuthzLevel level;
+        unsigned decided_by; /* bits of GleanAuthzLevel, and DEFAULT_BIT */
+} checked[] = {
+        { GLEAN_AUTHZ_READ, 1u << GLEAN_AUTHZ_READ },
+        { GLEAN_AUTHZ_WRITE, 1u << GLEAN_AUTHZ_WRITE },
+        { GLEAN_AUTHZ_ADMINISTRATOR, 1u << GLEAN_AUTHZ_ADMINISTRATOR },
+        { GLEAN_AUTHZ_ADVERTISE_STARTD, 1u << GLEAN_AUTHZ_ADVERTISE_STARTD | 1u << GLEAN_AUTHZ_DAEMON },
+};
+#define DEFAULT_BIT (1u << 31)
+
+/* The level of an ALLOW_/DENY_ knob name (its subsystem suffix aside), or
+ * DEFAULT_BIT for ALLOW_DEFAULT/DENY_DEFAULT, or 0. */
+static unsigned knob_bit(const char *name) {
+        const char *rest = strncasecmp(name, "ALLOW_", 6) == 0 ? name + 6
+                           : strncasecmp(name, "DENY_", 5) == 0 ? name + 5
+                                                                : NULL;
+        if (!rest)
+                return 0;
+        if (strncasecmp(rest, "DEFAULT", 7) == 0 && (rest[7] == 0 || rest[7] == '_'))
+                return DEFAULT_BIT;
+        unsigned best = 0;
+        size_t best_len = 0;
+        for (int l = GLEAN_AUTHZ_READ; l < GLEAN_AUTHZ_LEVELS; l++) {
+                const char *ln = glean_authz_level_name((GleanAuthzLevel) l);
+                size_t k = strlen(ln);
+                if (k > best_len && strncasecmp(rest, ln, k) == 0 && (rest[k] == 0 || rest[k] == '_')) {
+                        best = 1u << l;
+                        best_len = k;
+                }
+        }
+        return best;
+}
+
+void nego_authz_clear(NegoKnobs *k) {
+        glean_authz_free(k->authz_collector);
+        glean_authz_free(k->authz_schedd);
+        free(k->full_hostname);
+        k->authz_collector = k->authz_schedd = NULL;
+        k->full_hostname = NULL;
+        k->authz_levels = 0;
+}
+
+int nego_authz_load(const Config *cfg, NegoKnobs *k) {
+        char **names = NULL, why[900];
+        ConfigError err = { 0 };
+        int r;
+
+        if ((r = config_get(cfg, "FULL_HOSTNAME", &k->full_hostname, &err)) < 0 && r != -ENOENT)
+                return r;
+        if ((r = glean_authz_new("COLLECTOR", &k->authz_collector)) < 0 ||
+            (r = glean_authz_new("SCHEDD", &k->authz_schedd)) < 0 || (r = config_names(cfg, &names)) < 0)
+                return r;
+        for (size_t i = 0; names[i]; i++) {
+                unsigned bit = knob_bit(names[i]);
+                const char *file = NULL, *raw = config_raw(cfg, names[i]);
+                int line = 0;
+                if (!bit || !raw || config_where(cfg, names[i], &file, &line) < 0 || strcmp(file, "<default>") == 0)
+                        continue;
+                char *value = NULL, source[300];
+                snprintf(source, sizeof source, "%s:%d", file, line);
+                if ((r = config_get(cfg, names[i], &value, &err)) < 0) {
+                        char *m = config_error_format(&err);
+                        glean_log(LOG_ERR, NULL, NULL, 0, "%s: %s", names[i], m ? m : strerror(-r));
+                        free(m);
+                        break;
+                }
+                /* HTCondor reads "ALLOW_X =" as not set. */
+                const char *text = value[strspn(value, " \t,")] ? value : NULL;
+                int rc = glean_authz_set(k->authz_collector, names[i], text, source, why, sizeof why);
+                int rs = rc < 0 && rc != -EINVAL ? rc : glean_authz_set(k->authz_schedd, names[i], text, source, why,
+                                                                           sizeof why);
+                free(value);
+                if (rc == -EINVAL && rs == -EINVAL)
+                        continue; /* not an authorization knob (ALLOW_SCRIPTS_TO_RUN_AS_EXECUTABLES, ...) */
+                if ((rc < 0 && rc != -EINVAL) || (rs < 0 && rs != -EINVAL)) {
+                        r = rc < 0 ? rc : rs;
+                        glean_log(LOG_ERR, NULL, NULL, 0, "%s", why);
+                        break;
+                }
+                if (rc == GLEAN_AUTHZ_IGNORED && rs == GLEAN_AUTHZ_IGNORED) {
+                        glean_log(LOG_WARNING, NULL, NULL, 0, "%s: %s is not used by glean-negotiator: %s", source,
+                                  names[i], why);
+                        continue;
+                }
+                bool used = bit == DEFAULT_BIT;
+                for (size_t j = 0; j < sizeof checked / sizeof *checked && !used; j++)
+                        used = (checked[j].decided_by & bit) != 0;
+                if (!used && !(bit & (1u << GLEAN_AUTHZ_DAEMON)))
+                        glean_log(LOG_WARNING, NULL, NULL, 0,
+                                  "%s: %s restricts nothing here: the central manager has no operation of that "
+                                  "level (it checks READ, WRITE, ADMINISTRATOR, DAEMON and ADVERTISE_STARTD)",
+                                  source, names[i]);
+                k->authz_levels |= bit;
+                r = 0;
+        }
+        config_strv_free(names);
+        return r < 0 ? r : 0;
+}
+
+/* Whether the configuration restricts level at all. */
+static bool restricted(const NegoKnobs *k, GleanAuthzLevel level) {
+        for (size_t j = 0; j < sizeof checked / sizeof *checked; j++)
+                if (checked[j].level == level)
+                        return (k->authz_levels & (checked[j].decided_by | DEFAULT_BIT)) != 0;
+        return false;
+}
+
+static void log_denied(Conn *c, const char *who, const char *what, const char *why) {
+        GleanLogField f[] = { { "GLEAN_USER", who },
+                              { "GLEAN_PEER", c->tcp ? c->addr_text : "local" },
+                              { "GLEAN_COMMAND", what },
+                              { "GLEAN_REASON", why } };
+        glean_log(LOG_NOTICE, NULL, f, 4, "refused %s to %s from %s: %s", what, who, c->tcp ? c->addr_text : "this machine",
+                  why);
+}
+
+int nego_authz_agent(Conn *c, const char *machine, char *why, size_t whylen) {
+        const NegoKnobs *k = &c->nego->k;
+        char user[GLEAN_TOKEN_NAME_MAX + 64], rule[800] = "";
+
+        if (!restricted(k, GLEAN_AUTHZ_ADVERTISE_STARTD))
+                return 0;
+        /* A token's name; an agent of the pool key is the pool's, as
+         * HTCondor's pool password makes it (condor_pool@UID_DOMAIN). */
+        if (c->has_token)
+                snprintf(user, sizeof user, "%s", c->token_name);
+        else
+                snprintf(user, sizeof user, "condor_pool@%s", k->uid_domain);
+        GleanAuthzPeer peer = c->authz_peer;
+        peer.user = user;
+        peer.host = machine;
+        if (glean_authz_check(k->authz_collector, GLEAN_AUTHZ_ADVERTISE_STARTD, &peer, rule, sizeof rule) == 0)
+                return 0;
+        snprintf(why, whylen, "%s may not advertise slots: %s", user, rule);
+        log_denied(c, user, "ADVERTISE_STARTD", rule);
+        return -EACCES;
+}
+
+int nego_authz_user(Conn *c, const char *user, GleanAuthzLevel level, bool *admin, char *why, size_t whylen) {
+        const NegoKnobs *k = &c->nego->k;
+        char name[300], rule[800] = "";
+        GleanAuthzPeer peer = { 0 };
+
+        if (!restricted(k, level) && !(*admin && restricted(k, GLEAN_AUTHZ_ADMINISTRATOR)))
+                return 0;
+        if (strchr(user, '@'))
+                snprintf(name, sizeof name, "%s", user);
+        else
+                snprintf(name, sizeof name, "%s@%s", user, k->uid_domain);
+        if (c->tcp) {
+                peer = c->authz_peer; /* relayed by the agent on c: its machine */
+                peer.host = c->machine;
+        } else {
+                peer.local = true;
+                peer.host = k->full_hostname;
+        }
+        peer.user = name;
+        if (restricted(k, level) && glean_authz_check(k->authz_schedd, level, &peer, rule, sizeof rule) < 0) {
+                snprintf(why, whylen, "%s may not %s here: %s", name, level == GLEAN_AUTHZ_READ ? "read" : "write",
+                         rule);
+                log_denied(c, name, glean_authz_level_name(level), rule);
+                return -EACCES;
+        }
+        if (*admin && restricted(k, GLEAN_AUTHZ_ADMINISTRATOR) &&
+            glean_authz_check(k->authz_schedd, GLEAN_AUTHZ_ADMINISTRATOR, &peer, rule, sizeof rule) < 0) {
+                *admin = false; /* a user still, not an administrator */
+                GleanLogField f[] = { { "GLEAN_USER", name }, { "GLEAN_REASON", rule } };
+                glean_log(LOG_INFO, NULL, f, 2, "%s is no administrator from there: %s", name, rule);
         }
         return 0;
 }

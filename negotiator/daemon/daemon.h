@@ -34,6 +34,7 @@
 #include <systemd/sd-event.h>
 
 #include "accounting.h"
+#include "authz.h"
 #include "classad.h"
 #include "daemon-start.h"
 #include "config.h"
@@ -84,6 +85,12 @@ typedef struct NegoKnobs {
         char **relay_admins;      /* ADMINISTRATORS_RELAYED_BY: agents (Machine of their Hello) whose relayed
                                    * users may be administrators (users.c) */
         JobCmdPolicy *submit_policy; /* ACCOUNTING_GROUPS_ALLOWED*, SUBMIT_REQUIREMENT_* (jobcmd.h) */
+        /* ALLOW_* and DENY_* (auth.c): the lists as HTCondor's COLLECTOR
+         * (agents advertising) and SCHEDD (users' requests) read them, and
+         * the levels the configuration restricts (bits of GleanAuthzLevel). */
+        GleanAuthz *authz_collector, *authz_schedd;
+        unsigned authz_levels;
+        char *full_hostname;      /* FULL_HOSTNAME: the host of local users */
         int64_t classad_lifetime; /* CLASSAD_LIFETIME */
         int64_t interval;         /* NEGOTIATOR_INTERVAL */
         int64_t min_interval;     /* NEGOTIATOR_MIN_INTERVAL */
@@ -164,6 +171,7 @@ struct Conn {
         unsigned token_rights;
         uint8_t token_id[GLEAN_TOKEN_ID_SIZE];
         char token_name[GLEAN_TOKEN_NAME_MAX + 1];
+        GleanAuthzPeer authz_peer; /* tcp: its address, for ALLOW_ and DENY_ lists */
         int64_t agent_start;    /* its AgentStartTime */
         int64_t update_interval;/* its UpdateInterval (UPDATE_INTERVAL), 300 when it does not say */
         double hello_at;        /* when its Hello came: slots it did not advertise since are gone */
@@ -376,6 +384,16 @@ void nego_auth_established(Conn *c); /* its handshake done: what its token says 
 /* An agent's Hello claiming machine: 0, or -EPERM with why (its token names
  * another; a machine with a token that came with the pool key). */
 int nego_auth_hello(Conn *c, const char *machine, char *why, size_t whylen);
+/* ALLOW_ and DENY_ lists (auth.c). _load reads them from cfg into k
+ * (-errno, the reason logged: an entry that is not one); _agent checks an
+ * agent's Hello (ADVERTISE_STARTD, DAEMON); _user a user's request at level
+ * (READ or WRITE) on c (local, or relayed by the agent on c), and whether
+ * an administrator stays one (ADMINISTRATOR): 0 or -EACCES with the rule
+ * in why. A level the configuration sets no list of is not checked. */
+int nego_authz_load(const Config *cfg, NegoKnobs *k);
+void nego_authz_clear(NegoKnobs *k);
+int nego_authz_agent(Conn *c, const char *machine, char *why, size_t whylen);
+int nego_authz_user(Conn *c, const char *user, GleanAuthzLevel level, bool *admin, char *why, size_t whylen);
 Conn *nego_conn_by_id(Nego *n, uint64_t id);
 Conn *nego_agent_conn(Nego *n, const char *machine); /* its live connection, NULL when none */
 /* The post work: flush the output of the connections that have some. */

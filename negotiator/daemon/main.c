@@ -140,6 +140,7 @@ static void knobs_clear(NegoKnobs *k) {
         config_strv_free(k->admins);
         config_strv_free(k->relay_admins);
         jobcmd_policy_free(k->submit_policy);
+        nego_authz_clear(k);
         *k = (NegoKnobs){ 0 };
 }
 
@@ -198,6 +199,8 @@ static int knobs_load(const Config *cfg, const char *port_file, NegoKnobs *ret) 
                 log_config_error(&err, r, "the submit policy");
                 goto fail;
         }
+        if ((r = nego_authz_load(cfg, &k)) < 0)
+                goto fail;
         *ret = k;
         return 0;
 fail:
@@ -222,11 +225,6 @@ static int load_config(Nego *n, Config **ret) {
         if (config_get(cfg, "NEGOTIATOR_LOG_LEVEL", &level, &err) >= 0)
                 (void) glean_daemon_log_level(level);
         free(level);
-        char **unenforced = NULL;
-        if (config_unenforced(cfg, &unenforced) > 0)
-                for (char **m = unenforced; *m; m++)
-                        glean_log(LOG_WARNING, NULL, NULL, 0, "%s", *m);
-        config_strv_free(unenforced);
         *ret = cfg;
         return 0;
 }

@@ -625,7 +625,8 @@ static int on_hello(Conn *c, const ClassAd *msg) {
                         snprintf(why, sizeof why, "an agent's Hello needs Peer \"glean-agent\" and its Machine");
                         return hello_refused(c, msg, why, -EPROTO);
                 }
-                if (nego_auth_hello(c, machine, why, sizeof why) < 0) {
+                if (nego_auth_hello(c, machine, why, sizeof why) < 0 ||
+                    nego_authz_agent(c, machine, why, sizeof why) < 0) {
                         free(machine);
                         return hello_refused(c, msg, why, -EPERM);
                 }
@@ -961,6 +962,7 @@ static int on_accept_tcp(sd_event_source *src, int fd, uint32_t revents, void *u
                 setsockopt(cfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
                 c->addr = key;
                 snprintf(c->addr_text, sizeof c->addr_text, "%s", text);
+                (void) glean_authz_peer_sockaddr(&c->authz_peer, (struct sockaddr *) &sa, salen);
                 if ((r = glean_secure_new(GLEAN_SECURE_NEGOTIATOR, &n->auth, &c->sec)) < 0 ||
                     (r = hs_enter(c, text)) < 0) {
                         refusal_log(n, LOG_WARNING, "refused a connection from", text, strerror(-r));

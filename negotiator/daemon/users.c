@@ -539,6 +539,15 @@ static int on_jobcmd(Nego *n, Conn *c, const ClassAd *req, GleanCommand cmd, con
 
 int nego_user_message(Conn *c, const ClassAd *msg, GleanCommand cmd, const QueueRequester *who) {
         Nego *n = c->nego;
+        /* ALLOW_READ / ALLOW_WRITE / ALLOW_ADMINISTRATOR and their DENY_s. */
+        bool reads = cmd == GLEAN_CMD_QUERY || cmd == GLEAN_CMD_HISTORY || cmd == GLEAN_CMD_QUERY_SLOTS ||
+                     cmd == GLEAN_CMD_WAIT || cmd == GLEAN_CMD_USER_PRIO;
+        QueueRequester w = *who;
+        char why[700];
+        if (nego_authz_user(c, who->user, reads ? GLEAN_AUTHZ_READ : GLEAN_AUTHZ_WRITE, &w.admin, why, sizeof why) <
+            0)
+                return refuse(c, msg, who, glean_command_name(cmd), "EACCES", why);
+        who = &w;
         switch (cmd) {
         case GLEAN_CMD_QUERY_SLOTS:
                 return nego_query_slots(n, c, msg);
@@ -561,10 +570,8 @@ int nego_user_message(Conn *c, const ClassAd *msg, GleanCommand cmd, const Queue
         case GLEAN_CMD_HISTORY:
         case GLEAN_CMD_USER_PRIO:
                 return on_jobcmd(n, c, msg, cmd, who);
-        default: {
-                char why[128];
+        default:
                 snprintf(why, sizeof why, "the central manager does not take %s", glean_command_name(cmd));
                 return refuse(c, msg, who, glean_command_name(cmd), "EOPNOTSUPP", why);
-        }
         }
 }

@@ -400,6 +400,71 @@ static void test_rights(void) {
         manager_stop(&m);
 }
 
+/* ALLOW_ and DENY_ lists at the central manager: ALLOW_WRITE leaves out
+ * the users of b.test (their submits refused, their reads allowed);
+ * ALLOW_ADVERTISE_STARTD lets a.test and b.test advertise, not c.test; an
+ * entry that is not one stops the start, naming its line. */
+static void test_allow_deny(void) {
+        Manager m;
+        Pool a, b, c;
+        char dir[128], pub[128], id[33], out[2048], why[2048];
+        const char *query[] = { "q", NULL };
+
+        if (!getpwnam("nobody")) {
+                CU_PASS("no user nobody here");
+                return;
+        }
+        CU_ASSERT_TRUE_FATAL(token_manager(&m, "TOKEN",
+                                           "ALLOW_WRITE = *@test.pool/a.test, root@test.pool\n"
+                                           "ALLOW_ADVERTISE_STARTD = agent@a.test, agent@b.test\n"));
+        snprintf(pub, sizeof pub, "%s/manager.pub", m.dir);
+        const char *hosts[] = { "a.test", "b.test", "c.test" };
+        Pool *pools[] = { &a, &b, &c };
+        for (int i = 0; i < 3; i++) {
+                snprintf(dir, sizeof dir, "%s/tokens-%d", m.dir, i);
+                CU_ASSERT_TRUE_FATAL(make_token(&m, hosts[i], NULL, dir, id));
+                CU_ASSERT_TRUE_FATAL(token_agent(&m, pools[i], hosts[i], dir, pub, "NUM_CPUS = 1\n"));
+        }
+        CU_ASSERT_TRUE(wait_slot_listed("slot1@a.test", 20));
+        CU_ASSERT_TRUE(wait_slot_listed("slot1@b.test", 20));
+        CU_ASSERT_TRUE(wait_manager_log(&m, 20, "agent@c.test may not advertise slots: not in ALLOW_ADVERTISE_STARTD",
+                                        NULL));
+        CU_ASSERT_TRUE(never_listed("@c.test", 1));
+        for (int i = 0; i < 2; i++) {
+                char nosock[160];
+                snprintf(nosock, sizeof nosock, "%s/not-here.sock", m.dir);
+                setenv("GLEAN_NEGOTIATOR_SOCKET", nosock, 1);
+                setenv("GLEAN_AGENT_SOCKET", pools[i]->sock, 1);
+                int64_t cl = submit_as(&m, "nobody", i ? "b.sub" : "a.sub", "executable = /bin/true\nqueue\n", why,
+                                       sizeof why);
+                unsetenv("GLEAN_AGENT_SOCKET");
+                setenv("GLEAN_NEGOTIATOR_SOCKET", m.sock, 1);
+                if (i == 0)
+                        GLEAN_TEST_CHECK(cl > 0, "nobody on a.test may submit: %s", why);
+                else
+                        GLEAN_TEST_CHECK(cl <= 0 && strstr(why, "nobody@test.pool may not write here: not in "
+                                                                "ALLOW_WRITE"),
+                                         "nobody on b.test may not submit: %lld %s", (long long) cl, why);
+                int st = via_agent(&m, pools[i], "nobody", out, sizeof out, query);
+                GLEAN_TEST_CHECK(st == 0, "nobody on %s may read: exit %d: %s", hosts[i], st, out);
+        }
+        CU_ASSERT_TRUE(manager_log_has(&m, "refused WRITE to nobody@test.pool from 127.0.0.1", "ALLOW_WRITE"));
+        /* local users: root is listed, nobody is not */
+        int64_t cl = submit_as(&m, NULL, "root.sub", "executable = /bin/true\nqueue\n", why, sizeof why);
+        GLEAN_TEST_CHECK(cl > 0, "root here may submit: %s", why);
+        cl = submit_as(&m, "nobody", "nobody.sub", "executable = /bin/true\nqueue\n", why, sizeof why);
+        GLEAN_TEST_CHECK(cl <= 0 && strstr(why, "may not write here"), "nobody here may not: %s", why);
+        for (int i = 0; i < 3; i++)
+                pool_stop(pools[i]);
+        manager_stop(&m);
+
+        /* an entry that is not one */
+        CU_ASSERT_TRUE_FATAL(manager_prepare(&m, "ALLOW_WRITE = 10.0.0.0/33\n"));
+        CU_ASSERT_FALSE(manager_launch(&m));
+        CU_ASSERT_TRUE(manager_log_has(&m, "ALLOW_WRITE: \"10.0.0.0/33\": the netmask is longer than 32 bits", NULL));
+        manager_stop(&m);
+}
+
 static CU_TestInfo tests[] = {
         { "an agent with its token joins and runs a job", test_token_joins_and_runs },
         { "refused: pool key only, another pool, expired, another machine", test_refused },
@@ -407,6 +472,7 @@ static CU_TestInfo tests[] = {
         { "an impostor central manager with the pool key", test_impostor_manager },
         { "the pool key cannot take the name of a machine with a token", test_pool_key_cannot_take_a_tokened_name },
         { "what a token lets its machine do", test_rights },
+        { "ALLOW_WRITE, ALLOW_ADVERTISE_STARTD and a bad entry", test_allow_deny },
         CU_TEST_INFO_NULL,
 };
 
