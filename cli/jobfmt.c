@@ -498,7 +498,8 @@ void cli_print_status_summary(FILE *f, ClassAd **slots, size_t n) {
                 sum_add(&rows[k], state, act);
                 sum_add(&total, state, act);
         }
-        qsort(rows, nr, sizeof(*rows), by_label);
+        if (nr > 1)
+                qsort(rows, nr, sizeof(*rows), by_label);
         fprintf(f, "%14s %5s %5s %7s %9s %7s %10s %5s %8s %6s\n\n", "", "Total", "Owner", "Claimed", "Unclaimed",
                 "Matched", "Preempting", "Drain", "Backfill", "BkIdle");
         for (size_t k = 0; k < nr; k++) {

@@ -141,7 +141,8 @@ int cli_verb_status(int argc, char **argv) {
                 cli_reply_clear(&rep);
                 return CLI_EXIT_FAILURE;
         }
-        qsort(rep.ads, rep.n_ads, sizeof(*rep.ads), by_name);
+        if (rep.n_ads > 1) /* rep.ads is NULL when none came */
+                qsort(rep.ads, rep.n_ads, sizeof(*rep.ads), by_name);
         switch (view) {
         case V_LONG:
                 cli_print_long(stdout, rep.ads, rep.n_ads);

@@ -314,7 +314,8 @@ static void list_entries(const Opts *o, AcctEntry *entries, size_t n, const Acct
         size_t users = 0;
         bool first = true;
 
-        qsort(entries, n, sizeof(*entries), by_eup);
+        if (n > 1)
+                qsort(entries, n, sizeof(*entries), by_eup);
         if (o->json) {
                 printf("[\n");
                 for (size_t i = 0; i < n; i++)
