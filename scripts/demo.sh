@@ -378,7 +378,7 @@ show userprio
 section "The owner comes back: the jobs are frozen, then thawed"
 printf '\n$ %s    # the owner presses a key\n' "$owner_cmd"
 owner_key
-until_true 10 "the suspension" suspended +
+until_true 30 "the suspension" suspended +
 show status -af Name State Activity KeyboardIdle -constraint 'PartitionableSlot || State == "Claimed"'
 show_processes
 echo "(STATE T: stopped.) The owner types for 3 more seconds..."
@@ -392,7 +392,7 @@ show status -af Name State Activity KeyboardIdle -constraint 'PartitionableSlot 
 show_processes
 
 section "The jobs complete"
-until_true 60 "the jobs' end" queue_empty
+until_true 120 "the jobs' end" queue_empty
 for u in "${USERS[@]}"; do
         printf '\n%s$ cat job.0.out\n' "${u#glean-demo-}"
         cat "$dir/jobs/$u/job.0.out"

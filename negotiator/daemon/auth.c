@@ -6,8 +6,9 @@
  *   - the methods: SEC_DEFAULT_AUTHENTICATION_METHODS, or when it is unset
  *     what this machine holds: TOKEN when the signing key file
  *     (SEC_TOKEN_POOL_SIGNING_KEY_FILE, `glean token --init`) exists, the
- *     pool key when POOL_KEY_FILE does (an empty file is none: what
- *     systemd hands the service for a credential that is missing);
+ *     pool key when POOL_KEY_FILE does (an empty file, or one saying
+ *     "none", is none: what the unit hands the service for a credential
+ *     that is missing);
  *   - a token's own checks are the handshake's (signature, times, holder);
  *     here, whether it was revoked: TOKEN_REGISTRY (what `glean token
  *     revoke` marks), read at start and again whenever it changes
@@ -181,11 +182,22 @@ static int on_registry_event(sd_event_source *src, const struct inotify_event *e
 
 /* ---- setup ---- */
 
-/* Whether a key file is there: an empty one is not (systemd's empty
- * SetCredential= stands for a key the machine does not have). */
+/* Whether a key file is there: an empty one, or one that says "none"
+ * (glean-negotiator.service's SetCredential= fallback for a key the
+ * machine does not have), is not. */
 static bool key_present(const char *path) {
         struct stat st;
-        return stat(path, &st) == 0 && st.st_size > 0;
+        char buf[8] = "";
+        if (stat(path, &st) < 0 || st.st_size == 0)
+                return false;
+        if (st.st_size > 5)
+                return true;
+        FILE *f = fopen(path, "re");
+        size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+        if (f)
+                fclose(f);
+        buf[n] = 0;
+        return strcmp(buf, "none") != 0 && strcmp(buf, "none\n") != 0;
 }
 
 /* What the configuration asks for, loaded: -errno with the reason logged. */
