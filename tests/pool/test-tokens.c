@@ -112,25 +112,29 @@ static bool wait_manager_log(const Manager *m, int seconds, const char *a, const
         return false;
 }
 
-/* No slot of machine in `glean status` during the next seconds. */
-static bool never_listed(const char *slot, int seconds) {
-        for (int i = 0; i < seconds * 5; i++) {
-                char *out = gl_out("status", "-af", "Name", NULL);
-                bool there = out && strstr(out, slot);
-                free(out);
-                if (there)
-                        return false;
-                usleep(200000);
-        }
-        return true;
+/* Whether `glean status` lists a slot whose name holds slot. */
+static bool listed(const char *slot) {
+        char *out = gl_out("status", "-af", "Name", NULL);
+        bool there = out && strstr(out, slot);
+        free(out);
+        return there;
 }
 
+/* No such slot now, nor during the next seconds (0: now only). */
+static bool never_listed(const char *slot, int seconds) {
+        for (int i = 0;; i++) {
+                if (listed(slot))
+                        return false;
+                if (i >= seconds * 5)
+                        return true;
+                usleep(200000);
+        }
+}
+
+/* The slot leaves `glean status` within seconds. */
 static bool slot_gone(const char *slot, int seconds) {
         for (int i = 0; i < seconds * 10; i++) {
-                char *out = gl_out("status", "-af", "Name", NULL);
-                bool there = out && strstr(out, slot);
-                free(out);
-                if (!there)
+                if (!listed(slot))
                         return true;
                 usleep(100000);
         }
