@@ -23,7 +23,6 @@
 #define _GNU_SOURCE
 
 #include <errno.h>
-#include <fcntl.h>
 #include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/file.h"
 #include "common/secret.h"
 #include "daemon.h"
 
@@ -49,40 +49,28 @@ static int registry_refresh(Nego *n) {
 
         if (!n->k.token_registry)
                 return 0;
-        if (stat(n->k.token_registry, &st) < 0) {
+        /* lstat: never through a symbolic link (what it points to would not
+         * be the registry's own). */
+        if (lstat(n->k.token_registry, &st) < 0) {
                 if (errno != ENOENT)
                         return -errno;
                 glean_token_registry_clear(&n->registry);
                 n->registry_st = (struct stat){ 0 };
                 return 0;
         }
+        if (S_ISLNK(st.st_mode))
+                return -ELOOP;
         if (st.st_dev == n->registry_st.st_dev && st.st_ino == n->registry_st.st_ino &&
             st.st_size == n->registry_st.st_size && st.st_mtim.tv_sec == n->registry_st.st_mtim.tv_sec &&
             st.st_mtim.tv_nsec == n->registry_st.st_mtim.tv_nsec)
                 return 0;
-        int fd = open(n->k.token_registry, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-        if (fd < 0)
-                return -errno;
-        size_t cap = (size_t) st.st_size + 1, len = 0;
-        char *text = cap <= (size_t) 64 << 20 ? malloc(cap) : NULL;
-        if (!text) {
-                close(fd);
-                return -ENOMEM;
-        }
-        for (;;) {
-                ssize_t k = read(fd, text + len, cap - 1 - len);
-                if (k < 0) {
-                        int e = -errno;
-                        free(text);
-                        close(fd);
-                        return e;
-                }
-                if (k == 0 || (len += (size_t) k) == cap - 1)
-                        break;
-        }
-        close(fd);
+        char *text = NULL;
+        size_t len = 0;
+        int r = glean_read_file(n->k.token_registry, (size_t) 64 << 20, &text, &len);
+        if (r < 0)
+                return r;
         GleanTokenRegistry reg = { 0 };
-        int r = glean_token_registry_parse(text, len, n->k.token_registry, &reg, why, sizeof why);
+        r = glean_token_registry_parse(text, len, n->k.token_registry, &reg, why, sizeof why);
         free(text);
         if (r < 0) {
                 glean_log(LOG_ERR, NULL, NULL, 0, "the token registry: %s (the revocations read before still hold)",
