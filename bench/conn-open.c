@@ -17,7 +17,6 @@
 #include <arpa/inet.h>
 #include <inttypes.h>
 #include <netinet/tcp.h>
-#include <sys/resource.h>
 
 #define BENCH_NAME "conn-open"
 #define TIMEOUT_MS 30000
@@ -35,11 +34,6 @@ static void on_die(void) {
         }
 }
 
-static double mono(void) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
-}
 
 static int open_agent(int i) {
         int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -79,31 +73,13 @@ int main(int argc, char **argv) {
         }
         if (n <= 0)
                 die("usage: conn-open [N] [--unix]\n");
-        struct rlimit rl;
-        if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-                rl.rlim_cur = rl.rlim_max;
-                setrlimit(RLIMIT_NOFILE, &rl);
-        }
-        if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < (rlim_t) n + 64)
-                die("RLIMIT_NOFILE is %llu: too few for %d connections\n", (unsigned long long) rl.rlim_cur, n);
+        raise_nofile(n);
         signal(SIGPIPE, SIG_IGN);
         pool_dir("conn-open");
         FILE *f = nego_conf_open();
         fprintf(f, "NEGOTIATOR_MAX_CONNECTIONS_PER_USER = %d\nNEGOTIATOR_LOG_LEVEL = notice\n", n + 16);
         conf_close(f, nego_conf);
-        const char *bin = getenv("GLEAN_NEGOTIATOR");
-        nego_pid = spawn(bin && *bin ? bin : "build/bin/glean-negotiator", nego_conf, nego_log);
-        for (int i = 0;; i++) {
-                int fd = -1;
-                char why[256] = "";
-                if (glean_client_connect(sock_path, "glean", 1000, &fd, why, sizeof why) == 0) {
-                        close(fd);
-                        break;
-                }
-                if (i > 400)
-                        die("glean-negotiator does not answer on %s: %s\n", sock_path, why);
-                usleep(25000);
-        }
+        start_negotiator();
         int *fds = calloc((size_t) n, sizeof *fds);
         if (!fds)
                 die("out of memory\n");

@@ -23,6 +23,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -38,6 +39,14 @@ static pid_t nego_pid;
 static GleanPoolKey pool_key;
 
 static void on_die(void);
+
+/* The monotonic clock, in seconds. */
+static inline double mono(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
+}
 
 /* The wall clock (the daemons' records are stamped with it), in seconds. */
 static double wall(void) {
@@ -82,6 +91,19 @@ static int free_port(void) {
                 die("cannot find a free port: %m");
         close(fd);
         return ntohs(sa.sin_port);
+}
+
+/* The soft RLIMIT_NOFILE raised to the hard one; dies when that leaves
+ * fewer than n descriptors and some to spare. */
+static inline void raise_nofile(int n) {
+        struct rlimit rl;
+
+        if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+                rl.rlim_cur = rl.rlim_max;
+                setrlimit(RLIMIT_NOFILE, &rl);
+        }
+        if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < (rlim_t) n + 64)
+                die("RLIMIT_NOFILE is %llu: too few for %d connections\n", (unsigned long long) rl.rlim_cur, n);
 }
 
 /* build/bench-data/NAME.XXXXXX with the central manager's paths in it, a
@@ -158,9 +180,11 @@ static pid_t spawn(const char *prog, const char *conf, const char *log) {
         return pid;
 }
 
-/* glean-negotiator started (nego_pid), once it answers on its socket. */
+/* glean-negotiator ($GLEAN_NEGOTIATOR, else build/bin/glean-negotiator)
+ * started (nego_pid), once it answers on its socket. */
 static void start_negotiator(void) {
-        nego_pid = spawn("build/bin/glean-negotiator", nego_conf, nego_log);
+        const char *bin = getenv("GLEAN_NEGOTIATOR");
+        nego_pid = spawn(bin && *bin ? bin : "build/bin/glean-negotiator", nego_conf, nego_log);
         for (int i = 0;; i++) {
                 int fd = -1;
                 char why[256] = "";

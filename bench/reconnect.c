@@ -42,11 +42,6 @@ static void on_die(void) {
         }
 }
 
-static double mono(void) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
-}
 
 /* The CPU seconds of process pid (utime + stime). */
 static double cpu_of(pid_t pid) {
@@ -152,13 +147,7 @@ int main(int argc, char **argv) {
         }
         if (n <= 0 || rounds <= 0)
                 die("usage: reconnect [N] [--pool-key] [--rounds R]\n");
-        struct rlimit rl;
-        if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-                rl.rlim_cur = rl.rlim_max;
-                setrlimit(RLIMIT_NOFILE, &rl);
-        }
-        if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < (rlim_t) n + 64)
-                die("RLIMIT_NOFILE is %llu: too few for %d connections\n", (unsigned long long) rl.rlim_cur, n);
+        raise_nofile(n);
         signal(SIGPIPE, SIG_IGN);
         pool_dir("reconnect");
 
@@ -198,18 +187,7 @@ int main(int argc, char **argv) {
                 "SEC_TOKEN_POOL_SIGNING_KEY_FILE = %s\nTOKEN_REGISTRY = %s/tokens\n",
                 n + 16, n + 16, use_pool_key ? "PASSWORD" : "TOKEN", path, dir);
         conf_close(f, nego_conf);
-        const char *bin = getenv("GLEAN_NEGOTIATOR");
-        nego_pid = spawn(bin && *bin ? bin : "build/bin/glean-negotiator", nego_conf, nego_log);
-        for (int i = 0;; i++) {
-                int fd = -1;
-                if (glean_client_connect(sock_path, "glean", 1000, &fd, why, sizeof why) == 0) {
-                        close(fd);
-                        break;
-                }
-                if (i > 400)
-                        die("glean-negotiator does not answer on %s: %s\n", sock_path, why);
-                usleep(25000);
-        }
+        start_negotiator();
 
         Agent *agents = calloc((size_t) n, sizeof *agents);
         struct epoll_event *evs = calloc(1024, sizeof *evs);
