@@ -63,7 +63,7 @@ section() {
 
 dir=$(mktemp -d /tmp/glean-demo.XXXXXX)
 chmod 0755 "$dir"
-nego_pid='' agent_pid='' sampler_pid='' scope=''
+nego_pid='' agent_pid='' sampler_pid='' typist_pid='' scope=''
 created_users=()
 
 # stop PID: SIGTERM, up to 10 s, then SIGKILL.
@@ -102,6 +102,7 @@ cleanup() {
         local status=$? u
         trap - EXIT INT TERM
         [ -z "$sampler_pid" ] || stop "$sampler_pid"
+        [ -z "$typist_pid" ] || stop "$typist_pid"
         stop "$agent_pid"
         # The agent's scope (and its delegated cgroups) ends with it; make sure.
         [ -z "$scope" ] || systemctl stop "$scope.scope" 2>/dev/null || true
@@ -291,17 +292,24 @@ suspended() {
         if [ "$1" = + ]; then [ "$n" -ge 1 ]; else [ "$n" -eq "$1" ]; fi
 }
 # The processes of the demo users' jobs: pid, user, state (T: stopped),
-# command line and cgroup v2, from /proc.
+# whether their cgroup is frozen, command line and cgroup v2, from /proc and
+# the cgroup's cgroup.events.
 show_processes() {
-        local u pid state args
-        printf '\n$ # the users'"'"' processes: /proc/PID/stat, cmdline, cgroup\n'
-        printf '%7s %-15s %-5s %-24s %s\n' PID USER STATE COMMAND CGROUP
+        local u pid state args cg frozen cg2
+        cg2=$(findmnt -n -t cgroup2 -o TARGET 2>/dev/null | head -n 1)
+        printf '\n$ # the users'"'"' processes: /proc/PID/stat, cmdline, cgroup (frozen: its cgroup.events)\n'
+        printf '%7s %-15s %-5s %-6s %-24s %s\n' PID USER STATE FROZEN COMMAND CGROUP
         for u in "${USERS[@]}"; do
                 for pid in $(pids_of "$u"); do
                         state=$(sed 's/.*) \(.\).*/\1/' "/proc/$pid/stat" 2>/dev/null) || continue
                         args=$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | sed "s|$dir/jobs/$u/||g")
-                        printf '%7s %-15s %-5s %-24.24s %s\n' "$pid" "$u" "$state" "$args" \
-                                "$(sed -n 's/^0:://p' "/proc/$pid/cgroup" 2>/dev/null)"
+                        cg=$(sed -n 's/^0:://p' "/proc/$pid/cgroup" 2>/dev/null)
+                        frozen=-
+                        case $(sed -n 's/^frozen //p' "$cg2$cg/cgroup.events" 2>/dev/null) in
+                        1) frozen=yes ;;
+                        0) frozen=no ;;
+                        esac
+                        printf '%7s %-15s %-5s %-6s %-24.24s %s\n' "$pid" "$u" "$state" "$frozen" "$args" "$cg"
                 done
         done
 }
@@ -376,18 +384,34 @@ show q -allusers -nobatch
 show userprio
 
 section "The owner comes back: the jobs are frozen, then thawed"
-printf '\n$ %s    # the owner presses a key\n' "$owner_cmd"
-owner_key
-until_true 30 "the suspension" suspended +
+# The owner types, a key every half second, until the freeze is seen and
+# for 3 seconds more: the slots stay Suspended for as long as the typing
+# lasts, however late the agent's evaluations come on a busy machine (one
+# key press suspends for about 2 s; in a loaded emulated machine the
+# agent's evaluations can be further apart than that).
+printf '\n$ while :; do %s; sleep 0.5; done &    # the owner types\n' "$owner_cmd"
+(
+        trap 'exit 0' TERM
+        while :; do
+                owner_key
+                sleep 0.5
+        done
+) &
+typist_pid=$!
+until_true 60 "the suspension" suspended +
 show status -af Name State Activity KeyboardIdle -constraint 'PartitionableSlot || State == "Claimed"'
 show_processes
-echo "(STATE T: stopped.) The owner types for 3 more seconds..."
-for i in 1 2 3; do
-        sleep 1
-        owner_key
-done
+if [ "$cgroups" = 1 ]; then
+        echo "(FROZEN yes: the job's cgroup is frozen, its processes wait in the kernel's freezer.)"
+else
+        echo "(STATE T: stopped by SIGSTOP.)"
+fi
+echo "The owner types for 3 more seconds..."
+sleep 3
+stop "$typist_pid"
+typist_pid=
 echo "... and leaves."
-until_true 15 "the jobs' thaw" suspended 0
+until_true 30 "the jobs' thaw" suspended 0
 show status -af Name State Activity KeyboardIdle -constraint 'PartitionableSlot || State == "Claimed"'
 show_processes
 

@@ -410,16 +410,7 @@ if [ "${GLEAN_VM_DEMO:-$((1 - ${GLEAN_SAN:-0}))}" = 1 ]; then
                 timeout 400 bash scripts/demo.sh $PREFIX/bin/glean >"$demo_out" 2>&1
         st=$?
         sed 's/^/#   demo: /' "$demo_out"
-        # Known defect (2026-12-02): in this TCG guest the owner's return
-        # (the console's atime) suspended the demo's jobs in 2 of 5 runs of
-        # the day, and the demo stops there; on the host (make demo,
-        # tests/demo/test-demo) it does every time. Reported as a known
-        # failure until found; any other failure of the demo still fails.
-        if [ "$st" != 0 ] && grep -q "demo.sh: the suspension did not happen within" "$demo_out"; then
-                todo "scripts/demo.sh under systemd: the owner's return did not suspend the jobs"
-        else
-                check "scripts/demo.sh runs to its end under systemd (exit 0)" test "$st" = 0
-        fi
+        check "scripts/demo.sh runs to its end under systemd (exit 0)" test "$st" = 0
         check "the demo's agent ran in a scope with Delegate=yes: slots in cgroup v2" \
                 grep -q 'slots in cgroup v2 at /sys/fs/cgroup/system.slice/glean-demo-agent-[0-9]*\.scope' "$demo_out"
         check "the demo's jobs ran each in a cgroup of its own" \
