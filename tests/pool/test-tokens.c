@@ -9,7 +9,8 @@
  *     runs a job; the manager logs the method;
  *   - refused, each with the reason in both logs and no slot listed: an
  *     agent with the pool key only; a token of another pool; an expired
- *     token; a token of another machine (its Hello names a.test);
+ *     token; a token of another machine (its Hello names a.test); a
+ *     forged one (its rights altered, the signature kept);
  *   - a revocation (`glean token revoke`) drops the connected agent at
  *     once and keeps it out when it dials again, also after a restart of
  *     the manager;
@@ -17,9 +18,56 @@
  *     key gets nothing from an agent with a token;
  *   - a manager taking both methods refuses a pool-key agent that claims
  *     the name of a machine with a token.
+ *
+ * Every test runs twice: on loopback (suite "tokens"), and with the
+ * central manager and each agent in a network namespace of its own,
+ * joined by veth pairs (suite "tokens in network namespaces",
+ * pool-test.h's NetPool), where each machine has an address of its own
+ * and ALLOW_WRITE names a host by its address.
  */
 #define _GNU_SOURCE
 #include "pool-test.h"
+
+#include "common/token.h"
+
+/* The network namespaces of the second suite (NULL in the first): the
+ * manager in net->cm, the k-th agent a test starts in node k. */
+static NetPool netpool;
+static NetPool *net;
+static size_t net_next;
+
+static int net_suite_init(void) {
+        if (!netpool_new(&netpool, NETPOOL_MAX))
+                return 1;
+        net = &netpool;
+        return 0;
+}
+
+static int net_suite_cleanup(void) {
+        pool_test_teardown();
+        netpool_free(&netpool);
+        net = NULL;
+        return 0;
+}
+
+static void net_test_setup(void) {
+        net_next = 0;
+}
+
+/* The address the central manager sees the k-th agent of a test at. */
+static const char *agent_addr(size_t k) {
+        return net ? net->node[k].addr : "127.0.0.1";
+}
+
+/* The next agent of the test, named name: on loopback, or in the next
+ * node's namespace dialing the manager over its veth pair. */
+static bool join(Manager *m, Pool *p, const char *name, const char *extra) {
+        if (!net)
+                return manager_agent(m, p, name, extra);
+        if (!GLEAN_TEST_CHECK(net_next < net->n, "more than %zu agents in one test", net->n))
+                return false;
+        return netpool_agent(net, net_next++, m, p, name, extra);
+}
 
 /* The manager's configuration for tokens: its keys and registry in its
  * directory (the registry under SPOOL, as by default). */
@@ -42,9 +90,13 @@ static bool token_manager(Manager *m, const char *methods, const char *extra) {
         char *text = NULL;
         if (glean_test_read_file(m->conf, &text, NULL) < 0)
                 return false;
-        snprintf(conf, sizeof conf, "%s%s%s", text, token_knobs(m, methods), extra ? extra : "");
+        /* in a namespace: listening on every address of it */
+        snprintf(conf, sizeof conf, "%s%s%s%s", text, net ? "NEGOTIATOR_ADDRESS =\n" : "", token_knobs(m, methods),
+                 extra ? extra : "");
         free(text);
         write_file(m->conf, conf);
+        if (net)
+                m->ns = net->cm;
         GleanTestRun r;
         if (gl(&r, "token", "--init", NULL) < 0)
                 return false;
@@ -85,6 +137,28 @@ static bool make_token(const Manager *m, const char *host, const char *lifetime,
         return make_token_rights(m, host, lifetime, NULL, dir, id);
 }
 
+/* The credential in dir altered as a machine's root could: its token's
+ * rights byte given relay-admins, the signature left as it was. The
+ * rights are the token's second byte, whose low 4 bits are the top of the
+ * base64 text's third character: set bit 3 = add 32 to that character's
+ * value (an agent's rights, 7, are below 8). */
+static bool forge_relay_admins(const char *dir) {
+        static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+        char path[160], *text = NULL;
+        snprintf(path, sizeof path, "%s/machine", dir);
+        if (glean_test_read_file(path, &text, NULL) < 0)
+                return false;
+        char *t = strstr(text, GLEAN_TOKEN_PREFIX);
+        const char *c = t ? strchr(b64, t[strlen(GLEAN_TOKEN_PREFIX) + 2]) : NULL;
+        bool ok = c && *c && (c - b64) < 32;
+        if (ok) {
+                t[strlen(GLEAN_TOKEN_PREFIX) + 2] = b64[(c - b64) + 32];
+                write_file(path, text);
+        }
+        free(text);
+        return GLEAN_TEST_CHECK(ok, "no token to alter in %s", path);
+}
+
 /* An agent named host, with the credential of dir and m's public key. */
 static bool token_agent(Manager *m, Pool *p, const char *host, const char *dir, const char *manager_pub,
                         const char *extra) {
@@ -94,7 +168,7 @@ static bool token_agent(Manager *m, Pool *p, const char *host, const char *dir, 
                  "SEC_TOKEN_MANAGER_KEY_FILE = %s\n"
                  "%s",
                  dir, manager_pub, extra ? extra : "");
-        return manager_agent(m, p, host, text);
+        return join(m, p, host, text);
 }
 
 static bool manager_log_has(const Manager *m, const char *a, const char *b) {
@@ -171,7 +245,7 @@ static void test_token_joins_and_runs(void) {
 
 static void test_refused(void) {
         Manager m, other;
-        Pool a, b, c, d;
+        Pool a, b, c, d, e;
         char dir[128], pub[128], id[33], why[256];
 
         /* another pool's signing key, for a token of another pool */
@@ -186,7 +260,7 @@ static void test_refused(void) {
         snprintf(pub, sizeof pub, "%s/manager.pub", m.dir);
 
         /* the pool key only */
-        CU_ASSERT_TRUE_FATAL(manager_agent(&m, &a, "a.test", "SEC_DEFAULT_AUTHENTICATION_METHODS = PASSWORD\n"));
+        CU_ASSERT_TRUE_FATAL(join(&m, &a, "a.test", "SEC_DEFAULT_AUTHENTICATION_METHODS = PASSWORD\n"));
         CU_ASSERT_TRUE(wait_log(&a, 20, "no authentication method in common: the negotiator offers token",
                                 "this agent accepts pool key"));
         CU_ASSERT_TRUE(wait_manager_log(&m, 10, "the agent offers pool key, this negotiator accepts token", NULL));
@@ -215,14 +289,24 @@ static void test_refused(void) {
                 free(log);
         }
 
+        /* forged: e.test's token given relay-admins by its machine's root */
+        snprintf(dir, sizeof dir, "%s/tokens-e", m.dir);
+        CU_ASSERT_TRUE_FATAL(make_token(&m, "e.test", NULL, dir, id));
+        CU_ASSERT_TRUE_FATAL(forge_relay_admins(dir));
+        CU_ASSERT_TRUE_FATAL(token_agent(&m, &e, "e.test", dir, pub, NULL));
+        CU_ASSERT_TRUE(wait_manager_log(&m, 20, "of agent@e.test: its signature does not verify", NULL));
+        CU_ASSERT_TRUE(wait_log(&e, 10, "the negotiator refused this agent: the token of agent@e.test", NULL));
+
         CU_ASSERT_TRUE(never_listed("@a.test", 2));
         CU_ASSERT_TRUE(never_listed("@b.test", 0));
         CU_ASSERT_TRUE(never_listed("@c.test", 0));
         CU_ASSERT_TRUE(never_listed("@d.test", 0));
+        CU_ASSERT_TRUE(never_listed("@e.test", 0));
         pool_stop(&a);
         pool_stop(&b);
         pool_stop(&c);
         pool_stop(&d);
+        pool_stop(&e);
         manager_stop(&m);
         remove_dir(other.dir);
 }
@@ -303,11 +387,11 @@ static void test_pool_key_cannot_take_a_tokened_name(void) {
         snprintf(pub, sizeof pub, "%s/manager.pub", m.dir);
         CU_ASSERT_TRUE_FATAL(make_token(&m, "a.test", NULL, dir, id));
         /* a pool-key agent that is not a.test: welcome */
-        CU_ASSERT_TRUE_FATAL(manager_agent(&m, &b, "b.test", NULL));
+        CU_ASSERT_TRUE_FATAL(join(&m, &b, "b.test", NULL));
         CU_ASSERT_TRUE(wait_slot_listed("slot1@b.test", 20));
         pool_stop(&b);
         /* a pool-key agent that says it is a.test: refused */
-        CU_ASSERT_TRUE_FATAL(manager_agent(&m, &a, "a.test", NULL));
+        CU_ASSERT_TRUE_FATAL(join(&m, &a, "a.test", NULL));
         CU_ASSERT_TRUE(wait_manager_log(&m, 20, "a.test has a token: it connects with it, not with the pool key",
                                         NULL));
         CU_ASSERT_TRUE(never_listed("@a.test", 1));
@@ -418,9 +502,14 @@ static void test_allow_deny(void) {
                 CU_PASS("no user nobody here");
                 return;
         }
-        CU_ASSERT_TRUE_FATAL(token_manager(&m, "TOKEN",
-                                           "ALLOW_WRITE = *@test.pool/a.test, root@test.pool\n"
-                                           "ALLOW_ADVERTISE_STARTD = agent@a.test, agent@b.test\n"));
+        /* a.test by its name on loopback (every agent is 127.0.0.1 there),
+         * by its address in the namespaces; a.test is the first agent */
+        char knobs[256];
+        snprintf(knobs, sizeof knobs,
+                 "ALLOW_WRITE = *@test.pool/%s, root@test.pool\n"
+                 "ALLOW_ADVERTISE_STARTD = agent@a.test, agent@b.test\n",
+                 net ? agent_addr(0) : "a.test");
+        CU_ASSERT_TRUE_FATAL(token_manager(&m, "TOKEN", knobs));
         snprintf(pub, sizeof pub, "%s/manager.pub", m.dir);
         const char *hosts[] = { "a.test", "b.test", "c.test" };
         Pool *pools[] = { &a, &b, &c };
@@ -452,7 +541,9 @@ static void test_allow_deny(void) {
                 int st = via_agent(&m, pools[i], "nobody", out, sizeof out, query);
                 GLEAN_TEST_CHECK(st == 0, "nobody on %s may read: exit %d: %s", hosts[i], st, out);
         }
-        CU_ASSERT_TRUE(manager_log_has(&m, "refused WRITE to nobody@test.pool from 127.0.0.1", "ALLOW_WRITE"));
+        char refused[128];
+        snprintf(refused, sizeof refused, "refused WRITE to nobody@test.pool from %s", agent_addr(1));
+        CU_ASSERT_TRUE(manager_log_has(&m, refused, "ALLOW_WRITE"));
         /* local users: root is listed, nobody is not */
         int64_t cl = submit_as(&m, NULL, "root.sub", "executable = /bin/true\nqueue\n", why, sizeof why);
         GLEAN_TEST_CHECK(cl > 0, "root here may submit: %s", why);
@@ -471,7 +562,7 @@ static void test_allow_deny(void) {
 
 static CU_TestInfo tests[] = {
         { "an agent with its token joins and runs a job", test_token_joins_and_runs },
-        { "refused: pool key only, another pool, expired, another machine", test_refused },
+        { "refused: pool key only, another pool, expired, another machine, forged", test_refused },
         { "a revocation drops the agent at once and keeps it out", test_revocation },
         { "an impostor central manager with the pool key", test_impostor_manager },
         { "the pool key cannot take the name of a machine with a token", test_pool_key_cannot_take_a_tokened_name },
@@ -482,9 +573,16 @@ static CU_TestInfo tests[] = {
 
 static CU_SuiteInfo suites[] = {
         { "tokens", NULL, pool_test_suite_cleanup, NULL, NULL, tests },
+        { "tokens in network namespaces", net_suite_init, net_suite_cleanup, net_test_setup, NULL, tests },
         CU_SUITE_INFO_NULL,
 };
 
 int main(int argc, char **argv) {
+        char why[200];
+        if (netpool_unavailable(why, sizeof why)) {
+                printf("the suite \"%s\" is left out: %s\n", suites[1].pName, why);
+                suites[1] = (CU_SuiteInfo) CU_SUITE_INFO_NULL;
+        }
+        signal(SIGPIPE, SIG_IGN);
         return glean_test_main(argc, argv, suites);
 }
