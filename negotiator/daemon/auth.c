@@ -13,7 +13,8 @@
  *     here, whether it was revoked: TOKEN_REGISTRY (what `glean token
  *     revoke` marks), read at start and again whenever it changes
  *     (inotify on its directory), when the agents whose tokens it revoked
- *     are dropped at once;
+ *     are dropped at once; an agent whose token expires while it is
+ *     connected is dropped when it does (a timer at the next expiry);
  *   - the agent's Hello: a token names its machine, and an agent with one
  *     is that machine and no other; an agent of the pool key may not claim
  *     the name of a machine that holds a token (the registry knows them),
@@ -127,28 +128,61 @@ static bool machine_has_token(const Nego *n, const char *machine) {
         return false;
 }
 
-/* The registry changed: connected agents whose tokens it now revokes go. */
-static void drop_revoked(Nego *n) {
+static void expired_why(const Conn *c, char *why, size_t whylen) {
+        char id[2 * GLEAN_TOKEN_ID_SIZE + 1], date[64];
+        time_t t = (time_t) c->token_expires;
+        struct tm tm;
+        glean_token_id_format(c->token_id, id);
+        strftime(date, sizeof date, "%Y-%m-%d %H:%M:%S UTC", gmtime_r(&t, &tm));
+        snprintf(why, whylen, "token %.8s of %s expired on %s", id, c->token_name, date);
+}
+
+/* Whether connection c's token may no longer be used (revoked, or expired
+ * at now), why saying which. */
+static bool token_void(const Nego *n, const Conn *c, int64_t now, char *why, size_t whylen) {
+        const GleanTokenRecord *rec;
+        if (!c->has_token || c->dead)
+                return false;
+        if ((rec = revoked(n, c->token_id))) {
+                revoked_why(rec, why, whylen);
+                return true;
+        }
+        if (c->token_expires <= now) {
+                expired_why(c, why, whylen);
+                return true;
+        }
+        return false;
+}
+
+static void expiry_arm(Nego *n, int64_t at);
+
+/* Connected agents whose tokens are revoked or expired go, their unclaimed
+ * slots with them; the expiry timer is set for the next token to expire. */
+static void drop_void(Nego *n) {
         size_t pos = 0;
         const char *key;
         void *value;
         Conn *gone[64];
+        char why[64][300];
         size_t k;
+        int64_t now = (int64_t) time(NULL), next = 0;
 
         do {
                 k = 0;
                 pos = 0;
+                next = 0;
                 while (k < sizeof gone / sizeof *gone && glean_strmap_next(n->agent_conns, &pos, &key, &value)) {
                         Conn *c = value;
-                        if (c->has_token && !c->dead && revoked(n, c->token_id))
+                        if (token_void(n, c, now, why[k], sizeof why[k]))
                                 gone[k++] = c;
+                        else if (c->has_token && !c->dead && (next == 0 || c->token_expires < next))
+                                next = c->token_expires;
                 }
                 for (size_t i = 0; i < k; i++) {
-                        char why[300], machine[256];
-                        revoked_why(revoked(n, gone[i]->token_id), why, sizeof why);
+                        char machine[256];
                         snprintf(machine, sizeof machine, "%s", gone[i]->machine ? gone[i]->machine : "");
-                        nego_conn_fail(gone[i], why); /* leaves agent_conns */
-                        size_t held = machine[0] ? nego_slots_forget_machine(n, machine, why) : 0;
+                        nego_conn_fail(gone[i], why[i]); /* leaves agent_conns */
+                        size_t held = machine[0] ? nego_slots_forget_machine(n, machine, why[i]) : 0;
                         if (held)
                                 glean_log(LOG_NOTICE, NULL, NULL, 0,
                                           "%zu claimed slot%s of %s stay%s until %s claim%s end (lease)", held,
@@ -156,6 +190,36 @@ static void drop_revoked(Nego *n) {
                                           held == 1 ? "s" : "");
                 }
         } while (k == sizeof gone / sizeof *gone);
+        expiry_arm(n, next);
+}
+
+static int on_expiry(sd_event_source *src, uint64_t usec, void *userdata) {
+        (void) src;
+        (void) usec;
+        Nego *n = userdata;
+        n->expiry_at = 0;
+        drop_void(n);
+        return 0;
+}
+
+/* The expiry timer at `at` (s since the epoch; 0: off), or sooner if it
+ * is armed for sooner. A token expires at second `at`: the timer fires
+ * just after it begins. */
+static void expiry_arm(Nego *n, int64_t at) {
+        int r = 0;
+        if (at == 0 || (n->expiry_at != 0 && n->expiry_at <= at))
+                return;
+        uint64_t usec = (uint64_t) at * 1000000ULL + 1000;
+        if (!n->expiry_timer)
+                r = sd_event_add_time(n->event, &n->expiry_timer, CLOCK_REALTIME, usec, 100000, on_expiry, n);
+        else if ((r = sd_event_source_set_time(n->expiry_timer, usec)) >= 0)
+                r = sd_event_source_set_enabled(n->expiry_timer, SD_EVENT_ONESHOT);
+        if (r < 0) {
+                glean_log_errno(LOG_WARNING, r, "cannot set the timer of token expiries (%m): an agent whose token "
+                                                "expires stays connected until it connects again");
+                return;
+        }
+        n->expiry_at = at;
 }
 
 static int on_registry_event(sd_event_source *src, const struct inotify_event *ev, void *userdata) {
@@ -164,7 +228,7 @@ static int on_registry_event(sd_event_source *src, const struct inotify_event *e
         if (ev->len && strcmp(ev->name, n->registry_base) != 0)
                 return 0;
         if (registry_refresh(n) >= 0)
-                drop_revoked(n);
+                drop_void(n);
         return 0;
 }
 
@@ -255,6 +319,8 @@ int nego_auth_setup(Nego *n) {
 
 void nego_auth_free(Nego *n) {
         n->registry_watch = sd_event_source_disable_unref(n->registry_watch);
+        n->expiry_timer = sd_event_source_disable_unref(n->expiry_timer);
+        n->expiry_at = 0;
         free(n->registry_base);
         n->registry_base = NULL;
         glean_token_registry_clear(&n->registry);
@@ -273,6 +339,7 @@ void nego_auth_established(Conn *c) {
         c->token_rights = t->rights;
         memcpy(c->token_id, t->id, sizeof c->token_id);
         snprintf(c->token_name, sizeof c->token_name, "%s", t->name);
+        c->token_expires = t->expires;
 }
 
 int nego_auth_hello(Conn *c, const char *machine, char *why, size_t whylen) {
@@ -284,6 +351,10 @@ int nego_auth_hello(Conn *c, const char *machine, char *why, size_t whylen) {
                         snprintf(why, whylen, "the agent's token names %s, its Hello the machine %s", host, machine);
                         return -EPERM;
                 }
+                /* valid at the handshake; the Hello may come after its end */
+                if (token_void(n, c, (int64_t) time(NULL), why, whylen))
+                        return -EPERM;
+                expiry_arm(n, c->token_expires);
                 return 0;
         }
         (void) registry_refresh(n);

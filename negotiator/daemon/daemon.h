@@ -171,6 +171,7 @@ struct Conn {
         unsigned token_rights;
         uint8_t token_id[GLEAN_TOKEN_ID_SIZE];
         char token_name[GLEAN_TOKEN_NAME_MAX + 1];
+        int64_t token_expires;  /* its token's expiry (s since the epoch) */
         GleanAuthzPeer authz_peer; /* tcp: its address, for ALLOW_ and DENY_ lists */
         int64_t agent_start;    /* its AgentStartTime */
         int64_t update_interval;/* its UpdateInterval (UPDATE_INTERVAL), 300 when it does not say */
@@ -296,6 +297,8 @@ struct Nego {
         struct stat registry_st;     /* of the registry as read */
         sd_event_source *registry_watch;
         char *registry_base;         /* its file name in its directory */
+        sd_event_source *expiry_timer; /* the next token of a connected agent to expire */
+        int64_t expiry_at;           /* when it is armed for (s since the epoch), 0: not armed */
         Accountant *acct;
         JobQueue *queue;
 

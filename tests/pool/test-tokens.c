@@ -14,6 +14,8 @@
  *   - a revocation (`glean token revoke`) drops the connected agent at
  *     once and keeps it out when it dials again, also after a restart of
  *     the manager;
+ *   - a token that expires while its agent is connected drops the agent
+ *     when it does;
  *   - an impostor central manager holding the pool key but not the signing
  *     key gets nothing from an agent with a token;
  *   - a manager taking both methods refuses a pool-key agent that claims
@@ -348,6 +350,35 @@ static void test_revocation(void) {
         manager_stop(&m);
 }
 
+/* A token that expires while its agent is connected: the agent is dropped
+ * when it does, its slot leaves, and it is refused when it dials again. */
+static void test_expiry_while_connected(void) {
+        Manager m;
+        Pool a;
+        char dir[128], pub[128], id[33];
+
+        CU_ASSERT_TRUE_FATAL(token_manager(&m, "TOKEN", NULL));
+        snprintf(dir, sizeof dir, "%s/tokens-a", m.dir);
+        snprintf(pub, sizeof pub, "%s/manager.pub", m.dir);
+        CU_ASSERT_TRUE_FATAL(make_token(&m, "a.test", "8s", dir, id));
+        struct timespec made;
+        clock_gettime(CLOCK_REALTIME, &made);
+        CU_ASSERT_TRUE_FATAL(token_agent(&m, &a, "a.test", dir, pub, NULL));
+        CU_ASSERT_TRUE_FATAL(wait_slot_listed("slot1@a.test", 6));
+        CU_ASSERT_TRUE(wait_manager_log(&m, 15, "closing the connection of", "expired on"));
+        struct timespec dropped;
+        clock_gettime(CLOCK_REALTIME, &dropped);
+        CU_ASSERT_TRUE(slot_gone("slot1@a.test", 10));
+        /* the token's expiry is its issue second + 8 */
+        fprintf(stderr, "\n    agent dropped %.2f s after its token was made (lifetime 8 s)\n",
+                (double) (dropped.tv_sec - made.tv_sec) + (double) (dropped.tv_nsec - made.tv_nsec) / 1e9);
+        CU_ASSERT_TRUE(dropped.tv_sec >= made.tv_sec + 7);
+        CU_ASSERT_TRUE(wait_log(&a, 20, "the negotiator refused this agent: the token of agent@a.test", "expired"));
+        CU_ASSERT_TRUE(never_listed("@a.test", 1));
+        pool_stop(&a);
+        manager_stop(&m);
+}
+
 /* A central manager that holds the pool key (every machine does) but not
  * the signing key: an agent with a token does not use the pool key, and
  * one told to use only its token refuses the impostor's. */
@@ -564,6 +595,7 @@ static CU_TestInfo tests[] = {
         { "an agent with its token joins and runs a job", test_token_joins_and_runs },
         { "refused: pool key only, another pool, expired, another machine, forged", test_refused },
         { "a revocation drops the agent at once and keeps it out", test_revocation },
+        { "a token that expires while its agent is connected", test_expiry_while_connected },
         { "an impostor central manager with the pool key", test_impostor_manager },
         { "the pool key cannot take the name of a machine with a token", test_pool_key_cannot_take_a_tokened_name },
         { "what a token lets its machine do", test_rights },
