@@ -229,6 +229,10 @@ double acct_now(const Accountant *a);
  * for an unknown claim. */
 int acct_claim_begin(Accountant *a, const char *claim_id, const char *submitter, double weight, double now);
 int acct_claim_end(Accountant *a, const char *claim_id, double now);
+/* The claim charged weight from now on (what it used until now stays
+ * charged at its old weight): the matchmaker's pseudo-match cost replaced
+ * by the weight of the slot the claim holds. -ENOENT, -EINVAL as above. */
+int acct_claim_set_weight(Accountant *a, const char *claim_id, double weight, double now);
 size_t acct_claims_count(const Accountant *a);
 /* The claim's submitter (valid while the claim is held), weight and begin time. */
 int acct_claim_get(const Accountant *a, const char *claim_id, const char **ret_submitter, double *ret_weight,

@@ -708,6 +708,30 @@ int acct_claim_end(Accountant *a, const char *claim_id, double now) {
         return change_end(a, r);
 }
 
+int acct_claim_set_weight(Accountant *a, const char *claim_id, double weight, double now) {
+        Claim *c = glean_strmap_get(a->claims, claim_id);
+        double t;
+        int r;
+
+        if (!c)
+                return -ENOENT;
+        if (!isfinite(weight) || weight < 0)
+                return -EINVAL;
+        if (c->weight == weight)
+                return 0;
+        if ((r = change_begin(a)) < 0)
+                return r;
+        t = clock_to(a, now);
+        r = charge_claim(a, c, -1, t);
+        if (r >= 0) {
+                c->weight = weight;
+                r = charge_claim(a, c, +1, t);
+        }
+        if (r >= 0)
+                r = write_claim(a, c);
+        return change_end(a, r);
+}
+
 size_t acct_claims_count(const Accountant *a) {
         return glean_strmap_size(a->claims);
 }

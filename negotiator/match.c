@@ -15,20 +15,25 @@
 
 /* ---- slot weights and partitionable slots ---- */
 
-double nego_slot_weight(const NegoCycle *c, const ClassAd *slot) {
+double nego_settings_slot_weight(const NegoSettings *s, const ClassAd *slot) {
         CaValue v = ca_undefined();
         double w = 1.0;
 
-        if (!c->s->use_slot_weights)
+        if (!s->use_slot_weights)
                 return 1.0;
         if (classad_has(slot, "SlotWeight")) {
-                if (classad_eval_attr(slot, "SlotWeight", NEGO_MODE, &v) < 0 || !ca_to_real(&v, &w) || !(w >= 0))
+                if (classad_eval_attr(slot, "SlotWeight", NEGO_MODE, &v) < 0 || !ca_to_real(&v, &w))
                         w = 1.0;
-                ca_value_clear(&v);
-                return w;
-        }
-        w = nego_eval_number(c->s->slot_weight, slot, NULL, 1.0);
+        } else if (s->slot_weight)
+                w = nego_eval_number(s->slot_weight, slot, NULL, 1.0);
+        else if (classad_eval_attr(slot, "Cpus", NEGO_MODE, &v) < 0 || !ca_to_real(&v, &w))
+                w = 1.0;
+        ca_value_clear(&v);
         return w >= 0 && isfinite(w) ? w : 1.0;
+}
+
+double nego_slot_weight(const NegoCycle *c, const ClassAd *slot) {
+        return nego_settings_slot_weight(c->s, slot);
 }
 
 static const char *const res_names[NEGO_N_RES] = { "Cpus", "Memory", "Disk" };
@@ -447,18 +452,33 @@ char *nego_why_text(NegoCycle *c, const NegoJob *job) {
         if (w->slots == 0)
                 return strdup("no slot to match: the pool has none that is not busy with its own claim");
         if (w->taken > 0)
-                (void) asprintf(&s, "a better-priority submitter took the last matching slot (%zu matching slot%s taken this cycle)",
+                /* by this submitter's own jobs or another's: the cycle does
+                 * not keep who took which */
+                (void) asprintf(&s,
+                                "the matching slots were taken this cycle by jobs matched before it (%zu matching "
+                                "slot%s taken)",
                                 w->taken, w->taken == 1 ? "" : "s");
         else if (w->kept[NEGO_KEEP_POLICY] > 0 && w->kept[NEGO_KEEP_POLICY] == kept)
                 (void) asprintf(&s, "PREEMPTION_REQUIREMENTS false on the %zu running slot%s that match", kept,
                                 kept == 1 ? "" : "s");
-        else if (kept > 0)
-                (void) asprintf(&s,
-                                "the %zu slot%s that match run other jobs and are kept (%zu in their retirement, "
-                                "%zu the submitter's own, %zu with a better priority, %zu refused by "
-                                "PREEMPTION_REQUIREMENTS, %zu preferring their job by RANK)",
-                                kept, kept == 1 ? "" : "s", w->kept[NEGO_KEEP_EARLY], w->kept[NEGO_KEEP_SAME_USER],
-                                w->kept[NEGO_KEEP_PRIORITY], w->kept[NEGO_KEEP_POLICY], w->kept[NEGO_KEEP_RANK]);
+        else if (kept > 0) {
+                /* only the counts that are not 0 */
+                static const char *const why_kept[NEGO_N_KEEP] = {
+                        [NEGO_KEEP_EARLY] = "in their retirement",
+                        [NEGO_KEEP_SAME_USER] = "the submitter's own",
+                        [NEGO_KEEP_PRIORITY] = "with a better priority",
+                        [NEGO_KEEP_POLICY] = "refused by PREEMPTION_REQUIREMENTS",
+                        [NEGO_KEEP_RANK] = "preferring their job by RANK",
+                };
+                char parts[256] = "";
+                size_t len = 0;
+                for (int k = 0; k < NEGO_N_KEEP && len + 1 < sizeof parts; k++)
+                        if (w->kept[k] && why_kept[k])
+                                len += (size_t) snprintf(parts + len, sizeof parts - len, "%s%zu %s", len ? ", " : "",
+                                                         w->kept[k], why_kept[k]);
+                (void) asprintf(&s, "the %zu slot%s that match run other jobs and are kept (%s)", kept,
+                                kept == 1 ? "" : "s", parts);
+        }
         else if (w->slot_false > 0)
                 (void) asprintf(&s, "the slots that match refuse the job (START false on %zu)", w->slot_false);
         else {

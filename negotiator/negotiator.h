@@ -67,6 +67,16 @@ typedef struct NegoSettings NegoSettings;
 int nego_settings_from_config(const Config *cfg, NegoSettings **ret, ConfigError *err);
 void nego_settings_free(NegoSettings *s); /* accepts NULL */
 
+/* What a slot weighs, the one rule of the matchmaker, the pie and the
+ * accounts: 1 without NEGOTIATOR_USE_SLOT_WEIGHTS; else the slot's own
+ * SlotWeight when its ad has one, else SLOT_WEIGHT evaluated against the
+ * slot, else its Cpus (HTCondor's default SLOT_WEIGHT); 1 for a weight
+ * that is not a number, is negative or not finite. A claim is charged its
+ * slot's weight: a dynamic slot's own, once its ad is known (HTCondor's
+ * accountant rebuilds usage from the claimed slots each cycle), the
+ * match's cost W(S) - W(S') of the partitionable slot until then. */
+double nego_settings_slot_weight(const NegoSettings *s, const ClassAd *slot);
+
 /* ---- one cycle ---- */
 
 typedef struct NegoSubmitter {

@@ -481,17 +481,27 @@ static int report_rejections(NegoSim *sim, const SimInput *si) {
 
 /* The pool's total slot weight (the number of slots without slot weights). */
 static double pool_weight(const NegoSim *sim) {
-        bool weights = acct_settings(sim->acct)->use_slot_weights;
         double w = 0;
 
-        for (size_t i = 0; i < sim->n_slots; i++) {
-                double v = 1;
-                if (weights && (classad_eval_real(sim->slots[i]->ad, "SlotWeight", CA_MODE_OLD, &v) < 0 ||
-                                !isfinite(v) || v < 0))
-                        v = 0;
-                w += v;
-        }
+        for (size_t i = 0; i < sim->n_slots; i++)
+                w += nego_settings_slot_weight(sim->settings, sim->slots[i]->ad);
         return w;
+}
+
+/* Each running job's claim charged its slot's own weight from now on (a
+ * new one was charged its match's cost, W(S) - W(S') of the partitionable
+ * slot it came from), as the pie counts it: HTCondor's accountant
+ * rebuilds usage from the claimed slots at each cycle the same way. */
+static int reweigh_claims(NegoSim *sim) {
+        double t = (double) abs_time(sim->now);
+        int r = 0;
+
+        for (size_t i = 0; r >= 0 && i < sim->n_slots; i++) {
+                const SimSlot *s = sim->slots[i];
+                if (s->job)
+                        r = acct_claim_set_weight(sim->acct, s->name, nego_settings_slot_weight(sim->settings, s->ad), t);
+        }
+        return r;
 }
 
 static int report_accounts(NegoSim *sim) {
@@ -553,7 +563,7 @@ int nego_sim_step(NegoSim *sim, const NegoSimReport **ret) {
                 return r;
         jobs_arrive(sim);
         count_jobs(sim);
-        if ((r = acct_update(sim->acct, (double) abs_time(sim->now), has_jobs, sim)) < 0)
+        if ((r = reweigh_claims(sim)) < 0 || (r = acct_update(sim->acct, (double) abs_time(sim->now), has_jobs, sim)) < 0)
                 return r;
 
         classad_set_now(abs_time(sim->now));
@@ -562,6 +572,10 @@ int nego_sim_step(NegoSim *sim, const NegoSimReport **ret) {
                 r = nego_cycle(&si.in, &sim->res);
         for (size_t i = 0; r >= 0 && i < sim->res.n_matches; i++)
                 r = apply_match(sim, &si, &sim->res.matches[i]);
+        /* the matches' dynamic slots are known at once here: from now on
+         * their claims weigh what they weigh in the pie */
+        if (r >= 0)
+                r = reweigh_claims(sim);
         if (r >= 0)
                 r = report_rejections(sim, &si);
         if (r >= 0) {

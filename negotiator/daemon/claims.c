@@ -430,6 +430,31 @@ void nego_claim_start_failed(Nego *n, Claim *c, const ClassAd *reply, const char
         claim_end(n, c, true, "its job could not start");
 }
 
+/* ---- what a claim is charged ---- */
+
+void nego_claims_reweigh(Nego *n, double now) {
+        size_t pos = 0;
+        const char *key;
+        void *v;
+
+        while (glean_strmap_next(n->claims, &pos, &key, &v)) {
+                Claim *c = v;
+                SlotRec *s = c->charged && c->slot ? glean_strmap_get(n->slots, c->slot) : NULL;
+                if (!s || s->held != c || s->partitionable)
+                        continue;
+                double w = nego_settings_slot_weight(n->settings, s->ad);
+                if (w == c->weight)
+                        continue;
+                int r = acct_claim_set_weight(n->acct, c->id, w, now);
+                if (r < 0) {
+                        glean_log_errno(LOG_WARNING, r, "claim %s on %s: cannot charge it its slot's weight %g: %m",
+                                        c->pub, c->slot, w);
+                        continue;
+                }
+                c->weight = w;
+        }
+}
+
 /* ---- the end of a job and of a claim ---- */
 
 void nego_claim_lost(Nego *n, Claim *c, const char *why) {

@@ -154,7 +154,6 @@ static int input_build(Nego *n, const QueueIdle *qi, CycleInput *x) {
         const char *key;
         void *v;
         double pool = 0;
-        bool weights = acct_settings(n->acct)->use_slot_weights;
         x->in.slots = calloc(total ? total : 1, sizeof *x->in.slots);
         x->slots = calloc(total ? total : 1, sizeof *x->slots);
         x->in.submitters = calloc(qi->n ? qi->n : 1, sizeof *x->in.submitters);
@@ -163,11 +162,7 @@ static int input_build(Nego *n, const QueueIdle *qi, CycleInput *x) {
                 return -ENOMEM;
         while (glean_strmap_next(n->slots, &pos, &key, &v)) {
                 SlotRec *s = v;
-                double w = 1;
-                if (weights && classad_eval_real(s->ad, "SlotWeight", GLEAN_CA_MODE, &w) < 0 &&
-                    classad_eval_real(s->ad, "Cpus", GLEAN_CA_MODE, &w) < 0)
-                        w = 1;
-                pool += w;
+                pool += nego_settings_slot_weight(n->settings, s->ad);
                 if (!slot_seen(n, s))
                         continue;
                 x->slots[x->in.n_slots] = s;
@@ -232,6 +227,7 @@ int nego_cycle_run(Nego *n) {
         char **reasons = NULL;
         bool *holds = NULL;
         nego_batch_queue(n); /* the claims it requests: nego_batch there */
+        nego_claims_reweigh(n, now);
         int r = acct_update(n->acct, now, has_jobs, n);
         if (r < 0)
                 glean_log_errno(LOG_ERR, r, "cannot update the accounts: %m");

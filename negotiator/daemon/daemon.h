@@ -475,6 +475,11 @@ void nego_claim_lost(Nego *n, Claim *c, const char *why);
  * of the cycles for a while (5 s, doubling with each failure to 300 s).
  * The claim ends either way. */
 void nego_claim_start_failed(Nego *n, Claim *c, const ClassAd *reply, const char *why);
+/* Each charged claim whose slot's ad is known charged that slot's own
+ * weight from now on (nego_settings_slot_weight): a claim on a dynamic
+ * slot was charged its match's cost until its slot's first ad. At the
+ * start of each cycle, before the pie is cut. */
+void nego_claims_reweigh(Nego *n, double now);
 /* ---- backoff.c: jobs whose start failed lately, left out of cycles ---- */
 bool nego_job_backing_off(Nego *n, JobId id);
 double nego_backoff_job(Nego *n, const char *jobkey); /* one more failure: the seconds it waits */

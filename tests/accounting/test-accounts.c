@@ -125,6 +125,38 @@ static void test_claim_charge(void) {
         acct_close(a);
 }
 
+/* A claim's weight changed while it runs (the match's cost replaced by
+ * its dynamic slot's own weight): what it used until then stays charged
+ * at the old weight, the new one counts from then on, for the submitter
+ * and its group's roll-up alike; it still counts as one claim. */
+static void test_claim_set_weight(void) {
+        Accountant *a = open_acct("GROUP_NAMES = group_a\nGROUP_QUOTA_group_a = 10\n", NULL, 0, T0);
+        AcctEntry e, g;
+
+        CU_ASSERT(acct_claim_begin(a, "c1", "group_a.alice@pool.test", 3, T0) == 0);
+        CU_ASSERT(acct_claim_set_weight(a, "c1", 0.5, T0 + 100) == 0);
+        CU_ASSERT(acct_update(a, T0 + 300, NULL, NULL) == 0);
+        e = get(a, "group_a.alice@pool.test");
+        g = get(a, "group_a");
+        GLEAN_TEST_CHECK(e.in_use == 1 && e.weighted_in_use == 0.5 && e.accumulated == 300 &&
+                                 e.weighted_accumulated == 3 * 100 + 0.5 * 200,
+                         "alice: in_use %u/%g acc %g wacc %g", e.in_use, e.weighted_in_use, e.accumulated,
+                         e.weighted_accumulated);
+        GLEAN_TEST_CHECK(g.in_use == 1 && g.weighted_in_use == 0.5 && g.weighted_accumulated == 400,
+                         "group_a: in_use %u/%g wacc %g", g.in_use, g.weighted_in_use, g.weighted_accumulated);
+        double w = 0, begin = 0;
+        CU_ASSERT(acct_claim_get(a, "c1", NULL, &w, &begin) == 0 && w == 0.5 && begin == T0);
+        CU_ASSERT(acct_claim_set_weight(a, "c1", 0.5, T0 + 400) == 0); /* the same: nothing changes */
+        CU_ASSERT(acct_claim_set_weight(a, "nope", 1, T0 + 400) == -ENOENT);
+        CU_ASSERT(acct_claim_set_weight(a, "c1", -1, T0 + 400) == -EINVAL);
+        CU_ASSERT(acct_claim_set_weight(a, "c1", NAN, T0 + 400) == -EINVAL);
+        CU_ASSERT(acct_claim_end(a, "c1", T0 + 500) == 0);
+        e = get(a, "group_a.alice@pool.test");
+        GLEAN_TEST_CHECK(e.in_use == 0 && e.weighted_in_use == 0 && e.weighted_accumulated == 300 + 0.5 * 400,
+                         "ended: in_use %u/%g wacc %g", e.in_use, e.weighted_in_use, e.weighted_accumulated);
+        acct_close(a);
+}
+
 /* The same usage history with priority updates at random moments, or at
  * none, gives the same priorities (3.4.4: non-uniform intervals). */
 static void test_updates_do_not_matter(void) {
@@ -682,6 +714,7 @@ static void test_reconfigure(void) {
 
 static CU_TestInfo tests[] = {
         { "claim_charge", test_claim_charge },
+        { "claim_set_weight", test_claim_set_weight },
         { "updates_do_not_matter", test_updates_do_not_matter },
         { "steady_usage", test_steady_usage },
         { "short_halflife", test_short_halflife },

@@ -400,7 +400,7 @@ static void test_pslot_modify_request(void) {
         if (t.res.n_matches)
                 GLEAN_TEST_CHECK(t.res.matches[0].memory == 1024 && t.res.matches[0].cpus == 1, "carved %g MB %g cpus",
                                  t.res.matches[0].memory, t.res.matches[0].cpus);
-        GLEAN_TEST_CHECK(strstr(nt_why(&t, a, 5), "took the last matching slot") ||
+        GLEAN_TEST_CHECK(strstr(nt_why(&t, a, 5), "were taken this cycle by jobs matched before it") ||
                                  strstr(nt_why(&t, a, 5), "no slot satisfies"),
                          "job 5: %s", nt_why(&t, a, 5));
         nt_done(&t);

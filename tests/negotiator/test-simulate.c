@@ -218,6 +218,75 @@ static void test_partitionable(void) {
         run_done(&run);
 }
 
+/* Issue 22's scenario: a partitionable slot whose SLOT_WEIGHT is
+ * floor(Memory / 4096) (32 GB: weight 8) and one submitter's 3 GB jobs.
+ * Each 3 GB dynamic slot weighs 0; the pie is the slots' own weights. When
+ * the first five jobs end, the next cycle must match the five still idle
+ * (11 CPUs and 17 GB free, the submitter alone): the claims still running
+ * count their dynamic slots' weight (0), not the costs of their matches
+ * (4 of them), which would fill the pie of 4 and stop every match
+ * ("submitter's share reached"). */
+static const char dslot_scenario[] = "NEGOTIATOR_INTERVAL = 600\n"
+                                     "SLOT_WEIGHT = floor(Memory / 4096)\n"
+                                     "%s"
+                                     "---\n"
+                                     "cycles 3\n"
+                                     "slot [ PartitionableSlot = true; Cpus = 16; Memory = 32768; Disk = 1000000 ]\n"
+                                     "%s";
+
+static void test_dslot_weight(void) {
+        char text[1024];
+        snprintf(text, sizeof text, dslot_scenario, "",
+                 "submitter alice\n"
+                 "jobs alice 5 runtime 5m [ RequestCpus = 1; RequestMemory = 3072 ]\n"
+                 "jobs alice 10 runtime 1h [ RequestCpus = 1; RequestMemory = 3072 ]\n");
+        Run run = run_start(text, false);
+        const NegoSimReport *rep = step(&run);
+        double cost = 0;
+        for (size_t i = 0; i < rep->n_matches; i++)
+                cost += rep->matches[i].cost;
+        GLEAN_TEST_CHECK(rep->n_matches == 10 && cost == 8, "cycle 1: %zu matches costing %g", rep->n_matches, cost);
+        /* after the cycle: each claim charged its dynamic slot's weight, 0 */
+        CU_ASSERT_EQUAL(sub(rep, "alice@sim")->weight_in_use, 0);
+        CU_ASSERT_EQUAL(sub(rep, "alice@sim")->in_use, 10);
+        CU_ASSERT_EQUAL(rep->pool_weight, 0); /* 2 GB left in the partitionable slot, 10 slots of 3 GB */
+        rep = step(&run);
+        CU_ASSERT_EQUAL(rep->finished, 5);
+        GLEAN_TEST_CHECK(rep->n_matches == 5, "cycle 2, 5 jobs gone: %zu matches, %zu rejections (%s)", rep->n_matches,
+                         rep->n_rejections, rep->n_rejections ? rep->rejections[0].reason : "");
+        CU_ASSERT_EQUAL(sub(rep, "alice@sim")->in_use, 10);
+        run_done(&run);
+}
+
+/* The same with two submitters of a quota group (a dynamic quota of the
+ * whole pool, no surplus): the group's usage is its claims' slot weights
+ * too, so the second cycle gives both submitters the freed room. */
+static void test_dslot_weight_groups(void) {
+        char text[1024];
+        snprintf(text, sizeof text, dslot_scenario,
+                 "GROUP_NAMES = group_a\n"
+                 "GROUP_QUOTA_DYNAMIC_group_a = 1.0\n"
+                 "GROUP_ACCEPT_SURPLUS = False\n",
+                 "submitter alice group group_a\n"
+                 "submitter bob group group_a\n"
+                 "jobs alice 3 runtime 5m [ RequestCpus = 1; RequestMemory = 3072 ]\n"
+                 "jobs bob 2 runtime 5m [ RequestCpus = 1; RequestMemory = 3072 ]\n"
+                 "jobs alice 5 runtime 1h [ RequestCpus = 1; RequestMemory = 3072 ]\n"
+                 "jobs bob 5 runtime 1h [ RequestCpus = 1; RequestMemory = 3072 ]\n");
+        Run run = run_start(text, false);
+        const NegoSimReport *rep = step(&run);
+        GLEAN_TEST_CHECK(rep->n_matches == 10, "cycle 1: %zu matches", rep->n_matches);
+        size_t first = rep->n_matches;
+        rep = step(&run);
+        size_t running = sub(rep, "group_a.alice@sim")->in_use + sub(rep, "group_a.bob@sim")->in_use;
+        GLEAN_TEST_CHECK(rep->finished > 0 && rep->n_matches == rep->finished && running == first,
+                         "cycle 2: %zu finished, %zu matches, %zu running (%s)", rep->finished, rep->n_matches, running,
+                         rep->n_rejections ? rep->rejections[0].reason : "");
+        GLEAN_TEST_CHECK(rep->n_groups == 0 || rep->groups[rep->n_groups - 1].in_use == 0,
+                         "group_a's weight in use: %g", rep->n_groups ? rep->groups[rep->n_groups - 1].in_use : -1);
+        run_done(&run);
+}
+
 /* ---- preemption ---- */
 
 static void test_preemption(void) {
@@ -506,6 +575,8 @@ static CU_TestInfo sim_tests[] = {
         { "nice-user", test_nice_user },
         { "groups", test_groups },
         { "partitionable", test_partitionable },
+        { "dynamic slots weigh what the pie counts", test_dslot_weight },
+        { "dynamic slots weigh what the pie counts, in a quota group", test_dslot_weight_groups },
         { "preemption", test_preemption },
         { "charged-to-the-second", test_charged_to_the_second },
         { "arrivals", test_arrivals },

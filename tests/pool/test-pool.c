@@ -156,6 +156,87 @@ static void test_jobs_run_and_complete(void) {
         manager_stop(&m);
 }
 
+/* ---- what a claim on a dynamic slot is charged ---- */
+
+/* `glean q` jobs of cluster c in JobStatus status. */
+static int count_status(int64_t c, int status) {
+        char cl[32];
+        snprintf(cl, sizeof cl, "%lld", (long long) c);
+        char *out = gl_out("q", cl, "-af", "JobStatus", NULL);
+        int n = 0;
+        for (const char *p = out; p && *p; p++)
+                n += (p == out || p[-1] == '\n') && atoi(p) == status && isdigit((unsigned char) *p);
+        free(out);
+        return n;
+}
+
+/* Issue 22's scenario on real daemons: a partitionable slot of 16 CPUs and
+ * 32 GB whose SLOT_WEIGHT is floor(Memory / 4096) (weight 8), one user's
+ * 3 GB jobs (dynamic slots of weight 0), claims not reused (each job
+ * through the matchmaker). Ten run at once; when the five short ones end,
+ * the five still idle must start (11 CPUs and 17 GB free, the user alone)
+ * while the long ones run: the running claims count their slots' own
+ * weight (0) in the pie, not their matches' costs (4), which filled the
+ * pie of 4 ("submitter's share reached") until the long jobs ended. */
+static void test_dslot_weight(void) {
+        Manager m;
+        Pool a;
+        CU_ASSERT_TRUE_FATAL(manager_start(&m, "SLOT_WEIGHT = floor(Memory / 4096)\nCLAIM_WORKLIFE = 0\n"
+                                               "NEGOTIATOR_INTERVAL = 1\n"));
+        if (!GLEAN_TEST_CHECK(manager_agent(&m, &a, "a.test",
+                                            "AGENT_EXECUTOR = fork\nUPDATE_INTERVAL = 1\nNUM_CPUS = 16\n"
+                                            "MEMORY = 32768\nNUM_SLOTS_TYPE_1 = 1\nSLOT_TYPE_1 = 100%\n"
+                                            "SLOT_TYPE_1_PARTITIONABLE = True\n"),
+                              "agent")) {
+                manager_stop(&m);
+                return;
+        }
+        int64_t shorts = submit(&m, "short.sub",
+                                "executable = /bin/sleep\narguments = 2\nrequest_cpus = 1\n"
+                                "request_memory = 3072\nrequest_disk = 1024\nqueue 5\n");
+        int64_t longs = submit(&m, "long.sub",
+                               "executable = /bin/sleep\narguments = 60\nrequest_cpus = 1\n"
+                               "request_memory = 3072\nrequest_disk = 1024\nqueue 10\n");
+        CU_ASSERT_FATAL(shorts > 0 && longs > 0);
+        /* the short ones end (leaving the queue) */
+        int left = 5;
+        for (int i = 0; i < 300 && (left = count_status(shorts, 1) + count_status(shorts, 2)) > 0; i++)
+                usleep(100000);
+        GLEAN_TEST_CHECK(left == 0, "the short jobs did not end within 30 s: %d left", left);
+        /* all ten long ones run at once, well before the first ends */
+        int running = 0;
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        for (int i = 0; i < 200 && (running = count_status(longs, 2)) < 10; i++)
+                usleep(100000);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        GLEAN_TEST_CHECK(running == 10, "%d of the 10 long jobs run 20 s after the short ones ended", running);
+        fprintf(stderr, "\n    the 10 long jobs all ran %.1f s after the short ones had left\n",
+                (double) (t1.tv_sec - t0.tv_sec) + (double) (t1.tv_nsec - t0.tv_nsec) / 1e9);
+        /* and the user is charged what the pie holds: 10 claims of weight 0 */
+        char name[128];
+        snprintf(name, sizeof name, "\"name\": \"%s@test.pool\"", me());
+        char *out = NULL;
+        const char *w = NULL;
+        for (int i = 0; i < 50; i++) { /* the next cycle re-weighs the latest claims */
+                free(out);
+                out = gl_out("userprio", "-allusers", "--json", NULL);
+                const char *entry = out ? strstr(out, name) : NULL;
+                w = entry ? strstr(entry, "\"weighted_resources_in_use\": ") : NULL;
+                if (w && strtod(w + strlen("\"weighted_resources_in_use\": "), NULL) == 0)
+                        break;
+                usleep(100000);
+        }
+        GLEAN_TEST_CHECK(w && strtod(w + strlen("\"weighted_resources_in_use\": "), NULL) == 0,
+                         "weighted resources in use: %s", out ? out : "(failed)");
+        free(out);
+        char cl[32];
+        snprintf(cl, sizeof cl, "%lld", (long long) longs);
+        free(gl_out("rm", cl, NULL));
+        pool_stop(&a);
+        manager_stop(&m);
+}
+
 /* ---- the submit file's own policy: hold, on_exit_hold, periodic_remove ---- */
 
 static void test_submit_policy(void) {
@@ -439,6 +520,8 @@ int main(int argc, char **argv) {
         static CU_TestInfo tests[] = {
                 { "jobs run and complete, exit codes and usage, one claim reused", test_jobs_run_and_complete },
                 { "the submit file's hold, on_exit_hold, periodic_remove and batch_name", test_submit_policy },
+                { "claims on dynamic slots are charged the slots' own weight, as the pie counts them",
+                  test_dslot_weight },
                 { "a user's commands through the agent of a machine without the central manager",
                   test_relay_through_agent },
                 { "a lost claim is requeued and runs elsewhere; rm of a running job", test_lost_claim_requeued },
