@@ -157,6 +157,11 @@ static bool act(CliConn *c, const ActionSpec *s, const Target *t, const char *re
         }
         if (bad == 0 && rep.reason && (ok > 0 || !rep.ok))
                 fprintf(stderr, "%s: %s\n", what, rep.reason);
+        if (ok + bad == 0 && !rep.ok && rep.reason && t->kind != T_JOB) {
+                /* nothing done, and the reason says why (others' jobs) */
+                cli_reply_clear(&rep);
+                return false;
+        }
         if (t->kind == T_JOB)
                 fprintf(stderr, "%s %s\n", what, ok + bad == 0 ? "not found" : "could not be changed");
         else if (ok + bad == 0 && rep.ok)

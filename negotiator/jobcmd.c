@@ -170,6 +170,7 @@ typedef struct Targets {
         const ClassAdExpr *constraint;
         const QueueRequester *who;
         bool named; /* from Ids: others' jobs refused, not passed over */
+        size_t others; /* others' jobs a constraint matched, passed over */
 } Targets;
 
 static int target_add(Targets *ts, JobId id, bool found) {
@@ -191,8 +192,10 @@ static int target_job(void *userdata, Job *job) {
 
         if (r <= 0)
                 return r;
-        if (!ts->named && !ts->who->admin && strcmp(job->owner, ts->who->user) != 0)
-                return 0; /* another's job a constraint matched: passed over */
+        if (!ts->named && !ts->who->admin && strcmp(job->owner, ts->who->user) != 0) {
+                ts->others++; /* another's job a constraint matched: passed over */
+                return 0;
+        }
         return target_add(ts, job->id, true);
 }
 
@@ -391,6 +394,16 @@ int jobcmd_job_action(JobQueue *q, const QueueRequester *who, const ClassAd *req
                         bad += !ts.t[i].found;
                 snprintf(why, sizeof(why), "some of the %zu targets were not found or refused (%zu not found)", ts.n,
                          bad);
+                if (ts.n == 0 && ts.others > 0) { /* all it matched are others' */
+                        all_ok = false;
+                        snprintf(why, sizeof(why),
+                                 "the %zu job%s that match%s %s not yours: only %s owner%s, root and "
+                                 "ADMINISTRATORS may change %s",
+                                 ts.others, ts.others == 1 ? "" : "s", ts.others == 1 ? "es" : "",
+                                 ts.others == 1 ? "is" : "are",
+                                 ts.others == 1 ? "its" : "their", ts.others == 1 ? "" : "s",
+                                 ts.others == 1 ? "it" : "them");
+                }
                 r = jobcmd_listing_end_ok(last, changed, all_ok, all_ok ? NULL : why);
         }
         if (r >= 0)

@@ -735,6 +735,7 @@ static void relearn(Nego *n, Claim *c, SlotRec *s) {
          * still come (the agent sends what it kept after its slot ads),
          * else it is requeued (nego_claims_tick). */
         c->idle_since = strcmp(state, "Claimed") == 0 && strcmp(act, "Idle") == 0 ? now : 0;
+        c->relearned_idle = c->idle_since > 0;
         c->state = CLAIM_RUNNING;
         c->alive_until = now + c->lease;
         c->next_alive = now;
@@ -888,7 +889,13 @@ void nego_claims_tick(Nego *n, double now) {
                         }
                         if (c->state == CLAIM_RUNNING && c->idle_since > 0 &&
                             now - c->idle_since > (double) n->k.timeout) {
-                                nego_claim_lost(n, c, "the job ended and its exit report was lost");
+                                nego_claim_lost(n, c,
+                                                c->relearned_idle
+                                                        ? "its slot was Claimed/Idle when the central manager came "
+                                                          "back and no exit report came: the job never started (the "
+                                                          "central manager stopped before its ActivateClaim left) or "
+                                                          "its exit report was lost"
+                                                        : "the job ended and its exit report was lost");
                                 continue;
                         }
                         /* The lease's end, and a grace past it: a job whose agent is

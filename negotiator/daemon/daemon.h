@@ -233,6 +233,8 @@ struct Claim {
                                    without a word unless its JobExit follows */
         double gone_since;      /* its agent advertises its slot without it since then: lost unless
                                    its JobExit follows */
+        bool relearned_idle;    /* relearned after our restart with its slot Claimed/Idle: its job may
+                                   never have started (the ActivateClaim not sent before the stop) */
 };
 
 typedef enum PendingKind {

@@ -489,6 +489,45 @@ static void test_restart_running(void) {
         rig_done(&r, false);
 }
 
+/* The central manager dies after it committed a job's start but before
+ * its ActivateClaim left (here: the agent takes the claim and never sees
+ * the activation): back, it relearns the claim on a Claimed/Idle slot, no
+ * exit report comes, and the job is requeued with a reason that says it
+ * may never have started. */
+static void test_restart_never_activated(void) {
+        Rig r;
+        Agent a;
+        CU_ASSERT_FATAL(rig_init(&r, "JOB_DEFAULT_LEASE_DURATION = 30\n"));
+        CU_ASSERT_FATAL(rig_start(&r));
+        CU_ASSERT_FATAL(agent_connect(&a, &r, "fake9"));
+        agent_slot(&a, "slot1", "Unclaimed", "Idle", NULL);
+        int u = user_connect(&r);
+        int64_t cluster = user_submit(u, 1);
+        CU_ASSERT_FATAL(cluster > 0);
+        ClassAd *req = agent_expect(&a, GLEAN_CMD_REQUEST_CLAIM, 10);
+        CU_ASSERT_FATAL(req != NULL);
+        char *claim = agent_grant(&a, req, "slot1", 30);
+        classad_free(req);
+        CU_ASSERT_FATAL(claim != NULL);
+        GLEAN_TEST_CHECK(wait_status(u, cluster, 0, 2, 5), "the job is Running in the queue");
+        close(u);
+        rig_kill(&r);
+        agent_close(&a);
+        CU_ASSERT_FATAL(rig_start(&r));
+        CU_ASSERT_FATAL(agent_connect(&a, &r, "fake9"));
+        agent_slot(&a, "slot1", "Claimed", "Idle", claim);
+        u = user_connect(&r);
+        GLEAN_TEST_CHECK(wait_status(u, cluster, 0, 1, 15), "requeued once no exit report came");
+        GLEAN_TEST_CHECK(log_has(&r, "the job never started (the central manager stopped before its ActivateClaim left)",
+                                 1),
+                         "a record saying the job may never have started");
+        GLEAN_TEST_CHECK(!log_has(&r, "the job ended and its exit report was lost", 1), "not that it ended");
+        free(claim);
+        close(u);
+        agent_close(&a);
+        rig_done(&r, false);
+}
+
 static void test_restart_lease(void) {
         Rig r;
         Agent a;
@@ -1002,6 +1041,7 @@ static CU_TestInfo tests[] = {
         { "kill -9 during submits", test_kill_during_submits },
         { "restart with running claims", test_restart_running },
         { "restart, claim not re-advertised", test_restart_lease },
+        { "restart after a start whose ActivateClaim never left", test_restart_never_activated },
         { "vacate, drain", test_vacate_and_forward },
         { "preemption by rank", test_preempt_rank },
         { "exits while away", test_exit_while_away },

@@ -414,6 +414,13 @@ static void test_other_user_refused(void) {
         GLEAN_TEST_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 1, "nobody's glean rm %s: wait status %d", id,
                          status);
         CU_ASSERT_TRUE(wait_attr("q", id, "JobStatus", "1", 5)); /* untouched */
+        /* all of the owner's jobs, by name: refused as not theirs, not "no such jobs" */
+        char out[1024];
+        const char *rm_owner[] = { "rm", me(), NULL };
+        int st = glean_as("nobody", out, sizeof out, rm_owner);
+        GLEAN_TEST_CHECK(st != 0 && strstr(out, "the 1 job that matches is not yours") && !strstr(out, "no such jobs"),
+                         "nobody's glean rm %s: exit %d: %s", me(), st, out);
+        CU_ASSERT_TRUE(wait_attr("q", id, "JobStatus", "1", 5));
         manager_stop(&m);
 }
 
