@@ -24,13 +24,16 @@
 
 static const char usage[] =
         "usage: glean negotiate --simulate SCENARIO [--cycles N] [--interval SECONDS] [--json]\n"
-        "                       [--plot FILE.svg|FILE.png]";
+        "                       [--rejections all|summary|none] [--plot FILE.svg|FILE.png]";
+
+typedef enum Rejections { REJ_ALL, REJ_SUMMARY, REJ_NONE } Rejections;
 
 typedef struct Opts {
         const char *scenario, *plot;
         unsigned cycles;  /* 0: the scenario's (else 1) */
         int64_t interval; /* 0: the scenario's NEGOTIATOR_INTERVAL */
         bool json;
+        Rejections rejections; /* every idle job's reason, one per submitter and reason, or none */
 } Opts;
 
 /* ---- text ---- */
@@ -65,27 +68,42 @@ static const char *cost_text(double v, char *buf, size_t size) {
         return buf;
 }
 
+/* The rejections grouped by submitter and reason: group[j] is the first
+ * rejection of j's group (the cycle's order). NULL: out of memory. */
+static size_t *rejection_groups(const NegoSimReport *rep) {
+        size_t *group = calloc(rep->n_rejections + 1, sizeof *group);
+
+        for (size_t j = 0; group && j < rep->n_rejections; j++) {
+                const NegoSimRejection *b = &rep->rejections[j];
+                group[j] = j;
+                for (size_t i = 0; i < j; i++)
+                        if (group[i] == i && strcmp(rep->rejections[i].submitter, b->submitter) == 0 &&
+                            strcmp(rep->rejections[i].reason, b->reason) == 0) {
+                                group[j] = i;
+                                break;
+                        }
+        }
+        return group;
+}
+
 /* The rejections, one line per submitter and reason, in the cycle's order. */
 static void print_rejections(const NegoSimReport *rep) {
-        _cleanup_free_ bool *done = calloc(rep->n_rejections + 1, sizeof *done);
+        _cleanup_free_ size_t *group = rejection_groups(rep);
 
-        for (size_t i = 0; done && i < rep->n_rejections; i++) {
+        for (size_t i = 0; group && i < rep->n_rejections; i++) {
                 const NegoSimRejection *a = &rep->rejections[i];
                 size_t n = 0;
 
-                if (done[i])
+                if (group[i] != i)
                         continue;
                 for (size_t j = i; j < rep->n_rejections; j++)
-                        n += strcmp(rep->rejections[j].submitter, a->submitter) == 0 &&
-                             strcmp(rep->rejections[j].reason, a->reason) == 0;
+                        n += group[j] == i;
                 printf("  reject   %s, %zu job%s (", a->submitter, n, n == 1 ? "" : "s");
                 for (size_t j = i, shown = 0; j < rep->n_rejections; j++) {
-                        const NegoSimRejection *b = &rep->rejections[j];
-                        if (strcmp(b->submitter, a->submitter) != 0 || strcmp(b->reason, a->reason) != 0)
+                        if (group[j] != i)
                                 continue;
-                        done[j] = true;
                         if (shown < 5)
-                                printf("%s%s", shown ? " " : "", b->job);
+                                printf("%s%s", shown ? " " : "", rep->rejections[j].job);
                         else if (shown == 5)
                                 printf(" ...");
                         shown++;
@@ -123,7 +141,7 @@ static void print_accounts(const NegoSimReport *rep) {
         }
 }
 
-static void print_text(const NegoSimReport *rep) {
+static void print_text(const NegoSimReport *rep, Rejections rejections) {
         char t[64], c[32], w[32], pool[32];
         double in_use = 0;
 
@@ -147,7 +165,8 @@ static void print_text(const NegoSimReport *rep) {
                 printf("  match    %s (%s) on %s: %s, cost %s\n", m->job, m->submitter, m->slot,
                        nego_reason_name(m->reason), cost_text(m->cost, c, sizeof c));
         }
-        print_rejections(rep);
+        if (rejections != REJ_NONE)
+                print_rejections(rep);
         print_accounts(rep);
 }
 
@@ -177,7 +196,7 @@ static void json_object(const char *name, bool first) {
         putchar('{');
 }
 
-static void print_json(const NegoSimReport *rep) {
+static void print_json(const NegoSimReport *rep, Rejections rejections) {
         printf("{\"cycle\":%u,\"time\":%" PRId64 ",\"matches\":[", rep->cycle, rep->time);
         for (size_t i = 0; i < rep->n_matches; i++) {
                 const NegoSimMatch *m = &rep->matches[i];
@@ -201,10 +220,39 @@ static void print_json(const NegoSimReport *rep) {
                 json_str("reason", nego_reason_name(p->reason), false);
                 putchar('}');
         }
-        printf("],\"rejections\":{");
-        for (size_t i = 0; i < rep->n_rejections; i++)
-                json_str(rep->rejections[i].job, rep->rejections[i].reason, i == 0);
-        printf("},\"submitters\":{");
+        putchar(']');
+        if (rejections == REJ_ALL) {
+                printf(",\"rejections\":{");
+                for (size_t i = 0; i < rep->n_rejections; i++)
+                        json_str(rep->rejections[i].job, rep->rejections[i].reason, i == 0);
+                putchar('}');
+        } else if (rejections == REJ_SUMMARY) {
+                /* one entry per submitter and reason: how many jobs, the first five */
+                _cleanup_free_ size_t *group = rejection_groups(rep);
+                printf(",\"rejection_summary\":[");
+                for (size_t i = 0, first = 1; group && i < rep->n_rejections; i++) {
+                        if (group[i] != i)
+                                continue;
+                        size_t n = 0;
+                        for (size_t j = i; j < rep->n_rejections; j++)
+                                n += group[j] == i;
+                        printf("%s{", first ? "" : ",");
+                        first = 0;
+                        json_str("submitter", rep->rejections[i].submitter, true);
+                        json_str("reason", rep->rejections[i].reason, false);
+                        json_num("jobs", (double) n, false);
+                        json_key("first_jobs", false);
+                        putchar('[');
+                        for (size_t j = i, shown = 0; j < rep->n_rejections && shown < 5; j++)
+                                if (group[j] == i) {
+                                        printf("%s", shown++ ? "," : "");
+                                        cli_json_string(stdout, rep->rejections[j].job);
+                                }
+                        printf("]}");
+                }
+                putchar(']');
+        }
+        printf(",\"submitters\":{");
         for (size_t i = 0; i < rep->n_submitters; i++) {
                 const NegoSimSubmitter *s = &rep->submitters[i];
                 json_object(s->name, i == 0);
@@ -218,6 +266,7 @@ static void print_json(const NegoSimReport *rep) {
         for (size_t i = 0; i < rep->n_groups; i++) {
                 json_object(rep->groups[i].name, i == 0);
                 json_num("quota", rep->groups[i].quota, true);
+                json_num("allocated", rep->groups[i].allocated, false);
                 json_num("in_use", rep->groups[i].in_use, false);
                 putchar('}');
         }
@@ -243,7 +292,7 @@ static int parse_args(int argc, char **argv, Opts *o) {
                         continue;
                 }
                 if (strcmp(a, "--simulate") != 0 && strcmp(a, "--cycles") != 0 && strcmp(a, "--interval") != 0 &&
-                    strcmp(a, "--plot") != 0)
+                    strcmp(a, "--plot") != 0 && strcmp(a, "--rejections") != 0)
                         return cli_usage_error("negotiate", usage, "unknown %s '%s'",
                                                a[0] == '-' ? "option" : "argument", a);
                 if (!v)
@@ -251,6 +300,17 @@ static int parse_args(int argc, char **argv, Opts *o) {
                 i++;
                 if (strcmp(a, "--simulate") == 0)
                         o->scenario = v;
+                else if (strcmp(a, "--rejections") == 0) {
+                        if (strcmp(v, "all") == 0)
+                                o->rejections = REJ_ALL;
+                        else if (strcmp(v, "summary") == 0)
+                                o->rejections = REJ_SUMMARY;
+                        else if (strcmp(v, "none") == 0)
+                                o->rejections = REJ_NONE;
+                        else
+                                return cli_usage_error("negotiate", usage,
+                                                       "--rejections: all, summary or none, not '%s'", v);
+                }
                 else if (strcmp(a, "--plot") == 0) {
                         if (!cli_plot_format(v))
                                 return cli_usage_error("negotiate", usage, "--plot: FILE.svg or FILE.png, not '%s'", v);
@@ -313,9 +373,9 @@ int cli_verb_negotiate(int argc, char **argv) {
                         break;
                 }
                 if (o.json)
-                        print_json(rep);
+                        print_json(rep, o.rejections);
                 else
-                        print_text(rep);
+                        print_text(rep, o.rejections);
                 if (plot)
                         cli_plot_add(plot, rep);
         }

@@ -468,8 +468,9 @@ static void test_cli_json(void) {
                 "},\"submitters\":{\"group_physics.alice@sim\":{\"rup\":0.5,\"eup\":0.5,\"in_use\":8,"
                 "\"weight_in_use\":8},",
                 "\"group_chemistry.carol@sim\":{\"rup\":0.5,\"eup\":0.5,\"in_use\":0,\"weight_in_use\":0}},",
-                "\"groups\":{\"<none>\":{\"quota\":0,\"in_use\":0},\"group_physics\":{\"quota\":12,\"in_use\":16},"
-                "\"group_chemistry\":{\"quota\":4,\"in_use\":0}}}\n{\"cycle\":2,\"time\":300,",
+                "\"groups\":{\"<none>\":{\"quota\":0,\"allocated\":0,\"in_use\":0},\"group_physics\":{\"quota\":12,"
+                "\"allocated\":16,\"in_use\":16},\"group_chemistry\":{\"quota\":4,\"allocated\":0,\"in_use\":0}}}\n"
+                "{\"cycle\":2,\"time\":300,",
         };
         size_t lines = 0;
 
@@ -479,6 +480,24 @@ static void test_cli_json(void) {
         for (const char *c = run.out; *c; c++)
                 lines += *c == '\n';
         CU_ASSERT_EQUAL(lines, 3);
+        glean_test_run_done(&run);
+
+        /* the rejections summarised (one entry per submitter and reason), or left out */
+        run = negotiate("--simulate", "examples/groups.scn", "--cycles", "1", "--json", "--rejections", "summary");
+        GLEAN_TEST_CHECK(run.status == 0 &&
+                                 strstr(run.out, "\"rejection_summary\":[{\"submitter\":\"group_physics.alice@sim\","
+                                                 "\"reason\":\"no slot left this cycle\",\"jobs\":92,\"first_jobs\":"
+                                                 "[\"1.8\",\"1.9\",\"1.10\",\"1.11\",\"1.12\"]}") &&
+                                 !strstr(run.out, "\"rejections\""),
+                         "exit %d: %.600s", run.status, run.out);
+        glean_test_run_done(&run);
+        run = negotiate("--simulate", "examples/groups.scn", "--cycles", "1", "--json", "--rejections", "none");
+        GLEAN_TEST_CHECK(run.status == 0 && !strstr(run.out, "rejection") && strstr(run.out, "\"submitters\""),
+                         "exit %d: %.600s", run.status, run.out);
+        glean_test_run_done(&run);
+        run = negotiate("--simulate", "examples/groups.scn", "--cycles", "1", "--rejections", "none");
+        GLEAN_TEST_CHECK(run.status == 0 && !strstr(run.out, "reject ") && strstr(run.out, "submitter"),
+                         "exit %d: %.600s", run.status, run.out);
         glean_test_run_done(&run);
 
         /* preemptions, as objects */
@@ -512,6 +531,8 @@ static void test_cli_errors(void) {
                 { { "--simulate", "examples/groups.scn", "--interval", "0" }, "glean negotiate: --interval: seconds" },
                 { { "--simulate", "examples/groups.scn", "--plot", "x.pdf" }, "glean negotiate: --plot: FILE.svg" },
                 { { "--simulate", "examples/groups.scn", "--frobnicate" }, "glean negotiate: unknown option" },
+                { { "--simulate", "examples/groups.scn", "--rejections", "some" },
+                  "glean negotiate: --rejections: all, summary or none" },
         };
 
         for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
