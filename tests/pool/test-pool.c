@@ -171,18 +171,28 @@ static int count_status(int64_t c, int status) {
 }
 
 /* Issue 22's scenario on real daemons: a partitionable slot of 16 CPUs and
- * 32 GB whose SLOT_WEIGHT is floor(Memory / 4096) (weight 8), one user's
- * 3 GB jobs (dynamic slots of weight 0), claims not reused (each job
- * through the matchmaker). Ten run at once; when the five short ones end,
- * the five still idle must start (11 CPUs and 17 GB free, the user alone)
- * while the long ones run: the running claims count their slots' own
- * weight (0) in the pie, not their matches' costs (4), which filled the
- * pie of 4 ("submitter's share reached") until the long jobs ended. */
-static void test_dslot_weight(void) {
+ * 32 GB whose SLOT_WEIGHT is floor(Memory / 4096) (weight 8), 3 GB jobs
+ * (dynamic slots of weight 0), claims not reused (each job through the
+ * matchmaker). Ten run at once; when the five short ones end, the five
+ * still idle must start (11 CPUs and 17 GB free) while the long ones run:
+ * the running claims count their slots' own weight (0) in the pie, not
+ * their matches' costs (4), which filled the pie of 4 ("submitter's share
+ * reached") until the long jobs ended. With groups, the same for two users
+ * of one quota group (a dynamic quota of the whole pool, no surplus:
+ * "group quota reached" before). */
+static void dslot_weight(bool groups) {
         Manager m;
         Pool a;
-        CU_ASSERT_TRUE_FATAL(manager_start(&m, "SLOT_WEIGHT = floor(Memory / 4096)\nCLAIM_WORKLIFE = 0\n"
-                                               "NEGOTIATOR_INTERVAL = 1\n"));
+        if (groups && !getpwnam("nobody")) {
+                CU_PASS("no user nobody here");
+                return;
+        }
+        CU_ASSERT_TRUE_FATAL(manager_start(&m, groups ? "SLOT_WEIGHT = floor(Memory / 4096)\nCLAIM_WORKLIFE = 0\n"
+                                                        "NEGOTIATOR_INTERVAL = 1\nGROUP_NAMES = group_a\n"
+                                                        "GROUP_QUOTA_DYNAMIC_group_a = 1.0\n"
+                                                        "GROUP_ACCEPT_SURPLUS = False\nACCOUNTING_GROUPS_ALLOWED = group_a\n"
+                                                      : "SLOT_WEIGHT = floor(Memory / 4096)\nCLAIM_WORKLIFE = 0\n"
+                                                        "NEGOTIATOR_INTERVAL = 1\n"));
         if (!GLEAN_TEST_CHECK(manager_agent(&m, &a, "a.test",
                                             "AGENT_EXECUTOR = fork\nUPDATE_INTERVAL = 1\nNUM_CPUS = 16\n"
                                             "MEMORY = 32768\nNUM_SLOTS_TYPE_1 = 1\nSLOT_TYPE_1 = 100%\n"
@@ -191,31 +201,65 @@ static void test_dslot_weight(void) {
                 manager_stop(&m);
                 return;
         }
-        int64_t shorts = submit(&m, "short.sub",
-                                "executable = /bin/sleep\narguments = 2\nrequest_cpus = 1\n"
-                                "request_memory = 3072\nrequest_disk = 1024\nqueue 5\n");
-        int64_t longs = submit(&m, "long.sub",
-                               "executable = /bin/sleep\narguments = 60\nrequest_cpus = 1\n"
-                               "request_memory = 3072\nrequest_disk = 1024\nqueue 10\n");
-        CU_ASSERT_FATAL(shorts > 0 && longs > 0);
+        /* short and long jobs: all the test's own, or 3 + 2 short and 5 + 5
+         * long of the test's user and nobody, in group_a */
+        const char *users[2] = { NULL, groups ? "nobody" : NULL };
+        int n_short[2] = { groups ? 3 : 5, groups ? 2 : 0 }, n_long[2] = { groups ? 5 : 10, groups ? 5 : 0 };
+        int64_t shorts[2] = { 0, 0 }, longs[2] = { 0, 0 };
+        char why[2048] = "";
+        for (int k = 0; k < 2; k++) {
+                char body[512], name[32];
+                const char *grp = groups ? "accounting_group = group_a\n" : "";
+                if (n_short[k]) {
+                        snprintf(body, sizeof body,
+                                 "%sexecutable = /bin/sleep\narguments = 2\nrequest_cpus = 1\n"
+                                 "request_memory = 3072\nrequest_disk = 1024\nqueue %d\n",
+                                 grp, n_short[k]);
+                        snprintf(name, sizeof name, "short%d.sub", k);
+                        shorts[k] = submit_as(&m, users[k], name, body, why, sizeof why);
+                        GLEAN_TEST_CHECK(shorts[k] > 0, "submit %s: %s", name, why);
+                }
+                if (n_long[k]) {
+                        snprintf(body, sizeof body,
+                                 "%sexecutable = /bin/sleep\narguments = 60\nrequest_cpus = 1\n"
+                                 "request_memory = 3072\nrequest_disk = 1024\nqueue %d\n",
+                                 grp, n_long[k]);
+                        snprintf(name, sizeof name, "long%d.sub", k);
+                        longs[k] = submit_as(&m, users[k], name, body, why, sizeof why);
+                        GLEAN_TEST_CHECK(longs[k] > 0, "submit %s: %s", name, why);
+                }
+        }
         /* the short ones end (leaving the queue) */
-        int left = 5;
-        for (int i = 0; i < 300 && (left = count_status(shorts, 1) + count_status(shorts, 2)) > 0; i++)
-                usleep(100000);
+        int left = 1;
+        for (int i = 0; i < 300 && left > 0; i++) {
+                left = 0;
+                for (int k = 0; k < 2; k++)
+                        if (shorts[k] > 0)
+                                left += count_status(shorts[k], 1) + count_status(shorts[k], 2);
+                if (left)
+                        usleep(100000);
+        }
         GLEAN_TEST_CHECK(left == 0, "the short jobs did not end within 30 s: %d left", left);
         /* all ten long ones run at once, well before the first ends */
         int running = 0;
         struct timespec t0, t1;
         clock_gettime(CLOCK_MONOTONIC, &t0);
-        for (int i = 0; i < 200 && (running = count_status(longs, 2)) < 10; i++)
+        for (int i = 0; i < 200; i++) {
+                running = 0;
+                for (int k = 0; k < 2; k++)
+                        if (longs[k] > 0)
+                                running += count_status(longs[k], 2);
+                if (running >= 10)
+                        break;
                 usleep(100000);
+        }
         clock_gettime(CLOCK_MONOTONIC, &t1);
         GLEAN_TEST_CHECK(running == 10, "%d of the 10 long jobs run 20 s after the short ones ended", running);
         fprintf(stderr, "\n    the 10 long jobs all ran %.1f s after the short ones had left\n",
                 (double) (t1.tv_sec - t0.tv_sec) + (double) (t1.tv_nsec - t0.tv_nsec) / 1e9);
-        /* and the user is charged what the pie holds: 10 claims of weight 0 */
+        /* and what is charged is what the pie holds: claims of weight 0 */
         char name[128];
-        snprintf(name, sizeof name, "\"name\": \"%s@test.pool\"", me());
+        snprintf(name, sizeof name, "\"name\": \"%s%s@test.pool\"", groups ? "group_a." : "", me());
         char *out = NULL;
         const char *w = NULL;
         for (int i = 0; i < 50; i++) { /* the next cycle re-weighs the latest claims */
@@ -230,11 +274,22 @@ static void test_dslot_weight(void) {
         GLEAN_TEST_CHECK(w && strtod(w + strlen("\"weighted_resources_in_use\": "), NULL) == 0,
                          "weighted resources in use: %s", out ? out : "(failed)");
         free(out);
-        char cl[32];
-        snprintf(cl, sizeof cl, "%lld", (long long) longs);
-        free(gl_out("rm", cl, NULL));
+        for (int k = 0; k < 2; k++)
+                if (longs[k] > 0) {
+                        char cl[32];
+                        snprintf(cl, sizeof cl, "%lld", (long long) longs[k]);
+                        free(gl_out("rm", cl, NULL));
+                }
         pool_stop(&a);
         manager_stop(&m);
+}
+
+static void test_dslot_weight(void) {
+        dslot_weight(false);
+}
+
+static void test_dslot_weight_groups(void) {
+        dslot_weight(true);
 }
 
 /* ---- the submit file's own policy: hold, on_exit_hold, periodic_remove ---- */
@@ -529,6 +584,7 @@ int main(int argc, char **argv) {
                 { "the submit file's hold, on_exit_hold, periodic_remove and batch_name", test_submit_policy },
                 { "claims on dynamic slots are charged the slots' own weight, as the pie counts them",
                   test_dslot_weight },
+                { "the same for two users of a quota group", test_dslot_weight_groups },
                 { "a user's commands through the agent of a machine without the central manager",
                   test_relay_through_agent },
                 { "a lost claim is requeued and runs elsewhere; rm of a running job", test_lost_claim_requeued },
