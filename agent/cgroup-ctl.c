@@ -65,7 +65,7 @@ static void limit_write(LimitWriter *w, unsigned bit, const char *file, const ch
         if (k < 0) {
                 if (w->error == 0) {
                         w->error = k;
-                        cg_why(k, w->why, w->whylen, "%s", reason);
+                        glean_why(k, w->why, w->whylen, "%s", reason);
                 }
                 return;
         }
@@ -114,22 +114,22 @@ int cg_set_limits(Cg *cg, const CgLimits *l, unsigned *ret_applied, char *why, s
 
         /* Everything is checked before anything is written. */
         if (l->cpu_weight > 10000)
-                return cg_why(-EINVAL, why, whylen, "cpu.weight %" PRIu64 " is out of 1..10000", l->cpu_weight);
+                return glean_why(-EINVAL, why, whylen, "cpu.weight %" PRIu64 " is out of 1..10000", l->cpu_weight);
         if (l->io_weight > 10000)
-                return cg_why(-EINVAL, why, whylen, "io.weight %" PRIu64 " is out of 1..10000", l->io_weight);
+                return glean_why(-EINVAL, why, whylen, "io.weight %" PRIu64 " is out of 1..10000", l->io_weight);
         if (l->cpu_max_quota < 0 || l->cpu_max_period < 0)
-                return cg_why(-EINVAL, why, whylen, "cpu.max quota %" PRId64 " / period %" PRId64 " is negative",
+                return glean_why(-EINVAL, why, whylen, "cpu.max quota %" PRId64 " / period %" PRId64 " is negative",
                               l->cpu_max_quota, l->cpu_max_period);
         for (size_t i = 0; i < sizeof(int64s) / sizeof(int64s[0]); i++) {
                 int64_t v = *(const int64_t *) ((const char *) l + int64s[i].offset);
 
                 (void) limit_value(v, buf, sizeof(buf), &bad);
                 if (bad < 0)
-                        return cg_why(-EINVAL, why, whylen, "%s %" PRId64 " is negative (CG_MAX, CG_ZERO or > 0)",
+                        return glean_why(-EINVAL, why, whylen, "%s %" PRId64 " is negative (CG_MAX, CG_ZERO or > 0)",
                                       int64s[i].file, v);
         }
         if (l->cpuset_cpus && strpbrk(l->cpuset_cpus, "\n"))
-                return cg_why(-EINVAL, why, whylen, "cpuset.cpus '%s' has a newline", l->cpuset_cpus);
+                return glean_why(-EINVAL, why, whylen, "cpuset.cpus '%s' has a newline", l->cpuset_cpus);
 
         if (l->cpu_weight) {
                 snprintf(buf, sizeof(buf), "%" PRIu64, l->cpu_weight);
@@ -162,7 +162,7 @@ int cg_set_limits(Cg *cg, const CgLimits *l, unsigned *ret_applied, char *why, s
         if (w.error < 0)
                 return w.error;
         if (w.skipped[0])
-                cg_why(0, why, whylen, "skipped %s in %s: controller not enabled here", w.skipped, cg->path);
+                glean_why(0, why, whylen, "skipped %s in %s: controller not enabled here", w.skipped, cg->path);
         return 0;
 }
 
@@ -409,7 +409,7 @@ static int on_event_file(sd_event_source *s, int fd, uint32_t revents, void *use
 }
 
 static int watch_file(Cg *cg, sd_event *ev, const char *file, int *ret_fd, sd_event_source **ret_source) {
-        _cg_cleanup_close_ int fd = -1;
+        _cleanup_close_ int fd = -1;
         int k;
 
         fd = openat(cg->dirfd, file, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
@@ -422,7 +422,7 @@ static int watch_file(Cg *cg, sd_event *ev, const char *file, int *ret_fd, sd_ev
         if (k < 0)
                 return k;
         (void) sd_event_source_set_description(*ret_source, file);
-        *ret_fd = CG_TAKE_FD(fd);
+        *ret_fd = TAKE_FD(fd);
         return 0;
 }
 

@@ -57,29 +57,29 @@ void cg_controllers_string(unsigned mask, char *buf, size_t len) {
 }
 
 int cg_write_at(int dirfd, const char *dir, const char *file, const char *value, char *why, size_t whylen) {
-        _cg_cleanup_close_ int fd = -1;
+        _cleanup_close_ int fd = -1;
         size_t len = strlen(value);
         ssize_t n;
 
         fd = openat(dirfd, file, O_WRONLY | O_CLOEXEC);
         if (fd < 0) {
                 if (errno == ENOENT)
-                        return cg_why(-ENODEV, why, whylen, "%s/%s does not exist: controller not enabled here",
+                        return glean_why(-ENODEV, why, whylen, "%s/%s does not exist: controller not enabled here",
                                       dir, file);
-                return cg_why(-errno, why, whylen, "cannot open %s/%s: %s", dir, file, strerror(errno));
+                return glean_why(-errno, why, whylen, "cannot open %s/%s: %s", dir, file, strerror(errno));
         }
         n = write(fd, value, len);
         if (n < 0)
-                return cg_why(-errno, why, whylen, "cannot write '%s' to %s/%s: %s", value, dir, file,
+                return glean_why(-errno, why, whylen, "cannot write '%s' to %s/%s: %s", value, dir, file,
                               strerror(errno));
         if ((size_t) n != len)
-                return cg_why(-EIO, why, whylen, "short write of '%s' to %s/%s", value, dir, file);
+                return glean_why(-EIO, why, whylen, "short write of '%s' to %s/%s", value, dir, file);
         return 0;
 }
 
 int cg_read_at(int dirfd, const char *file, char **ret) {
-        _cg_cleanup_close_ int fd = -1;
-        _cg_cleanup_free_ char *buf = NULL;
+        _cleanup_close_ int fd = -1;
+        _cleanup_free_ char *buf = NULL;
         size_t len = 0, cap = 4096;
 
         fd = openat(dirfd, file, O_RDONLY | O_CLOEXEC);
@@ -109,12 +109,12 @@ int cg_read_at(int dirfd, const char *file, char **ret) {
                 len += (size_t) n;
         }
         buf[len] = '\0';
-        *ret = CG_TAKE_PTR(buf);
+        *ret = TAKE_PTR(buf);
         return 0;
 }
 
 int cg_read_small_at(int dirfd, const char *file, char *buf, size_t size) {
-        _cg_cleanup_close_ int fd = -1;
+        _cleanup_close_ int fd = -1;
         size_t len = 0;
 
         fd = openat(dirfd, file, O_RDONLY | O_CLOEXEC);

@@ -20,13 +20,6 @@
 #include "cgroup.h"
 #include "common/cleanup.h"
 
-/* The generic helpers of common/cleanup.h, under the names used here. */
-#define _cg_cleanup_free_ _cleanup_free_
-#define _cg_cleanup_close_ _cleanup_close_
-#define CG_TAKE_PTR(p) TAKE_PTR(p)
-#define CG_TAKE_FD(fd) TAKE_FD(fd)
-#define cg_why glean_why
-
 struct CgRoot {
         char *mount;          /* the cgroup2 mount, absolute */
         char *base;           /* absolute */

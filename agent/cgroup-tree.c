@@ -22,7 +22,7 @@
 
 /* The names of the child cgroups of dirfd, sorted, NULL-terminated. */
 static int children_at(int dirfd, char ***ret) {
-        _cg_cleanup_close_ int fd = -1;
+        _cleanup_close_ int fd = -1;
         DIR *d;
         struct dirent *de;
         char **v = NULL;
@@ -123,7 +123,7 @@ int cg_walk(int dirfd, CgWalkFn fn, void *userdata) {
 }
 
 int cg_procs_at(int dirfd, pid_t **ret, size_t *ret_n) {
-        _cg_cleanup_free_ char *text = NULL;
+        _cleanup_free_ char *text = NULL;
         pid_t *v = NULL;
         size_t n = 0, cap = 0;
         int k;

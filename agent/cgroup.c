@@ -48,29 +48,29 @@ static int path_check(const char *path, bool allow_empty, char *why, size_t whyl
         const char *p = path;
 
         if (!path)
-                return cg_why(-EINVAL, why, whylen, "no cgroup path given");
+                return glean_why(-EINVAL, why, whylen, "no cgroup path given");
         if (*path == '\0' && allow_empty)
                 return 0;
         if (*path == '/')
-                return cg_why(-EINVAL, why, whylen, "cgroup path '%s' is absolute, want one relative to slots/",
+                return glean_why(-EINVAL, why, whylen, "cgroup path '%s' is absolute, want one relative to slots/",
                               path);
         if (strlen(path) >= PATH_MAX / 2)
-                return cg_why(-EINVAL, why, whylen, "cgroup path of %zu characters is too long", strlen(path));
+                return glean_why(-EINVAL, why, whylen, "cgroup path of %zu characters is too long", strlen(path));
         for (;;) {
                 size_t n = strcspn(p, "/");
 
                 if (n == 0)
-                        return cg_why(-EINVAL, why, whylen, "cgroup path '%s' has an empty name", path);
+                        return glean_why(-EINVAL, why, whylen, "cgroup path '%s' has an empty name", path);
                 if ((n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
-                        return cg_why(-EINVAL, why, whylen, "cgroup path '%s' has '.' or '..'", path);
+                        return glean_why(-EINVAL, why, whylen, "cgroup path '%s' has '.' or '..'", path);
                 if (n > NAME_MAX)
-                        return cg_why(-EINVAL, why, whylen, "cgroup path '%.40s...' has a name of %zu characters (most %d)",
+                        return glean_why(-EINVAL, why, whylen, "cgroup path '%.40s...' has a name of %zu characters (most %d)",
                                       path, n, NAME_MAX);
                 for (size_t i = 0; i < n; i++)
                         if ((unsigned char) p[i] < 0x20 || p[i] == 0x7f)
-                                return cg_why(-EINVAL, why, whylen, "cgroup path has a control character");
+                                return glean_why(-EINVAL, why, whylen, "cgroup path has a control character");
                 if (name_is_reserved(p, n))
-                        return cg_why(-EINVAL, why, whylen, "cgroup name '%.*s' would collide with a control file",
+                        return glean_why(-EINVAL, why, whylen, "cgroup name '%.*s' would collide with a control file",
                                       (int) n, p);
                 if (p[n] == '\0')
                         return 0;
@@ -96,7 +96,7 @@ static bool is_cgroup2(const char *path) {
 
 /* The "0::" line of /proc/self/cgroup, without its leading '/'. */
 static int own_cgroup(char **ret) {
-        _cg_cleanup_free_ char *text = NULL;
+        _cleanup_free_ char *text = NULL;
         const char *p;
         size_t n;
         int r;
@@ -173,7 +173,7 @@ static void note_add(CgRoot *r, const char *fmt, ...) {
 
 /* mkdir -p of rel under dirfd; never writes anything in what it passes. */
 static int mkdir_p_at(int dirfd, const char *rel) {
-        _cg_cleanup_free_ char *copy = strdup(rel);
+        _cleanup_free_ char *copy = strdup(rel);
 
         if (!copy)
                 return -ENOMEM;
@@ -193,8 +193,8 @@ static int mkdir_p_at(int dirfd, const char *rel) {
 
 int cg_root_open(const char *mount_override, const char *base_override, bool move_self, CgRoot **ret, char *why,
                  size_t whylen) {
-        _cg_cleanup_free_ char *rel = NULL;
-        _cg_cleanup_close_ int mount_fd = -1;
+        _cleanup_free_ char *rel = NULL;
+        _cleanup_close_ int mount_fd = -1;
         CgRoot *r = NULL;
         char buf[256], pid[32], *slots = NULL;
         unsigned base_mask, avail;
@@ -210,7 +210,7 @@ int cg_root_open(const char *mount_override, const char *base_override, bool mov
 
         if (mount_override) {
                 if (!is_cgroup2(mount_override)) {
-                        k = cg_why(-ENOENT, why, whylen, "%s is not a cgroup2 mount", mount_override);
+                        k = glean_why(-ENOENT, why, whylen, "%s is not a cgroup2 mount", mount_override);
                         goto fail;
                 }
                 r->mount = strdup(mount_override);
@@ -219,7 +219,7 @@ int cg_root_open(const char *mount_override, const char *base_override, bool mov
         else if (is_cgroup2("/sys/fs/cgroup/unified"))
                 r->mount = strdup("/sys/fs/cgroup/unified");
         else {
-                k = cg_why(-ENOENT, why, whylen, "no cgroup v2: neither /sys/fs/cgroup nor /sys/fs/cgroup/unified is cgroup2");
+                k = glean_why(-ENOENT, why, whylen, "no cgroup v2: neither /sys/fs/cgroup nor /sys/fs/cgroup/unified is cgroup2");
                 goto fail;
         }
         if (!r->mount) {
@@ -238,7 +238,7 @@ int cg_root_open(const char *mount_override, const char *base_override, bool mov
         } else {
                 k = own_cgroup(&rel);
                 if (k < 0) {
-                        k = cg_why(k == -ENOENT ? -ENOENT : k, why, whylen,
+                        k = glean_why(k == -ENOENT ? -ENOENT : k, why, whylen,
                                    "cannot find our cgroup v2 in /proc/self/cgroup: %s", strerror(-k));
                         goto fail;
                 }
@@ -249,7 +249,7 @@ int cg_root_open(const char *mount_override, const char *base_override, bool mov
         }
         k = path_check(rel, true, buf, sizeof(buf));
         if (k < 0) {
-                k = cg_why(k, why, whylen, "base: %s", buf);
+                k = glean_why(k, why, whylen, "base: %s", buf);
                 goto fail;
         }
         r->base = path_join(r->mount, rel);
@@ -260,35 +260,35 @@ int cg_root_open(const char *mount_override, const char *base_override, bool mov
 
         mount_fd = open(r->mount, O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (mount_fd < 0) {
-                k = cg_why(-errno, why, whylen, "cannot open %s: %s", r->mount, strerror(errno));
+                k = glean_why(-errno, why, whylen, "cannot open %s: %s", r->mount, strerror(errno));
                 goto fail;
         }
         k = mkdir_p_at(mount_fd, rel);
         if (k < 0) {
-                k = cg_why(k, why, whylen, "cannot create the base %s: %s", r->base, strerror(-k));
+                k = glean_why(k, why, whylen, "cannot create the base %s: %s", r->base, strerror(-k));
                 goto fail;
         }
         r->base_fd = openat(mount_fd, *rel ? rel : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (r->base_fd < 0) {
-                k = cg_why(-errno, why, whylen, "cannot open %s: %s", r->base, strerror(errno));
+                k = glean_why(-errno, why, whylen, "cannot open %s: %s", r->base, strerror(errno));
                 goto fail;
         }
 
         if (move_self) {
-                _cg_cleanup_close_ int agent_fd = -1;
-                _cg_cleanup_free_ char *agent = path_join(r->base, "agent");
+                _cleanup_close_ int agent_fd = -1;
+                _cleanup_free_ char *agent = path_join(r->base, "agent");
 
                 if (!agent) {
                         k = -ENOMEM;
                         goto fail;
                 }
                 if (mkdirat(r->base_fd, "agent", 0755) < 0 && errno != EEXIST) {
-                        k = cg_why(-errno, why, whylen, "cannot create %s: %s", agent, strerror(errno));
+                        k = glean_why(-errno, why, whylen, "cannot create %s: %s", agent, strerror(errno));
                         goto fail;
                 }
                 agent_fd = openat(r->base_fd, "agent", O_PATH | O_DIRECTORY | O_CLOEXEC);
                 if (agent_fd < 0) {
-                        k = cg_why(-errno, why, whylen, "cannot open %s: %s", agent, strerror(errno));
+                        k = glean_why(-errno, why, whylen, "cannot open %s: %s", agent, strerror(errno));
                         goto fail;
                 }
                 snprintf(pid, sizeof(pid), "%d", (int) getpid());
@@ -314,12 +314,12 @@ int cg_root_open(const char *mount_override, const char *base_override, bool mov
                 goto fail;
         }
         if (mkdirat(r->base_fd, "slots", 0755) < 0 && errno != EEXIST) {
-                k = cg_why(-errno, why, whylen, "cannot create %s: %s", slots, strerror(errno));
+                k = glean_why(-errno, why, whylen, "cannot create %s: %s", slots, strerror(errno));
                 goto fail;
         }
         r->slots_fd = openat(r->base_fd, "slots", O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (r->slots_fd < 0) {
-                k = cg_why(-errno, why, whylen, "cannot open %s: %s", slots, strerror(errno));
+                k = glean_why(-errno, why, whylen, "cannot open %s: %s", slots, strerror(errno));
                 goto fail;
         }
         buf[0] = '\0';
@@ -367,8 +367,8 @@ const char *cg_root_note(const CgRoot *r) {
 /* ---- one cgroup ---- */
 
 int cg_open(CgRoot *r, const char *path, Cg **ret, char *why, size_t whylen) {
-        _cg_cleanup_free_ char *copy = NULL, *abs = NULL, *slots = NULL;
-        _cg_cleanup_close_ int parent = -1, dir = -1;
+        _cleanup_free_ char *copy = NULL, *abs = NULL, *slots = NULL;
+        _cleanup_close_ int parent = -1, dir = -1;
         struct stat st;
         Cg *cg;
         char *comp, *next;
@@ -377,7 +377,7 @@ int cg_open(CgRoot *r, const char *path, Cg **ret, char *why, size_t whylen) {
         if (why && whylen)
                 why[0] = '\0';
         if (!r)
-                return cg_why(-EINVAL, why, whylen, "no cgroup root");
+                return glean_why(-EINVAL, why, whylen, "no cgroup root");
         k = path_check(path, false, why, whylen);
         if (k < 0)
                 return k;
@@ -396,22 +396,22 @@ int cg_open(CgRoot *r, const char *path, Cg **ret, char *why, size_t whylen) {
                         *next++ = '\0';
                 if (parent >= 0)
                         (void) close(parent);
-                parent = CG_TAKE_FD(dir);
+                parent = TAKE_FD(dir);
 
                 dir = openat(parent, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
                 if (dir < 0 && errno == ENOENT) {
                         /* Created here: the parent passes its controllers on first. */
                         (void) enable_subtree(parent, "(parent)", NULL, 0);
                         if (mkdirat(parent, comp, 0755) < 0 && errno != EEXIST)
-                                return cg_why(-errno, why, whylen, "cannot create cgroup '%s' under %s: %s", comp,
+                                return glean_why(-errno, why, whylen, "cannot create cgroup '%s' under %s: %s", comp,
                                               slots, strerror(errno));
                         dir = openat(parent, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
                 }
                 if (dir < 0)
-                        return cg_why(-errno, why, whylen, "cannot open cgroup %s: %s", abs, strerror(errno));
+                        return glean_why(-errno, why, whylen, "cannot open cgroup %s: %s", abs, strerror(errno));
         }
         if (fstat(dir, &st) < 0)
-                return cg_why(-errno, why, whylen, "cannot stat %s: %s", abs, strerror(errno));
+                return glean_why(-errno, why, whylen, "cannot stat %s: %s", abs, strerror(errno));
 
         cg = calloc(1, sizeof(*cg));
         if (!cg)
@@ -421,9 +421,9 @@ int cg_open(CgRoot *r, const char *path, Cg **ret, char *why, size_t whylen) {
                 free(cg);
                 return -ENOMEM;
         }
-        cg->path = CG_TAKE_PTR(abs);
-        cg->dirfd = CG_TAKE_FD(dir);
-        cg->parent_fd = CG_TAKE_FD(parent);
+        cg->path = TAKE_PTR(abs);
+        cg->dirfd = TAKE_FD(dir);
+        cg->parent_fd = TAKE_FD(parent);
         cg->id = (uint64_t) st.st_ino;
         cg->events_fd = cg->memory_fd = -1;
         *ret = cg;

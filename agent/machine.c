@@ -93,7 +93,7 @@ int agent_knob_text(const Config *cfg, const char *knob, const AgentRes *detecte
 }
 
 int agent_knob_number(const Config *cfg, const char *knob, const AgentRes *detected, double *ret, ConfigError *err) {
-        _agent_cleanup_free_ char *text = NULL;
+        _cleanup_free_ char *text = NULL;
         ClassAdExpr *e = NULL;
         CaValue v = ca_undefined();
         CaError cerr = {};
@@ -249,7 +249,7 @@ static bool valid_resource_name(const char *name) {
 
 /* The quantity of MACHINE_RESOURCE_<name>: a number, or a list of ids. */
 static int custom_quantity(const Config *cfg, const char *knob, double *ret, ConfigError *err) {
-        _agent_cleanup_free_ char *text = NULL;
+        _cleanup_free_ char *text = NULL;
         ConfigError ignored = {};
         double d;
         size_t n = 0;
@@ -531,8 +531,8 @@ static int64_t detect_disk(const char *dir) {
 }
 
 int agent_machine_detect(const Config *cfg, AgentMachine *ret, ConfigError *err) {
-        _agent_cleanup_free_ char *execute = NULL;
-        _agent_cleanup_free_ char *host = NULL;
+        _cleanup_free_ char *execute = NULL;
+        _cleanup_free_ char *host = NULL;
         char hostbuf[256] = "";
         AgentRes d = {};
         struct utsname u;

@@ -68,7 +68,7 @@ static double number_of(const CaValue *v) {
 
 /* v as an amount: a number, >= 0, not absurd; rounded up. */
 static int amount_of(Carve *c, const CaValue *v, const char *what, double *ret) {
-        _agent_cleanup_free_ char *text = NULL;
+        _cleanup_free_ char *text = NULL;
         double d;
 
         if (!is_number(v)) {
@@ -106,7 +106,7 @@ static int consume(Carve *c, const ClassAd *pslot_ad, const ClassAd *job, double
         /* _condor_Request<Res> stands for Request<Res>; a missing request is 0. */
         for (size_t i = 0; i < c->n && r >= 0; i++) {
                 char req[96], over[128];
-                _agent_cleanup_free_ char *text = NULL;
+                _cleanup_free_ char *text = NULL;
 
                 snprintf(req, sizeof(req), "Request%s", attr_of(c, i));
                 snprintf(over, sizeof(over), "_condor_%s", req);
@@ -120,7 +120,7 @@ static int consume(Carve *c, const ClassAd *pslot_ad, const ClassAd *job, double
         }
         for (size_t i = 0; i < c->n && r >= 0; i++) {
                 char attr[96];
-                _agent_cleanup_free_ char *text = NULL;
+                _cleanup_free_ char *text = NULL;
                 CaValue v = ca_undefined();
 
                 snprintf(attr, sizeof(attr), "Consumption%s", attr_of(c, i));

@@ -10,12 +10,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "common/cleanup.h"
 #include "slots.h"
 
-static inline void agent_freep(void *p) {
-        free(*(void **) p);
-}
-#define _agent_cleanup_free_ __attribute__((cleanup(agent_freep)))
 
 static inline void agent_strvp(char ***p) {
         config_strv_free(*p);

@@ -477,7 +477,7 @@ static int read_types(Layout *l) {
 }
 
 static int read_type(Layout *l, SlotType *t) {
-        _agent_cleanup_free_ char *text = NULL;
+        _cleanup_free_ char *text = NULL;
         char knob[64];
         int r;
 

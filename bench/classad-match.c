@@ -40,35 +40,17 @@
 #include <unistd.h>
 
 #include "classad.h"
+#include "common/cleanup.h"
 
 #define BENCH_MODE CA_MODE_OLD
 #define BENCH_MAX_REPEAT 100000u
 #define EXIT_PARSE 2
 
-#define _cleanup_(f) __attribute__((cleanup(f)))
-#define _cleanup_free_ _cleanup_(freep)
-#define _cleanup_close_ _cleanup_(closep)
 #define _cleanup_classad_ _cleanup_(classad_freep)
-
-static inline void freep(void *p) {
-        free(*(void **) p);
-}
-
-static inline void closep(int *fd) {
-        if (*fd >= 0)
-                (void) close(*fd);
-}
 
 static inline void classad_freep(ClassAd **ad) {
         classad_free(*ad);
 }
-
-#define TAKE_PTR(p)                            \
-        ({                                     \
-                __typeof__(p) _tmp_ = (p);     \
-                (p) = NULL;                    \
-                _tmp_;                         \
-        })
 
 /* ---- small utilities ---- */
 

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "classad/classad.h"
+#include "common/cleanup.h"
 #include "config/config.h"
 
 /* Exit codes of every verb. */
@@ -66,20 +67,7 @@ void cli_json_number(FILE *f, double v);
 
 /* ---- cleanup helpers (systemd style) ---- */
 
-#define _cleanup_(f) __attribute__((cleanup(f)))
-
-static inline void cli_freep(void *p) {
-        free(*(void **) p);
-}
-#define _cleanup_free_ _cleanup_(cli_freep)
-
-/* The pointer, leaving NULL behind (ownership handed on). */
-#define TAKE_PTR(p)                          \
-        ({                                   \
-                __typeof__(p) _taken_ = (p); \
-                (p) = NULL;                  \
-                _taken_;                     \
-        })
+/* _cleanup_, _cleanup_free_, _cleanup_close_ and TAKE_PTR: common/cleanup.h */
 
 static inline void cli_classad_freep(ClassAd **p) {
         classad_free(*p);

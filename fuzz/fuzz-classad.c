@@ -37,17 +37,12 @@
 #include <string.h>
 
 #include "classad.h"
+#include "common/cleanup.h"
 
 #define FUZZ_MAX_LIST_ITEMS 16
 
-#define _cleanup_(f) __attribute__((cleanup(f)))
-#define _cleanup_free_ _cleanup_(freep)
 #define _cleanup_classad_ _cleanup_(classad_freep)
 #define _cleanup_expr_ _cleanup_(classad_expr_freep)
-
-static inline void freep(void *p) {
-        free(*(void **) p);
-}
 
 static inline void classad_freep(ClassAd **ad) {
         classad_free(*ad);
