@@ -18,11 +18,7 @@
 #include <sys/stat.h>
 
 #include "daemon.h"
-
-/* journalctl MESSAGE_ID=... finds every slot state transition, every
- * slot that broke (systemd/glean.catalog explains them). */
-#define MESSAGE_ID_TRANSITION "5e3c0b7a4d2f4e61a8c9f0d1b2e3a4c5"
-#define MESSAGE_ID_SLOT_BROKEN "b6f1d2c84e7a4f0e9c3d5a1b7e2f8c40"
+#include "systemd/glean-messages.h" /* journalctl MESSAGE_ID=...: each transition, each broken slot */
 
 int64_t agent_now(void) {
         return (int64_t) time(NULL);

@@ -47,17 +47,8 @@
 #include "secure.h"
 #include "strmap.h"
 
-/* Journal records operators search for (systemd/glean.catalog). */
-#define MESSAGE_ID_CYCLE "4b9816ea21d6487b9c5e822b918233d2"
-#define MESSAGE_ID_MATCH "53a49e3e2837443e89d920f808cf4d26"
-#define MESSAGE_ID_CLAIM "a8683bfd84dc4fbab6fd87c33f032b58"
-#define MESSAGE_ID_JOB_START "4ba82fda19a3446b976d4222ebff735f"
-#define MESSAGE_ID_JOB_EXIT "79708057343948b6a9085fae941088f5"
-#define MESSAGE_ID_JOB_HOLD "f1a8a5c2f5e44ccf8b1834a614409bc6"
-#define MESSAGE_ID_JOB_REQUEUE "b5baaab6f57a4cb3ae65e3b0e7487af7"
-#define MESSAGE_ID_PREEMPT "62497c7bef33423d81efdda52f9b1e76"
-#define MESSAGE_ID_CLAIM_END "36d7203f8c8340bf8d6e2574601a0858"
-#define MESSAGE_ID_REFUSED "10a6c2c7f9594405843c081b72d395d6"
+/* The MESSAGE_IDs of journal records: systemd/glean-messages.h. */
+#include "systemd/glean-messages.h"
 
 #define NEGO_CLAIM_ID_BYTES 24 /* random bytes of a claim id: 192 bits, 48 hex digits */
 #define NEGO_CLAIM_ID_LEN (2 * NEGO_CLAIM_ID_BYTES)

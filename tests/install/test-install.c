@@ -190,22 +190,31 @@ static size_t catalog_ids(const char *text, char ids[][33], size_t max) {
 
 static void test_catalog(void) {
         _cleanup_free_ char *text = read_in_root(PREFIX "/lib/systemd/catalog/glean.catalog"), *list = NULL;
-        _cleanup_free_ char *nego = NULL, *slots = NULL;
+        _cleanup_free_ char *ids_h = NULL;
         char ids[64][33], cmd[1024];
         CU_ASSERT_FATAL(text != NULL);
         size_t n = catalog_ids(text, ids, 64);
         GLEAN_TEST_CHECK(n >= 12, "the catalog has %zu entries", n);
 
-        /* Every MESSAGE_ID the daemons log has an entry. */
-        CU_ASSERT_FATAL(glean_test_read_file("negotiator/daemon/daemon.h", &nego, NULL) == 0);
-        CU_ASSERT_FATAL(glean_test_read_file("agent/daemon/slots.c", &slots, NULL) == 0);
-        const char *srcs[] = { nego, slots };
-        for (size_t s = 0; s < 2; s++)
-                for (const char *p = srcs[s]; (p = strstr(p, "#define MESSAGE_ID_")); p++) {
-                        const char *q = strchr(p, '"');
-                        GLEAN_TEST_CHECK(q && memmem(text, strlen(text), q + 1, 32), "the catalog explains %.40s",
-                                         p + 8);
-                }
+        /* Every MESSAGE_ID the daemons log (all in one header) has an entry, and every entry an id. */
+        CU_ASSERT_FATAL(glean_test_read_file("systemd/glean-messages.h", &ids_h, NULL) == 0);
+        size_t defined = 0;
+        for (const char *p = ids_h; (p = strstr(p, "#define MESSAGE_ID_")); p++, defined++) {
+                const char *q = strchr(p, '"');
+                GLEAN_TEST_CHECK(q && memmem(text, strlen(text), q + 1, 32), "the catalog explains %.40s", p + 8);
+        }
+        for (size_t i = 0; i < n; i++)
+                GLEAN_TEST_CHECK(strstr(ids_h, ids[i]) != NULL, "catalog entry %s: no MESSAGE_ID in glean-messages.h",
+                                 ids[i]);
+        GLEAN_TEST_CHECK(defined == n, "%zu ids defined, %zu catalog entries", defined, n);
+        /* and no daemon defines one of its own */
+        static const char *const daemons[] = { "negotiator/daemon/daemon.h", "agent/daemon/slots.c",
+                                               "agent/daemon/daemon.h" };
+        for (size_t s = 0; s < sizeof daemons / sizeof *daemons; s++) {
+                _cleanup_free_ char *src = NULL;
+                if (glean_test_read_file(daemons[s], &src, NULL) == 0)
+                        GLEAN_TEST_CHECK(!strstr(src, "#define MESSAGE_ID_"), "%s defines a MESSAGE_ID", daemons[s]);
+        }
 
         if (!have("journalctl")) {
                 printf("\n  SKIPPED: no journalctl here (Debian: systemd)\n");
