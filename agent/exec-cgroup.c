@@ -66,6 +66,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/timer.h"
 #include "cgroup.h"
 #include "exec-internal.h"
 #include "log.h"
@@ -301,16 +302,11 @@ static int cgx_freeze(AgentJob *job, bool frozen) {
         freeze_check(j);
         if (j->freeze_target < 0)
                 return 0;
-        if (j->freeze_timer) {
-                r = sd_event_source_set_time_relative(j->freeze_timer, FREEZE_TIMEOUT_USEC);
-                if (r >= 0)
-                        r = sd_event_source_set_enabled(j->freeze_timer, SD_EVENT_ONESHOT);
-        } else {
-                r = sd_event_add_time_relative(j->core.owner->event, &j->freeze_timer, CLOCK_MONOTONIC, FREEZE_TIMEOUT_USEC,
-                                               10 * USEC_PER_MSEC, on_freeze_timeout, j);
-                if (r >= 0)
-                        (void) sd_event_source_set_description(j->freeze_timer, "agent-job-freeze");
-        }
+        bool made = !j->freeze_timer;
+        r = glean_timer_arm_in(j->core.owner->event, &j->freeze_timer, CLOCK_MONOTONIC, FREEZE_TIMEOUT_USEC,
+                               10 * USEC_PER_MSEC, on_freeze_timeout, j);
+        if (r >= 0 && made)
+                (void) sd_event_source_set_description(j->freeze_timer, "agent-job-freeze");
         if (r < 0)
                 glean_log_warning("job %d: cannot time the confirmation of cgroup.freeze: %s", (int) job->pid,
                                   strerror(-r));
@@ -423,18 +419,11 @@ static int on_drain_timer(sd_event_source *s, uint64_t usec, void *userdata);
 
 /* (Re)arms the re-check of a draining cgroup. */
 static int drain_arm(CgJob *j) {
-        int r;
-
-        if (j->drain_timer) {
-                r = sd_event_source_set_time_relative(j->drain_timer, j->drain_poll);
-                if (r >= 0)
-                        r = sd_event_source_set_enabled(j->drain_timer, SD_EVENT_ONESHOT);
-        } else {
-                r = sd_event_add_time_relative(j->core.owner->event, &j->drain_timer, CLOCK_MONOTONIC, j->drain_poll,
-                                               USEC_PER_MSEC, on_drain_timer, j);
-                if (r >= 0)
-                        (void) sd_event_source_set_description(j->drain_timer, "agent-job-drain");
-        }
+        bool made = !j->drain_timer;
+        int r = glean_timer_arm_in(j->core.owner->event, &j->drain_timer, CLOCK_MONOTONIC, j->drain_poll, USEC_PER_MSEC,
+                                   on_drain_timer, j);
+        if (r >= 0 && made)
+                (void) sd_event_source_set_description(j->drain_timer, "agent-job-drain");
         if (r >= 0)
                 j->drain_poll = j->drain_poll * 2 > DRAIN_MAX_POLL_USEC ? DRAIN_MAX_POLL_USEC : j->drain_poll * 2;
         return r;

@@ -21,6 +21,7 @@
 #include <sys/resource.h>
 #include <syslog.h>
 
+#include "common/timer.h"
 #include "daemon.h"
 
 /* The users' table: open addressing on the uid, as many slots as
@@ -222,14 +223,9 @@ static int on_idle(sd_event_source *src, uint64_t usec, void *userdata) {
 void agent_conn_touch(Conn *c) {
         Agent *a = c->agent;
         uint64_t usec = (uint64_t) (c->hello ? a->idle_timeout : a->hello_timeout) * 1000000ULL;
-        if (!c->idle_src) {
-                if (sd_event_add_time_relative(a->event, &c->idle_src, CLOCK_MONOTONIC, usec, 1000000ULL, on_idle, c) <
-                    0)
-                        c->idle_src = NULL; /* no timeout then (logged by nobody: only ENOMEM) */
-                return;
-        }
-        sd_event_source_set_time_relative(c->idle_src, usec);
-        sd_event_source_set_enabled(c->idle_src, SD_EVENT_ONESHOT);
+        int r = glean_timer_arm_in(a->event, &c->idle_src, CLOCK_MONOTONIC, usec, 1000000ULL, on_idle, c);
+        if (r < 0)
+                glean_log_errno(LOG_WARNING, r, "a connection's idle timer: %m; it has no timeout");
 }
 
 /* ---- the accept loop at the descriptor limit ---- */
@@ -249,14 +245,11 @@ void agent_conns_accept_pause(Agent *a, int error) {
         glean_log(LOG_WARNING, NULL, NULL, 0,
                   "cannot accept connections: %s (%u open); accepting again when one goes, or in a second",
                   strerror(error), a->n_conns);
-        if (!a->accept_timer) {
-                if (sd_event_add_time_relative(a->event, &a->accept_timer, CLOCK_MONOTONIC, 1000000ULL, 100000ULL,
-                                               on_accept_timer, a) < 0)
-                        a->accept_timer = NULL;
-                return;
-        }
-        sd_event_source_set_time_relative(a->accept_timer, 1000000ULL);
-        sd_event_source_set_enabled(a->accept_timer, SD_EVENT_ONESHOT);
+        int r = glean_timer_arm_in(a->event, &a->accept_timer, CLOCK_MONOTONIC, 1000000ULL, 100000ULL, on_accept_timer,
+                                   a);
+        if (r < 0)
+                glean_log_errno(LOG_ERR, r, "the timer that takes connections again: %m; accepting again when one "
+                                            "goes");
 }
 
 void agent_conns_accept_again(Agent *a) {

@@ -27,6 +27,7 @@
 
 #include <systemd/sd-daemon.h>
 
+#include "common/timer.h"
 #include "daemon-start.h"
 #include "daemon.h"
 
@@ -218,7 +219,10 @@ static int on_update_timer(sd_event_source *src, uint64_t usec, void *userdata) 
         agent_refresh_ads(a);
         for (Slot *s = a->slots; s; s = s->next)
                 agent_publish(a, s);
-        sd_event_source_set_time(src, usec + (uint64_t) a->update_interval * 1000000ULL);
+        int r = glean_timer_arm(NULL, &src, CLOCK_REALTIME, usec + (uint64_t) a->update_interval * 1000000ULL, 0,
+                                NULL, NULL);
+        if (r < 0)
+                glean_log_errno(LOG_ERR, r, "the timer of the slot updates: %m");
         return 0;
 }
 

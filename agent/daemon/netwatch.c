@@ -46,6 +46,7 @@
 #include <netlink/route/route.h>
 #include <netlink/socket.h>
 
+#include "common/timer.h"
 #include "daemon.h"
 #include "netinfo.h"
 
@@ -323,8 +324,10 @@ static void schedule_refresh(NetWatch *nw) {
         sd_event_source_get_enabled(nw->timer, &enabled);
         if (enabled != SD_EVENT_OFF)
                 return; /* already coming: a burst is one refresh */
-        sd_event_source_set_time(nw->timer, mono_usec() + SETTLE_USEC);
-        sd_event_source_set_enabled(nw->timer, SD_EVENT_ONESHOT);
+        int r = glean_timer_arm(NULL, &nw->timer, CLOCK_MONOTONIC, mono_usec() + SETTLE_USEC, 0, NULL, NULL);
+        if (r < 0)
+                glean_log_errno(LOG_WARNING, r, "the network watch's timer: %m; the addresses are read again at the "
+                                                "next change");
 }
 
 static int on_notification(struct nl_msg *msg, void *arg) {

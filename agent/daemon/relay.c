@@ -33,6 +33,7 @@
 #include <strings.h>
 #include <syslog.h>
 
+#include "common/timer.h"
 #include "daemon.h"
 
 /* Requests of one client awaiting their last reply. */
@@ -195,12 +196,8 @@ static int series_arm(Conn *c) {
         RelaySeries *s = c->series;
         uint64_t now = 0;
         sd_event_now(c->agent->event, CLOCK_MONOTONIC, &now);
-        if (s->timer) {
-                sd_event_source_set_time(s->timer, now + s->timeout_usec);
-                return sd_event_source_set_enabled(s->timer, SD_EVENT_ONESHOT);
-        }
-        return sd_event_add_time(c->agent->event, &s->timer, CLOCK_MONOTONIC, now + s->timeout_usec, 0,
-                                 on_series_timeout, c);
+        return glean_timer_arm(c->agent->event, &s->timer, CLOCK_MONOTONIC, now + s->timeout_usec, 0,
+                               on_series_timeout, c);
 }
 
 /* Every part kept goes up, the last under the RequestId of entry e. */

@@ -21,6 +21,7 @@
 #include <unistd.h>
 #include <utmpx.h>
 
+#include "common/timer.h"
 #include "daemon.h"
 #include "psi.h"
 
@@ -140,7 +141,10 @@ static int on_sensor_timer(sd_event_source *src, uint64_t usec, void *userdata) 
         Agent *a = userdata;
         agent_sensors_sample(a);
         glean_sensors_rescan(a->sensors);
-        sd_event_source_set_time(src, usec + (uint64_t) a->sensor_interval * 1000000ULL);
+        int r = glean_timer_arm(NULL, &src, CLOCK_MONOTONIC, usec + (uint64_t) a->sensor_interval * 1000000ULL, 0,
+                                NULL, NULL);
+        if (r < 0)
+                glean_log_errno(LOG_ERR, r, "the sensors' timer: %m");
         return 0;
 }
 

@@ -17,6 +17,7 @@
 #include <ftw.h>
 #include <sys/stat.h>
 
+#include "common/timer.h"
 #include "daemon.h"
 #include "systemd/glean-messages.h" /* journalctl MESSAGE_ID=...: each transition, each broken slot */
 
@@ -804,12 +805,9 @@ void agent_schedule(Agent *a) {
         if (next <= now)
                 next = now + 1;
         uint64_t usec = (uint64_t) next * 1000000ULL;
-        if (!a->eval_timer) {
-                if (sd_event_add_time(a->event, &a->eval_timer, CLOCK_REALTIME, usec, 100000, on_eval_timer, a) < 0)
-                        return;
-        } else
-                sd_event_source_set_time(a->eval_timer, usec);
-        sd_event_source_set_enabled(a->eval_timer, SD_EVENT_ONESHOT);
+        int r = glean_timer_arm(a->event, &a->eval_timer, CLOCK_REALTIME, usec, 100000, on_eval_timer, a);
+        if (r < 0)
+                glean_log_errno(LOG_ERR, r, "the policy's timer: %m; the slots are evaluated at their next event");
 }
 
 bool agent_idle_for_exit(const Agent *a) {

@@ -45,6 +45,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/timer.h"
 #include "common/secure.h"
 #include "daemon.h"
 
@@ -113,13 +114,10 @@ static uint64_t mono_usec(void) {
 }
 
 static void arm_timer(Upstream *up, uint64_t usec_from_now) {
-        uint64_t when = mono_usec() + usec_from_now;
-        if (!up->timer) {
-                if (sd_event_add_time(up->agent->event, &up->timer, CLOCK_MONOTONIC, when, 10000, on_timer, up) < 0)
-                        return;
-        } else
-                sd_event_source_set_time(up->timer, when);
-        sd_event_source_set_enabled(up->timer, SD_EVENT_ONESHOT);
+        int r = glean_timer_arm(up->agent->event, &up->timer, CLOCK_MONOTONIC, mono_usec() + usec_from_now, 10000,
+                                on_timer, up);
+        if (r < 0)
+                glean_log_errno(LOG_ERR, r, "the timer of the connection to the central manager: %m");
 }
 
 /* ---- what we prove ---- */

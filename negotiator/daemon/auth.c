@@ -35,6 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/timer.h"
 #include "common/file.h"
 #include "common/secret.h"
 #include "daemon.h"
@@ -206,14 +207,10 @@ static int on_expiry(sd_event_source *src, uint64_t usec, void *userdata) {
  * is armed for sooner. A token expires at second `at`: the timer fires
  * just after it begins. */
 static void expiry_arm(Nego *n, int64_t at) {
-        int r = 0;
         if (at == 0 || (n->expiry_at != 0 && n->expiry_at <= at))
                 return;
         uint64_t usec = (uint64_t) at * 1000000ULL + 1000;
-        if (!n->expiry_timer)
-                r = sd_event_add_time(n->event, &n->expiry_timer, CLOCK_REALTIME, usec, 100000, on_expiry, n);
-        else if ((r = sd_event_source_set_time(n->expiry_timer, usec)) >= 0)
-                r = sd_event_source_set_enabled(n->expiry_timer, SD_EVENT_ONESHOT);
+        int r = glean_timer_arm(n->event, &n->expiry_timer, CLOCK_REALTIME, usec, 100000, on_expiry, n);
         if (r < 0) {
                 glean_log_errno(LOG_WARNING, r, "cannot set the timer of token expiries (%m): an agent whose token "
                                                 "expires stays connected until it connects again");

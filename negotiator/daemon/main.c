@@ -38,6 +38,7 @@
 
 #include <systemd/sd-daemon.h>
 
+#include "common/timer.h"
 #include "daemon.h"
 
 #define TICK_USEC 1000000ULL
@@ -437,8 +438,9 @@ static int on_post(sd_event_source *src, void *userdata) {
 
 static void arm_cycle(Nego *n, double at) {
         uint64_t usec = at <= 0 ? 1 : (uint64_t) (at * 1e6);
-        sd_event_source_set_time(n->cycle_timer, usec);
-        sd_event_source_set_enabled(n->cycle_timer, SD_EVENT_ONESHOT);
+        int r = glean_timer_arm(NULL, &n->cycle_timer, CLOCK_REALTIME, usec, 0, NULL, NULL);
+        if (r < 0)
+                glean_log_errno(LOG_ERR, r, "the negotiation cycle's timer: %m");
 }
 
 /* A cycle that only hands idle slots to idle jobs preempts nothing, so
@@ -529,7 +531,9 @@ static int on_tick(sd_event_source *src, uint64_t usec, void *userdata) {
                 queue_history_trim(n->queue, now);
                 status_line(n);
         }
-        sd_event_source_set_time(src, usec + TICK_USEC);
+        int r = glean_timer_arm(NULL, &src, CLOCK_REALTIME, usec + TICK_USEC, 0, NULL, NULL);
+        if (r < 0)
+                glean_log_errno(LOG_ERR, r, "the central manager's tick: %m");
         return 0;
 }
 

@@ -42,6 +42,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/timer.h"
 #include "common/file.h"
 #include "daemon.h"
 
@@ -291,8 +292,10 @@ static void listen_pause(Nego *n, int err) {
                 sd_event_source_set_enabled(n->tcp_src, SD_EVENT_OFF);
         if (n->unix_src)
                 sd_event_source_set_enabled(n->unix_src, SD_EVENT_OFF);
-        sd_event_source_set_time(n->accept_timer, mono_usec() + ACCEPT_RETRY_USEC);
-        sd_event_source_set_enabled(n->accept_timer, SD_EVENT_ONESHOT);
+        int r = glean_timer_arm(NULL, &n->accept_timer, CLOCK_MONOTONIC, mono_usec() + ACCEPT_RETRY_USEC, 0, NULL,
+                                NULL);
+        if (r < 0)
+                glean_log_errno(LOG_ERR, r, "the timer that takes connections again: %m");
         char reason[200];
         if (err)
                 snprintf(reason, sizeof reason, "%s (%zu connections open, RLIMIT_NOFILE %zu)", strerror(err),
@@ -819,8 +822,9 @@ static void conn_timer_arm(Conn *c) {
                 if (stall < at)
                         at = stall;
         }
-        sd_event_source_set_time(c->timer, at);
-        sd_event_source_set_enabled(c->timer, SD_EVENT_ONESHOT);
+        int r = glean_timer_arm(NULL, &c->timer, CLOCK_MONOTONIC, at, 0, NULL, NULL);
+        if (r < 0)
+                glean_log_errno(LOG_WARNING, r, "the idle timer of %s: %m", c->addr_text);
 }
 
 static int on_conn_timer(sd_event_source *src, uint64_t usec, void *userdata) {
