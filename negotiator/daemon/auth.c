@@ -92,14 +92,20 @@ static const GleanTokenRecord *revoked(const Nego *n, const uint8_t id[GLEAN_TOK
         return rec && rec->revoked ? rec : NULL;
 }
 
-static void revoked_why(const GleanTokenRecord *rec, char *why, size_t whylen) {
-        char id[2 * GLEAN_TOKEN_ID_SIZE + 1], date[40];
-        time_t t = (time_t) rec->revoked;
+/* "token 6f3a9c21 of agent@host was revoked on 2026-12-02 18:00:00 UTC" */
+static void token_why(const uint8_t id[GLEAN_TOKEN_ID_SIZE], const char *name, const char *what, int64_t when,
+                      char *why, size_t whylen) {
+        char hex[2 * GLEAN_TOKEN_ID_SIZE + 1], date[40];
+        time_t t = (time_t) when;
         struct tm tm;
 
-        glean_token_id_format(rec->id, id);
+        glean_token_id_format(id, hex);
         strftime(date, sizeof date, "%Y-%m-%d %H:%M:%S UTC", gmtime_r(&t, &tm));
-        snprintf(why, whylen, "token %.8s of %s was revoked on %s", id, rec->name, date);
+        snprintf(why, whylen, "token %.8s of %s %s on %s", hex, name, what, date);
+}
+
+static void revoked_why(const GleanTokenRecord *rec, char *why, size_t whylen) {
+        token_why(rec->id, rec->name, "was revoked", rec->revoked, why, whylen);
 }
 
 /* The handshake's accept(): a token that checked, unless revoked. */
@@ -130,12 +136,7 @@ static bool machine_has_token(const Nego *n, const char *machine) {
 }
 
 static void expired_why(const Conn *c, char *why, size_t whylen) {
-        char id[2 * GLEAN_TOKEN_ID_SIZE + 1], date[64];
-        time_t t = (time_t) c->token_expires;
-        struct tm tm;
-        glean_token_id_format(c->token_id, id);
-        strftime(date, sizeof date, "%Y-%m-%d %H:%M:%S UTC", gmtime_r(&t, &tm));
-        snprintf(why, whylen, "token %.8s of %s expired on %s", id, c->token_name, date);
+        token_why(c->token_id, c->token_name, "expired", c->token_expires, why, whylen);
 }
 
 /* Whether connection c's token may no longer be used (revoked, or expired

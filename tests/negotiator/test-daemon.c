@@ -494,21 +494,31 @@ static void test_restart_running(void) {
  * the activation): back, it relearns the claim on a Claimed/Idle slot, no
  * exit report comes, and the job is requeued with a reason that says it
  * may never have started. */
+/* A started central manager with extra, agent name connected with one
+ * Unclaimed slot1, one job submitted by user connection *u, its claim
+ * granted on slot1 (the claim id returned; the ActivateClaim not read). */
+static char *one_granted(Rig *r, Agent *a, const char *extra, const char *name, int *u, int64_t *cluster) {
+        CU_ASSERT_FATAL(rig_init(r, extra));
+        CU_ASSERT_FATAL(rig_start(r));
+        CU_ASSERT_FATAL(agent_connect(a, r, name));
+        agent_slot(a, "slot1", "Unclaimed", "Idle", NULL);
+        *u = user_connect(r);
+        *cluster = user_submit(*u, 1);
+        CU_ASSERT_FATAL(*cluster > 0);
+        ClassAd *req = agent_expect(a, GLEAN_CMD_REQUEST_CLAIM, 10);
+        CU_ASSERT_FATAL(req != NULL);
+        char *claim = agent_grant(a, req, "slot1", 30);
+        classad_free(req);
+        CU_ASSERT_FATAL(claim != NULL);
+        return claim;
+}
+
 static void test_restart_never_activated(void) {
         Rig r;
         Agent a;
-        CU_ASSERT_FATAL(rig_init(&r, "JOB_DEFAULT_LEASE_DURATION = 30\n"));
-        CU_ASSERT_FATAL(rig_start(&r));
-        CU_ASSERT_FATAL(agent_connect(&a, &r, "fake9"));
-        agent_slot(&a, "slot1", "Unclaimed", "Idle", NULL);
-        int u = user_connect(&r);
-        int64_t cluster = user_submit(u, 1);
-        CU_ASSERT_FATAL(cluster > 0);
-        ClassAd *req = agent_expect(&a, GLEAN_CMD_REQUEST_CLAIM, 10);
-        CU_ASSERT_FATAL(req != NULL);
-        char *claim = agent_grant(&a, req, "slot1", 30);
-        classad_free(req);
-        CU_ASSERT_FATAL(claim != NULL);
+        int u;
+        int64_t cluster;
+        char *claim = one_granted(&r, &a, "JOB_DEFAULT_LEASE_DURATION = 30\n", "fake9", &u, &cluster);
         GLEAN_TEST_CHECK(wait_status(u, cluster, 0, 2, 5), "the job is Running in the queue");
         close(u);
         rig_kill(&r);
@@ -531,17 +541,9 @@ static void test_restart_never_activated(void) {
 static void test_restart_lease(void) {
         Rig r;
         Agent a;
-        CU_ASSERT_FATAL(rig_init(&r, "JOB_DEFAULT_LEASE_DURATION = 3\n"));
-        CU_ASSERT_FATAL(rig_start(&r));
-        CU_ASSERT_FATAL(agent_connect(&a, &r, "fake4"));
-        agent_slot(&a, "slot1", "Unclaimed", "Idle", NULL);
-        int u = user_connect(&r);
-        int64_t cluster = user_submit(u, 1);
-        CU_ASSERT_FATAL(cluster > 0);
-        ClassAd *req = agent_expect(&a, GLEAN_CMD_REQUEST_CLAIM, 10);
-        CU_ASSERT_FATAL(req != NULL);
-        free(agent_grant(&a, req, "slot1", 30));
-        classad_free(req);
+        int u;
+        int64_t cluster;
+        free(one_granted(&r, &a, "JOB_DEFAULT_LEASE_DURATION = 3\n", "fake4", &u, &cluster));
         ClassAd *act = agent_expect(&a, GLEAN_CMD_ACTIVATE_CLAIM, 5);
         CU_ASSERT_FATAL(act != NULL);
         agent_reply(&a, act, true, NULL);

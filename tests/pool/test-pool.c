@@ -207,27 +207,19 @@ static void dslot_weight(bool groups) {
         int n_short[2] = { groups ? 3 : 5, groups ? 2 : 0 }, n_long[2] = { groups ? 5 : 10, groups ? 5 : 0 };
         int64_t shorts[2] = { 0, 0 }, longs[2] = { 0, 0 };
         char why[2048] = "";
-        for (int k = 0; k < 2; k++) {
+        for (int k = 0; k < 2 * 2; k++) {
+                int who = k / 2, seconds = k % 2 ? 60 : 2, count = k % 2 ? n_long[who] : n_short[who];
+                int64_t *cluster = k % 2 ? &longs[who] : &shorts[who];
                 char body[512], name[32];
-                const char *grp = groups ? "accounting_group = group_a\n" : "";
-                if (n_short[k]) {
-                        snprintf(body, sizeof body,
-                                 "%sexecutable = /bin/sleep\narguments = 2\nrequest_cpus = 1\n"
-                                 "request_memory = 3072\nrequest_disk = 1024\nqueue %d\n",
-                                 grp, n_short[k]);
-                        snprintf(name, sizeof name, "short%d.sub", k);
-                        shorts[k] = submit_as(&m, users[k], name, body, why, sizeof why);
-                        GLEAN_TEST_CHECK(shorts[k] > 0, "submit %s: %s", name, why);
-                }
-                if (n_long[k]) {
-                        snprintf(body, sizeof body,
-                                 "%sexecutable = /bin/sleep\narguments = 60\nrequest_cpus = 1\n"
-                                 "request_memory = 3072\nrequest_disk = 1024\nqueue %d\n",
-                                 grp, n_long[k]);
-                        snprintf(name, sizeof name, "long%d.sub", k);
-                        longs[k] = submit_as(&m, users[k], name, body, why, sizeof why);
-                        GLEAN_TEST_CHECK(longs[k] > 0, "submit %s: %s", name, why);
-                }
+                if (!count)
+                        continue;
+                snprintf(body, sizeof body,
+                         "%sexecutable = /bin/sleep\narguments = %d\nrequest_cpus = 1\n"
+                         "request_memory = 3072\nrequest_disk = 1024\nqueue %d\n",
+                         groups ? "accounting_group = group_a\n" : "", seconds, count);
+                snprintf(name, sizeof name, "sleep%d-%d.sub", seconds, who);
+                *cluster = submit_as(&m, users[who], name, body, why, sizeof why);
+                GLEAN_TEST_CHECK(*cluster > 0, "submit %s: %s", name, why);
         }
         /* the short ones end (leaving the queue) */
         int left = 1;

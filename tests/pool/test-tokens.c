@@ -217,16 +217,27 @@ static bool slot_gone(const char *slot, int seconds) {
         return false;
 }
 
+/* A manager that takes tokens only and agent a.test with its token
+ * (lifetime: NULL the default), started: the token's id in id; made, when
+ * not NULL, gets the moment the token was made. */
+static void token_pool_a(Manager *m, Pool *a, const char *lifetime, char id[33], struct timespec *made) {
+        char dir[128], pub[128];
+
+        CU_ASSERT_TRUE_FATAL(token_manager(m, "TOKEN", NULL));
+        snprintf(dir, sizeof dir, "%s/tokens-a", m->dir);
+        snprintf(pub, sizeof pub, "%s/manager.pub", m->dir);
+        CU_ASSERT_TRUE_FATAL(make_token(m, "a.test", lifetime, dir, id));
+        if (made)
+                clock_gettime(CLOCK_REALTIME, made);
+        CU_ASSERT_TRUE_FATAL(token_agent(m, a, "a.test", dir, pub, NULL));
+}
+
 static void test_token_joins_and_runs(void) {
         Manager m;
         Pool a;
-        char dir[128], pub[128], id[33];
+        char id[33];
 
-        CU_ASSERT_TRUE_FATAL(token_manager(&m, "TOKEN", NULL));
-        snprintf(dir, sizeof dir, "%s/tokens-a", m.dir);
-        snprintf(pub, sizeof pub, "%s/manager.pub", m.dir);
-        CU_ASSERT_TRUE_FATAL(make_token(&m, "a.test", NULL, dir, id));
-        CU_ASSERT_TRUE_FATAL(token_agent(&m, &a, "a.test", dir, pub, NULL));
+        token_pool_a(&m, &a, NULL, id, NULL);
         CU_ASSERT_TRUE(wait_slot_listed("slot1@a.test", 20));
         CU_ASSERT_TRUE(manager_log_has(&m, "agents authenticate by token", "fingerprint"));
         char why[2048] = "";
@@ -316,13 +327,9 @@ static void test_refused(void) {
 static void test_revocation(void) {
         Manager m;
         Pool a;
-        char dir[128], pub[128], id[33];
+        char id[33];
 
-        CU_ASSERT_TRUE_FATAL(token_manager(&m, "TOKEN", NULL));
-        snprintf(dir, sizeof dir, "%s/tokens-a", m.dir);
-        snprintf(pub, sizeof pub, "%s/manager.pub", m.dir);
-        CU_ASSERT_TRUE_FATAL(make_token(&m, "a.test", NULL, dir, id));
-        CU_ASSERT_TRUE_FATAL(token_agent(&m, &a, "a.test", dir, pub, NULL));
+        token_pool_a(&m, &a, NULL, id, NULL);
         CU_ASSERT_TRUE_FATAL(wait_slot_listed("slot1@a.test", 20));
 
         char *out = gl_out("token", "revoke", id, NULL);
@@ -355,15 +362,10 @@ static void test_revocation(void) {
 static void test_expiry_while_connected(void) {
         Manager m;
         Pool a;
-        char dir[128], pub[128], id[33];
-
-        CU_ASSERT_TRUE_FATAL(token_manager(&m, "TOKEN", NULL));
-        snprintf(dir, sizeof dir, "%s/tokens-a", m.dir);
-        snprintf(pub, sizeof pub, "%s/manager.pub", m.dir);
-        CU_ASSERT_TRUE_FATAL(make_token(&m, "a.test", "8s", dir, id));
+        char id[33];
         struct timespec made;
-        clock_gettime(CLOCK_REALTIME, &made);
-        CU_ASSERT_TRUE_FATAL(token_agent(&m, &a, "a.test", dir, pub, NULL));
+
+        token_pool_a(&m, &a, "8s", id, &made);
         CU_ASSERT_TRUE_FATAL(wait_slot_listed("slot1@a.test", 6));
         CU_ASSERT_TRUE(wait_manager_log(&m, 15, "closing the connection of", "expired on"));
         struct timespec dropped;
