@@ -33,9 +33,9 @@ static char upper(char c) {
 }
 
 /* Knobs name the levels, and DEFAULT, which only lists have. */
-#define LEVEL_DEFAULT GLEAN_AUTHZ_LEVELS
+#define LEVEL_DEFAULT GLEAN_AUTHZ_KNOB_DEFAULT
 #define KNOB_LEVELS (GLEAN_AUTHZ_LEVELS + 1)
-#define LEVEL_OWNER (-2) /* a knob HTCondor no longer reads */
+#define LEVEL_OWNER GLEAN_AUTHZ_KNOB_OWNER
 #define LEVEL_NONE (-1)
 
 #define SUBSYSTEM_MAX 48
@@ -471,6 +471,20 @@ static int parse_knob(const char *knob, bool *ret_deny, int *ret_level, const ch
                 *ret_subsystem = rest;
         }
         *ret_level = level;
+        return 0;
+}
+
+int glean_authz_knob(const char *name, int *ret_level, bool *ret_deny, const char **ret_subsystem) {
+        bool deny = false;
+        int level = LEVEL_NONE;
+        const char *sub = NULL;
+        int r = name ? parse_knob(name, &deny, &level, &sub) : -EINVAL;
+
+        if (r < 0)
+                return r;
+        *ret_level = level;
+        *ret_deny = deny;
+        *ret_subsystem = sub;
         return 0;
 }
 

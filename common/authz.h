@@ -192,6 +192,17 @@ void glean_authz_free(GleanAuthz *a); /* accepts NULL */
  * (HTCondor 8.8 and "use SECURITY:HOST_BASED"). Off by default. */
 void glean_authz_set_legacy(GleanAuthz *a, bool legacy);
 
+/* What an authorization knob's name says, the one reading of it for the
+ * central manager and the agent: ALLOW_ or DENY_ (any case), a level (the
+ * longest that fits: ADVERTISE_STARTD before a subsystem), DEFAULT or
+ * OWNER, and an optional _SUBSYSTEM ([A-Za-z0-9_], at most 48). 0 with
+ * *ret_level a GleanAuthzLevel, GLEAN_AUTHZ_KNOB_DEFAULT or
+ * GLEAN_AUTHZ_KNOB_OWNER, *ret_deny, *ret_subsystem (into name; NULL:
+ * none); -EINVAL for any other name (ALLOW_SCRIPTS_TO_RUN_AS_EXECUTABLES). */
+#define GLEAN_AUTHZ_KNOB_DEFAULT GLEAN_AUTHZ_LEVELS
+#define GLEAN_AUTHZ_KNOB_OWNER (-2) /* a level HTCondor no longer reads */
+int glean_authz_knob(const char *name, int *ret_level, bool *ret_deny, const char **ret_subsystem);
+
 /* Sets the knob ("ALLOW_WRITE", "DENY_ADVERTISE_STARTD", "allow_write",
  * "ALLOW_WRITE_COLLECTOR") to the list text, replacing what it was; text
  * NULL unsets it. source ("/etc/glean/glean.conf:12", may be NULL) is kept

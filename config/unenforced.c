@@ -12,21 +12,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/authz.h"
 #include "config.h"
 
-/* HTCondor's authorization levels (ALLOW_<level>[_<SUBSYS>], DENY_...). */
-static const char *const levels[] = { "READ",   "WRITE",  "ADMINISTRATOR",    "CONFIG",           "DAEMON",
-                                      "OWNER",  "NEGOTIATOR", "ADVERTISE_STARTD", "ADVERTISE_SCHEDD",
-                                      "ADVERTISE_MASTER", "CLIENT" };
-
+/* ALLOW_<level>[_<SUBSYS>] and DENY_..., as the central manager reads them. */
 static bool authorization_knob(const char *name) {
-        const char *rest = strncmp(name, "ALLOW_", 6) == 0 ? name + 6 : strncmp(name, "DENY_", 5) == 0 ? name + 5 : NULL;
-        for (size_t i = 0; rest && i < sizeof levels / sizeof *levels; i++) {
-                size_t n = strlen(levels[i]);
-                if (strncmp(rest, levels[i], n) == 0 && (rest[n] == 0 || rest[n] == '_'))
-                        return true;
-        }
-        return false;
+        int level;
+        bool deny;
+        const char *sub;
+
+        return glean_authz_knob(name, &level, &deny, &sub) == 0;
 }
 
 int config_unenforced(const Config *cfg, char ***ret) {

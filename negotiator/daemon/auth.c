@@ -382,27 +382,16 @@ static const struct {
 };
 #define DEFAULT_BIT (1u << 31)
 
-/* The level of an ALLOW_/DENY_ knob name (its subsystem suffix aside), or
- * DEFAULT_BIT for ALLOW_DEFAULT/DENY_DEFAULT, or 0. */
+/* The level of an ALLOW_/DENY_ knob name (glean_authz_knob), or
+ * DEFAULT_BIT for ALLOW_DEFAULT/DENY_DEFAULT, or 0 (OWNER, or not one). */
 static unsigned knob_bit(const char *name) {
-        const char *rest = strncasecmp(name, "ALLOW_", 6) == 0 ? name + 6
-                           : strncasecmp(name, "DENY_", 5) == 0 ? name + 5
-                                                                : NULL;
-        if (!rest)
+        int level;
+        bool deny;
+        const char *sub;
+
+        if (glean_authz_knob(name, &level, &deny, &sub) < 0 || level == GLEAN_AUTHZ_KNOB_OWNER)
                 return 0;
-        if (strncasecmp(rest, "DEFAULT", 7) == 0 && (rest[7] == 0 || rest[7] == '_'))
-                return DEFAULT_BIT;
-        unsigned best = 0;
-        size_t best_len = 0;
-        for (int l = GLEAN_AUTHZ_READ; l < GLEAN_AUTHZ_LEVELS; l++) {
-                const char *ln = glean_authz_level_name((GleanAuthzLevel) l);
-                size_t k = strlen(ln);
-                if (k > best_len && strncasecmp(rest, ln, k) == 0 && (rest[k] == 0 || rest[k] == '_')) {
-                        best = 1u << l;
-                        best_len = k;
-                }
-        }
-        return best;
+        return level == GLEAN_AUTHZ_KNOB_DEFAULT ? DEFAULT_BIT : 1u << level;
 }
 
 void nego_authz_clear(NegoKnobs *k) {

@@ -516,12 +516,39 @@ static void test_knobs(void) {
                                            "ALLOW_WRITE_",     "ALLOW_WRITE_C-D", "DENY",        "",
                                            "ALLOW_ADVERTISE",  "SEC_READ_AUTHENTICATION",
                                            "ALLOW_READ_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA" };
+        int level;
+        bool deny;
+        const char *sub;
         for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
                 why[0] = 0;
                 r = glean_authz_set(a, bad[i], "*", "t.conf:3", why, sizeof why);
                 GLEAN_TEST_CHECK(r == -EINVAL && strstr(why, "t.conf:3: ") && strstr(why, "not an authorization knob"),
                                  "knob '%s': %d (%s)", bad[i], r, why);
+                GLEAN_TEST_CHECK(glean_authz_knob(bad[i], &level, &deny, &sub) == -EINVAL, "glean_authz_knob('%s')",
+                                 bad[i]);
         }
+        /* the name's reading, which the agent's list of knobs it does not enforce shares */
+        static const struct {
+                const char *name;
+                int level;
+                bool deny;
+                const char *sub;
+        } good[] = {
+                { "ALLOW_WRITE", GLEAN_AUTHZ_WRITE, false, NULL },
+                { "deny_read_Collector", GLEAN_AUTHZ_READ, true, "Collector" },
+                { "ALLOW_ADVERTISE_STARTD", GLEAN_AUTHZ_ADVERTISE_STARTD, false, NULL },
+                { "DENY_ADVERTISE_STARTD_COLLECTOR", GLEAN_AUTHZ_ADVERTISE_STARTD, true, "COLLECTOR" },
+                { "ALLOW_DEFAULT", GLEAN_AUTHZ_KNOB_DEFAULT, false, NULL },
+                { "DENY_OWNER", GLEAN_AUTHZ_KNOB_OWNER, true, NULL },
+        };
+        for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
+                r = glean_authz_knob(good[i].name, &level, &deny, &sub);
+                GLEAN_TEST_CHECK(r == 0 && level == good[i].level && deny == good[i].deny &&
+                                         (good[i].sub ? sub && strcmp(sub, good[i].sub) == 0 : sub == NULL),
+                                 "glean_authz_knob('%s'): %d level %d deny %d sub %s", good[i].name, r, level, deny,
+                                 sub ? sub : "-");
+        }
+        CU_ASSERT_EQUAL(glean_authz_knob(NULL, &level, &deny, &sub), -EINVAL);
         /* the longest subsystem name there is room for */
         r = glean_authz_set(a, "ALLOW_ADVERTISE_STARTD_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", "*", NULL,
                             why, sizeof why);
