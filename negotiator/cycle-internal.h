@@ -114,7 +114,6 @@ typedef struct NegoCycle {
         struct NegoFast *fast; /* the fast path's state; NULL: plain */
 } NegoCycle;
 
-double nego_slot_weight(const NegoCycle *c, const ClassAd *slot);
 /* Resource i (Cpus, Memory, Disk) of a slot ad, 0 when not a number. */
 double nego_slot_amount(const ClassAd *slot, int i);
 /* What job would take of partitionable slot (amounts[NEGO_N_RES]): false

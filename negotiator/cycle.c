@@ -116,7 +116,7 @@ static int prepare_slot(NegoCycle *c, size_t i) {
                 pslot = v.u.b;
         ca_value_clear(&v);
         slot->ad = ad;
-        slot->weight = nego_slot_weight(c, ad);
+        slot->weight = nego_settings_slot_weight(c->s, ad);
         if (slot->promised || ad_string_is(ad, "State", "Matched") || ad_string_is(ad, "State", "Preempting"))
                 slot->skip = true;
         else if (claimed && !pslot) {

@@ -396,13 +396,14 @@ int jobcmd_job_action(JobQueue *q, const QueueRequester *who, const ClassAd *req
                          bad);
                 if (ts.n == 0 && ts.others > 0) { /* all it matched are others' */
                         all_ok = false;
-                        snprintf(why, sizeof(why),
-                                 "the %zu job%s that match%s %s not yours: only %s owner%s, root and "
-                                 "ADMINISTRATORS may change %s",
-                                 ts.others, ts.others == 1 ? "" : "s", ts.others == 1 ? "es" : "",
-                                 ts.others == 1 ? "is" : "are",
-                                 ts.others == 1 ? "its" : "their", ts.others == 1 ? "" : "s",
-                                 ts.others == 1 ? "it" : "them");
+                        if (ts.others == 1)
+                                snprintf(why, sizeof(why), "the 1 job that matches is not yours: only its owner, "
+                                                           "root and ADMINISTRATORS may change it");
+                        else
+                                snprintf(why, sizeof(why),
+                                         "the %zu jobs that match are not yours: only their owners, root and "
+                                         "ADMINISTRATORS may change them",
+                                         ts.others);
                 }
                 r = jobcmd_listing_end_ok(last, changed, all_ok, all_ok ? NULL : why);
         }

@@ -32,10 +32,6 @@ double nego_settings_slot_weight(const NegoSettings *s, const ClassAd *slot) {
         return w >= 0 && isfinite(w) ? w : 1.0;
 }
 
-double nego_slot_weight(const NegoCycle *c, const ClassAd *slot) {
-        return nego_settings_slot_weight(c->s, slot);
-}
-
 static const char *const res_names[NEGO_N_RES] = { "Cpus", "Memory", "Disk" };
 
 /* What a job takes from a partitionable slot: its Consumption<Res> when
@@ -125,7 +121,7 @@ bool nego_pslot_fits(const NegoCycle *c, const NegoSlot *slot, const ClassAd *jo
 }
 
 int nego_pslot_consume(const NegoCycle *c, NegoSlot *slot, const double *amounts, double *ret_cost) {
-        double before = nego_slot_weight(c, slot->ad), after;
+        double before = nego_settings_slot_weight(c->s, slot->ad), after;
         int r = 0;
 
         for (int i = 0; i < NEGO_N_RES && r >= 0; i++) {
@@ -136,7 +132,7 @@ int nego_pslot_consume(const NegoCycle *c, NegoSlot *slot, const double *amounts
         }
         if (r < 0)
                 return r;
-        after = nego_slot_weight(c, slot->ad);
+        after = nego_settings_slot_weight(c->s, slot->ad);
         *ret_cost = c->s->use_slot_weights ? before - after : 1.0;
         if (*ret_cost < 0)
                 *ret_cost = 0;

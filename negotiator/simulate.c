@@ -491,7 +491,9 @@ static double pool_weight(const NegoSim *sim) {
 /* Each running job's claim charged its slot's own weight from now on (a
  * new one was charged its match's cost, W(S) - W(S') of the partitionable
  * slot it came from), as the pie counts it: HTCondor's accountant
- * rebuilds usage from the claimed slots at each cycle the same way. */
+ * rebuilds usage from the claimed slots at each cycle the same way. Once
+ * after each cycle's matches: a running job's slot keeps its ad until the
+ * job leaves it, so the weight holds until then. */
 static int reweigh_claims(NegoSim *sim) {
         double t = (double) abs_time(sim->now);
         int r = 0;
@@ -563,7 +565,7 @@ int nego_sim_step(NegoSim *sim, const NegoSimReport **ret) {
                 return r;
         jobs_arrive(sim);
         count_jobs(sim);
-        if ((r = reweigh_claims(sim)) < 0 || (r = acct_update(sim->acct, (double) abs_time(sim->now), has_jobs, sim)) < 0)
+        if ((r = acct_update(sim->acct, (double) abs_time(sim->now), has_jobs, sim)) < 0)
                 return r;
 
         classad_set_now(abs_time(sim->now));
