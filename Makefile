@@ -38,14 +38,14 @@ all:
 # (the link order). A folder M that exists and holds M/*.c (M/*.bpf.c
 # excluded) becomes $(BUILD)/lib/libglean-M.a. PKGS_M are the pkg-config
 # modules M needs, LIBS_M plain linker flags. Adding a module: one line.
-MODULES := agent negotiator accounting config bpf classad common
+MODULES := agent sim negotiator queue accounting config bpf classad common
 
 PKGS_classad    := libpcre2-8
 LIBS_classad    := -lm
 PKGS_common     := libsystemd libsodium
 PKGS_bpf        := libbpf
 PKGS_accounting := sqlite3
-PKGS_negotiator := sqlite3
+PKGS_queue      := sqlite3
 PKGS_agent      := libnl-3.0 libnl-route-3.0 libnl-genl-3.0 libcgroup
 
 # Programs: $(BUILD)/bin/P from SRCS_P, linked with every library.

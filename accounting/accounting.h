@@ -200,15 +200,34 @@ typedef enum AcctOpenFlags {
         ACCT_OPEN_INIT = 1 << 1,     /* an existing file without the schema (empty) may be initialised */
 } AcctOpenFlags;
 
+/* Tables of the database's that another module owns (the job queue's,
+ * queue/queue-schema.c): steps[i].sql brings a database from version
+ * steps[i].version - 1 to steps[i].version. The accounts' own step is
+ * version 1; with the opener's, the versions run 1, 2, ... without a gap,
+ * one sequence for the one file. A step is never edited once released. */
+typedef struct AcctSchemaStep {
+        int version;
+        const char *sql;
+} AcctSchemaStep;
+
+typedef struct AcctSchema {
+        const AcctSchemaStep *steps;
+        size_t n_steps;
+} AcctSchema;
+
 /* The accounts kept in the database at path (created when absent, unless
  * read-only; an existing file without glean's schema, such as a 0-byte
  * one, is refused with -ENODATA unless ACCT_OPEN_INIT), or in memory only
- * when path is NULL. Takes ownership of
+ * when path is NULL. more (may be NULL) are the other tables' steps: a
+ * read-write open brings the file up to the last of them, and a file of a
+ * later version than they reach is refused as newer (-EPROTO), so whoever
+ * opens the central manager's database gives the queue's (queue_schema()).
+ * Takes ownership of
  * settings' contents (cleared) and of groups. A database that is corrupt,
  * unreadable or of a newer schema fails (-EINVAL, -EACCES, -EPROTO, ...)
  * with why = "accounts database PATH: ..."; nothing is written then. */
-int acct_open(const char *path, unsigned flags, AcctSettings *settings, AcctGroups *groups, double now,
-              Accountant **ret, char *why, size_t whylen);
+int acct_open(const char *path, unsigned flags, const AcctSchema *more, AcctSettings *settings, AcctGroups *groups,
+              double now, Accountant **ret, char *why, size_t whylen);
 void acct_close(Accountant *a); /* accepts NULL */
 
 /* New settings and groups (a reconfiguration), taken as acct_open takes
@@ -297,8 +316,8 @@ const char *acct_last_error(const Accountant *a);
 
 /* ---- the database's other tables (the job queue) ----
  *
- * The job queue (negotiator/queue.h) keeps its tables in the accounts'
- * database (schema step 2) and writes them through the same connection,
+ * The job queue (queue/queue.h) keeps its tables in the accounts'
+ * database (its schema steps, AcctSchema above) and writes them through the same connection,
  * in the same transactions: a job's exit and the end of its claim's usage
  * commit together, and a batch covers both. Such a partner writes only
  * between acct_change_begin() and acct_change_end(), or inside a batch.

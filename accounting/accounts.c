@@ -538,8 +538,8 @@ static double clock_to(Accountant *a, double now) {
 
 /* ---- opening ---- */
 
-int acct_open(const char *path, unsigned flags, AcctSettings *settings, AcctGroups *groups, double now,
-              Accountant **ret, char *why, size_t whylen) {
+int acct_open(const char *path, unsigned flags, const AcctSchema *more, AcctSettings *settings, AcctGroups *groups,
+              double now, Accountant **ret, char *why, size_t whylen) {
         Accountant *a = calloc(1, sizeof(*a));
         int r;
 
@@ -553,7 +553,7 @@ int acct_open(const char *path, unsigned flags, AcctSettings *settings, AcctGrou
         a->groups = groups;
         a->readonly = flags & ACCT_OPEN_READONLY;
         a->now = now;
-        if (path && (r = acct_store_open(path, flags, &a->store, why, whylen)) < 0)
+        if (path && (r = acct_store_open(path, flags, more, &a->store, why, whylen)) < 0)
                 goto fail;
         if ((r = load(a, why, whylen)) < 0)
                 goto fail;

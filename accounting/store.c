@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * store.c — the accounts in the central manager's SQLite database (store.h).
+ * store.c — the central manager's SQLite database file (store.h): opening
+ * and checking it, WAL, the schema's version and its steps (the accounts'
+ * own here, the job queue's given by the opener, queue/queue-schema.c),
+ * transactions; and the accounts' rows in it.
  *
  * The file is in WAL mode with synchronous=FULL: a commit has reached the
  * disk (the WAL, fsync'd) when acct_store_commit() returns, and a kill -9
@@ -12,7 +15,8 @@
  * Opening reads before it writes anything: the first page (not a database:
  * SQLITE_NOTADB), PRAGMA quick_check (corrupt), the tables (not glean's) and
  * schema_version (newer than this build). Only then does a read-write open
- * switch the file to WAL and bring the schema up to ACCT_SCHEMA_VERSION, so
+ * switch the file to WAL and bring the schema up to the last version it
+ * is given (the accounts' steps and the opener's, AcctSchema), so
  * a file refused at open is left as it was.
  *
  * A read-only open never creates, migrates or writes: a missing file, a
@@ -61,90 +65,76 @@
  * 32 MiB. */
 #define STORE_CACHE_KIB 131072
 
-/* The schema, as steps: migrations[v] takes a database from version v to
- * v + 1, run in the one transaction that also records the new version, so
+/* The schema, as steps: a step brings a database from version v - 1 to
+ * v, run in the one transaction that also records the new version, so
  * that a database is always at one version or the next. Version 0 is a new
- * (empty) file. A later release appends a step and raises
- * ACCT_SCHEMA_VERSION (store.h): the central manager's job queue arrives
- * so, as version 2. A step is never edited once released: databases in
- * the field went through it.
+ * (empty) file. The steps are those of the tables' owners: the accounts'
+ * own (below) and those the opener adds (AcctSchema: the job queue's, in
+ * queue/queue-schema.c), one sequence of versions for the one file. A
+ * later release appends a step with the next version, wherever its
+ * tables live. A step is never edited once released: databases in the
+ * field went through it.
  *
  * Tables are WITHOUT ROWID: their key is their text primary key, stored
  * once. REAL columns keep every finite double and the infinities exactly
  * (-0.0 reads back as 0.0); NaN has no SQLite representation (it would be
  * NULL) and is refused by the writes. */
-static const char *const migrations[] = {
-        /* 0 -> 1: the accounts. */
-        "CREATE TABLE schema_version (version INTEGER NOT NULL);"
-        "INSERT INTO schema_version (version) VALUES (0);"
-        "CREATE TABLE acct_records ("
-        "  name TEXT PRIMARY KEY NOT NULL,"
-        "  is_group INTEGER NOT NULL,"
-        "  priority REAL NOT NULL,"
-        "  as_of REAL NOT NULL,"
-        "  accumulated REAL NOT NULL,"
-        "  weighted_accumulated REAL NOT NULL,"
-        "  begin_usage REAL NOT NULL,"
-        "  last_usage REAL NOT NULL,"
-        "  factor REAL NOT NULL"
-        ") WITHOUT ROWID;"
-        "CREATE TABLE acct_claims ("
-        "  id TEXT PRIMARY KEY NOT NULL,"
-        "  submitter TEXT NOT NULL,"
-        "  weight REAL NOT NULL,"
-        "  begin REAL NOT NULL"
-        ") WITHOUT ROWID;"
-        "CREATE TABLE acct_meta ("
-        "  key TEXT PRIMARY KEY NOT NULL,"
-        "  value REAL NOT NULL"
-        ") WITHOUT ROWID;",
-        /* 1 -> 2: the job queue (negotiator/queue.h). A cluster's shared
-         * attributes are stored once (queue_clusters.ad), each proc's own
-         * attributes in its row (queue_jobs.ad), both as classad_unparse()
-         * writes them; claim and slot are the claim a job runs under (never
-         * shown in its ad). The history keeps the whole ad of each job that
-         * left the queue, with the time it left (for HISTORY_DURATION).
-         * queue_meta holds next_cluster, the next cluster id to give. */
-        "CREATE TABLE queue_clusters ("
-        "  id INTEGER PRIMARY KEY NOT NULL,"
-        "  ad TEXT NOT NULL"
-        ");"
-        "CREATE TABLE queue_jobs ("
-        "  cluster INTEGER NOT NULL,"
-        "  proc INTEGER NOT NULL,"
-        "  ad TEXT NOT NULL,"
-        "  claim TEXT,"
-        "  slot TEXT,"
-        "  PRIMARY KEY (cluster, proc)"
-        ") WITHOUT ROWID;"
-        "CREATE TABLE queue_history ("
-        "  cluster INTEGER NOT NULL,"
-        "  proc INTEGER NOT NULL,"
-        "  left_at REAL NOT NULL,"
-        "  ad TEXT NOT NULL,"
-        "  PRIMARY KEY (cluster, proc)"
-        ") WITHOUT ROWID;"
-        "CREATE INDEX queue_history_left ON queue_history (left_at, cluster, proc);"
-        "CREATE TABLE queue_meta ("
-        "  key TEXT PRIMARY KEY NOT NULL,"
-        "  value INTEGER NOT NULL"
-        ") WITHOUT ROWID;",
-        /* 2 -> 3: the submissions' ids (negotiator/queue-submitid.c): the
-         * cluster each (user, id) made and how many procs, written in the
-         * submit's transaction, so that a submission sent again (its
-         * answer lost) gets the first answer; at is when, for forgetting
-         * them. */
-        "CREATE TABLE queue_submits ("
-        "  user TEXT NOT NULL,"
-        "  id TEXT NOT NULL,"
-        "  cluster INTEGER NOT NULL,"
-        "  procs INTEGER NOT NULL,"
-        "  at REAL NOT NULL,"
-        "  PRIMARY KEY (user, id)"
-        ") WITHOUT ROWID;"
-        "CREATE INDEX queue_submits_at ON queue_submits (at);",
+static const AcctSchemaStep accounts_steps[] = {
+        { 1, "CREATE TABLE schema_version (version INTEGER NOT NULL);"
+             "INSERT INTO schema_version (version) VALUES (0);"
+             "CREATE TABLE acct_records ("
+             "  name TEXT PRIMARY KEY NOT NULL,"
+             "  is_group INTEGER NOT NULL,"
+             "  priority REAL NOT NULL,"
+             "  as_of REAL NOT NULL,"
+             "  accumulated REAL NOT NULL,"
+             "  weighted_accumulated REAL NOT NULL,"
+             "  begin_usage REAL NOT NULL,"
+             "  last_usage REAL NOT NULL,"
+             "  factor REAL NOT NULL"
+             ") WITHOUT ROWID;"
+             "CREATE TABLE acct_claims ("
+             "  id TEXT PRIMARY KEY NOT NULL,"
+             "  submitter TEXT NOT NULL,"
+             "  weight REAL NOT NULL,"
+             "  begin REAL NOT NULL"
+             ") WITHOUT ROWID;"
+             "CREATE TABLE acct_meta ("
+             "  key TEXT PRIMARY KEY NOT NULL,"
+             "  value REAL NOT NULL"
+             ") WITHOUT ROWID;" },
 };
-_Static_assert(ELEMENTSOF(migrations) == ACCT_SCHEMA_VERSION, "one migration step per schema version");
+
+/* The step that brings a database to version v: the accounts' or the
+ * opener's; NULL when neither has it. */
+static const char *step_sql(const AcctSchema *more, int v) {
+        for (size_t i = 0; i < ELEMENTSOF(accounts_steps); i++)
+                if (accounts_steps[i].version == v)
+                        return accounts_steps[i].sql;
+        for (size_t i = 0; more && i < more->n_steps; i++)
+                if (more->steps[i].version == v)
+                        return more->steps[i].sql;
+        return NULL;
+}
+
+/* The version this open brings a database to: the last of an unbroken
+ * sequence 1, 2, ... of steps, each given once. -EINVAL (a bug of the
+ * opener's) when the steps leave a gap or give a version twice. */
+static int schema_last(const AcctSchema *more) {
+        size_t n = ELEMENTSOF(accounts_steps) + (more ? more->n_steps : 0);
+
+        for (size_t v = 1; v <= n; v++) {
+                size_t seen = 0;
+                for (size_t i = 0; i < ELEMENTSOF(accounts_steps); i++)
+                        seen += (size_t) accounts_steps[i].version == v;
+                for (size_t i = 0; more && i < more->n_steps; i++)
+                        seen += more->steps[i].version > 0 && (size_t) more->steps[i].version == v &&
+                                more->steps[i].sql;
+                if (seen != 1)
+                        return -EINVAL;
+        }
+        return (int) n;
+}
 
 /* Every statement the store runs more than once, prepared at open. */
 enum {
@@ -188,6 +178,8 @@ struct AcctStore {
         char *path;
         bool readonly;
         bool in_tx;
+        const AcctSchema *more; /* the opener's steps (during the open only) */
+        int schema;             /* the version the steps bring a database to */
         int tx_error;      /* the first failed write of the transaction, which dooms it */
         char tx_why[512];  /* what it was, for commit's why */
         sqlite3_stmt *stmt[_STMT_MAX];
@@ -375,7 +367,7 @@ static int sync_parent_dir(const char *path);
  * removed first), closed (the WAL checkpointed into it), synced, renamed
  * to path. A crash at any point leaves path absent or complete, never the
  * empty file that a later open refuses. */
-static int create_initialised(const char *path, char *why, size_t whylen) {
+static int create_initialised(const char *path, const AcctSchema *more, char *why, size_t whylen) {
         static const char *const suffixes[] = { "", "-wal", "-shm" };
         char tmp[PATH_MAX];
         AcctStore *s = NULL;
@@ -391,7 +383,7 @@ static int create_initialised(const char *path, char *why, size_t whylen) {
         r = create_file(tmp, why, whylen);
         if (r < 0)
                 return path_why(r, path, why, whylen, "cannot open: cannot create it: %s", strerror(-r));
-        r = acct_store_open(tmp, ACCT_OPEN_INIT, &s, why, whylen);
+        r = acct_store_open(tmp, ACCT_OPEN_INIT, more, &s, why, whylen);
         acct_store_close(s);
         if (r >= 0) {
                 fd = open(tmp, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
@@ -534,7 +526,7 @@ static int sync_parent_dir(const char *path) {
         return 0;
 }
 
-/* Brings the schema up to ACCT_SCHEMA_VERSION in one
+/* Brings the schema up to s->schema in one
  * transaction. The version is read again once the write lock is held: a
  * second process may have created or migrated the file meanwhile. */
 static int migrate(AcctStore *s, char *why, size_t whylen) {
@@ -544,15 +536,15 @@ static int migrate(AcctStore *s, char *why, size_t whylen) {
         if (r < 0)
                 return r;
         r = read_schema_version(s, &version, why, whylen);
-        if (r >= 0 && version > ACCT_SCHEMA_VERSION)
+        if (r >= 0 && version > s->schema)
                 r = path_why(-EPROTO, s->path, why, whylen,
                              "was written by a newer glean: schema %d, this build reads up to %d", version,
-                             ACCT_SCHEMA_VERSION);
-        for (; r >= 0 && version < ACCT_SCHEMA_VERSION; version++) {
+                             s->schema);
+        for (; r >= 0 && version < s->schema; version++) {
                 char what[64], sql[96];
 
                 snprintf(what, sizeof(what), "schema %d to %d", version, version + 1);
-                r = exec_sql(s, migrations[version], what, why, whylen);
+                r = exec_sql(s, step_sql(s->more, version + 1), what, why, whylen);
                 if (r < 0)
                         break;
                 snprintf(sql, sizeof(sql), "UPDATE schema_version SET version = %d", version + 1);
@@ -585,7 +577,7 @@ static int setup_writer(AcctStore *s, int version, bool existed, char *why, size
         r = exec_sql(s, sql, "PRAGMA cache_size", why, whylen);
         if (r < 0)
                 return r;
-        if (version < ACCT_SCHEMA_VERSION) {
+        if (version < s->schema) {
                 r = migrate(s, why, whylen);
                 if (r < 0)
                         return r;
@@ -598,20 +590,24 @@ static int setup_writer(AcctStore *s, int version, bool existed, char *why, size
         return 0;
 }
 
-int acct_store_open(const char *path, unsigned flags, AcctStore **ret, char *why, size_t whylen) {
+int acct_store_open(const char *path, unsigned flags, const AcctSchema *more, AcctStore **ret, char *why,
+                    size_t whylen) {
         _cleanup_(store_freep) AcctStore *s = NULL;
         bool readonly = flags & ACCT_OPEN_READONLY, existed = false;
+        int schema = schema_last(more);
         off_t size = 0;
         int version, rc, r;
 
         if (!path || !*path || !ret)
                 return glean_why(-EINVAL, why, whylen, "accounts database: no path given");
+        if (schema < 0)
+                return path_why(-EINVAL, path, why, whylen, "the schema's steps leave a gap or repeat a version");
 
         r = check_path(path, readonly, &existed, &size, why, whylen);
         if (r < 0)
                 return r;
         if (!existed && !readonly) {
-                r = create_initialised(path, why, whylen);
+                r = create_initialised(path, more, why, whylen);
                 if (r < 0)
                         return r;
                 existed = true;
@@ -621,6 +617,8 @@ int acct_store_open(const char *path, unsigned flags, AcctStore **ret, char *why
         if (!s || !(s->path = strdup(path)))
                 return path_why(-ENOMEM, path, why, whylen, "out of memory");
         s->readonly = readonly;
+        s->more = more;
+        s->schema = schema;
 
         rc = sqlite3_open_v2(path, &s->db,
                              (readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) |
@@ -638,10 +636,10 @@ int acct_store_open(const char *path, unsigned flags, AcctStore **ret, char *why
         r = quick_check(s, why, whylen);
         if (r < 0)
                 return r;
-        if (version > ACCT_SCHEMA_VERSION)
+        if (version > schema)
                 return path_why(-EPROTO, path, why, whylen,
                                 "was written by a newer glean: schema %d, this build reads up to %d", version,
-                                ACCT_SCHEMA_VERSION);
+                                schema);
 
         if (existed && version == 0 && !readonly && !(flags & ACCT_OPEN_INIT))
                 return path_why(-ENODATA, path, why, whylen,
@@ -653,11 +651,11 @@ int acct_store_open(const char *path, unsigned flags, AcctStore **ret, char *why
                 if (version == 0)
                         return path_why(-ENODATA, path, why, whylen,
                                         "holds no glean schema yet (a read-only open does not create it)");
-                if (version < ACCT_SCHEMA_VERSION)
+                if (version < schema)
                         return path_why(-EPROTO, path, why, whylen,
                                         "has schema %d, older than this build's %d: open it read-write once to "
                                         "migrate it (a read-only open does not)",
-                                        version, ACCT_SCHEMA_VERSION);
+                                        version, schema);
                 r = exec_sql(s, "PRAGMA query_only = 1", "PRAGMA query_only", why, whylen);
         } else
                 r = setup_writer(s, version, existed, why, whylen);
@@ -668,6 +666,7 @@ int acct_store_open(const char *path, unsigned flags, AcctStore **ret, char *why
         if (r < 0)
                 return r;
 
+        s->more = NULL; /* the opener's, not kept */
         *ret = TAKE_PTR(s);
         return 0;
 }

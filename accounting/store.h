@@ -5,7 +5,8 @@
  * accounting/ (the Accountant is the public face).
  *
  * The database file is the central manager's: one schema for the accounts
- * and, later, the job queue, with a version in the one-row table
+ * and the job queue, each part's tables created by its owner's steps
+ * (AcctSchema, accounting.h), with one version in the one-row table
  * schema_version so that later releases migrate it. Opening checks the
  * file: not a database, corrupt (PRAGMA quick_check), unreadable, or of a
  * newer schema than this build knows — each a clear error, and the file
@@ -19,10 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* 1: the accounts. 2: the central manager's job queue (its tables are
- * negotiator/queue.c's, written through the same connection). 3: the
- * queue's submission ids (queue_submits). */
-#define ACCT_SCHEMA_VERSION 3
+#include "accounting.h"
 
 typedef struct AcctStore AcctStore;
 
@@ -47,7 +45,7 @@ typedef struct AcctClaimRow {
         double begin;
 } AcctClaimRow;
 
-/* Opens the database at path; flags are acct_open's (AcctOpenFlags):
+/* Opens the database at path; flags and more are acct_open's (AcctOpenFlags):
  * ACCT_OPEN_READONLY, ACCT_OPEN_INIT. A read-write open creates a missing
  * file (mode 0600) with its schema; an existing file without the schema
  * (empty, 0 bytes, or a database with no table) is refused with -ENODATA
@@ -59,7 +57,8 @@ typedef struct AcctClaimRow {
  * -ENODATA, one of an older schema -EPROTO (open it read-write once).
  * Errors: -EINVAL (not a database, or not glean's), -EBADMSG (corrupt,
  * truncated), -EPROTO (newer schema), -EISDIR, -EACCES, -ENOENT, ... */
-int acct_store_open(const char *path, unsigned flags, AcctStore **ret, char *why, size_t whylen);
+int acct_store_open(const char *path, unsigned flags, const AcctSchema *more, AcctStore **ret, char *why,
+                    size_t whylen);
 void acct_store_close(AcctStore *s); /* accepts NULL */
 
 /* Transactions: every write happens between begin and commit (the

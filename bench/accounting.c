@@ -126,7 +126,7 @@ int main(int argc, char **argv) {
                 fprintf(stderr, "config: %s\n", err.msg);
                 return 1;
         }
-        if (acct_open(path, 0, &s, g, T0, &a, why, sizeof(why)) < 0) {
+        if (acct_open(path, 0, NULL, &s, g, T0, &a, why, sizeof(why)) < 0) {
                 fprintf(stderr, "%s\n", why);
                 return 1;
         }

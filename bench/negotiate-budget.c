@@ -91,7 +91,7 @@ int main(int argc, char **argv) {
         if (config_new(&cfg) < 0 || config_load_string(cfg, "UID_DOMAIN = pool\n", "<bench>", &err) < 0 ||
             acct_settings_from_config(cfg, &as, &err) < 0 || acct_groups_from_config(cfg, &groups, &err) < 0 ||
             nego_settings_from_config(cfg, &settings, &err) < 0 ||
-            acct_open(NULL, 0, &as, groups, T0, &acct, why, sizeof(why)) < 0 || acct_ensure(acct, "alice@pool", T0) < 0) {
+            acct_open(NULL, 0, NULL, &as, groups, T0, &acct, why, sizeof(why)) < 0 || acct_ensure(acct, "alice@pool", T0) < 0) {
                 fprintf(stderr, "negotiate-budget: setup: %s%s\n", err.msg, why);
                 return 1;
         }

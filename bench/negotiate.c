@@ -240,7 +240,7 @@ static void pool_open(Pool *p, const Scale *sc, bool steady) {
                 fprintf(stderr, "negotiate: configuration: %s\n", err.msg);
                 exit(1);
         }
-        if ((r = acct_open(NULL, 0, &s, g, T0, &p->acct, why, sizeof(why))) < 0) {
+        if ((r = acct_open(NULL, 0, NULL, &s, g, T0, &p->acct, why, sizeof(why))) < 0) {
                 fprintf(stderr, "negotiate: accounts: %s\n", why);
                 exit(1);
         }

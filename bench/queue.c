@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * queue.c — the job queue at scale (negotiator/queue.h, jobcmd.h), on a
+ * queue.c — the job queue at scale (queue/queue.h, jobcmd.h), on a
  * database file (WAL, synchronous=FULL: every commit fsync'd):
  *
  *   - single submits, each its own durable transaction (goal >= 2,000/s);
@@ -29,8 +29,8 @@
 #include "accounting/accounting.h"
 #include "common/proto.h"
 #include "config/config.h"
-#include "negotiator/jobcmd.h"
-#include "negotiator/queue.h"
+#include "queue/jobcmd.h"
+#include "queue/queue.h"
 
 #define T0 1.8e9
 
@@ -76,7 +76,7 @@ static void open_queue(const char *path, Accountant **ret_a, JobQueue **ret_q) {
             (r = queue_settings_from_config(cfg, &qs, &err)) < 0)
                 die("configuration", r, err.msg);
         config_free(cfg);
-        r = acct_open(path, 0, &s, g, T0, ret_a, why, sizeof(why));
+        r = acct_open(path, 0, queue_schema(), &s, g, T0, ret_a, why, sizeof(why));
         if (r < 0)
                 die("acct_open", r, why);
         r = queue_open(*ret_a, &qs, ret_q, why, sizeof(why));

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * submit-identity.c — what deciding who a job is costs the central
- * manager (negotiator/jobcmd-policy.c, accounting/identity.c):
+ * manager (queue/jobcmd-policy.c, accounting/identity.c):
  *
  *   - acct_job_submitter on a job ad with an accounting group (every
  *     cluster, at submit and at each start of the daemon): ns per call;
@@ -24,8 +24,8 @@
 #include "accounting/accounting.h"
 #include "common/proto.h"
 #include "config/config.h"
-#include "negotiator/jobcmd.h"
-#include "negotiator/queue.h"
+#include "queue/jobcmd.h"
+#include "queue/queue.h"
 
 #define T0 1.8e9
 #define N_PROCS 100000
@@ -65,7 +65,7 @@ static void open_queue(const char *path, JobQueue **ret_q) {
             (r = queue_settings_from_config(cfg, &qs, &err)) < 0)
                 die("configuration", r, err.msg);
         config_free(cfg);
-        if ((r = acct_open(path, 0, &s, g, T0, &a, why, sizeof why)) < 0)
+        if ((r = acct_open(path, 0, queue_schema(), &s, g, T0, &a, why, sizeof why)) < 0)
                 die("acct_open", r, why);
         if ((r = queue_open(a, &qs, ret_q, why, sizeof why)) < 0)
                 die("queue_open", r, why);

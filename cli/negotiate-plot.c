@@ -75,7 +75,7 @@ void cli_plot_free(CliPlot *p) {
         free(p);
 }
 
-int cli_plot_new(const NegoScenario *sc, const char *scenario_path, unsigned cycles, CliPlot **ret) {
+int cli_plot_new(const SimScenario *sc, const char *scenario_path, unsigned cycles, CliPlot **ret) {
         CliPlot *p = calloc(1, sizeof *p);
         const char *base = strrchr(scenario_path, '/');
 
@@ -100,7 +100,7 @@ int cli_plot_new(const NegoScenario *sc, const char *scenario_path, unsigned cyc
         return 0;
 }
 
-int cli_plot_add(CliPlot *p, const NegoSimReport *rep) {
+int cli_plot_add(CliPlot *p, const SimReport *rep) {
         if (p->n == p->cap || rep->n_submitters != p->n_subs)
                 return -ENOSPC;
         p->time[p->n] = (double) rep->time;

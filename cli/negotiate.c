@@ -2,7 +2,7 @@
 /*
  * negotiate.c — `glean negotiate --simulate SCENARIO [--cycles N]
  * [--interval SECONDS] [--json] [--plot FILE.svg|FILE.png]`: the
- * matchmaker run over a scenario (negotiator/scenario.h,
+ * matchmaker run over a scenario (sim/scenario.h,
  * docs/simulate.md), cycle after cycle, printing every match, preemption
  * and rejection and where each submitter and group stands; --json as one
  * object per cycle per line; --plot each submitter's weight in use and
@@ -20,7 +20,7 @@
 
 #include "cli.h"
 #include "negotiate.h"
-#include "negotiator/simulate.h"
+#include "sim/simulate.h"
 
 static const char usage[] =
         "usage: glean negotiate --simulate SCENARIO [--cycles N] [--interval SECONDS] [--json]\n"
@@ -70,11 +70,11 @@ static const char *cost_text(double v, char *buf, size_t size) {
 
 /* The rejections grouped by submitter and reason: group[j] is the first
  * rejection of j's group (the cycle's order). NULL: out of memory. */
-static size_t *rejection_groups(const NegoSimReport *rep) {
+static size_t *rejection_groups(const SimReport *rep) {
         size_t *group = calloc(rep->n_rejections + 1, sizeof *group);
 
         for (size_t j = 0; group && j < rep->n_rejections; j++) {
-                const NegoSimRejection *b = &rep->rejections[j];
+                const SimRejection *b = &rep->rejections[j];
                 group[j] = j;
                 for (size_t i = 0; i < j; i++)
                         if (group[i] == i && strcmp(rep->rejections[i].submitter, b->submitter) == 0 &&
@@ -87,11 +87,11 @@ static size_t *rejection_groups(const NegoSimReport *rep) {
 }
 
 /* The rejections, one line per submitter and reason, in the cycle's order. */
-static void print_rejections(const NegoSimReport *rep) {
+static void print_rejections(const SimReport *rep) {
         _cleanup_free_ size_t *group = rejection_groups(rep);
 
         for (size_t i = 0; group && i < rep->n_rejections; i++) {
-                const NegoSimRejection *a = &rep->rejections[i];
+                const SimRejection *a = &rep->rejections[i];
                 size_t n = 0;
 
                 if (group[i] != i)
@@ -112,7 +112,7 @@ static void print_rejections(const NegoSimReport *rep) {
         }
 }
 
-static void print_accounts(const NegoSimReport *rep) {
+static void print_accounts(const SimReport *rep) {
         int w = 9;
         char a[32], b[32], c[32], d[32];
 
@@ -122,7 +122,7 @@ static void print_accounts(const NegoSimReport *rep) {
         printf("  %-*s %10s %10s %10s %6s %8s %6s %8s %6s\n", w, "submitter", "RUP", "EUP", "factor", "slots",
                "weight", "idle", "running", "done");
         for (size_t i = 0; i < rep->n_submitters; i++) {
-                const NegoSimSubmitter *s = &rep->submitters[i];
+                const SimSubmitter *s = &rep->submitters[i];
                 printf("  %-*s %10s %10s %10s %6u %8s %6zu %8zu %6zu\n", w, s->name, number(s->rup, a, sizeof a),
                        number(s->eup, b, sizeof b), number(s->factor, c, sizeof c), s->in_use,
                        number(s->weight_in_use, d, sizeof d), s->idle, s->running, s->done);
@@ -135,13 +135,13 @@ static void print_accounts(const NegoSimReport *rep) {
                         w = (int) strlen(rep->groups[i].name);
         printf("  %-*s %10s %10s %10s\n", w, "group", "quota", "allocated", "in use");
         for (size_t i = 0; i < rep->n_groups; i++) {
-                const NegoSimGroup *g = &rep->groups[i];
+                const SimGroup *g = &rep->groups[i];
                 printf("  %-*s %10s %10s %10s\n", w, g->name, number(g->quota, a, sizeof a),
                        number(g->allocated, b, sizeof b), number(g->in_use, c, sizeof c));
         }
 }
 
-static void print_text(const NegoSimReport *rep, Rejections rejections) {
+static void print_text(const SimReport *rep, Rejections rejections) {
         char t[64], c[32], w[32], pool[32];
         double in_use = 0;
 
@@ -156,12 +156,12 @@ static void print_text(const NegoSimReport *rep, Rejections rejections) {
         if (rep->finished)
                 printf("  %zu job%s finished since the last cycle\n", rep->finished, rep->finished == 1 ? "" : "s");
         for (size_t i = 0; i < rep->n_preemptions; i++) {
-                const NegoSimPreemption *p = &rep->preemptions[i];
+                const SimPreemption *p = &rep->preemptions[i];
                 printf("  preempt  %s (%s) on %s for %s (%s): %s\n", p->job, p->submitter, p->slot, p->by_job,
                        p->by_submitter, nego_reason_name(p->reason));
         }
         for (size_t i = 0; i < rep->n_matches; i++) {
-                const NegoSimMatch *m = &rep->matches[i];
+                const SimMatch *m = &rep->matches[i];
                 printf("  match    %s (%s) on %s: %s, cost %s\n", m->job, m->submitter, m->slot,
                        nego_reason_name(m->reason), cost_text(m->cost, c, sizeof c));
         }
@@ -196,10 +196,10 @@ static void json_object(const char *name, bool first) {
         putchar('{');
 }
 
-static void print_json(const NegoSimReport *rep, Rejections rejections) {
+static void print_json(const SimReport *rep, Rejections rejections) {
         printf("{\"cycle\":%u,\"time\":%" PRId64 ",\"matches\":[", rep->cycle, rep->time);
         for (size_t i = 0; i < rep->n_matches; i++) {
-                const NegoSimMatch *m = &rep->matches[i];
+                const SimMatch *m = &rep->matches[i];
                 printf("%s{", i ? "," : "");
                 json_str("job", m->job, true);
                 json_str("slot", m->slot, false);
@@ -210,7 +210,7 @@ static void print_json(const NegoSimReport *rep, Rejections rejections) {
         }
         printf("],\"preemptions\":[");
         for (size_t i = 0; i < rep->n_preemptions; i++) {
-                const NegoSimPreemption *p = &rep->preemptions[i];
+                const SimPreemption *p = &rep->preemptions[i];
                 printf("%s{", i ? "," : "");
                 json_str("job", p->job, true);
                 json_str("slot", p->slot, false);
@@ -254,7 +254,7 @@ static void print_json(const NegoSimReport *rep, Rejections rejections) {
         }
         printf(",\"submitters\":{");
         for (size_t i = 0; i < rep->n_submitters; i++) {
-                const NegoSimSubmitter *s = &rep->submitters[i];
+                const SimSubmitter *s = &rep->submitters[i];
                 json_object(s->name, i == 0);
                 json_num("rup", s->rup, true);
                 json_num("eup", s->eup, false);
@@ -323,7 +323,7 @@ static int parse_args(int argc, char **argv, Opts *o) {
                                 return cli_usage_error("negotiate", usage, "--cycles: a number from 1 to %d, not '%s'",
                                                        NEGO_SCENARIO_MAX_CYCLES, v);
                         o->cycles = (unsigned) c;
-                } else if (nego_scenario_parse_duration(v, &o->interval) < 0 || o->interval <= 0)
+                } else if (sim_scenario_parse_duration(v, &o->interval) < 0 || o->interval <= 0)
                         return cli_usage_error("negotiate", usage,
                                                "--interval: seconds over 0 (or 30s, 5m, 1h), not '%s'", v);
         }
@@ -334,8 +334,8 @@ static int parse_args(int argc, char **argv, Opts *o) {
 
 int cli_verb_negotiate(int argc, char **argv) {
         Opts o = { 0 };
-        NegoScenario *sc = NULL;
-        NegoSim *sim = NULL;
+        SimScenario *sc = NULL;
+        Sim *sim = NULL;
         CliPlot *plot = NULL;
         ConfigError err = { 0 };
         int r, status = CLI_EXIT_OK;
@@ -343,20 +343,20 @@ int cli_verb_negotiate(int argc, char **argv) {
         r = parse_args(argc, argv, &o);
         if (r != 0)
                 return r > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
-        r = nego_scenario_load(o.scenario, &sc, &err);
+        r = sim_scenario_load(o.scenario, &sc, &err);
         if (r == -ENOMEM)
                 return fprintf(stderr, "glean negotiate: out of memory\n"), CLI_EXIT_FAILURE;
         if (r < 0) {
                 cli_config_error("negotiate", &err);
                 return CLI_EXIT_USAGE;
         }
-        r = nego_sim_new(sc, o.interval, &sim, &err);
+        r = sim_new(sc, o.interval, &sim, &err);
         if (r < 0) {
                 if (r == -ENOMEM)
                         fprintf(stderr, "glean negotiate: out of memory\n");
                 else
                         cli_config_error("negotiate", &err);
-                nego_scenario_free(sc);
+                sim_scenario_free(sc);
                 return r == -ENOMEM ? CLI_EXIT_FAILURE : CLI_EXIT_USAGE;
         }
         unsigned cycles = o.cycles ? o.cycles : sc->cycles ? sc->cycles : 1;
@@ -365,8 +365,8 @@ int cli_verb_negotiate(int argc, char **argv) {
                 status = CLI_EXIT_FAILURE;
         }
         for (unsigned i = 0; status == CLI_EXIT_OK && i < cycles; i++) {
-                const NegoSimReport *rep;
-                r = nego_sim_step(sim, &rep);
+                const SimReport *rep;
+                r = sim_step(sim, &rep);
                 if (r < 0) {
                         fprintf(stderr, "glean negotiate: cycle %u failed: %s\n", i + 1, strerror(-r));
                         status = CLI_EXIT_FAILURE;
@@ -386,7 +386,7 @@ int cli_verb_negotiate(int argc, char **argv) {
         if (plot && status == CLI_EXIT_OK && cli_plot_draw(plot, o.plot) < 0)
                 status = CLI_EXIT_FAILURE;
         cli_plot_free(plot);
-        nego_sim_free(sim);
-        nego_scenario_free(sc);
+        sim_free(sim);
+        sim_scenario_free(sc);
         return status;
 }

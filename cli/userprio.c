@@ -27,6 +27,7 @@
 #include "common/users.h"
 #include "config/config.h"
 #include "jobs.h"
+#include "queue/queue.h"
 
 static const char usage_text[] =
         "usage: glean userprio [--socket PATH | --db PATH] [--config FILE] [-allusers] [-usage] [-grouprollup]\n"
@@ -195,7 +196,8 @@ static int open_accounts(const Config *cfg, const char *path, bool readonly, Acc
                 cli_config_error("userprio", &err);
                 return r;
         }
-        r = acct_open(path, readonly ? ACCT_OPEN_READONLY : 0, &s, g, (double) time(NULL), ret, why, sizeof(why));
+        r = acct_open(path, readonly ? ACCT_OPEN_READONLY : 0, queue_schema(), &s, g, (double) time(NULL), ret, why,
+                      sizeof(why));
         if (r < 0)
                 fprintf(stderr, "glean userprio: %s\n", why[0] ? why : strerror(-r));
         return r;

@@ -220,7 +220,7 @@ static const Default defaults[] = {
         { "SYSTEM_PERIODIC_HOLD", "" },
         { "SYSTEM_PERIODIC_RELEASE", "" },
         { "SYSTEM_PERIODIC_REMOVE", "" },
-        /* Who a submit may say it is (negotiator/jobcmd-policy.c): the
+        /* Who a submit may say it is (queue/jobcmd-policy.c): the
          * accounting groups every user may name (a group allows its
          * subgroups; "*" any), ACCOUNTING_GROUPS_ALLOWED_<user> more for one
          * user; root and ADMINISTRATORS name any user and group. */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz-jobcmd — libFuzzer target for what the central manager reads from
- * its users (negotiator/jobcmd*.c over negotiator/queue*.c): messages as
+ * its users (queue/jobcmd*.c over queue/queue*.c): messages as
  * they arrive in frames, parsed and validated (glean_msg_parse), then
  * handed to the Submit, Query, History, JobAction and UserPrio handlers
  * of an in-memory queue and accounts.
@@ -32,8 +32,8 @@
 #include "accounting.h"
 #include "common/proto.h"
 #include "config.h"
-#include "negotiator/jobcmd.h"
-#include "negotiator/queue.h"
+#include "queue/jobcmd.h"
+#include "queue/queue.h"
 
 #define FUZZ_NOW 1700000000.0
 
@@ -105,7 +105,7 @@ static bool open_queue(Accountant **ret_a, JobQueue **ret_q) {
         if (acct_groups_from_config(cfg, &g, &err) < 0 || queue_settings_from_config(cfg, &qs, &err) < 0)
                 fail("the configuration", err.msg);
         config_free(cfg);
-        if (acct_open(NULL, 0, &s, g, FUZZ_NOW, ret_a, why, sizeof why) < 0)
+        if (acct_open(NULL, 0, NULL, &s, g, FUZZ_NOW, ret_a, why, sizeof why) < 0)
                 fail("acct_open", why);
         if (queue_open(*ret_a, &qs, ret_q, why, sizeof why) < 0)
                 fail("queue_open", why);

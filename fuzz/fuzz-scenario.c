@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz-scenario — libFuzzer target for the scenario reader of `glean
- * negotiate --simulate` (negotiator/scenario.c): the configuration part
+ * negotiate --simulate` (sim/scenario.c): the configuration part
  * read on top of the defaults, the slot, submitter and jobs lines, their
  * ClassAds and the defaults filled into them; then, for a small scenario
  * the reader accepts, three cycles of the simulation (negotiator/
@@ -36,7 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "negotiator/simulate.h"
+#include "sim/simulate.h"
 
 #define FUZZ_MAX_SLOTS 200
 #define FUZZ_MAX_JOBS 2000
@@ -50,7 +50,7 @@ static _Noreturn void fail(const char *what, const char *detail) {
         abort();
 }
 
-static void check_accepted(const NegoScenario *sc) {
+static void check_accepted(const SimScenario *sc) {
         size_t jobs = 0;
 
         if (sc->n_slots > FUZZ_MAX_SLOTS || sc->total_jobs > FUZZ_MAX_JOBS)
@@ -68,7 +68,7 @@ static void check_accepted(const NegoScenario *sc) {
                                 fail("two slots of one name", sc->slots[i].name);
         }
         for (size_t i = 0; i < sc->n_jobs; i++) {
-                const NegoScenarioJobs *js = &sc->jobs[i];
+                const SimScenarioJobs *js = &sc->jobs[i];
                 char *name = NULL, why[256];
                 if (js->submitter >= sc->n_submitters || js->count == 0)
                         fail("a jobs line without a submitter or jobs", NULL);
@@ -82,10 +82,10 @@ static void check_accepted(const NegoScenario *sc) {
                 fail("the jobs do not add up", NULL);
 }
 
-static void simulate(const NegoScenario *sc) {
-        NegoSim *sim = NULL;
+static void simulate(const SimScenario *sc) {
+        Sim *sim = NULL;
         ConfigError err = { 0 };
-        int r = nego_sim_new(sc, 0, &sim, &err);
+        int r = sim_new(sc, 0, &sim, &err);
 
         if (r < 0) {
                 if (r != -ENOMEM && (!err.msg[0] || err.line < 0))
@@ -93,9 +93,9 @@ static void simulate(const NegoScenario *sc) {
                 return;
         }
         for (unsigned c = 0; c < FUZZ_CYCLES; c++) {
-                const NegoSimReport *rep = NULL;
+                const SimReport *rep = NULL;
                 size_t running = 0;
-                if (nego_sim_step(sim, &rep) < 0)
+                if (sim_step(sim, &rep) < 0)
                         break;
                 if (rep->n_submitters != sc->n_submitters || rep->cycle != c + 1)
                         fail("a report without every submitter", NULL);
@@ -104,12 +104,12 @@ static void simulate(const NegoScenario *sc) {
                 if (running > rep->slots || rep->n_matches > sc->total_jobs || rep->slots_busy > rep->slots)
                         fail("more jobs running than slots", NULL);
         }
-        nego_sim_free(sim);
+        sim_free(sim);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-        NegoScenarioLimits limits = { .max_slots = FUZZ_MAX_SLOTS, .max_jobs = FUZZ_MAX_JOBS };
-        NegoScenario *sc = (NegoScenario *) &limits; /* must stay so when refused */
+        SimScenarioLimits limits = { .max_slots = FUZZ_MAX_SLOTS, .max_jobs = FUZZ_MAX_JOBS };
+        SimScenario *sc = (SimScenario *) &limits; /* must stay so when refused */
         ConfigError err = { 0 };
         char *text = malloc(size + 1);
         int r;
@@ -123,10 +123,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 free(text);
                 return 0;
         }
-        r = nego_scenario_parse(text, "<fuzz>", &limits, &sc, &err);
+        r = sim_scenario_parse(text, "<fuzz>", &limits, &sc, &err);
         free(text);
         if (r < 0) {
-                if (sc != (NegoScenario *) &limits)
+                if (sc != (SimScenario *) &limits)
                         fail("a refused scenario set the output", NULL);
                 if (r != -ENOMEM && (!err.msg[0] || !err.file[0] || err.line < 0))
                         fail("a refused scenario without file, line or reason", err.msg);
@@ -135,6 +135,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         check_accepted(sc);
         if (sc->n_slots * (sc->total_jobs + 1) <= FUZZ_MAX_WORK)
                 simulate(sc);
-        nego_scenario_free(sc);
+        sim_scenario_free(sc);
         return 0;
 }

@@ -7,6 +7,13 @@
  * a reason for every job that did not match come out. No socket, no clock
  * read, no database write: the accounts are only read.
  *
+ * The folder: negotiator/ is the matchmaker alone (cycle*.c, match.c,
+ * settings.c, the fast path: intern.c, autocluster.c, lists.c, shape.c,
+ * pslot-tree.c, analysis.c), over accounting/, classad/ and config/. The
+ * job queue and the user commands are queue/'s, the simulator sim/'s,
+ * the daemon negotiator/daemon/'s (glean-negotiator, the one that uses
+ * all three).
+ *
  * The cycle, as 3.4.5 and 3.4.6 tell it and HTCondor's negotiator does it:
  *   - quota groups (GROUP_NAMES) in GROUP_SORT_EXPR order, each bounded by
  *     its allocation from the accounting library (acct_quotas_compute),

@@ -573,8 +573,8 @@ static int open_state(Nego *n) {
                         glean_log_errno(LOG_WARNING, errno, "cannot create %s: %m", dir);
         }
         free(dir);
-        r = acct_open(n->k.database, init_db ? ACCT_OPEN_INIT : 0, &as, groups, nego_now(), &n->acct, why,
-                      sizeof why);
+        r = acct_open(n->k.database, init_db ? ACCT_OPEN_INIT : 0, queue_schema(), &as, groups, nego_now(),
+                      &n->acct, why, sizeof why);
         if (r < 0) {
                 acct_settings_clear(&as);
                 return glean_log_errno(LOG_ERR, r, "%s", why[0] ? why : "cannot open the accounts: %m");

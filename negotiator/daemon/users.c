@@ -5,7 +5,7 @@
  * no RelayUser: the pool itself, as root):
  *
  *   Submit, Query, History, JobAction Remove/Hold/Release/SetPrio,
- *   UserPrio   the job queue's and the accounts' (negotiator/jobcmd.h);
+ *   UserPrio   the job queue's and the accounts' (queue/jobcmd.h);
  *              rm or hold of a running job vacates its claim
  *   JobAction Vacate   the claims of the jobs named are deactivated (the
  *              jobs go back to Idle); one's own jobs, or any for admins

@@ -162,7 +162,7 @@ static inline bool store_snap_of(const char *path, bool readonly, StoreSnap *ret
         char why[512] = "";
         int r;
 
-        r = acct_store_open(path, readonly, &s, why, sizeof(why));
+        r = acct_store_open(path, readonly, NULL, &s, why, sizeof(why));
         if (!GLEAN_TEST_CHECK(r == 0, "open %s%s: %d (%s)", path, readonly ? " read-only" : "", r, why))
                 return false;
         r = store_snap_load(s, ret, why, sizeof(why));

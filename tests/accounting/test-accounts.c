@@ -68,7 +68,7 @@ static Accountant *open_acct_or_null(const char *config, const char *path, unsig
                 snprintf(why, whylen, "config: %.200s", err.msg);
                 return NULL;
         }
-        return acct_open(path, flags, &s, g, now, &a, why, whylen) < 0 ? NULL : a;
+        return acct_open(path, flags, NULL, &s, g, now, &a, why, whylen) < 0 ? NULL : a;
 }
 
 static Accountant *open_acct(const char *config, const char *path, unsigned flags, double now) {
@@ -534,7 +534,7 @@ static void test_reopen(void) {
                 snprintf(missing, sizeof(missing), "%s/missing.db", tmpdir);
                 CU_ASSERT_FATAL(config_new(&cfg) == 0);
                 CU_ASSERT_FATAL(acct_settings_from_config(cfg, &s, &err) == 0 && acct_groups_from_config(cfg, &g, &err) == 0);
-                r = acct_open(missing, ACCT_OPEN_READONLY, &s, g, T0, &none, why, sizeof(why));
+                r = acct_open(missing, ACCT_OPEN_READONLY, NULL, &s, g, T0, &none, why, sizeof(why));
                 GLEAN_TEST_CHECK(r < 0 && !none && strstr(why, missing), "missing: %d '%s'", r, why);
                 CU_ASSERT(access(missing, F_OK) < 0);
                 config_free(cfg);

@@ -221,7 +221,7 @@ static _Noreturn void crash_child(const char *path, int fd) {
         AcctStore *s = NULL;
         Model scratch;
 
-        if (acct_store_open(path, false, &s, NULL, 0) < 0 || model_load(s, &scratch, NULL, 0) < 0)
+        if (acct_store_open(path, false, NULL, &s, NULL, 0) < 0 || model_load(s, &scratch, NULL, 0) < 0)
                 _exit(10);
         for (uint64_t k = scratch.seq + 1;; k++) {
                 if (acct_store_begin(s) < 0 || apply_change(&scratch, k, s) < 0 || acct_store_commit(s, NULL, 0) < 0)
@@ -302,7 +302,7 @@ static void test_kill9(void) {
                 killed_early += n == stored;
 
                 /* Reopened as after a crash: the state after change n, or n + 1. */
-                r = acct_store_open(path, false, &s, why, sizeof(why));
+                r = acct_store_open(path, false, NULL, &s, why, sizeof(why));
                 GLEAN_TEST_CHECK_FATAL(r == 0, "round %d: reopening: %d (%s)", round, r, why);
                 r = model_load(s, &got, why, sizeof(why));
                 acct_store_close(s);

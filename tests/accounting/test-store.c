@@ -48,11 +48,15 @@ static const char *tmp_path(const char *name) {
         return b;
 }
 
+/* The accounts' own schema step: what an open without other tables'
+ * steps brings a file to. */
+#define ACCOUNTS_VERSION 1
+
 static AcctStore *open_ok(const char *path, unsigned flags) {
         bool readonly = flags & ACCT_OPEN_READONLY;
         AcctStore *s = NULL;
         char why[512] = "";
-        int r = acct_store_open(path, flags, &s, why, sizeof(why));
+        int r = acct_store_open(path, flags, NULL, &s, why, sizeof(why));
 
         GLEAN_TEST_CHECK_FATAL(r == 0, "open %s%s: %d (%s)", path, readonly ? " read-only" : "", r, why);
         return s;
@@ -436,7 +440,7 @@ static void make_newer(const char *path) {
         acct_store_close(s);
         char sql[80];
 
-        snprintf(sql, sizeof(sql), "UPDATE schema_version SET version = %d", ACCT_SCHEMA_VERSION + 1);
+        snprintf(sql, sizeof(sql), "UPDATE schema_version SET version = %d", ACCOUNTS_VERSION + 1);
         raw_sql(path, sql);
 }
 
@@ -532,7 +536,7 @@ static void test_open_errors(void) {
                 if (existed && S_ISREG(st.st_mode))
                         CU_ASSERT_EQUAL_FATAL(read_whole(path, &before, &before_len), 0);
 
-                r = acct_store_open(path, cases[i].readonly, &s, why, sizeof(why));
+                r = acct_store_open(path, cases[i].readonly, NULL, &s, why, sizeof(why));
                 snprintf(want, sizeof(want), "accounts database %s: %s", path, cases[i].reason);
                 GLEAN_TEST_CHECK(r == cases[i].error && strncmp(why, want, strlen(want)) == 0 && !strchr(why, '\n') &&
                                          !s,
@@ -600,7 +604,7 @@ static void writer_child(const char *path, int ready_fd, int go_fd) {
         AcctStore *s = NULL;
         char c;
 
-        if (acct_store_open(path, false, &s, NULL, 0) < 0 || acct_store_begin(s) < 0)
+        if (acct_store_open(path, false, NULL, &s, NULL, 0) < 0 || acct_store_begin(s) < 0)
                 _exit(2);
         for (int i = 0; i < 1000; i++) {
                 char name[64];
@@ -722,7 +726,7 @@ static void test_inspectable(void) {
 
         write_all(path);
         CU_ASSERT_EQUAL_FATAL(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-        CU_ASSERT_EQUAL(raw_int(db, "SELECT version FROM schema_version"), ACCT_SCHEMA_VERSION);
+        CU_ASSERT_EQUAL(raw_int(db, "SELECT version FROM schema_version"), ACCOUNTS_VERSION);
         CU_ASSERT_EQUAL(raw_int(db, "SELECT count(*) FROM acct_claims WHERE submitter = 'alice@pool.example'"), 1);
         CU_ASSERT_EQUAL(raw_int(db, "SELECT count(*) FROM acct_meta WHERE key = 'seq' AND value = 42"), 1);
         CU_ASSERT_EQUAL_FATAL(sqlite3_prepare_v2(db,
@@ -814,6 +818,79 @@ static void test_figures(void) {
         printf("      the file of 100000 records: %.1f MiB\n    ", (double) st.st_size / (1 << 20));
 }
 
+/* ---- the schema's parts ---- */
+
+static int open_with(const char *path, unsigned flags, const AcctSchema *more, char *why, size_t whylen) {
+        AcctStore *s = NULL;
+        int r = acct_store_open(path, flags, more, &s, why, whylen);
+
+        acct_store_close(s);
+        return r;
+}
+
+static sqlite3_int64 raw_path_int(const char *path, const char *sql) {
+        sqlite3 *db = NULL;
+        sqlite3_int64 v = -1;
+
+        if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK)
+                v = raw_int(db, sql);
+        sqlite3_close(db);
+        return v;
+}
+
+/* Another module's tables (as the job queue's, queue/queue-schema.c)
+ * arrive as steps after the accounts' own: a new file gets all of them;
+ * a file of the accounts' version only is brought up by an open that
+ * gives them; an open that does not give them refuses the later file as
+ * newer rather than writing it; steps that leave a gap or repeat a
+ * version are refused before the file is touched. */
+static void test_schema_parts(void) {
+        static const AcctSchemaStep two[] = {
+                { 2, "CREATE TABLE part_a (k TEXT PRIMARY KEY NOT NULL) WITHOUT ROWID;" },
+                { 3, "CREATE TABLE part_b (k TEXT PRIMARY KEY NOT NULL) WITHOUT ROWID;" },
+        };
+        static const AcctSchemaStep gap[] = { { 3, "CREATE TABLE part_b (k TEXT);" } };
+        static const AcctSchemaStep again[] = { { 1, "CREATE TABLE part_b (k TEXT);" } };
+        const AcctSchema parts = { two, ELEMS(two) }, first = { two, 1 };
+        const AcctSchema bad[] = { { gap, ELEMS(gap) }, { again, ELEMS(again) } };
+        const char *fresh = tmp_path("parts-new.db"), *older = tmp_path("parts-old.db");
+        char why[512] = "";
+
+        /* A new file: every step. */
+        CU_ASSERT_EQUAL_FATAL(open_with(fresh, 0, &parts, why, sizeof why), 0);
+        CU_ASSERT_EQUAL(raw_path_int(fresh, "SELECT version FROM schema_version"), 3);
+        CU_ASSERT_EQUAL(raw_path_int(fresh, "SELECT count(*) FROM sqlite_master WHERE name IN ('part_a', 'part_b')"),
+                        2);
+        CU_ASSERT_EQUAL(open_with(fresh, ACCT_OPEN_READONLY, &parts, why, sizeof why), 0);
+
+        /* Without the parts: newer than what the opener knows, untouched. */
+        CU_ASSERT_EQUAL(open_with(fresh, 0, NULL, why, sizeof why), -EPROTO);
+        GLEAN_TEST_CHECK(strstr(why, "was written by a newer glean: schema 3, this build reads up to 1") != NULL,
+                         "%s", why);
+        CU_ASSERT_EQUAL(open_with(fresh, ACCT_OPEN_READONLY, &first, why, sizeof why), -EPROTO);
+        CU_ASSERT_EQUAL(raw_path_int(fresh, "SELECT version FROM schema_version"), 3);
+
+        /* The accounts' version only, then brought up step by step. */
+        CU_ASSERT_EQUAL_FATAL(open_with(older, 0, NULL, why, sizeof why), 0);
+        CU_ASSERT_EQUAL(raw_path_int(older, "SELECT version FROM schema_version"), ACCOUNTS_VERSION);
+        CU_ASSERT_EQUAL(open_with(older, ACCT_OPEN_READONLY, &parts, why, sizeof why), -EPROTO);
+        GLEAN_TEST_CHECK(strstr(why, "has schema 1, older than this build's 3") != NULL, "%s", why);
+        CU_ASSERT_EQUAL_FATAL(open_with(older, 0, &first, why, sizeof why), 0);
+        CU_ASSERT_EQUAL(raw_path_int(older, "SELECT version FROM schema_version"), 2);
+        CU_ASSERT_EQUAL_FATAL(open_with(older, 0, &parts, why, sizeof why), 0);
+        CU_ASSERT_EQUAL(raw_path_int(older, "SELECT version FROM schema_version"), 3);
+
+        /* Steps that do not make one sequence. */
+        for (size_t i = 0; i < ELEMS(bad); i++) {
+                const char *path = tmp_path(i ? "parts-again.db" : "parts-gap.db");
+                struct stat st;
+
+                CU_ASSERT_EQUAL(open_with(path, 0, &bad[i], why, sizeof why), -EINVAL);
+                GLEAN_TEST_CHECK(strstr(why, "the schema's steps leave a gap or repeat a version") != NULL, "%s", why);
+                CU_ASSERT(stat(path, &st) < 0 && errno == ENOENT);
+        }
+}
+
 static int suite_init(void) {
         return store_test_mkdtemp(tmpdir, sizeof(tmpdir));
 }
@@ -834,6 +911,7 @@ static CU_TestInfo tests[] = {
         { "reader_beside_writer", test_reader_beside_writer },
         { "disk_full", test_disk_full },
         { "inspectable", test_inspectable },
+        { "schema_parts", test_schema_parts },
         { "figures", test_figures },
         CU_TEST_INFO_NULL,
 };

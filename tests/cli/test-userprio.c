@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "accounting/accounting.h"
+#include "queue/queue.h"
 #include "test-util.h"
 
 static char tmpdir[64], db[128], conf[128];
@@ -44,7 +45,7 @@ static Accountant *open_db_or_null(unsigned flags, double now, char *why, size_t
                 return NULL;
         }
         config_free(cfg);
-        return acct_open(db, flags, &s, g, now, &a, why, whylen) < 0 ? NULL : a;
+        return acct_open(db, flags, queue_schema(), &s, g, now, &a, why, whylen) < 0 ? NULL : a;
 }
 
 static Accountant *open_db(unsigned flags) {

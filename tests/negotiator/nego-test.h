@@ -44,7 +44,7 @@ static inline void nt_init(NegoTest *t, const char *config) {
                 GLEAN_TEST_CHECK_FATAL(config_load_string(t->cfg, config, "<test>", &err) == 0, "config: %s", err.msg);
         GLEAN_TEST_CHECK_FATAL(acct_settings_from_config(t->cfg, &s, &err) == 0, "%s", err.msg);
         GLEAN_TEST_CHECK_FATAL(acct_groups_from_config(t->cfg, &g, &err) == 0, "%s", err.msg);
-        GLEAN_TEST_CHECK_FATAL(acct_open(NULL, 0, &s, g, NT_T0, &t->acct, why, sizeof(why)) == 0, "%s", why);
+        GLEAN_TEST_CHECK_FATAL(acct_open(NULL, 0, NULL, &s, g, NT_T0, &t->acct, why, sizeof(why)) == 0, "%s", why);
         GLEAN_TEST_CHECK_FATAL(nego_settings_from_config(t->cfg, &t->settings, &err) == 0, "%s", err.msg);
 }
 

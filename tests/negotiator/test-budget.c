@@ -19,7 +19,7 @@
 #include <CUnit/CUnit.h>
 
 #include "nego-test.h"
-#include "negotiator/queue-internal.h"
+#include "queue/queue-internal.h"
 #include "test-util.h"
 
 /* The Requirements: 20 eval(unparse(Requirements)) a level. */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * test-jobcmd.c — the user commands (negotiator/jobcmd.h) without
+ * test-jobcmd.c — the user commands (queue/jobcmd.h) without
  * sockets: every reply is a message glean_msg_parse accepts, under
  * GLEAN_FRAME_MAX; Submit in parts (one reply, to the last), the client's
  * split into parts; Query and History with Ids, Constraint, Attrs and
@@ -17,7 +17,7 @@
 #include <CUnit/CUnit.h>
 
 #include "common/proto.h"
-#include "negotiator/jobcmd.h"
+#include "queue/jobcmd.h"
 #include "queue-test.h"
 #include "test-util.h"
 

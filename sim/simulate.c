@@ -47,8 +47,8 @@ struct SimSlot {
         SimJob *job;
 };
 
-struct NegoSim {
-        const NegoScenario *sc;
+struct Sim {
+        const SimScenario *sc;
         NegoSettings *settings;
         Accountant *acct;
         int64_t interval, now;
@@ -60,7 +60,7 @@ struct NegoSim {
         size_t n_jobs;
         size_t finished;     /* since the last cycle */
         size_t *pending;     /* per submitter: jobs not submitted yet */
-        NegoSimReport report;
+        SimReport report;
         size_t cap_matches, cap_preemptions;
         NegoResult res;
 };
@@ -79,7 +79,7 @@ static void slot_free(SimSlot *s) {
         free(s);
 }
 
-static int pool_add(NegoSim *sim, SimSlot *s) {
+static int pool_add(Sim *sim, SimSlot *s) {
         int r = scn_grow((void **) &sim->slots, &sim->cap_slots, sim->n_slots, sizeof *sim->slots);
 
         if (r >= 0)
@@ -88,9 +88,9 @@ static int pool_add(NegoSim *sim, SimSlot *s) {
 }
 
 /* The slots of the scenario that have arrived by now join the pool. */
-static int slots_arrive(NegoSim *sim) {
+static int slots_arrive(Sim *sim) {
         for (size_t i = 0; i < sim->sc->n_slots; i++) {
-                const NegoScenarioSlot *ss = &sim->sc->slots[i];
+                const SimScenarioSlot *ss = &sim->sc->slots[i];
                 SimSlot *s;
                 int r;
 
@@ -132,7 +132,7 @@ static int set_resources(SimSlot *s) {
 }
 
 /* A dynamic slot of p with what m takes: slot1_1@M, slot1_2@M, ... */
-static int carve(NegoSim *sim, SimSlot *p, const NegoMatch *m, SimSlot **ret) {
+static int carve(Sim *sim, SimSlot *p, const NegoMatch *m, SimSlot **ret) {
         const double eps = 1e-9;
         const char *at = strchr(p->name, '@');
         SimSlot *d;
@@ -181,7 +181,7 @@ static int carve(NegoSim *sim, SimSlot *p, const NegoMatch *m, SimSlot **ret) {
 
 /* A slot no job runs on: Unclaimed/Idle since t; a dynamic one goes back
  * to its partitionable slot. */
-static int slot_release(NegoSim *sim, SimSlot *s, int64_t t) {
+static int slot_release(Sim *sim, SimSlot *s, int64_t t) {
         static const char *const gone[] = {
                 "RemoteUser", "RemoteOwner", "JobId", "JobStart", "CurrentRank", "TotalJobRunTime",
                 "RemoteUserPrio", "RemoteUserResourcesInUse", "RemoteGroup", "RemoteGroupResourcesInUse",
@@ -216,13 +216,13 @@ static int slot_release(NegoSim *sim, SimSlot *s, int64_t t) {
 
 /* ---- jobs ---- */
 
-static const char *sub_name(const NegoSim *sim, const SimJob *j) {
+static const char *sub_name(const Sim *sim, const SimJob *j) {
         return sim->sc->submitters[j->submitter].name;
 }
 
 /* job starts on s now, charged weight. */
-static int job_start(NegoSim *sim, SimJob *job, SimSlot *s, double weight) {
-        const NegoScenarioSubmitter *sub = &sim->sc->submitters[job->submitter];
+static int job_start(Sim *sim, SimJob *job, SimSlot *s, double weight) {
+        const SimScenarioSubmitter *sub = &sim->sc->submitters[job->submitter];
         int64_t t = abs_time(sim->now);
         int r;
 
@@ -247,7 +247,7 @@ static int job_start(NegoSim *sim, SimJob *job, SimSlot *s, double weight) {
 }
 
 /* job leaves its slot at t: done, or back to idle (preempted). */
-static int job_stop(NegoSim *sim, SimJob *job, int64_t t, bool done) {
+static int job_stop(Sim *sim, SimJob *job, int64_t t, bool done) {
         int r = acct_claim_end(sim->acct, job->slot->name, (double) t);
 
         job->state = done ? SIM_DONE : SIM_IDLE;
@@ -269,7 +269,7 @@ static int end_cmp(const void *x, const void *y) {
 }
 
 /* The jobs whose run time is over by t finish, in the order they do. */
-static int jobs_finish(NegoSim *sim, int64_t t) {
+static int jobs_finish(Sim *sim, int64_t t) {
         _cleanup_free_ SimJob **over = NULL;
         size_t n = 0;
         int r;
@@ -300,7 +300,7 @@ static int jobs_finish(NegoSim *sim, int64_t t) {
         return 0;
 }
 
-static void jobs_arrive(NegoSim *sim) {
+static void jobs_arrive(Sim *sim) {
         for (size_t i = 0; i < sim->n_jobs; i++)
                 if (sim->jobs[i].state == SIM_PENDING && sim->jobs[i].arrival <= sim->now)
                         sim->jobs[i].state = SIM_IDLE;
@@ -309,10 +309,10 @@ static void jobs_arrive(NegoSim *sim) {
 /* For the accountant: whether a submitter still has jobs (the report's
  * counts, brought up to date before acct_update). */
 static bool has_jobs(void *userdata, const char *submitter) {
-        const NegoSim *sim = userdata;
+        const Sim *sim = userdata;
 
         for (size_t i = 0; i < sim->report.n_submitters; i++) {
-                const NegoSimSubmitter *s = &sim->report.submitters[i];
+                const SimSubmitter *s = &sim->report.submitters[i];
                 if (strcmp(s->name, submitter) == 0)
                         return s->idle + s->running + sim->pending[i] > 0;
         }
@@ -320,15 +320,15 @@ static bool has_jobs(void *userdata, const char *submitter) {
 }
 
 /* Each submitter's jobs by state, and theirs not submitted yet. */
-static void count_jobs(NegoSim *sim) {
+static void count_jobs(Sim *sim) {
         for (size_t i = 0; i < sim->report.n_submitters; i++) {
-                NegoSimSubmitter *s = &sim->report.submitters[i];
+                SimSubmitter *s = &sim->report.submitters[i];
                 s->idle = s->running = s->done = 0;
                 sim->pending[i] = 0;
         }
         for (size_t i = 0; i < sim->n_jobs; i++) {
                 const SimJob *j = &sim->jobs[i];
-                NegoSimSubmitter *s = &sim->report.submitters[j->submitter];
+                SimSubmitter *s = &sim->report.submitters[j->submitter];
                 switch (j->state) {
                 case SIM_PENDING: sim->pending[j->submitter]++; break;
                 case SIM_IDLE: s->idle++; break;
@@ -359,8 +359,8 @@ static void input_done(SimInput *si) {
         free(si->in.submitters);
 }
 
-static int input_build(NegoSim *sim, SimInput *si) {
-        const NegoScenario *sc = sim->sc;
+static int input_build(Sim *sim, SimInput *si) {
+        const SimScenario *sc = sim->sc;
         size_t n_idle = 0, n_subs = 0, k = 0;
 
         for (size_t i = 0; i < sc->n_submitters; i++) {
@@ -413,8 +413,8 @@ static int input_build(NegoSim *sim, SimInput *si) {
         return 0;
 }
 
-static int apply_match(NegoSim *sim, const SimInput *si, const NegoMatch *m) {
-        NegoSimReport *rep = &sim->report;
+static int apply_match(Sim *sim, const SimInput *si, const NegoMatch *m) {
+        SimReport *rep = &sim->report;
         SimSlot *s;
         SimJob *job;
         int r;
@@ -434,7 +434,7 @@ static int apply_match(NegoSim *sim, const SimInput *si, const NegoMatch *m) {
                 if ((r = scn_grow((void **) &rep->preemptions, &sim->cap_preemptions, rep->n_preemptions,
                               sizeof *rep->preemptions)) < 0)
                         return r;
-                rep->preemptions[rep->n_preemptions++] = (NegoSimPreemption){
+                rep->preemptions[rep->n_preemptions++] = (SimPreemption){
                         .job = old->id,
                         .slot = s->name,
                         .submitter = sub_name(sim, old),
@@ -447,7 +447,7 @@ static int apply_match(NegoSim *sim, const SimInput *si, const NegoMatch *m) {
         }
         if ((r = scn_grow((void **) &rep->matches, &sim->cap_matches, rep->n_matches, sizeof *rep->matches)) < 0)
                 return r;
-        rep->matches[rep->n_matches++] = (NegoSimMatch){
+        rep->matches[rep->n_matches++] = (SimMatch){
                 .job = job->id,
                 .slot = s->name,
                 .submitter = sub_name(sim, job),
@@ -457,8 +457,8 @@ static int apply_match(NegoSim *sim, const SimInput *si, const NegoMatch *m) {
         return job_start(sim, job, s, m->cost);
 }
 
-static int report_rejections(NegoSim *sim, const SimInput *si) {
-        NegoSimReport *rep = &sim->report;
+static int report_rejections(Sim *sim, const SimInput *si) {
+        SimReport *rep = &sim->report;
 
         free(rep->rejections);
         rep->rejections = calloc(sim->res.n_rejections + 1, sizeof *rep->rejections);
@@ -469,7 +469,7 @@ static int report_rejections(NegoSim *sim, const SimInput *si) {
                 if (rj->submitter >= si->in.n_submitters || rj->job >= si->in.submitters[rj->submitter].n_jobs)
                         return -EPROTO;
                 const SimJob *job = si->jobs[rj->submitter][rj->job];
-                rep->rejections[i] = (NegoSimRejection){
+                rep->rejections[i] = (SimRejection){
                         .job = job->id,
                         .submitter = sub_name(sim, job),
                         .reason = rj->reason ? rj->reason : "",
@@ -480,7 +480,7 @@ static int report_rejections(NegoSim *sim, const SimInput *si) {
 }
 
 /* The pool's total slot weight (the number of slots without slot weights). */
-static double pool_weight(const NegoSim *sim) {
+static double pool_weight(const Sim *sim) {
         double w = 0;
 
         for (size_t i = 0; i < sim->n_slots; i++)
@@ -494,7 +494,7 @@ static double pool_weight(const NegoSim *sim) {
  * rebuilds usage from the claimed slots at each cycle the same way. Once
  * after each cycle's matches: a running job's slot keeps its ad until the
  * job leaves it, so the weight holds until then. */
-static int reweigh_claims(NegoSim *sim) {
+static int reweigh_claims(Sim *sim) {
         double t = (double) abs_time(sim->now);
         int r = 0;
 
@@ -506,8 +506,8 @@ static int reweigh_claims(NegoSim *sim) {
         return r;
 }
 
-static int report_accounts(NegoSim *sim) {
-        NegoSimReport *rep = &sim->report;
+static int report_accounts(Sim *sim) {
+        SimReport *rep = &sim->report;
         const AcctGroups *g = acct_groups(sim->acct);
         AcctQuotaResult q = { 0 };
         AcctEntry e;
@@ -519,7 +519,7 @@ static int report_accounts(NegoSim *sim) {
                 rep->slots_busy += sim->slots[i]->job != NULL;
         rep->pool_weight = pool_weight(sim);
         for (size_t i = 0; i < rep->n_submitters; i++) {
-                NegoSimSubmitter *s = &rep->submitters[i];
+                SimSubmitter *s = &rep->submitters[i];
                 (void) acct_get(sim->acct, s->name, &e);
                 s->rup = e.rup;
                 s->eup = e.eup;
@@ -532,7 +532,7 @@ static int report_accounts(NegoSim *sim) {
         if ((r = acct_quotas_compute(g, fmin(rep->pool_weight, ACCT_QUOTA_MAX_AMOUNT), NULL, &q)) < 0)
                 return r;
         for (size_t i = 0; i < rep->n_groups && i < q.n; i++) {
-                NegoSimGroup *gr = &rep->groups[i];
+                SimGroup *gr = &rep->groups[i];
                 (void) acct_get(sim->acct, gr->name, &e);
                 /* the root's quota is the pool: what its own submitters may use */
                 gr->quota = i == 0 ? q.q[i].own : q.q[i].quota;
@@ -543,8 +543,8 @@ static int report_accounts(NegoSim *sim) {
         return 0;
 }
 
-int nego_sim_step(NegoSim *sim, const NegoSimReport **ret) {
-        NegoSimReport *rep = &sim->report;
+int sim_step(Sim *sim, const SimReport **ret) {
+        SimReport *rep = &sim->report;
         SimInput si = { 0 };
         int r;
 
@@ -596,15 +596,15 @@ int nego_sim_step(NegoSim *sim, const NegoSimReport **ret) {
 /* ---- the simulation ---- */
 
 /* What the accountant refused of a submitter line: err says where. */
-static int refused(ConfigError *err, const NegoScenario *sc, int line, int r, const char *what) {
+static int refused(ConfigError *err, const SimScenario *sc, int line, int r, const char *what) {
         if (r == -ENOMEM)
                 return r;
         return scn_error(err, r, sc->source, line, "%s: the accountant refuses it: %s", what, strerror(-r));
 }
 
 static int usage_cmp(const void *x, const void *y) {
-        const NegoScenarioSubmitter *a = *(const NegoScenarioSubmitter *const *) x;
-        const NegoScenarioSubmitter *b = *(const NegoScenarioSubmitter *const *) y;
+        const SimScenarioSubmitter *a = *(const SimScenarioSubmitter *const *) x;
+        const SimScenarioSubmitter *b = *(const SimScenarioSubmitter *const *) y;
 
         if (a->usage_time != b->usage_time)
                 return a->usage_time > b->usage_time ? -1 : 1;
@@ -613,9 +613,9 @@ static int usage_cmp(const void *x, const void *y) {
 
 /* Every submitter known, their usage before time 0 charged (the oldest
  * first: the accountant's clock only goes forward), factors and RUPs set. */
-static int accounts_setup(NegoSim *sim, int64_t t0, ConfigError *err) {
-        const NegoScenario *sc = sim->sc;
-        _cleanup_free_ const NegoScenarioSubmitter **by_usage = calloc(sc->n_submitters + 1, sizeof *by_usage);
+static int accounts_setup(Sim *sim, int64_t t0, ConfigError *err) {
+        const SimScenario *sc = sim->sc;
+        _cleanup_free_ const SimScenarioSubmitter **by_usage = calloc(sc->n_submitters + 1, sizeof *by_usage);
         char id[64];
         size_t n = 0;
         int r;
@@ -623,7 +623,7 @@ static int accounts_setup(NegoSim *sim, int64_t t0, ConfigError *err) {
         if (!by_usage)
                 return -ENOMEM;
         for (size_t i = 0; i < sc->n_submitters; i++) {
-                const NegoScenarioSubmitter *s = &sc->submitters[i];
+                const SimScenarioSubmitter *s = &sc->submitters[i];
                 if ((r = acct_ensure(sim->acct, s->name, (double) t0)) < 0)
                         return refused(err, sc, s->line, r, s->name);
                 if (s->usage_time)
@@ -642,7 +642,7 @@ static int accounts_setup(NegoSim *sim, int64_t t0, ConfigError *err) {
                         return r;
         }
         for (size_t i = 0; i < sc->n_submitters; i++) {
-                const NegoScenarioSubmitter *s = &sc->submitters[i];
+                const SimScenarioSubmitter *s = &sc->submitters[i];
                 if (s->has_factor && (r = acct_set_factor(sim->acct, s->name, s->factor, (double) EPOCH)) < 0)
                         return refused(err, sc, s->line, r, "factor");
                 if (s->has_rup && (r = acct_set_priority(sim->acct, s->name, s->rup, (double) EPOCH)) < 0)
@@ -651,15 +651,15 @@ static int accounts_setup(NegoSim *sim, int64_t t0, ConfigError *err) {
         return 0;
 }
 
-static int jobs_setup(NegoSim *sim) {
-        const NegoScenario *sc = sim->sc;
+static int jobs_setup(Sim *sim) {
+        const SimScenario *sc = sim->sc;
         size_t k = 0;
         int r;
 
         if (!(sim->jobs = calloc(sc->total_jobs + 1, sizeof *sim->jobs)))
                 return -ENOMEM;
         for (size_t i = 0; i < sc->n_jobs; i++) {
-                const NegoScenarioJobs *js = &sc->jobs[i];
+                const SimScenarioJobs *js = &sc->jobs[i];
                 for (size_t p = 0; p < js->count; p++) {
                         SimJob *j = &sim->jobs[k];
                         if ((r = classad_copy(js->ad, &j->ad)) < 0 ||
@@ -676,7 +676,7 @@ static int jobs_setup(NegoSim *sim) {
         return 0;
 }
 
-void nego_sim_free(NegoSim *sim) {
+void sim_free(Sim *sim) {
         if (!sim)
                 return;
         for (size_t i = 0; i < sim->n_slots; i++)
@@ -698,10 +698,10 @@ void nego_sim_free(NegoSim *sim) {
         free(sim);
 }
 
-int nego_sim_new(const NegoScenario *sc, int64_t interval, NegoSim **ret, ConfigError *err) {
+int sim_new(const SimScenario *sc, int64_t interval, Sim **ret, ConfigError *err) {
         AcctSettings settings = { 0 };
         AcctGroups *groups = NULL;
-        NegoSim *sim = calloc(1, sizeof *sim);
+        Sim *sim = calloc(1, sizeof *sim);
         int64_t t0 = EPOCH;
         char why[256] = "";
         int r;
@@ -711,19 +711,19 @@ int nego_sim_new(const NegoScenario *sc, int64_t interval, NegoSim **ret, Config
         sim->sc = sc;
         sim->interval = interval > 0 ? interval : sc->interval;
         if ((r = nego_settings_from_config(sc->cfg, &sim->settings, err)) < 0 ||
-            (r = nego_scenario_accounts(sc, &settings, &groups, err)) < 0)
+            (r = sim_scenario_accounts(sc, &settings, &groups, err)) < 0)
                 goto fail;
         for (size_t i = 0; i < sc->n_submitters; i++)
                 if (EPOCH - sc->submitters[i].usage_time < t0)
                         t0 = EPOCH - sc->submitters[i].usage_time;
-        if ((r = acct_open(NULL, 0, &settings, groups, (double) t0, &sim->acct, why, sizeof why)) < 0) {
+        if ((r = acct_open(NULL, 0, NULL, &settings, groups, (double) t0, &sim->acct, why, sizeof why)) < 0) {
                 acct_settings_clear(&settings);
                 scn_error(err, r, sc->source, 0, "%s", why);
                 goto fail;
         }
         if ((r = accounts_setup(sim, t0, err)) < 0 || (r = jobs_setup(sim)) < 0)
                 goto fail;
-        NegoSimReport *rep = &sim->report;
+        SimReport *rep = &sim->report;
         const AcctGroups *g = acct_groups(sim->acct);
         rep->n_submitters = sc->n_submitters;
         rep->n_groups = acct_groups_count(g) > 1 ? acct_groups_count(g) : 0;
@@ -741,6 +741,6 @@ int nego_sim_new(const NegoScenario *sc, int64_t interval, NegoSim **ret, Config
         *ret = sim;
         return 0;
 fail:
-        nego_sim_free(sim);
+        sim_free(sim);
         return r;
 }

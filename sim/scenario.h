@@ -36,16 +36,16 @@
 /* The longest time a scenario speaks of: a century. */
 #define NEGO_SCENARIO_MAX_TIME (100LL * 366 * 86400)
 
-typedef struct NegoScenarioSlot {
+typedef struct SimScenarioSlot {
         ClassAd *ad;     /* complete: Name, Machine, SlotID, State, Requirements, Cpus, SlotWeight, ... */
         char *name;      /* its Name */
         bool partitionable;
         double cpus, memory, disk; /* what it has (a p-slot: to carve) */
         int64_t at;      /* when it joins the pool, seconds after time 0 */
         int line;
-} NegoScenarioSlot;
+} SimScenarioSlot;
 
-typedef struct NegoScenarioSubmitter {
+typedef struct SimScenarioSubmitter {
         char *label;     /* as the scenario names it: "alice" */
         char *name;      /* its accounting name: "alice@sim", "group_a.bob@sim", "nice-user.carol@sim" */
         char *user;      /* User of its jobs: "alice@sim" */
@@ -56,11 +56,11 @@ typedef struct NegoScenarioSubmitter {
         double usage_weight;  /* slot weight it held ... */
         int64_t usage_time;   /* ... for this long before time 0 (0: none) */
         int line;
-} NegoScenarioSubmitter;
+} SimScenarioSubmitter;
 
 #define NEGO_RUNTIME_FOREVER INT64_MAX
 
-typedef struct NegoScenarioJobs {
+typedef struct SimScenarioJobs {
         size_t submitter; /* index into submitters */
         ClassAd *ad;      /* complete but for ProcId (0): Owner, User, QDate, ClusterId, Request*, ... */
         int64_t cluster;
@@ -68,27 +68,27 @@ typedef struct NegoScenarioJobs {
         int64_t runtime;  /* seconds; NEGO_RUNTIME_FOREVER: until the end */
         int64_t at;       /* when they are submitted, seconds after time 0 */
         int line;
-} NegoScenarioJobs;
+} SimScenarioJobs;
 
-typedef struct NegoScenario {
+typedef struct SimScenario {
         char *source;
         Config *cfg;      /* the configuration part on top of the defaults (and UID_DOMAIN = sim) */
         char *domain;     /* UID_DOMAIN */
-        NegoScenarioSlot *slots;
+        SimScenarioSlot *slots;
         size_t n_slots;
-        NegoScenarioSubmitter *submitters;
+        SimScenarioSubmitter *submitters;
         size_t n_submitters;
-        NegoScenarioJobs *jobs;
+        SimScenarioJobs *jobs;
         size_t n_jobs;
         size_t total_jobs; /* the sum of the counts */
         unsigned cycles;   /* the "cycles" line; 0: none */
         int64_t interval;  /* NEGOTIATOR_INTERVAL, seconds */
-} NegoScenario;
+} SimScenario;
 
-typedef struct NegoScenarioLimits {
+typedef struct SimScenarioLimits {
         size_t max_slots; /* 0: NEGO_SCENARIO_MAX_SLOTS */
         size_t max_jobs;  /* 0: NEGO_SCENARIO_MAX_JOBS */
-} NegoScenarioLimits;
+} SimScenarioLimits;
 
 #define NEGO_SCENARIO_MAX_SLOTS 1000000
 #define NEGO_SCENARIO_MAX_JOBS 10000000
@@ -97,22 +97,22 @@ typedef struct NegoScenarioLimits {
 /* Reads the scenario text (named source_name in messages; limits may be
  * NULL). -EINVAL (-E2BIG: over a limit) with err saying where and why;
  * -ENOMEM. */
-int nego_scenario_parse(const char *text, const char *source_name, const NegoScenarioLimits *limits,
-                        NegoScenario **ret, ConfigError *err);
+int sim_scenario_parse(const char *text, const char *source_name, const SimScenarioLimits *limits,
+                        SimScenario **ret, ConfigError *err);
 /* The same for a file (at most 16 MiB of text). */
-int nego_scenario_load(const char *path, NegoScenario **ret, ConfigError *err);
-void nego_scenario_free(NegoScenario *sc); /* accepts NULL */
+int sim_scenario_load(const char *path, SimScenario **ret, ConfigError *err);
+void sim_scenario_free(SimScenario *sc); /* accepts NULL */
 
 /* A duration: "90", "90s", "30m", "1h30m", "2d" (units add up), at most
  * NEGO_SCENARIO_MAX_TIME. -EINVAL otherwise. */
-int nego_scenario_parse_duration(const char *s, int64_t *ret);
+int sim_scenario_parse_duration(const char *s, int64_t *ret);
 
 /* The submitter the scenario calls label (or whose accounting name is
  * label, with or without "@domain"): -ENOENT when none, -EEXIST when the
  * label names several (then give the accounting name). */
-int nego_scenario_find_submitter(const NegoScenario *sc, const char *label, size_t *ret);
+int sim_scenario_find_submitter(const SimScenario *sc, const char *label, size_t *ret);
 
 /* The settings and groups of the accountant the scenario describes
  * (acct_open takes them). */
-int nego_scenario_accounts(const NegoScenario *sc, AcctSettings *ret_settings, AcctGroups **ret_groups,
+int sim_scenario_accounts(const SimScenario *sc, AcctSettings *ret_settings, AcctGroups **ret_groups,
                            ConfigError *err);

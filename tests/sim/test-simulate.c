@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * test-simulate.c — the simulator end to end (negotiator/simulate.h and
+ * test-simulate.c — the simulator end to end (sim/simulate.h and
  * `glean negotiate --simulate`): two users with equal factors converging
  * to equal shares, a nice user getting only what nobody else wants, quota
  * groups, seed 003's partitionable slot over cycles, preemption by
@@ -15,42 +15,42 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "negotiator/simulate.h"
+#include "sim/simulate.h"
 #include "test-util.h"
 
 /* ---- running a scenario through the library ---- */
 
 typedef struct Run {
-        NegoScenario *sc;
-        NegoSim *sim;
+        SimScenario *sc;
+        Sim *sim;
 } Run;
 
 static Run run_start(const char *text_or_path, bool is_path) {
         Run run = { 0 };
         ConfigError err = {};
-        int r = is_path ? nego_scenario_load(text_or_path, &run.sc, &err)
-                        : nego_scenario_parse(text_or_path, "t.scn", NULL, &run.sc, &err);
+        int r = is_path ? sim_scenario_load(text_or_path, &run.sc, &err)
+                        : sim_scenario_parse(text_or_path, "t.scn", NULL, &run.sc, &err);
 
         GLEAN_TEST_CHECK_FATAL(r == 0, "scenario: %s:%d: %s", err.file, err.line, err.msg);
-        r = nego_sim_new(run.sc, 0, &run.sim, &err);
+        r = sim_new(run.sc, 0, &run.sim, &err);
         GLEAN_TEST_CHECK_FATAL(r == 0, "simulation: %s:%d: %s", err.file, err.line, err.msg);
         return run;
 }
 
-static const NegoSimReport *step(Run *run) {
-        const NegoSimReport *rep = NULL;
-        int r = nego_sim_step(run->sim, &rep);
+static const SimReport *step(Run *run) {
+        const SimReport *rep = NULL;
+        int r = sim_step(run->sim, &rep);
 
-        GLEAN_TEST_CHECK_FATAL(r == 0 && rep, "nego_sim_step: %s", strerror(-r));
+        GLEAN_TEST_CHECK_FATAL(r == 0 && rep, "sim_step: %s", strerror(-r));
         return rep;
 }
 
 static void run_done(Run *run) {
-        nego_sim_free(run->sim);
-        nego_scenario_free(run->sc);
+        sim_free(run->sim);
+        sim_scenario_free(run->sc);
 }
 
-static const NegoSimSubmitter *sub(const NegoSimReport *rep, const char *name) {
+static const SimSubmitter *sub(const SimReport *rep, const char *name) {
         for (size_t i = 0; i < rep->n_submitters; i++)
                 if (strcmp(rep->submitters[i].name, name) == 0)
                         return &rep->submitters[i];
@@ -58,7 +58,7 @@ static const NegoSimSubmitter *sub(const NegoSimReport *rep, const char *name) {
         return NULL;
 }
 
-static size_t matches_of(const NegoSimReport *rep, const char *name) {
+static size_t matches_of(const SimReport *rep, const char *name) {
         size_t n = 0;
 
         for (size_t i = 0; i < rep->n_matches; i++)
@@ -81,7 +81,7 @@ static void test_equal_shares(void) {
                             "jobs alice 300 runtime 10m\n"
                             "at 30m jobs bob 300 runtime 10m\n",
                             false);
-        const NegoSimReport *rep = NULL;
+        const SimReport *rep = NULL;
 
         for (unsigned c = 1; c <= 6; c++)
                 rep = step(&run);
@@ -96,7 +96,7 @@ static void test_equal_shares(void) {
         for (unsigned c = 8; c <= 72; c++) {
                 rep = step(&run);
                 if (c > 48) {
-                        const NegoSimSubmitter *a = sub(rep, "alice@sim"), *b = sub(rep, "bob@sim");
+                        const SimSubmitter *a = sub(rep, "alice@sim"), *b = sub(rep, "bob@sim");
                         worst = fmax(worst, fabs(a->weight_in_use - b->weight_in_use));
                         GLEAN_TEST_CHECK(fabs(a->eup - b->eup) < 0.05 * a->eup, "cycle %u: EUP %g and %g", c, a->eup,
                                          b->eup);
@@ -112,7 +112,7 @@ static void test_equal_shares(void) {
  * the pool at first, and in four hours they share it half and half. */
 static void test_example_fair_share(void) {
         Run run = run_start("examples/fair-share.scn", true);
-        const NegoSimReport *rep = step(&run);
+        const SimReport *rep = step(&run);
 
         CU_ASSERT_EQUAL(run.sc->cycles, 48);
         GLEAN_TEST_CHECK(sub(rep, "bob@sim")->weight_in_use >= 15, "bob holds %g at first",
@@ -120,7 +120,7 @@ static void test_example_fair_share(void) {
         GLEAN_TEST_CHECK(sub(rep, "alice@sim")->rup > 10, "alice's RUP %g", sub(rep, "alice@sim")->rup);
         for (unsigned c = 2; c <= 48; c++)
                 rep = step(&run);
-        const NegoSimSubmitter *a = sub(rep, "alice@sim"), *b = sub(rep, "bob@sim");
+        const SimSubmitter *a = sub(rep, "alice@sim"), *b = sub(rep, "bob@sim");
         GLEAN_TEST_CHECK(fabs(a->weight_in_use - b->weight_in_use) <= 1 && fabs(a->eup - b->eup) < 0.05 * a->eup,
                          "at the end: %g and %g slots, EUP %g and %g", a->weight_in_use, b->weight_in_use, a->eup,
                          b->eup);
@@ -137,7 +137,7 @@ static void test_nice_user(void) {
         size_t carol_matches = 0, held_while_others_wait = 0;
 
         for (unsigned c = 1; c <= run.sc->cycles; c++) {
-                const NegoSimReport *rep = step(&run);
+                const SimReport *rep = step(&run);
                 size_t others_idle = sub(rep, "alice@sim")->idle + sub(rep, "bob@sim")->idle;
 
                 /* She matches only when nobody else is left waiting, but for
@@ -169,7 +169,7 @@ static void test_nice_user(void) {
 
 static void test_groups(void) {
         Run run = run_start("examples/groups.scn", true);
-        const NegoSimReport *rep = step(&run);
+        const SimReport *rep = step(&run);
 
         GLEAN_TEST_CHECK_FATAL(rep->n_groups == 3, "%zu groups", rep->n_groups);
         CU_ASSERT_STRING_EQUAL(rep->groups[0].name, "<none>");
@@ -194,8 +194,8 @@ static void test_groups(void) {
 /* Seed 003 over cycles: 10 one-core matches carve the 10-core slot; the
  * cores come back when the jobs end and the 5 left match. */
 static void test_partitionable(void) {
-        Run run = run_start("tests/negotiator/scenarios/pslot.scn", true);
-        const NegoSimReport *rep = step(&run);
+        Run run = run_start("tests/sim/scenarios/pslot.scn", true);
+        const SimReport *rep = step(&run);
 
         GLEAN_TEST_CHECK_FATAL(rep->n_matches == 10 && rep->n_rejections == 5, "%zu matches, %zu rejections",
                                rep->n_matches, rep->n_rejections);
@@ -241,7 +241,7 @@ static void test_dslot_weight(void) {
                  "jobs alice 5 runtime 5m [ RequestCpus = 1; RequestMemory = 3072 ]\n"
                  "jobs alice 10 runtime 1h [ RequestCpus = 1; RequestMemory = 3072 ]\n");
         Run run = run_start(text, false);
-        const NegoSimReport *rep = step(&run);
+        const SimReport *rep = step(&run);
         double cost = 0;
         for (size_t i = 0; i < rep->n_matches; i++)
                 cost += rep->matches[i].cost;
@@ -274,7 +274,7 @@ static void test_dslot_weight_groups(void) {
                  "jobs alice 5 runtime 1h [ RequestCpus = 1; RequestMemory = 3072 ]\n"
                  "jobs bob 5 runtime 1h [ RequestCpus = 1; RequestMemory = 3072 ]\n");
         Run run = run_start(text, false);
-        const NegoSimReport *rep = step(&run);
+        const SimReport *rep = step(&run);
         GLEAN_TEST_CHECK(rep->n_matches == 10, "cycle 1: %zu matches", rep->n_matches);
         size_t first = rep->n_matches;
         rep = step(&run);
@@ -299,14 +299,14 @@ static void test_preemption(void) {
                             "jobs alice 4 runtime 12m\n"
                             "at 10m jobs bob 4 runtime 1h\n",
                             false);
-        const NegoSimReport *rep = step(&run);
+        const SimReport *rep = step(&run);
 
         CU_ASSERT_EQUAL(matches_of(rep, "alice@sim"), 4);
         step(&run);
         rep = step(&run); /* 10m: bob's better priority takes the slots */
         GLEAN_TEST_CHECK_FATAL(rep->n_preemptions == 4 && rep->n_matches == 4, "%zu preemptions, %zu matches",
                                rep->n_preemptions, rep->n_matches);
-        const NegoSimPreemption *p = &rep->preemptions[0];
+        const SimPreemption *p = &rep->preemptions[0];
         GLEAN_TEST_CHECK(strcmp(p->job, "1.0") == 0 && strcmp(p->submitter, "alice@sim") == 0 &&
                                  strcmp(p->by_job, "2.0") == 0 && strcmp(p->by_submitter, "bob@sim") == 0 &&
                                  p->reason == NEGO_PRIORITY && strcmp(p->slot, rep->matches[0].slot) == 0,
@@ -336,7 +336,7 @@ static void test_charged_to_the_second(void) {
                             "submitter alice\n"
                             "jobs alice 1 runtime 90\n",
                             false);
-        const NegoSimReport *rep;
+        const SimReport *rep;
 
         step(&run);
         rep = step(&run);
@@ -354,24 +354,24 @@ static void test_charged_to_the_second(void) {
 /* Slots and jobs that arrive later join at the first cycle at or after
  * their time; the interval can be given (as --interval does). */
 static void test_arrivals(void) {
-        NegoScenario *sc = NULL;
-        NegoSim *sim = NULL;
+        SimScenario *sc = NULL;
+        Sim *sim = NULL;
         ConfigError err = {};
-        const NegoSimReport *rep = NULL;
+        const SimReport *rep = NULL;
 
-        CU_ASSERT_FATAL(nego_scenario_parse("---\n"
+        CU_ASSERT_FATAL(sim_scenario_parse("---\n"
                                             "slots 2\n"
                                             "at 25m slots 2 [ Cpus = 2 ]\n"
                                             "submitter alice\n"
                                             "jobs alice 2 runtime forever\n"
                                             "at 15m jobs alice 4 runtime forever [ RequestCpus = 2 ]\n",
                                             "t.scn", NULL, &sc, &err) == 0);
-        CU_ASSERT_FATAL(nego_sim_new(sc, 600, &sim, &err) == 0);
+        CU_ASSERT_FATAL(sim_new(sc, 600, &sim, &err) == 0);
         unsigned want[][3] = { /* slots, busy, alice's idle */
                                { 2, 2, 0 }, { 2, 2, 0 }, { 2, 2, 4 }, { 4, 4, 2 }, { 4, 4, 2 },
         };
         for (size_t c = 0; c < 5; c++) {
-                CU_ASSERT_FATAL(nego_sim_step(sim, &rep) == 0);
+                CU_ASSERT_FATAL(sim_step(sim, &rep) == 0);
                 GLEAN_TEST_CHECK(rep->time == (int64_t) c * 600 && rep->slots == want[c][0] &&
                                          rep->slots_busy == want[c][1] && rep->submitters[0].idle == want[c][2],
                                  "cycle %zu at %lld: %zu slots, %zu busy, %zu idle", c + 1, (long long) rep->time,
@@ -379,22 +379,22 @@ static void test_arrivals(void) {
         }
         CU_ASSERT_EQUAL(rep->pool_weight, 6);
         CU_ASSERT_EQUAL(rep->submitters[0].weight_in_use, 6);
-        nego_sim_free(sim);
-        nego_scenario_free(sc);
+        sim_free(sim);
+        sim_scenario_free(sc);
 }
 
 /* A configuration the negotiator refuses is an error at its line. */
 static void test_bad_settings(void) {
-        NegoScenario *sc = NULL;
-        NegoSim *sim = NULL;
+        SimScenario *sc = NULL;
+        Sim *sim = NULL;
         ConfigError err = {};
 
-        CU_ASSERT_FATAL(nego_scenario_parse("\nNEGOTIATOR_PRE_JOB_RANK = (((\n---\nslot\n", "t.scn", NULL, &sc, &err) ==
+        CU_ASSERT_FATAL(sim_scenario_parse("\nNEGOTIATOR_PRE_JOB_RANK = (((\n---\nslot\n", "t.scn", NULL, &sc, &err) ==
                         0);
-        CU_ASSERT_EQUAL(nego_sim_new(sc, 0, &sim, &err), -EINVAL);
+        CU_ASSERT_EQUAL(sim_new(sc, 0, &sim, &err), -EINVAL);
         GLEAN_TEST_CHECK(strcmp(err.file, "t.scn") == 0 && err.line == 2 && strstr(err.msg, "NEGOTIATOR_PRE_JOB_RANK"),
                          "%s:%d: %s", err.file, err.line, err.msg);
-        nego_scenario_free(sc);
+        sim_scenario_free(sc);
 }
 
 /* ---- the command ---- */
@@ -421,7 +421,7 @@ static GleanTestRun run_glean(const char *const *args) {
 #define negotiate(...) run_glean((const char *const[]){ __VA_ARGS__, NULL })
 
 static void test_cli_text(void) {
-        GleanTestRun run = negotiate("--simulate", "tests/negotiator/scenarios/pslot.scn");
+        GleanTestRun run = negotiate("--simulate", "tests/sim/scenarios/pslot.scn");
 
         GLEAN_TEST_CHECK(run.status == 0, "exit %d: %s", run.status, run.err);
         CU_ASSERT_PTR_NOT_NULL(strstr(run.out, "cycle 1 at 0s: 10 matches, 0 preemptions, 5 rejections; 10 slots busy, "
@@ -443,13 +443,13 @@ static void test_cli_text(void) {
 
 /* The worked example of docs/simulate.md is what the command prints
  * (after a change of wording: glean negotiate --simulate
- * tests/negotiator/scenarios/docs-example.scn > ....out, and the same
+ * tests/sim/scenarios/docs-example.scn > ....out, and the same
  * text into the document). */
 static void test_cli_docs_example(void) {
-        GleanTestRun run = negotiate("--simulate", "tests/negotiator/scenarios/docs-example.scn");
+        GleanTestRun run = negotiate("--simulate", "tests/sim/scenarios/docs-example.scn");
         char *want = NULL, *doc = NULL;
 
-        CU_ASSERT_EQUAL_FATAL(glean_test_read_file("tests/negotiator/scenarios/docs-example.out", &want, NULL), 0);
+        CU_ASSERT_EQUAL_FATAL(glean_test_read_file("tests/sim/scenarios/docs-example.out", &want, NULL), 0);
         CU_ASSERT_EQUAL_FATAL(glean_test_read_file("docs/simulate.md", &doc, NULL), 0);
         GLEAN_TEST_CHECK(run.status == 0 && strcmp(run.out, want) == 0, "the output differs from docs-example.out:\n%s",
                          run.out);
@@ -522,9 +522,9 @@ static void test_cli_errors(void) {
                 const char *args[MAX_ARGS];
                 const char *err;
         } cases[] = {
-                { { "--simulate", "tests/negotiator/scenarios/bad-jobs.scn" },
-                  "glean negotiate: tests/negotiator/scenarios/bad-jobs.scn:9: jobs: no submitter 'carol'" },
-                { { "--simulate", "tests/negotiator/scenarios/no-such.scn" }, "glean negotiate: tests/negotiator/" },
+                { { "--simulate", "tests/sim/scenarios/bad-jobs.scn" },
+                  "glean negotiate: tests/sim/scenarios/bad-jobs.scn:9: jobs: no submitter 'carol'" },
+                { { "--simulate", "tests/sim/scenarios/no-such.scn" }, "glean negotiate: tests/sim/scenarios/no-such.scn: cannot read" },
                 { { "--simulate" }, "glean negotiate: --simulate needs a value" },
                 { { "--cycles", "3" }, "glean negotiate: --simulate SCENARIO is needed" },
                 { { "--simulate", "examples/groups.scn", "--cycles", "0" }, "glean negotiate: --cycles: a number" },

@@ -5,6 +5,11 @@
  * jobs claim and leave, an accountant in memory charging their usage, and
  * nego_cycle() deciding every NEGOTIATOR_INTERVAL.
  *
+ * The folder: sim/ is the simulator (scenario*.c reads the files,
+ * simulate.c runs them), over the matchmaker (negotiator/) and the
+ * accounts (accounting/, in memory); `glean negotiate` (cli/negotiate*.c)
+ * prints what it reports.
+ *
  * A step is one negotiation cycle at the simulated time now:
  *   1. time advances by the interval (not before the first cycle): the
  *      jobs whose run time is over finish, in the order they finish, each
@@ -32,7 +37,7 @@
 #include "negotiator.h"
 #include "scenario.h"
 
-typedef struct NegoSim NegoSim;
+typedef struct Sim Sim;
 
 /* The state of the pool after sc (borrowed: it must outlive the
  * simulation) at time 0, with a cycle every interval seconds (0: the
@@ -40,69 +45,69 @@ typedef struct NegoSim NegoSim;
  * submitter known, its usage before time 0 charged, its factor and RUP
  * set. A configuration the negotiator refuses, or a submitter the
  * accountant refuses, is -EINVAL with err saying where and why. */
-int nego_sim_new(const NegoScenario *sc, int64_t interval, NegoSim **ret, ConfigError *err);
-void nego_sim_free(NegoSim *sim); /* accepts NULL */
+int sim_new(const SimScenario *sc, int64_t interval, Sim **ret, ConfigError *err);
+void sim_free(Sim *sim); /* accepts NULL */
 
 /* What one cycle did and where it left the pool. Names are the
  * simulation's, valid until the next step. */
-typedef struct NegoSimMatch {
+typedef struct SimMatch {
         const char *job;       /* "CLUSTER.PROC" */
         const char *slot;      /* the slot the job runs on (a partitionable slot's: the dynamic one) */
         const char *submitter;
         NegoReason reason;
         double cost;
-} NegoSimMatch;
+} SimMatch;
 
-typedef struct NegoSimPreemption {
+typedef struct SimPreemption {
         const char *job;       /* the job sent back to idle */
         const char *slot;
         const char *submitter; /* its submitter */
         const char *by_job;    /* the job that takes the slot */
         const char *by_submitter;
         NegoReason reason;     /* Rank or Priority */
-} NegoSimPreemption;
+} SimPreemption;
 
-typedef struct NegoSimRejection {
+typedef struct SimRejection {
         const char *job;
         const char *submitter;
         const char *reason;
-} NegoSimRejection;
+} SimRejection;
 
-typedef struct NegoSimSubmitter {
+typedef struct SimSubmitter {
         const char *name;       /* the accounting name */
         double rup, eup, factor;
         unsigned in_use;        /* claims (slots) held */
         double weight_in_use;   /* their slot weight */
         size_t idle, running, done;
-} NegoSimSubmitter;
+} SimSubmitter;
 
-typedef struct NegoSimGroup {
+typedef struct SimGroup {
         const char *name;       /* as GROUP_NAMES spells it; "<none>" */
         double quota;           /* its effective quota (acct_quotas_compute) on the pool of now;
                                    "<none>": what is left to submitters in no group */
         double allocated;       /* what the cycle allocated its own submitters */
         double in_use;          /* slot weight in use, subgroups included */
-} NegoSimGroup;
+} SimGroup;
 
-typedef struct NegoSimReport {
+typedef struct SimReport {
         unsigned cycle;         /* 1, 2, ... */
         int64_t time;           /* seconds after time 0 */
         size_t finished;        /* jobs that finished since the previous cycle */
         size_t slots, slots_busy; /* in the pool (a partitionable slot counts once); running a job */
         double pool_weight;     /* the pool's total slot weight */
-        NegoSimMatch *matches;
+        SimMatch *matches;
         size_t n_matches;
-        NegoSimPreemption *preemptions;
+        SimPreemption *preemptions;
         size_t n_preemptions;
-        NegoSimRejection *rejections;
+        SimRejection *rejections;
         size_t n_rejections;
-        NegoSimSubmitter *submitters; /* every submitter of the scenario, in its order */
+        SimSubmitter *submitters; /* every submitter of the scenario, in its order */
         size_t n_submitters;
-        NegoSimGroup *groups;   /* as acct_groups_get() numbers them; none without GROUP_NAMES */
+        SimGroup *groups;   /* as acct_groups_get() numbers them; none without GROUP_NAMES */
         size_t n_groups;
         NegoStats stats;
-} NegoSimReport;
+} SimReport;
 
 /* One cycle (the steps above). *ret stays valid until the next step or
- * nego_sim_free(). */
-int nego_sim_step(NegoSim *sim, const NegoSimReport **ret);
+ * sim_free(). */
+int sim_step(Sim *sim, const SimReport **ret);

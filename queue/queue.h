@@ -2,8 +2,14 @@
 /*
  * queue.h — the central manager's job queue: clusters and procs with
  * HTCondor's job states and attributes, durable in the negotiator's SQLite
- * database (the accounts' file and connection: schema step 2 of
- * accounting/store.c), and the history of the jobs that left it.
+ * database (the accounts' file and connection; its tables are the steps of
+ * queue_schema(), queue-schema.c), and the history of the jobs that left
+ * it.
+ *
+ * The folder: queue/ is the job queue (queue*.c, its tables in
+ * queue-schema.c) and the user commands over it (jobcmd*.c, jobcmd.h),
+ * over accounting/, classad/ and config/; the matchmaker (negotiator/)
+ * never sees it: the daemon hands the cycle the queue's idle jobs.
  *
  * A job is a proc of a cluster: its ad is the proc's own attributes over
  * the cluster's shared ones (what a `queue N` has in common is stored
@@ -155,7 +161,13 @@ typedef struct QueueSettings {
 int queue_settings_from_config(const Config *cfg, QueueSettings *ret, ConfigError *err);
 void queue_settings_clear(QueueSettings *s);
 
-/* The queue kept in a's database (the same file and connection), loaded;
+/* The queue's tables, for acct_open(): whoever opens the central
+ * manager's database gives them, so that the file is brought up to (and
+ * checked against) the queue's schema too. */
+const AcctSchema *queue_schema(void);
+
+/* The queue kept in a's database (the same file and connection; a opened
+ * with queue_schema()), loaded;
  * in memory only when a is. Takes settings' contents (cleared, also on
  * failure). A read-only Accountant gives a read-only queue (every change
  * -EROFS). A row that cannot be read back is -EBADMSG with why naming it.

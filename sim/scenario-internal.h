@@ -16,8 +16,8 @@
 #include "scenario.h"
 
 typedef struct ScnReader {
-        NegoScenario *sc;
-        const NegoScenarioLimits *limits;
+        SimScenario *sc;
+        const SimScenarioLimits *limits;
         ConfigError *err;
         AcctGroups *groups;                /* GROUP_NAMES, to check the group of a submitter */
         char *start, *rank, *slot_weight;  /* the slot ads' defaults, from the configuration */
@@ -54,4 +54,4 @@ int scn_parse_number(const char *s, double *ret);
 int scn_slots_item(ScnReader *rd, const char *what, char *p, const char *start, int64_t at, int line);
 int scn_submitter_item(ScnReader *rd, char *p, int line);
 int scn_jobs_item(ScnReader *rd, char *p, const char *start, int64_t at, int line);
-void scn_submitter_clear(NegoScenarioSubmitter *s);
+void scn_submitter_clear(SimScenarioSubmitter *s);

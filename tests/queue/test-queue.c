@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * test-queue.c — the job queue (negotiator/queue.h): submitting, the
+ * test-queue.c — the job queue (queue/queue.h): submitting, the
  * attributes the queue keeps, lookups, the life of a job (start, exit,
  * requeue), rm / hold / release / prio and who may, the exit and periodic
  * policy with HTCondor's reasons and codes, the idle jobs per submitter,

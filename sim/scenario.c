@@ -88,7 +88,7 @@ int scn_set_number(ClassAd *ad, const char *name, double v) {
 
 /* ---- words ---- */
 
-int nego_scenario_parse_duration(const char *s, int64_t *ret) {
+int sim_scenario_parse_duration(const char *s, int64_t *ret) {
         int64_t total = 0;
 
         if (!isdigit((unsigned char) *s))
@@ -146,7 +146,7 @@ int scn_parse_number(const char *s, double *ret) {
         return 0;
 }
 
-int nego_scenario_find_submitter(const NegoScenario *sc, const char *label, size_t *ret) {
+int sim_scenario_find_submitter(const SimScenario *sc, const char *label, size_t *ret) {
         size_t found = SIZE_MAX, n = 0;
 
         for (size_t i = 0; i < sc->n_submitters; i++)
@@ -182,7 +182,7 @@ static int item(ScnReader *rd, char *p, const char *start, int line) {
         if (!w)
                 return scn_fail(rd, line, "expected slot, slots, submitter, jobs, at or cycles before the ad");
         if (strcmp(w, "at") == 0) {
-                if (!(t = glean_next_word(&p)) || nego_scenario_parse_duration(t, &at) < 0)
+                if (!(t = glean_next_word(&p)) || sim_scenario_parse_duration(t, &at) < 0)
                         return scn_fail(rd, line, "at: expected a time (90, 30m, 1h30m, 2d) after 'at'");
                 w = glean_next_word(&p);
                 if (!w || (strcmp(w, "slot") != 0 && strcmp(w, "slots") != 0 && strcmp(w, "jobs") != 0))
@@ -288,7 +288,7 @@ static int knob_expr(ScnReader *rd, const char *name, const char *dflt, bool def
         return 0;
 }
 
-int nego_scenario_accounts(const NegoScenario *sc, AcctSettings *ret_settings, AcctGroups **ret_groups,
+int sim_scenario_accounts(const SimScenario *sc, AcctSettings *ret_settings, AcctGroups **ret_groups,
                            ConfigError *err) {
         AcctSettings s = { 0 };
         AcctGroups *g = NULL;
@@ -306,7 +306,7 @@ int nego_scenario_accounts(const NegoScenario *sc, AcctSettings *ret_settings, A
 }
 
 static int read_config(ScnReader *rd, const char *text) {
-        NegoScenario *sc = rd->sc;
+        SimScenario *sc = rd->sc;
         AcctSettings s = { 0 };
         const char *file = "<default>";
         int64_t iv;
@@ -318,7 +318,7 @@ static int read_config(ScnReader *rd, const char *text) {
                 return r;
         if (text && (r = config_load_string(sc->cfg, text, sc->source, rd->err)) < 0)
                 return r;
-        if ((r = nego_scenario_accounts(sc, &s, &rd->groups, rd->err)) < 0)
+        if ((r = sim_scenario_accounts(sc, &s, &rd->groups, rd->err)) < 0)
                 return r;
         acct_settings_clear(&s);
         if ((r = config_get(sc->cfg, "UID_DOMAIN", &sc->domain, rd->err)) < 0 && r != -ENOENT)
@@ -362,7 +362,7 @@ static char *find_separator(char *text, int *ret_line) {
         return NULL;
 }
 
-void nego_scenario_free(NegoScenario *sc) {
+void sim_scenario_free(SimScenario *sc) {
         if (!sc)
                 return;
         for (size_t i = 0; i < sc->n_slots; i++) {
@@ -397,14 +397,14 @@ static void reader_done(ScnReader *rd) {
         free(rd->slot_weight);
 }
 
-int nego_scenario_parse(const char *text, const char *source_name, const NegoScenarioLimits *limits,
-                        NegoScenario **ret, ConfigError *err) {
-        NegoScenarioLimits lim = {
+int sim_scenario_parse(const char *text, const char *source_name, const SimScenarioLimits *limits,
+                        SimScenario **ret, ConfigError *err) {
+        SimScenarioLimits lim = {
                 .max_slots = limits && limits->max_slots ? limits->max_slots : NEGO_SCENARIO_MAX_SLOTS,
                 .max_jobs = limits && limits->max_jobs ? limits->max_jobs : NEGO_SCENARIO_MAX_JOBS,
         };
         _cleanup_free_ char *copy = strdup(text);
-        NegoScenario *sc = calloc(1, sizeof *sc);
+        SimScenario *sc = calloc(1, sizeof *sc);
         ScnReader rd = { .sc = sc, .limits = &lim, .err = err };
         char *items, *sep;
         int line = 1, r = -ENOMEM;
@@ -427,14 +427,14 @@ int nego_scenario_parse(const char *text, const char *source_name, const NegoSce
 out:
         reader_done(&rd);
         if (r < 0) {
-                nego_scenario_free(sc);
+                sim_scenario_free(sc);
                 return r;
         }
         *ret = sc;
         return 0;
 }
 
-int nego_scenario_load(const char *path, NegoScenario **ret, ConfigError *err) {
+int sim_scenario_load(const char *path, SimScenario **ret, ConfigError *err) {
         _cleanup_free_ char *buf = NULL;
         size_t len = 0;
         int r = glean_read_file(path, 16 << 20, &buf, &len);
@@ -447,5 +447,5 @@ int nego_scenario_load(const char *path, NegoScenario **ret, ConfigError *err) {
                 return scn_error(err, r, path, 0, "cannot read: %s", strerror(-r));
         if (memchr(buf, 0, len))
                 return scn_error(err, -EINVAL, path, 0, "a NUL byte: not a text file");
-        return nego_scenario_parse(buf, path, NULL, ret, err);
+        return sim_scenario_parse(buf, path, NULL, ret, err);
 }

@@ -21,7 +21,7 @@
 #include "accounting.h"
 #include "classad.h"
 #include "config.h"
-#include "negotiator/queue.h"
+#include "queue/queue.h"
 #include "test-util.h"
 
 #define QT_T0 1700000000.0
@@ -102,7 +102,7 @@ static inline bool qt_open_why(QT *t, const char *path, const char *extra, char 
                 snprintf(why, whylen, "config: %.400s", err.msg);
                 return false;
         }
-        r = acct_open(path, 0, &s, g, QT_T0, &t->a, why, whylen);
+        r = acct_open(path, 0, queue_schema(), &s, g, QT_T0, &t->a, why, whylen);
         if (r < 0) {
                 queue_settings_clear(&qs);
                 return false;

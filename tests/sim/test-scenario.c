@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test-scenario.c — the scenario reader of `glean negotiate --simulate`
- * (negotiator/scenario.h, docs/simulate.md): every kind of line, the
+ * (sim/scenario.h, docs/simulate.md): every kind of line, the
  * defaults of slot and job ads, what the configuration part changes in
  * them, submitters' accounting names, durations, the limits, the example
  * scenarios, and a table of errors, each with its file, line and reason.
@@ -14,19 +14,19 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "negotiator/scenario.h"
+#include "sim/scenario.h"
 #include "test-util.h"
 
-static NegoScenario *parse_ok(const char *text) {
-        NegoScenario *sc = NULL;
+static SimScenario *parse_ok(const char *text) {
+        SimScenario *sc = NULL;
         ConfigError err = {};
-        int r = nego_scenario_parse(text, "t.scn", NULL, &sc, &err);
+        int r = sim_scenario_parse(text, "t.scn", NULL, &sc, &err);
 
         GLEAN_TEST_CHECK_FATAL(r == 0, "parse failed (%d): %s:%d: %s", r, err.file, err.line, err.msg);
         return sc;
 }
 
-static const ClassAd *slot_named(const NegoScenario *sc, const char *name) {
+static const ClassAd *slot_named(const SimScenario *sc, const char *name) {
         for (size_t i = 0; i < sc->n_slots; i++)
                 if (strcmp(sc->slots[i].name, name) == 0)
                         return sc->slots[i].ad;
@@ -54,7 +54,7 @@ static bool requires(const ClassAd *a, const ClassAd *b) {
 /* ---- lines and defaults ---- */
 
 static void test_slot_defaults(void) {
-        NegoScenario *sc = parse_ok("---\nslot\nslots 2 [ Cpus = 4; Memory = 8192 ]\n");
+        SimScenario *sc = parse_ok("---\nslot\nslots 2 [ Cpus = 4; Memory = 8192 ]\n");
 
         CU_ASSERT_EQUAL_FATAL(sc->n_slots, 3);
         const ClassAd *s1 = slot_named(sc, "slot1@sim"), *s3 = slot_named(sc, "slot3@sim");
@@ -81,11 +81,11 @@ static void test_slot_defaults(void) {
         CU_ASSERT_EQUAL(sc->cycles, 0);
         CU_ASSERT_EQUAL(sc->interval, 60); /* NEGOTIATOR_INTERVAL's default */
         CU_ASSERT_STRING_EQUAL(sc->domain, "sim");
-        nego_scenario_free(sc);
+        sim_scenario_free(sc);
 }
 
 static void test_slot_names(void) {
-        NegoScenario *sc = parse_ok("---\n"
+        SimScenario *sc = parse_ok("---\n"
                                     "slot [ Name = \"slot2@sim\" ]\n"
                                     "slots 2\n"                          /* slot1@sim, then slot3@sim */
                                     "slots 2 [ Machine = \"m1\" ]\n"     /* slot1@m1, slot2@m1 */
@@ -101,11 +101,11 @@ static void test_slot_names(void) {
         check_attr(slot_named(sc, "big@m2"), "Machine", "\"m2\"");
         check_attr(slot_named(sc, "slot2@m1"), "Machine", "\"m1\"");
         check_attr(slot_named(sc, "slot2@m1"), "SlotID", "2");
-        nego_scenario_free(sc);
+        sim_scenario_free(sc);
 }
 
 static void test_partitionable(void) {
-        NegoScenario *sc = parse_ok("---\n"
+        SimScenario *sc = parse_ok("---\n"
                                     "slot [ PartitionableSlot = true; Cpus = 8; Memory = 4 * 4096;\n"
                                     "       Disk = 2000000 ]  # one machine\n");
 
@@ -117,11 +117,11 @@ static void test_partitionable(void) {
         check_attr(sc->slots[0].ad, "TotalSlotCpus", "8");
         check_attr(sc->slots[0].ad, "TotalSlotMemory", "16384");
         check_attr(sc->slots[0].ad, "SlotWeight", "8");
-        nego_scenario_free(sc);
+        sim_scenario_free(sc);
 }
 
 static void test_config_in_ads(void) {
-        NegoScenario *sc = parse_ok("START = TARGET.Owner != \"mallory\"\n"
+        SimScenario *sc = parse_ok("START = TARGET.Owner != \"mallory\"\n"
                                     "RANK = TARGET.JobPrio\n"
                                     "SLOT_WEIGHT = Cpus * 2\n"
                                     "UID_DOMAIN = example.org\n"
@@ -144,16 +144,16 @@ static void test_config_in_ads(void) {
         CU_ASSERT_EQUAL(classad_rank(slot, mallory, CA_MODE_OLD), 7);
         CU_ASSERT_FALSE(requires(sc->slots[2].ad, alice));
         CU_ASSERT_TRUE(requires(alice, slot));
-        nego_scenario_free(sc);
+        sim_scenario_free(sc);
 
         /* The built-in START is the desktop policy: not for a simulated pool. */
         sc = parse_ok("---\nslot\n");
         check_attr(sc->slots[0].ad, "Requirements", "true");
-        nego_scenario_free(sc);
+        sim_scenario_free(sc);
 }
 
 static void test_submitters(void) {
-        NegoScenario *sc = parse_ok("GROUP_NAMES = group_a, group_a.sub\n"
+        SimScenario *sc = parse_ok("GROUP_NAMES = group_a, group_a.sub\n"
                                     "---\n"
                                     "submitter alice\n"
                                     "submitter bob factor 2.5 rup 10 usage 4 for 2h\n"
@@ -176,7 +176,7 @@ static void test_submitters(void) {
 
         CU_ASSERT_EQUAL_FATAL(sc->n_submitters, 6);
         for (size_t i = 0; i < 6; i++) {
-                const NegoScenarioSubmitter *s = &sc->submitters[i];
+                const SimScenarioSubmitter *s = &sc->submitters[i];
                 GLEAN_TEST_CHECK(strcmp(s->label, want[i].label) == 0 && strcmp(s->name, want[i].name) == 0 &&
                                          strcmp(s->user, want[i].user) == 0 && s->nice == want[i].nice &&
                                          (want[i].group ? s->group && strcmp(s->group, want[i].group) == 0
@@ -184,27 +184,27 @@ static void test_submitters(void) {
                                  "submitter %zu: %s %s %s %s", i, s->label, s->name, s->user,
                                  s->group ? s->group : "-");
         }
-        const NegoScenarioSubmitter *bob = &sc->submitters[1];
+        const SimScenarioSubmitter *bob = &sc->submitters[1];
         CU_ASSERT_TRUE(bob->has_factor && bob->factor == 2.5);
         CU_ASSERT_TRUE(bob->has_rup && bob->rup == 10);
         CU_ASSERT_TRUE(bob->usage_weight == 4 && bob->usage_time == 7200);
         CU_ASSERT_FALSE(sc->submitters[0].has_factor || sc->submitters[0].has_rup || sc->submitters[0].usage_time);
 
-        CU_ASSERT_EQUAL(nego_scenario_find_submitter(sc, "alice", &k), 0);
+        CU_ASSERT_EQUAL(sim_scenario_find_submitter(sc, "alice", &k), 0);
         CU_ASSERT_EQUAL(k, 0);
-        CU_ASSERT_EQUAL(nego_scenario_find_submitter(sc, "bob", &k), -EEXIST);
-        CU_ASSERT_EQUAL(nego_scenario_find_submitter(sc, "group_a.bob", &k), 0);
+        CU_ASSERT_EQUAL(sim_scenario_find_submitter(sc, "bob", &k), -EEXIST);
+        CU_ASSERT_EQUAL(sim_scenario_find_submitter(sc, "group_a.bob", &k), 0);
         CU_ASSERT_EQUAL(k, 5);
-        CU_ASSERT_EQUAL(nego_scenario_find_submitter(sc, "bob@sim", &k), 0);
+        CU_ASSERT_EQUAL(sim_scenario_find_submitter(sc, "bob@sim", &k), 0);
         CU_ASSERT_EQUAL(k, 1);
-        CU_ASSERT_EQUAL(nego_scenario_find_submitter(sc, "nice-user.carol", &k), 0);
+        CU_ASSERT_EQUAL(sim_scenario_find_submitter(sc, "nice-user.carol", &k), 0);
         CU_ASSERT_EQUAL(k, 2);
-        CU_ASSERT_EQUAL(nego_scenario_find_submitter(sc, "zoe", &k), -ENOENT);
-        nego_scenario_free(sc);
+        CU_ASSERT_EQUAL(sim_scenario_find_submitter(sc, "zoe", &k), -ENOENT);
+        sim_scenario_free(sc);
 }
 
 static void test_jobs(void) {
-        NegoScenario *sc = parse_ok("GROUP_NAMES = group_a\n"
+        SimScenario *sc = parse_ok("GROUP_NAMES = group_a\n"
                                     "---\n"
                                     "submitter alice\n"
                                     "submitter carol nice\n"
@@ -235,10 +235,10 @@ static void test_jobs(void) {
                          "Requirements = %s", req);
         free(req);
         /* the requests count: 2 GB fit the default slot of 1 GB no more */
-        NegoScenario *pool = parse_ok("---\nslot\nslot [ Memory = 4096 ]\n");
+        SimScenario *pool = parse_ok("---\nslot\nslot [ Memory = 4096 ]\n");
         CU_ASSERT_FALSE(requires(a, pool->slots[0].ad));
         CU_ASSERT_TRUE(requires(a, pool->slots[1].ad));
-        nego_scenario_free(pool);
+        sim_scenario_free(pool);
         CU_ASSERT_TRUE(sc->jobs[0].count == 20 && sc->jobs[0].runtime == 3600 && sc->jobs[0].at == 0 &&
                        sc->jobs[0].submitter == 0 && sc->jobs[0].cluster == 1 && sc->jobs[0].line == 6);
         check_attr(c, "NiceUser", "true");
@@ -258,11 +258,11 @@ static void test_jobs(void) {
                                  name);
                 free(name);
         }
-        nego_scenario_free(sc);
+        sim_scenario_free(sc);
 }
 
 static void test_arrivals_and_cycles(void) {
-        NegoScenario *sc = parse_ok("# no configuration part\n"
+        SimScenario *sc = parse_ok("# no configuration part\n"
                                     "cycles 40\n"
                                     "at 2h slots 3 [ Cpus = 2 ]\n"
                                     "slot\n"
@@ -275,11 +275,11 @@ static void test_arrivals_and_cycles(void) {
         CU_ASSERT_STRING_EQUAL(sc->slots[3].name, "slot4@sim");
         CU_ASSERT_EQUAL(sc->slots[4].at, 90);
         check_attr(sc->slots[0].ad, "EnteredCurrentState", "1767232800");
-        nego_scenario_free(sc);
+        sim_scenario_free(sc);
 }
 
 static void test_comments_and_crlf(void) {
-        NegoScenario *sc = parse_ok("# a comment\r\n"
+        SimScenario *sc = parse_ok("# a comment\r\n"
                                     "PRIORITY_HALFLIFE = 600\r\n"
                                     "---  \r\n"
                                     "\r\n"
@@ -296,7 +296,7 @@ static void test_comments_and_crlf(void) {
         check_attr(sc->slots[1].ad, "Memory", "512");
         CU_ASSERT_EQUAL(sc->slots[1].line, 7);
         CU_ASSERT_EQUAL(sc->cycles, 3);
-        nego_scenario_free(sc);
+        sim_scenario_free(sc);
 }
 
 static void test_durations(void) {
@@ -312,28 +312,28 @@ static void test_durations(void) {
 
         for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
                 int64_t v = -1;
-                int r = nego_scenario_parse_duration(cases[i].text, &v);
+                int r = sim_scenario_parse_duration(cases[i].text, &v);
                 GLEAN_TEST_CHECK(cases[i].want < 0 ? r == -EINVAL : r == 0 && v == cases[i].want,
                                  "'%s': %d, %lld", cases[i].text, r, (long long) v);
         }
 }
 
 static void test_limits(void) {
-        NegoScenarioLimits lim = { .max_slots = 10, .max_jobs = 100 };
-        NegoScenario *sc = NULL;
+        SimScenarioLimits lim = { .max_slots = 10, .max_jobs = 100 };
+        SimScenario *sc = NULL;
         ConfigError err = {};
 
-        CU_ASSERT_EQUAL(nego_scenario_parse("slots 10\nsubmitter a\njobs a 100\n", "t", &lim, &sc, &err), 0);
-        nego_scenario_free(sc);
-        CU_ASSERT_EQUAL(nego_scenario_parse("slots 10\nslot\n", "t", &lim, &sc, &err), -E2BIG);
+        CU_ASSERT_EQUAL(sim_scenario_parse("slots 10\nsubmitter a\njobs a 100\n", "t", &lim, &sc, &err), 0);
+        sim_scenario_free(sc);
+        CU_ASSERT_EQUAL(sim_scenario_parse("slots 10\nslot\n", "t", &lim, &sc, &err), -E2BIG);
         CU_ASSERT_EQUAL(err.line, 2);
-        CU_ASSERT_EQUAL(nego_scenario_parse("submitter a\njobs a 60\njobs a 41\n", "t", &lim, &sc, &err), -E2BIG);
+        CU_ASSERT_EQUAL(sim_scenario_parse("submitter a\njobs a 60\njobs a 41\n", "t", &lim, &sc, &err), -E2BIG);
         CU_ASSERT_EQUAL(err.line, 3);
         CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "more than 100 jobs"));
 }
 
 static void test_load(void) {
-        NegoScenario *sc = NULL;
+        SimScenario *sc = NULL;
         ConfigError err = {};
         char path[] = "/tmp/glean-scenario-XXXXXX";
         int fd = mkstemp(path);
@@ -341,11 +341,11 @@ static void test_load(void) {
         CU_ASSERT_FATAL(fd >= 0);
         CU_ASSERT_EQUAL(write(fd, "slot\n\0x", 7), 7);
         close(fd);
-        CU_ASSERT_EQUAL(nego_scenario_load(path, &sc, &err), -EINVAL);
+        CU_ASSERT_EQUAL(sim_scenario_load(path, &sc, &err), -EINVAL);
         CU_ASSERT_STRING_EQUAL(err.file, path);
         CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "NUL"));
         unlink(path);
-        CU_ASSERT_EQUAL(nego_scenario_load(path, &sc, &err), -ENOENT);
+        CU_ASSERT_EQUAL(sim_scenario_load(path, &sc, &err), -ENOENT);
         CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "cannot read"));
 }
 
@@ -355,16 +355,16 @@ static void test_examples(void) {
         size_t n = 0;
 
         glob("examples/*.scn", 0, NULL, &g);
-        glob("tests/negotiator/scenarios/*.scn", GLOB_APPEND, NULL, &g);
+        glob("tests/sim/scenarios/*.scn", GLOB_APPEND, NULL, &g);
         for (size_t i = 0; i < g.gl_pathc; i++) {
-                NegoScenario *sc = NULL;
+                SimScenario *sc = NULL;
                 ConfigError err = {};
-                int r = nego_scenario_load(g.gl_pathv[i], &sc, &err);
+                int r = sim_scenario_load(g.gl_pathv[i], &sc, &err);
                 /* bad-*.scn are errors on purpose */
                 bool bad = strstr(g.gl_pathv[i], "/bad-") != NULL;
                 GLEAN_TEST_CHECK(bad ? r == -EINVAL && err.line > 0 : r == 0, "%s: %d: %s:%d: %s", g.gl_pathv[i],
                                  r, err.file, err.line, err.msg);
-                nego_scenario_free(sc);
+                sim_scenario_free(sc);
                 n++;
         }
         globfree(&g);
@@ -491,12 +491,12 @@ static const ErrorCase errors[] = {
 static void test_errors(void) {
         for (size_t i = 0; i < sizeof errors / sizeof *errors; i++) {
                 const ErrorCase *c = &errors[i];
-                NegoScenario *sc = (NegoScenario *) 0x1;
+                SimScenario *sc = (SimScenario *) 0x1;
                 ConfigError err = {};
-                int r = nego_scenario_parse(c->text, "t.scn", NULL, &sc, &err);
+                int r = sim_scenario_parse(c->text, "t.scn", NULL, &sc, &err);
 
                 GLEAN_TEST_CHECK(r == -EINVAL, "case %zu: %d, want -EINVAL", i, r);
-                GLEAN_TEST_CHECK(sc == (NegoScenario *) 0x1, "case %zu: the output was set", i);
+                GLEAN_TEST_CHECK(sc == (SimScenario *) 0x1, "case %zu: the output was set", i);
                 GLEAN_TEST_CHECK(strcmp(err.file, c->file ? c->file : "t.scn") == 0 && err.line == c->line &&
                                          strstr(err.msg, c->msg) != NULL && err.msg[0],
                                  "case %zu: %s:%d: %s; want %s:%d: ...%s...", i, err.file, err.line, err.msg,

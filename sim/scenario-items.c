@@ -108,7 +108,7 @@ static int fill_slot(ScnReader *rd, ClassAd *ad, const char *machine, bool pslot
 
 /* TotalCpus, TotalSlotCpus, ... (the MODIFY_REQUEST_EXPR_* defaults read
  * TotalSlotMemory / TotalSlotCpus). */
-static int fill_totals(ClassAd *ad, const NegoScenarioSlot *s) {
+static int fill_totals(ClassAd *ad, const SimScenarioSlot *s) {
         static const char *const res[] = { "Cpus", "Memory", "Disk" };
         const double v[] = { s->cpus, s->memory, s->disk };
         char name[32];
@@ -147,7 +147,7 @@ static ScnMachine *machine_get(ScnReader *rd, const char *name) {
 /* One slot, a copy of base (whose defaults are filled): named given, or
  * slotK@MACHINE with the machine's next free K (and SlotID K). */
 static int add_slot(ScnReader *rd, const ClassAd *base, const char *given, ScnMachine *m,
-                    const NegoScenarioSlot *proto) {
+                    const SimScenarioSlot *proto) {
         _cleanup_free_ char *name = NULL;
         ClassAd *ad = NULL;
         int64_t id = 1;
@@ -181,7 +181,7 @@ static int add_slot(ScnReader *rd, const ClassAd *base, const char *given, ScnMa
                 classad_free(ad);
                 return r;
         }
-        NegoScenarioSlot *s = &rd->sc->slots[rd->sc->n_slots++];
+        SimScenarioSlot *s = &rd->sc->slots[rd->sc->n_slots++];
         *s = *proto;
         s->ad = ad;
         s->name = TAKE_PTR(name);
@@ -205,7 +205,7 @@ int scn_slots_item(ScnReader *rd, const char *what, char *p, const char *start, 
         if ((r = parse_ad(rd, p, line, (int) (p - start), &base)) < 0)
                 return r;
 
-        NegoScenarioSlot proto = { .at = at, .line = line };
+        SimScenarioSlot proto = { .at = at, .line = line };
         bool pslot = false;
         if ((r = string_attr(rd, base, "Name", line, &given)) < 0 ||
             (r = string_attr(rd, base, "State", line, &state)) < 0 ||
@@ -287,7 +287,7 @@ static int check_group(ScnReader *rd, const char *group, int line) {
 }
 
 /* The identity of a submitter's jobs into ad: Owner, User, AccountingGroup, NiceUser. */
-static int set_identity(ClassAd *ad, const NegoScenarioSubmitter *s) {
+static int set_identity(ClassAd *ad, const SimScenarioSubmitter *s) {
         _cleanup_free_ char *owner = strndup(s->user, strcspn(s->user, "@")), *group = NULL;
         int r;
 
@@ -315,7 +315,7 @@ static bool valid_user(const char *s) {
 }
 
 /* One option of a submitter line at w (its values follow in *p). */
-static int submitter_option(ScnReader *rd, NegoScenarioSubmitter *s, const char *w, char **p, int line) {
+static int submitter_option(ScnReader *rd, SimScenarioSubmitter *s, const char *w, char **p, int line) {
         const char *v;
         int r;
 
@@ -340,7 +340,7 @@ static int submitter_option(ScnReader *rd, NegoScenarioSubmitter *s, const char 
                         return scn_fail(rd, line, "submitter: usage given twice");
                 const char *weight = glean_next_word(p), *f = glean_next_word(p), *dur = glean_next_word(p);
                 if (scn_parse_number(weight, &s->usage_weight) < 0 || s->usage_weight <= 0 || !f ||
-                    strcmp(f, "for") != 0 || !dur || nego_scenario_parse_duration(dur, &s->usage_time) < 0 ||
+                    strcmp(f, "for") != 0 || !dur || sim_scenario_parse_duration(dur, &s->usage_time) < 0 ||
                     s->usage_time <= 0)
                         return scn_fail(rd, line, "usage: expected 'usage WEIGHT for DURATION' "
                                               "(usage 10 for 2h: a slot weight of 10 for the 2 hours before time 0)");
@@ -358,16 +358,16 @@ static int submitter_option(ScnReader *rd, NegoScenarioSubmitter *s, const char 
         return 0;
 }
 
-void scn_submitter_clear(NegoScenarioSubmitter *s) {
+void scn_submitter_clear(SimScenarioSubmitter *s) {
         free(s->label);
         free(s->name);
         free(s->user);
         free(s->group);
-        *s = (NegoScenarioSubmitter){ 0 };
+        *s = (SimScenarioSubmitter){ 0 };
 }
 
 /* The submitter's accounting name, from what its jobs will say. */
-static int submitter_identity(ScnReader *rd, NegoScenarioSubmitter *s) {
+static int submitter_identity(ScnReader *rd, SimScenarioSubmitter *s) {
         ClassAd *ad = NULL;
         char why[256];
         int r;
@@ -391,7 +391,7 @@ static int submitter_identity(ScnReader *rd, NegoScenarioSubmitter *s) {
 
 /* submitter NAME [factor F] [rup R] [usage W for DURATION] [nice] [group G] */
 int scn_submitter_item(ScnReader *rd, char *p, int line) {
-        NegoScenarioSubmitter s = { .line = line };
+        SimScenarioSubmitter s = { .line = line };
         const char *label = glean_next_word(&p);
         char *w;
         int r = 0;
@@ -439,7 +439,7 @@ out:
         "(TARGET.Memory >= RequestMemory) && (TARGET.Cpus >= RequestCpus)"
 
 /* The defaults of a job ad (docs/simulate.md lists them). */
-static int fill_job(ClassAd *ad, const NegoScenarioSubmitter *s, int64_t cluster, int64_t at) {
+static int fill_job(ClassAd *ad, const SimScenarioSubmitter *s, int64_t cluster, int64_t at) {
         int r = set_identity(ad, s);
 
         r = r < 0 ? r : set_default_string(ad, "MyType", "Job");
@@ -459,7 +459,7 @@ static int fill_job(ClassAd *ad, const NegoScenarioSubmitter *s, int64_t cluster
 
 /* jobs NAME N [runtime DURATION|forever] [AD] */
 int scn_jobs_item(ScnReader *rd, char *p, const char *start, int64_t at, int line) {
-        NegoScenario *sc = rd->sc;
+        SimScenario *sc = rd->sc;
         const char *label = glean_next_word(&p), *w;
         _cleanup_free_ char *name = NULL;
         size_t sub, count, max = rd->limits->max_jobs;
@@ -471,7 +471,7 @@ int scn_jobs_item(ScnReader *rd, char *p, const char *start, int64_t at, int lin
 
         if (!label)
                 return scn_fail(rd, line, "jobs: expected a submitter, the number of jobs, then the ad");
-        r = nego_scenario_find_submitter(sc, label, &sub);
+        r = sim_scenario_find_submitter(sc, label, &sub);
         if (r == -EEXIST)
                 return scn_fail(rd, line, "jobs: '%s' names several submitters: write the accounting name", label);
         if (r < 0)
@@ -488,7 +488,7 @@ int scn_jobs_item(ScnReader *rd, char *p, const char *start, int64_t at, int lin
                 has_runtime = true;
                 if (v && strcmp(v, "forever") == 0)
                         continue;
-                if (!v || nego_scenario_parse_duration(v, &runtime) < 0 || runtime <= 0)
+                if (!v || sim_scenario_parse_duration(v, &runtime) < 0 || runtime <= 0)
                         return scn_fail(rd, line,
                                         "runtime: expected a duration over 0 (90, 30m, 1h30m, 2d) or forever");
         }
@@ -501,7 +501,7 @@ int scn_jobs_item(ScnReader *rd, char *p, const char *start, int64_t at, int lin
                 r = scn_fail(rd, line, "ClusterId and ProcId are the simulator's: each jobs line is a cluster");
                 goto out;
         }
-        const NegoScenarioSubmitter *s = &sc->submitters[sub];
+        const SimScenarioSubmitter *s = &sc->submitters[sub];
         if ((r = fill_job(ad, s, (int64_t) sc->n_jobs + 1, at)) < 0)
                 goto out;
         r = acct_job_submitter(ad, sc->domain, &name, why, sizeof why);
@@ -519,7 +519,7 @@ int scn_jobs_item(ScnReader *rd, char *p, const char *start, int64_t at, int lin
         }
         if ((r = scn_grow((void **) &sc->jobs, &rd->cap_jobs, sc->n_jobs, sizeof *sc->jobs)) < 0)
                 goto out;
-        sc->jobs[sc->n_jobs] = (NegoScenarioJobs){
+        sc->jobs[sc->n_jobs] = (SimScenarioJobs){
                 .submitter = sub,
                 .ad = TAKE_PTR(ad),
                 .cluster = (int64_t) sc->n_jobs + 1,
