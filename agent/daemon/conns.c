@@ -238,10 +238,10 @@ static int on_accept_timer(sd_event_source *src, uint64_t usec, void *userdata) 
 }
 
 void agent_conns_accept_pause(Agent *a, int error) {
-        if (a->accept_paused || !a->listen_src)
+        if (a->accept_paused || !a->server)
                 return;
         a->accept_paused = true;
-        sd_event_source_set_enabled(a->listen_src, SD_EVENT_OFF);
+        glean_usock_pause(a->server);
         glean_log(LOG_WARNING, NULL, NULL, 0,
                   "cannot accept connections: %s (%u open); accepting again when one goes, or in a second",
                   strerror(error), a->n_conns);
@@ -253,10 +253,10 @@ void agent_conns_accept_pause(Agent *a, int error) {
 }
 
 void agent_conns_accept_again(Agent *a) {
-        if (!a->accept_paused || !a->listen_src)
+        if (!a->accept_paused || !a->server)
                 return;
         a->accept_paused = false;
         if (a->accept_timer)
                 sd_event_source_set_enabled(a->accept_timer, SD_EVENT_OFF);
-        sd_event_source_set_enabled(a->listen_src, SD_EVENT_ON);
+        glean_usock_resume(a->server);
 }

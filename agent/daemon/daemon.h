@@ -21,6 +21,7 @@
 #include "policy.h"
 #include "proto.h"
 #include "bpf/sensors.h"
+#include "common/usock.h"
 #include "slots.h"
 
 typedef struct Agent Agent;
@@ -83,16 +84,13 @@ struct Slot {
 struct Conn {
         Agent *agent;
         Conn *next, *prev;      /* in a->conns (conns.c) */
-        int fd;
-        sd_event_source *src;
+        GleanUsockConn *uc;     /* its socket, frames and output (common/usock.h); NULL: upstream */
         sd_event_source *idle_src; /* AGENT_HELLO_TIMEOUT / AGENT_CONNECTION_IDLE_TIMEOUT (conns.c) */
-        GleanFrameReader *reader;
         GleanPeer peer;
         bool hello;             /* the handshake is done */
         bool manager;           /* the peer is the central manager: it gets SlotUpdate */
         bool dead;              /* sending failed: dropped by the deferred work */
         bool upstream;          /* the connection to the central manager (upstream.c): never in conns */
-        GleanOutQueue out;      /* frames not yet taken by the socket */
         /* Relayed requests (relay.c): how many await their last reply. */
         unsigned relays;
         RelaySeries *series;    /* relay.c: its multi-part Submit, kept until the last part */
@@ -119,8 +117,8 @@ struct Agent {
         char **admins;
         char *execute;
         char *socket_path;
-        int listen_fd;
-        sd_event_source *listen_src, *eval_timer, *update_timer, *defer;
+        GleanUsock *server;     /* the unix socket (server.c) */
+        sd_event_source *eval_timer, *update_timer, *defer;
         Slot *slots;
         Conn *conns;
         /* conns.c: connections counted in all and per uid, their limits

@@ -237,7 +237,7 @@ int main(int argc, char **argv) {
         glean_daemon_begin("glean-agent");
         glean_daemon_raise_fd_limit(NULL);
 
-        Agent a = { .listen_fd = -1 };
+        Agent a = { 0 };
         r = sd_event_default(&a.event);
         if (r >= 0) {
                 sd_event_add_signal(a.event, NULL, SIGTERM, on_signal, &a);

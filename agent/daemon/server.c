@@ -14,13 +14,9 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdarg.h>
-#include <fcntl.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
 #include <syslog.h>
 #include <unistd.h>
 
@@ -51,19 +47,12 @@ static void conn_fail(Conn *c, const char *why) {
         agent_request_defer(c->agent);
 }
 
-/* What to wait for: input always, output while some is queued. */
-static void conn_events(Conn *c) {
-        uint32_t ev = EPOLLIN | (glean_outq_size(&c->out) ? EPOLLOUT : 0);
-        sd_event_source_set_io_events(c->src, ev);
-}
-
 static int conn_flush(Conn *c) {
-        int r = glean_outq_flush(&c->out, c->fd);
+        int r = glean_usock_conn_flush(c->uc);
         if (r < 0) {
                 conn_fail(c, strerror(-r));
                 return -EPIPE;
         }
-        conn_events(c);
         return 0;
 }
 
@@ -76,7 +65,7 @@ int agent_conn_send(Conn *c, const ClassAd *msg) {
         if (!text)
                 return -ENOMEM;
         size_t len = strlen(text);
-        int r = glean_outq_push(&c->out, text, len, OUT_MAX);
+        int r = glean_usock_conn_queue(c->uc, text, len, OUT_MAX);
         if (r == -EMSGSIZE || r == -ENOBUFS) {
                 free(text);
                 conn_fail(c, r == -EMSGSIZE ? "message larger than a frame" : "it does not read its messages");
@@ -102,10 +91,7 @@ void agent_conn_drop(Conn *c) {
         Agent *a = c->agent;
         agent_conns_remove(a, c);
         forget_conn(a, c);
-        sd_event_source_unref(c->src);
-        glean_frame_reader_free(c->reader);
-        close(c->fd);
-        glean_outq_clear(&c->out);
+        glean_usock_conn_free(c->uc);
         free(c);
 }
 
@@ -738,57 +724,54 @@ static int on_frame(Conn *c, const char *payload, size_t len) {
         return r == -EPIPE || r == -ECONNRESET || r == -ETIMEDOUT ? r : 0;
 }
 
-/* Reads and handles the frames of c until the socket would block. Returns
- * false when c was dropped (freed). */
-static bool conn_read(Conn *c) {
-        for (;;) {
-                char *payload = NULL;
-                size_t len = 0;
-                int r = glean_frame_read(c->reader, c->fd, &payload, &len);
-                if (r == 0)
-                        break;
-                if (r < 0) {
-                        if (r != -EPIPE) {
-                                GleanLogField f[] = { { "GLEAN_PEER_USER", c->peer.user } };
-                                glean_log(LOG_NOTICE, NULL, f, 1, "dropping the connection of %s (pid %d): %s",
-                                          c->peer.user, (int) c->peer.pid, strerror(-r));
-                        }
-                        agent_conn_drop(c);
-                        return false;
-                }
-                agent_conn_touch(c);
-                r = on_frame(c, payload, len);
-                free(payload);
-                if (r < 0 || c->dead) {
-                        agent_conn_drop(c);
-                        return false;
-                }
-        }
-        return true;
-}
+/* ---- the socket's callbacks (common/usock.h) ---- */
 
-static int on_conn_io(sd_event_source *src, int fd, uint32_t revents, void *userdata) {
-        (void) src;
-        (void) fd;
-        Conn *c = userdata;
-        if (revents & EPOLLOUT) {
-                conn_flush(c);
-                if (c->dead) {
-                        agent_conn_drop(c);
-                        return 0;
-                }
+/* After a frame: a connection that failed, or whose handling asked for
+ * its end, goes now. */
+static int on_conn_frame(GleanUsockConn *uc, const char *payload, size_t len) {
+        Conn *c = glean_usock_conn_data(uc);
+        agent_conn_touch(c);
+        int r = on_frame(c, payload, len);
+        if (r < 0 || c->dead) {
+                agent_conn_drop(c);
+                return -1;
         }
-        if (revents & (EPOLLIN | EPOLLHUP | EPOLLERR))
-                conn_read(c);
         return 0;
 }
 
-/* A connection the limits refuse: told why (a Reply instead of the Hello
- * it waits for), then closed. Its socket is new and empty: the frame goes
- * at once. */
-static void refuse_conn(int fd, const GleanPeer *peer, const char *why) {
+static void on_conn_gone(GleanUsockConn *uc, int err) {
+        Conn *c = glean_usock_conn_data(uc);
+        if (err != -EPIPE) {
+                GleanLogField f[] = { { "GLEAN_PEER_USER", c->peer.user } };
+                glean_log(LOG_NOTICE, NULL, f, 1, "dropping the connection of %s (pid %d): %s", c->peer.user,
+                          (int) c->peer.pid, strerror(-err));
+        }
+        agent_conn_drop(c);
+}
+
+static int on_conn_writable(GleanUsockConn *uc) {
+        Conn *c = glean_usock_conn_data(uc);
+        conn_flush(c);
+        if (c->dead) {
+                agent_conn_drop(c);
+                return -1;
+        }
+        return 0;
+}
+
+static int on_admit(void *userdata, const GleanPeer *peer, char *why, size_t whylen) {
+        Agent *a = userdata;
+        return agent_conns_admit(a, peer, glean_peer_is_admin(peer, a->admins), why, whylen);
+}
+
+/* A connection the limits refuse is told why (a Reply instead of the
+ * Hello it waits for), then closed; recorded at most once a second. */
+static void on_refused(void *userdata, const GleanPeer *peer, const char *why) {
+        (void) userdata;
         static int64_t last;
         static unsigned unlogged;
+        if (!peer)
+                return; /* its credentials unknown: closed without a word */
         int64_t now = agent_now();
         if (now != last) {
                 glean_log(LOG_WARNING, NULL, NULL, 0, "refusing a connection of %s (pid %d): %s%s", peer->user,
@@ -797,93 +780,54 @@ static void refuse_conn(int fd, const GleanPeer *peer, const char *why) {
                 unlogged = 0;
         } else
                 unlogged++;
-        ClassAd *msg = NULL;
-        if (glean_msg_reply(NULL, false, why, &msg) >= 0)
-                glean_msg_send(fd, msg, 100);
-        classad_free(msg);
-        close(fd);
 }
 
-static int on_accept(sd_event_source *src, int fd, uint32_t revents, void *userdata) {
-        (void) src;
-        (void) revents;
-        Agent *a = userdata;
-        for (;;) {
-                int cfd = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-                if (cfd < 0) {
-                        /* At the descriptor limit the listening socket stays
-                         * readable: stop watching it, or the loop spins. */
-                        if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
-                                agent_conns_accept_pause(a, errno);
-                        if (errno == EINTR || errno == ECONNABORTED)
-                                continue;
-                        return 0;
-                }
-                GleanPeer peer;
-                char why[300];
-                if (glean_sock_peer(cfd, &peer) < 0) {
-                        close(cfd);
-                        continue;
-                }
-                bool admin = glean_peer_is_admin(&peer, a->admins);
-                if (agent_conns_admit(a, &peer, admin, why, sizeof why) < 0) {
-                        refuse_conn(cfd, &peer, why);
-                        continue;
-                }
-                Conn *c = calloc(1, sizeof *c);
-                if (!c || glean_frame_reader_new(GLEAN_FRAME_MAX, &c->reader) < 0 ||
-                    sd_event_add_io(a->event, &c->src, cfd, EPOLLIN, on_conn_io, c) < 0) {
-                        if (c)
-                                glean_frame_reader_free(c->reader);
-                        free(c);
-                        refuse_conn(cfd, &peer, "out of memory");
-                        continue;
-                }
-                c->peer = peer;
-                c->agent = a;
-                c->fd = cfd;
-                agent_conns_add(a, c);
-                agent_conn_touch(c);
-        }
+/* At the descriptor limit the listening socket stays readable: it is not
+ * watched for a while, or the loop spins. */
+static void on_exhausted(void *userdata, int err) {
+        agent_conns_accept_pause(userdata, err);
 }
+
+static int on_open(void *userdata, GleanUsockConn *uc) {
+        Agent *a = userdata;
+        Conn *c = calloc(1, sizeof *c);
+        if (!c)
+                return -ENOMEM;
+        c->uc = uc;
+        c->peer = *glean_usock_conn_peer(uc);
+        c->agent = a;
+        glean_usock_conn_set_data(uc, c);
+        agent_conns_add(a, c);
+        agent_conn_touch(c);
+        return 0;
+}
+
+static const GleanUsockOps server_ops = {
+        .admit = on_admit,
+        .refused = on_refused,
+        .exhausted = on_exhausted,
+        .open = on_open,
+        .frame = on_conn_frame,
+        .gone = on_conn_gone,
+        .writable = on_conn_writable,
+};
 
 int agent_server_start(Agent *a) {
-        char *dir = strdup(a->socket_path);
-        if (!dir)
-                return -ENOMEM;
-        char *slash = strrchr(dir, '/');
-        if (slash && slash != dir) {
-                *slash = 0;
-                if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
-                        int r = glean_log_errno(LOG_ERR, errno, "cannot create %s", dir);
-                        free(dir);
-                        return r;
-                }
-        }
-        free(dir);
-        int r = glean_sock_listen_unix(a->socket_path, 0666, &a->listen_fd);
+        int r = glean_usock_new(a->event, a->socket_path, 0666, &server_ops, a, &a->server);
         if (r < 0)
-                return glean_log_errno(LOG_ERR, r, "cannot listen on %s", a->socket_path);
-        r = sd_event_add_io(a->event, &a->listen_src, a->listen_fd, EPOLLIN, on_accept, a);
-        if (r < 0)
-                return glean_log_errno(LOG_ERR, r, "cannot watch %s", a->socket_path);
+                return r;
+        /* Its socket is new and empty: the frame goes at once. */
+        glean_usock_set_refuse_timeout(a->server, 100);
         return 0;
 }
 
 void agent_server_stop(Agent *a) {
         /* What is still queued (the last replies and job exits) gets a moment to go out. */
         for (Conn *c = a->conns; c; c = c->next)
-                for (int i = 0; i < 50 && glean_outq_size(&c->out) && !c->dead; i++) {
-                        struct pollfd p = { .fd = c->fd, .events = POLLOUT };
-                        if (poll(&p, 1, 10) > 0)
+                for (int i = 0; i < 50 && glean_usock_conn_queued(c->uc) && !c->dead; i++)
+                        if (glean_usock_fd_writable(glean_usock_conn_fd(c->uc), 10))
                                 conn_flush(c);
-                }
         while (a->conns)
                 agent_conn_drop(a->conns);
-        a->listen_src = sd_event_source_unref(a->listen_src);
-        if (a->listen_fd >= 0) {
-                close(a->listen_fd);
-                unlink(a->socket_path);
-                a->listen_fd = -1;
-        }
+        a->server = glean_usock_free(a->server);
 }

@@ -934,7 +934,7 @@ int agent_upstream_setup(Agent *a) {
                 glean_log_errno(LOG_WARNING, r, "cannot read %s/.glean-state/kept: %m", a->execute);
         up->state = UP_WAIT;
         up->conn.agent = a;
-        up->conn.fd = -1;
+        up->conn.uc = NULL; /* its frames go sealed, upstream */
         up->conn.upstream = true;
         up->conn.hello = true;
         up->conn.peer.uid = 0; /* the pool: it may claim any slot, run jobs as their Owner */

@@ -46,6 +46,7 @@
 #include "ratelimit.h"
 #include "secure.h"
 #include "strmap.h"
+#include "usock.h"
 
 /* The MESSAGE_IDs of journal records: systemd/glean-messages.h. */
 #include "systemd/glean-messages.h"
@@ -151,8 +152,7 @@ struct Conn {
         GleanSecure *sec;       /* tcp */
         GleanAddrKey addr;      /* tcp: the peer's address (its rate-limit key) */
         char addr_text[GLEAN_ADDR_KEY_STRLEN + 8];
-        GleanFrameReader *reader; /* unix */
-        GleanOutQueue out;      /* unix: frames not yet taken by the socket */
+        GleanUsockConn *uc;     /* unix: its socket, frames and output (common/usock.h) */
         GleanPeer peer;         /* unix: SO_PEERCRED */
         bool established;       /* tcp: the handshake succeeded */
         bool hello;             /* the Hello exchange is done */
@@ -295,9 +295,10 @@ struct Nego {
         Accountant *acct;
         JobQueue *queue;
 
-        int tcp_fd, unix_fd;
+        int tcp_fd;
+        GleanUsock *usock;      /* the unix socket NEGOTIATOR_SOCKET */
         uint16_t port;          /* the TCP port listened on */
-        sd_event_source *tcp_src, *unix_src, *post, *tick, *cycle_timer, *signals[4];
+        sd_event_source *tcp_src, *post, *tick, *cycle_timer, *signals[4];
         sd_event_source *reap;  /* frees the dead connections, before anything else */
         sd_event_source *accept_timer; /* listening again after running out of descriptors */
         sd_event_source *submit_work;  /* steps the submissions taken in slices (users.c) */

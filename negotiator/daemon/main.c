@@ -681,7 +681,7 @@ static void teardown(Nego *n) {
 int main(int argc, char **argv) {
         const char *port_file = NULL, *init = NULL;
         const GleanDaemonOption own[] = { { "port-file", 'p', &port_file, false }, { "init-db", 'I', &init, true } };
-        Nego n = { .tcp_fd = -1, .unix_fd = -1, .next_conn = 1, .next_request = 1 };
+        Nego n = { .tcp_fd = -1, .next_conn = 1, .next_request = 1 };
         int r = glean_daemon_args(argc, argv, "glean-negotiator", usage, own, 2, &n.args);
         if (r != 0)
                 return r == 1 ? 0 : r == -EINVAL ? 2 : 1;

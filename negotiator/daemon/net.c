@@ -3,7 +3,9 @@
  * net.c — glean-negotiator's sockets: agents over TCP, every frame sealed
  * after the pool-key handshake (common/secure.h), and local users over the
  * unix socket NEGOTIATOR_SOCKET (plain frames, the caller known by
- * SO_PEERCRED), both starting with the Hello of common/proto.h.
+ * SO_PEERCRED; the socket, its frames and output are common/usock.h's, the
+ * limits and what a frame means are user_ops here), both starting with the
+ * Hello of common/proto.h.
  *
  * A connection that fails (a wrong key, a frame that does not
  * authenticate, one too large or cut short, a handshake or Hello that does
@@ -33,12 +35,10 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -229,7 +229,7 @@ void nego_net_wait_end(Nego *n, uint64_t conn, NetUser *u) {
 static void out_sync(Conn *c) {
         if (c->tcp || !c->user)
                 return;
-        size_t q = glean_outq_size(&c->out);
+        size_t q = c->uc ? glean_usock_conn_queued(c->uc) : 0;
         c->user->output = c->user->output - c->out_counted + q;
         c->out_counted = q;
 }
@@ -277,8 +277,8 @@ static void listen_resume(Nego *n) {
         sd_event_source_set_enabled(n->accept_timer, SD_EVENT_OFF);
         if (n->tcp_src)
                 sd_event_source_set_enabled(n->tcp_src, SD_EVENT_ON);
-        if (n->unix_src)
-                sd_event_source_set_enabled(n->unix_src, SD_EVENT_ON);
+        if (n->usock)
+                glean_usock_resume(n->usock);
 }
 
 /* No connection is taken while there is no room for one (err: what the
@@ -290,8 +290,8 @@ static void listen_pause(Nego *n, int err) {
         n->accept_paused = true;
         if (n->tcp_src)
                 sd_event_source_set_enabled(n->tcp_src, SD_EVENT_OFF);
-        if (n->unix_src)
-                sd_event_source_set_enabled(n->unix_src, SD_EVENT_OFF);
+        if (n->usock)
+                glean_usock_pause(n->usock);
         int r = glean_timer_arm(NULL, &n->accept_timer, CLOCK_MONOTONIC, mono_usec() + ACCEPT_RETRY_USEC, 0, NULL,
                                 NULL);
         if (r < 0)
@@ -334,6 +334,8 @@ static void conn_kill(Conn *c) {
         CONN_LIST_APPEND(&n->dead, c, dead_link);
         if (c->src)
                 sd_event_source_set_enabled(c->src, SD_EVENT_OFF);
+        if (c->uc)
+                glean_usock_conn_stop(c->uc);
         if (c->timer)
                 sd_event_source_set_enabled(c->timer, SD_EVENT_OFF);
         sd_event_source_set_enabled(n->reap, SD_EVENT_ONESHOT);
@@ -368,7 +370,7 @@ static void handshake_failed(Conn *c, int err) {
 
 static size_t queued(const Conn *c) {
         const void *p;
-        return c->tcp ? (c->sec ? glean_secure_output(c->sec, &p) : 0) : glean_outq_size(&c->out);
+        return c->tcp ? (c->sec ? glean_secure_output(c->sec, &p) : 0) : glean_usock_conn_queued(c->uc);
 }
 
 static void flush_want(Conn *c) {
@@ -410,7 +412,7 @@ int nego_send_text(Conn *c, const char *text, size_t len) {
         if (c->tcp)
                 r = queued(c) + len > max ? -ENOBUFS : glean_secure_seal(c->sec, text, len);
         else {
-                r = c->user && c->user->output + len > max ? -ENOBUFS : glean_outq_push(&c->out, text, len, max);
+                r = c->user && c->user->output + len > max ? -ENOBUFS : glean_usock_conn_queue(c->uc, text, len, max);
                 out_sync(c);
         }
         if (r == -ENOBUFS) {
@@ -443,7 +445,7 @@ static void conn_flush(Conn *c) {
                 }
                 left = r == 0;
         } else {
-                int r = glean_outq_flush(&c->out, c->fd);
+                int r = glean_usock_conn_flush(c->uc);
                 out_sync(c);
                 if (r < 0) {
                         nego_conn_fail(c, strerror(-r));
@@ -455,7 +457,8 @@ static void conn_flush(Conn *c) {
                 c->last_progress = mono_usec();
         if (left != c->flushing) {
                 c->flushing = left;
-                sd_event_source_set_io_events(c->src, left ? EPOLLIN | EPOLLOUT : EPOLLIN);
+                if (c->src) /* tcp: a unix connection's are the server's */
+                        sd_event_source_set_io_events(c->src, left ? EPOLLIN | EPOLLOUT : EPOLLIN);
                 if (c->hello)
                         conn_timer_arm(c);
         }
@@ -481,7 +484,10 @@ static void conn_free(Conn *c) {
                 n->n_agents -= c->agent ? 1 : 0;
         } else
                 n->n_users--;
-        glean_outq_clear(&c->out);
+        if (c->uc) {
+                c->uc = glean_usock_conn_free(c->uc);
+                c->fd = -1; /* closed with it */
+        }
         out_sync(c);
         if (c->user) {
                 if (c->refused)
@@ -494,7 +500,6 @@ static void conn_free(Conn *c) {
         sd_event_source_unref(c->src);
         sd_event_source_unref(c->timer);
         glean_secure_free(c->sec);
-        glean_frame_reader_free(c->reader);
         if (c->fd >= 0)
                 close(c->fd);
         free(c->batch_ids);
@@ -574,7 +579,7 @@ void nego_net_batch_end(Nego *n, const char *why) {
                 }
                 bool taken = queued(c) > c->out_mark;
                 if (taken) {
-                        glean_outq_truncate(&c->out, c->out_mark);
+                        glean_usock_conn_truncate(c->uc, c->out_mark);
                         out_sync(c);
                 }
                 for (size_t i = 0; i < ids && !c->dead; i++) {
@@ -670,10 +675,7 @@ static int on_hello(Conn *c, const ClassAd *msg) {
 /* A local user over its limit: its Hello answered with why, then the
  * close (the answer written at once: a dead connection is not flushed). */
 static void refuse_hello(Conn *c) {
-        ClassAd *reply = NULL;
-        if (glean_msg_reply(NULL, false, c->refused, &reply) >= 0)
-                (void) glean_msg_send(c->fd, reply, 0);
-        classad_free(reply);
+        glean_usock_tell(c->fd, c->refused, 0);
         conn_kill(c);
 }
 
@@ -764,24 +766,16 @@ static void read_tcp(Conn *c) {
         }
 }
 
-static void read_unix(Conn *c) {
-        for (;;) {
-                char *payload = NULL;
-                size_t len = 0;
-                int r = glean_frame_read(c->reader, c->fd, &payload, &len);
-                if (r == 0)
-                        return;
-                if (r < 0) {
-                        nego_conn_fail(c, r == -EPIPE ? NULL : strerror(-r));
-                        return;
-                }
-                on_frame(c, payload, len);
-                free(payload);
-                if (c->dead)
-                        return;
-        }
+/* c's socket takes output again: not while a batch is open, what it
+ * queued waits for its commit (the post work flushes it). */
+static void conn_writable(Conn *c) {
+        if (!c->nego->in_batch)
+                conn_flush(c);
+        else
+                flush_want(c);
 }
 
+/* A tcp connection's events (a unix one's are the server's: user_ops). */
 static int on_conn_io(sd_event_source *src, int fd, uint32_t revents, void *userdata) {
         (void) src;
         (void) fd;
@@ -789,18 +783,10 @@ static int on_conn_io(sd_event_source *src, int fd, uint32_t revents, void *user
         nego_net_dispatched(c->nego);
         if (c->dead)
                 return 0;
-        /* Not while a batch is open: what it queued waits for its commit
-         * (the post work flushes it). */
-        if ((revents & EPOLLOUT) && !c->nego->in_batch)
-                conn_flush(c);
-        else if (revents & EPOLLOUT)
-                flush_want(c);
-        if (!c->dead && (revents & (EPOLLIN | EPOLLHUP | EPOLLERR))) {
-                if (c->tcp)
-                        read_tcp(c);
-                else
-                        read_unix(c);
-        }
+        if (revents & EPOLLOUT)
+                conn_writable(c);
+        if (!c->dead && (revents & (EPOLLIN | EPOLLHUP | EPOLLERR)))
+                read_tcp(c);
         return 0;
 }
 
@@ -865,17 +851,20 @@ static int on_conn_timer(sd_event_source *src, uint64_t usec, void *userdata) {
         return 0;
 }
 
-static int conn_add(Nego *n, int fd, bool tcp, Conn **ret) {
+/* A connection on fd (tcp), or on the unix socket's uc (whose source,
+ * frames and output are the server's). */
+static int conn_add(Nego *n, int fd, GleanUsockConn *uc, Conn **ret) {
         Conn *c = calloc(1, sizeof *c);
         if (!c)
                 return -ENOMEM;
+        bool tcp = !uc;
         c->nego = n;
-        c->fd = fd;
+        c->fd = tcp ? fd : glean_usock_conn_fd(uc);
         c->tcp = tcp;
         c->id = n->next_conn++;
         snprintf(c->id_text, sizeof c->id_text, "%" PRIu64, c->id);
         c->last_active = c->last_progress = mono_usec();
-        int r = sd_event_add_io(n->event, &c->src, fd, EPOLLIN, on_conn_io, c);
+        int r = tcp ? sd_event_add_io(n->event, &c->src, fd, EPOLLIN, on_conn_io, c) : 0;
         if (r >= 0)
                 r = sd_event_add_time_relative(n->event, &c->timer, CLOCK_MONOTONIC,
                                                (uint64_t) n->k.timeout * 1000000ULL, 100000, on_conn_timer, c);
@@ -890,8 +879,11 @@ static int conn_add(Nego *n, int fd, bool tcp, Conn **ret) {
         CONN_LIST_APPEND(&n->conns, c, all_link);
         if (tcp)
                 n->n_tcp++;
-        else
+        else {
                 n->n_users++;
+                c->uc = uc;
+                glean_usock_conn_set_data(uc, c);
+        }
         *ret = c;
         return 0;
 }
@@ -955,7 +947,7 @@ static int on_accept_tcp(sd_event_source *src, int fd, uint32_t revents, void *u
                         evict(n, a->handshakes.head, why);
                 }
                 Conn *c = NULL;
-                int r = conn_add(n, cfd, true, &c);
+                int r = conn_add(n, cfd, NULL, &c);
                 if (r < 0) {
                         close(cfd);
                         refusal_log(n, LOG_WARNING, "refused a connection from", text, strerror(-r));
@@ -979,93 +971,130 @@ static int on_accept_tcp(sd_event_source *src, int fd, uint32_t revents, void *u
         return 0;
 }
 
-/* A local user over its limit learns why before the close. */
-static void refuse_local(int fd, const char *why) {
-        ClassAd *reply = NULL;
-        if (glean_msg_reply(NULL, false, why, &reply) >= 0)
-                (void) glean_msg_send(fd, reply, 0);
-        classad_free(reply);
-        close(fd);
+/* ---- the unix socket's callbacks (common/usock.h) ---- */
+
+static void on_user_dispatch(void *userdata) {
+        nego_net_dispatched(userdata);
 }
 
-static int on_accept_unix(sd_event_source *src, int fd, uint32_t revents, void *userdata) {
-        (void) src;
-        (void) revents;
+/* A local user may take a descriptor that a stranger's handshake holds. */
+static bool on_user_room(void *userdata) {
         Nego *n = userdata;
-        nego_net_dispatched(n);
-        for (int i = 0; i < ACCEPTS_PER_DISPATCH && !n->accept_paused; i++) {
-                if (conns_open(n) >= n->max_conns) {
-                        if (!n->handshakes.head) {
-                                listen_pause(n, 0);
-                                return 0;
-                        }
-                        evict(n, n->handshakes.head, "its handshake gives way to a local user: the descriptors are "
-                                                     "all in use");
-                }
-                int cfd = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-                if (cfd < 0) {
-                        if (out_of_descriptors(errno))
-                                listen_pause(n, errno);
-                        if (errno == EINTR || errno == ECONNABORTED)
-                                continue;
-                        return 0;
-                }
-                GleanPeer peer;
-                char why[256];
-                int r = glean_sock_peer(cfd, &peer);
-                if (r < 0) {
-                        close(cfd);
-                        refusal_log(n, LOG_WARNING, "refused a local connection:", "(unknown peer)", strerror(-r));
-                        continue;
-                }
-                NetUser *u = user_get(n, peer.user);
-                if (!u) {
-                        refuse_local(cfd, "out of memory");
-                        continue;
-                }
-                bool over = u->conns >= per_user_max(n);
-                if (over) {
-                        snprintf(why, sizeof why,
-                                 "%s has %zu connections open to the central manager, the most "
-                                 "NEGOTIATOR_MAX_CONNECTIONS_PER_USER allows",
-                                 peer.user, u->conns);
-                        char name[96];
-                        snprintf(name, sizeof name, "%s (pid %d)", peer.user, (int) peer.pid);
-                        refusal_log(n, LOG_NOTICE, "refused a local connection of", name, why);
-                        /* One at a time waits for its Hello, to answer it; the others hear it at once. */
-                        if (u->refused > 0) {
-                                refuse_local(cfd, why);
-                                continue;
-                        }
-                }
-                Conn *c = NULL;
-                r = conn_add(n, cfd, false, &c);
-                if (r < 0) {
-                        refuse_local(cfd, strerror(-r));
-                        user_put(n, u);
-                        continue;
-                }
-                if ((r = glean_frame_reader_new(GLEAN_FRAME_MAX, &c->reader)) < 0) {
-                        conn_free(c);
-                        user_put(n, u);
-                        continue;
-                }
-                c->peer = peer;
-                c->user = u;
-                if (over && (c->refused = strdup(why))) {
-                        u->refused++;
-                        continue;
-                }
-                if (over) {
-                        c->user = NULL;
-                        conn_free(c);
-                        user_put(n, u);
-                        continue;
-                }
-                u->conns++;
+        if (conns_open(n) < n->max_conns)
+                return true;
+        if (!n->handshakes.head) {
+                listen_pause(n, 0);
+                return false;
         }
+        evict(n, n->handshakes.head, "its handshake gives way to a local user: the descriptors are all in use");
+        return true;
+}
+
+/* Whether u has all the connections it may have: why then. */
+static bool user_over(const Nego *n, const NetUser *u, const GleanPeer *peer, char *why, size_t len) {
+        if (u->conns < per_user_max(n))
+                return false;
+        snprintf(why, len,
+                 "%s has %zu connections open to the central manager, the most "
+                 "NEGOTIATOR_MAX_CONNECTIONS_PER_USER allows",
+                 peer->user, u->conns);
+        return true;
+}
+
+static void on_user_refused(void *userdata, const GleanPeer *peer, const char *why) {
+        Nego *n = userdata;
+        if (!peer) {
+                refusal_log(n, LOG_WARNING, "refused a local connection:", "(unknown peer)", why);
+                return;
+        }
+        char name[96];
+        snprintf(name, sizeof name, "%s (pid %d)", peer->user, (int) peer->pid);
+        refusal_log(n, LOG_NOTICE, "refused a local connection of", name, why);
+}
+
+/* A user over its limit: one connection at a time waits for its Hello,
+ * to answer it (on_user_open); the others hear it at once. */
+static int on_user_admit(void *userdata, const GleanPeer *peer, char *why, size_t whylen) {
+        Nego *n = userdata;
+        NetUser *u = user_get(n, peer->user);
+        int r = 0;
+        if (!u) {
+                snprintf(why, whylen, "out of memory");
+                return -ENOMEM;
+        }
+        if (user_over(n, u, peer, why, whylen)) {
+                if (u->refused > 0)
+                        r = -EUSERS;
+                else
+                        on_user_refused(n, peer, why);
+        }
+        user_put(n, u);
+        return r;
+}
+
+static int on_user_open(void *userdata, GleanUsockConn *uc) {
+        Nego *n = userdata;
+        const GleanPeer *peer = glean_usock_conn_peer(uc);
+        NetUser *u = user_get(n, peer->user);
+        Conn *c = NULL;
+        char why[256];
+        int r;
+        if (!u)
+                return -ENOMEM;
+        bool over = user_over(n, u, peer, why, sizeof why);
+        if ((r = conn_add(n, -1, uc, &c)) < 0) {
+                user_put(n, u);
+                return r;
+        }
+        c->peer = *peer;
+        c->user = u;
+        if (over && !(c->refused = strdup(why))) {
+                /* uc is the server's to free. */
+                c->user = NULL;
+                c->uc = NULL;
+                c->fd = -1;
+                conn_free(c);
+                user_put(n, u);
+                return -ENOMEM;
+        }
+        if (over)
+                u->refused++;
+        else
+                u->conns++;
         return 0;
 }
+
+static int on_user_frame(GleanUsockConn *uc, const char *payload, size_t len) {
+        Conn *c = glean_usock_conn_data(uc);
+        on_frame(c, payload, len);
+        return c->dead ? -1 : 0;
+}
+
+static void on_user_gone(GleanUsockConn *uc, int err) {
+        nego_conn_fail(glean_usock_conn_data(uc), err == -EPIPE ? NULL : strerror(-err));
+}
+
+static int on_user_writable(GleanUsockConn *uc) {
+        Conn *c = glean_usock_conn_data(uc);
+        conn_writable(c);
+        return c->dead ? -1 : 0;
+}
+
+static void on_user_exhausted(void *userdata, int err) {
+        listen_pause(userdata, err);
+}
+
+static const GleanUsockOps user_ops = {
+        .dispatch = on_user_dispatch,
+        .room = on_user_room,
+        .admit = on_user_admit,
+        .refused = on_user_refused,
+        .exhausted = on_user_exhausted,
+        .open = on_user_open,
+        .frame = on_user_frame,
+        .gone = on_user_gone,
+        .writable = on_user_writable,
+};
 
 /* ---- listening ---- */
 
@@ -1141,24 +1170,11 @@ static int listen_tcp(Nego *n) {
 }
 
 static int listen_unix(Nego *n) {
-        char *dir = strdup(n->k.socket_path);
-        if (!dir)
-                return -ENOMEM;
-        char *slash = strrchr(dir, '/');
-        if (slash && slash != dir) {
-                *slash = 0;
-                if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
-                        int r = glean_log_errno(LOG_ERR, errno, "cannot create %s: %m", dir);
-                        free(dir);
-                        return r;
-                }
-        }
-        free(dir);
-        int r = glean_sock_listen_unix(n->k.socket_path, 0666, &n->unix_fd);
+        int r = glean_usock_new(n->event, n->k.socket_path, 0666, &user_ops, n, &n->usock);
         if (r < 0)
-                return glean_log_errno(LOG_ERR, r, "cannot listen on %s: %m", n->k.socket_path);
-        r = sd_event_add_io(n->event, &n->unix_src, n->unix_fd, EPOLLIN, on_accept_unix, n);
-        return r < 0 ? glean_log_errno(LOG_ERR, r, "cannot watch %s: %m", n->k.socket_path) : 0;
+                return r;
+        glean_usock_set_accepts_per_event(n->usock, ACCEPTS_PER_DISPATCH);
+        return 0;
 }
 
 /* Descriptors open now (those of /proc/self/fd but its own). */
@@ -1201,24 +1217,18 @@ int nego_net_start(Nego *n) {
 void nego_net_stop(Nego *n) {
         /* The last replies get a moment to go out. */
         for (Conn *c = n->conns.head; c; c = c->all_link.next)
-                for (int i = 0; i < 50 && !c->dead && queued(c) > 0; i++) {
-                        struct pollfd p = { .fd = c->fd, .events = POLLOUT };
-                        if (poll(&p, 1, 10) > 0)
+                for (int i = 0; i < 50 && !c->dead && queued(c) > 0; i++)
+                        if (glean_usock_fd_writable(c->fd, 10))
                                 conn_flush(c);
-                }
         while (n->conns.head)
                 conn_free(n->conns.head);
         n->tcp_src = sd_event_source_unref(n->tcp_src);
-        n->unix_src = sd_event_source_unref(n->unix_src);
+        n->usock = glean_usock_free(n->usock);
         n->reap = sd_event_source_unref(n->reap);
         n->accept_timer = sd_event_source_unref(n->accept_timer);
         if (n->tcp_fd >= 0)
                 close(n->tcp_fd);
-        if (n->unix_fd >= 0) {
-                close(n->unix_fd);
-                unlink(n->k.socket_path);
-        }
-        n->tcp_fd = n->unix_fd = -1;
+        n->tcp_fd = -1;
         /* Users with Waits only (relayed) are freed with the waiters; what is left here has no Wait. */
         const char *key;
         void *v;
