@@ -43,6 +43,10 @@ struct Cg {
         void *watch_userdata;
 };
 
+/* The cgroup2 mount: /sys/fs/cgroup when it is cgroup2, else
+ * /sys/fs/cgroup/unified (a hybrid host); -ENOENT when neither is. */
+int cg_mount_find(const char **ret);
+
 /* The controllers in the kernel's (alphabetical) order. */
 typedef struct CgController {
         const char *name;

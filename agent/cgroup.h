@@ -151,6 +151,22 @@ int cg_usage(Cg *cg, CgUsage *ret);
  * 10 ms late: read the state in cb with cg_events()). A second call
  * replaces the first; -ENODEV without cgroup.events. Once the cgroup is
  * removed, cb is called a last time and the watch turns itself off. */
+/* ---- a process's own cgroup ----
+ *
+ * The one reading of the "0::" line of /proc/<pid>/cgroup (the cgroup v2
+ * line; v1 hierarchies have "N:controllers:" lines, which are passed over). */
+
+/* The cgroup v2 path in /proc/<pid>/cgroup's text ("0::/a/b\n"): "/a/b",
+ * relative to the cgroup2 mount. -ENOENT without a "0::" line (a v1-only
+ * host), -EINVAL for an empty or relative path (or no text),
+ * -ENAMETOOLONG when it does not fit in len. */
+int cg_own_from_text(const char *text, char *buf, size_t len);
+/* The same out of /proc/<pid>/cgroup (pid 0: the caller's own). */
+int cg_own(pid_t pid, char *buf, size_t len);
+/* The smallest memory.max (bytes) of the caller's cgroup v2 and its
+ * ancestors below the root ("max" is none): 0, -ENOENT when none has one. */
+int cg_own_memory_max(int64_t *ret);
+
 /* ---- the jobs' scope under systemd (cgroup-scope.c; pure) ----
  *
  * Under a systemd before 254 (no DelegateSubgroup=) a service's cgroup
@@ -159,10 +175,6 @@ int cg_usage(Cg *cg, CgUsage *ret);
  * scope unit beside the service, in the same slice:
  * /system.slice/glean-agent.service -> /system.slice/glean-agent-jobs.scope. */
 
-/* The cgroup v2 path of /proc/self/cgroup's text ("0::/a/b"): "/a/b".
- * -ENOENT without a "0::" line, -EINVAL for a path that is not absolute. */
-int cg_scope_own_from_text(const char *text, char *buf, size_t len);
-
 typedef struct CgScopePlan {
         char service[256]; /* "glean-agent.service" */
         char slice[256];   /* "system.slice" ("-.slice" at the root) */
@@ -170,8 +182,8 @@ typedef struct CgScopePlan {
         char cgroup[4096]; /* "/system.slice/glean-agent-jobs.scope" */
 } CgScopePlan;
 
-/* The scope for a process in the cgroup own (absolute, as
- * cg_scope_own_from_text() gives it). knob: AGENT_JOBS_SCOPE, a scope's
+/* The scope for a process in the cgroup own (absolute, as cg_own() gives
+ * it). knob: AGENT_JOBS_SCOPE, a scope's
  * name, or "auto" (or NULL): the service's name with "-jobs.scope" for
  * ".service". -ENOMEDIUM when own is not a service's cgroup in a slice
  * (no scope then), -EINVAL for a knob that is no valid "*.scope" name. */

@@ -53,27 +53,6 @@ static char *knob(const Config *cfg, const char *name, const char *def) {
         return v;
 }
 
-/* Own cgroup v2 path from /proc/self/cgroup ("0::/..."). */
-static int own_cgroup(char *buf, size_t len) {
-        FILE *f = fopen("/proc/self/cgroup", "re");
-        if (!f)
-                return -errno;
-        char line[4096];
-        int r = -ENOENT;
-        while (fgets(line, sizeof line, f))
-                if (strncmp(line, "0::", 3) == 0) {
-                        line[strcspn(line, "\n")] = 0;
-                        size_t n = strlen(line + 3);
-                        if (n < len) {
-                                memcpy(buf, line + 3, n + 1);
-                                r = 0;
-                        } else
-                                r = -ENAMETOOLONG;
-                }
-        fclose(f);
-        return r;
-}
-
 /* Another process than us in <base>/agent (another agent on the same
  * base): its pid, else 0. */
 pid_t agent_cgroup_other_agent(const Agent *a) {
@@ -147,7 +126,7 @@ static void fork_leaves_setup(Agent *a) {
                 return;
         }
         if (strcasecmp(spec, "auto") == 0) {
-                if (own_cgroup(own, sizeof own) < 0 || strcmp(own, "/") == 0 || !own[0]) {
+                if (cg_own(0, own, sizeof own) < 0 || strcmp(own, "/") == 0 || !own[0]) {
                         glean_log(LOG_NOTICE, NULL, NULL, 0,
                                   "the agent is in the root cgroup v2 (or has none): jobs run in their process groups "
                                   "(a process that calls setsid escapes their end); FORK_EXECUTOR_CGROUP can name a "
@@ -203,7 +182,7 @@ int agent_cgroups_setup(Agent *a) {
                 bool in_scope = false;
                 if (!base && agent_scope_setup(a, &base) > 0)
                         in_scope = true; /* the agent stays in its service's cgroup */
-                if (!base && own_cgroup(own, sizeof own) >= 0)
+                if (!base && cg_own(0, own, sizeof own) >= 0)
                         base = strdup(own);
                 if (!base || strcmp(base, "/") == 0 || !*base) {
                         snprintf(why, sizeof why,

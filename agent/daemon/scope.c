@@ -171,13 +171,8 @@ static int write_pid(const char *dir, pid_t pid) {
 
 /* Whether pid's cgroup v2 is cgroup (relative to the mount, "/a/b"). */
 static bool pid_in_cgroup(pid_t pid, const char *cgroup) {
-        char path[64], own[4096], *text = NULL;
-        path_fmt(path, sizeof path, "/proc/%d/cgroup", (int) pid);
-        if (glean_read_file(path, 1u << 16, &text, NULL) < 0)
-                return false;
-        bool in = cg_scope_own_from_text(text, own, sizeof own) >= 0 && strcmp(own, cgroup) == 0;
-        free(text);
-        return in;
+        char own[4096];
+        return cg_own(pid, own, sizeof own) >= 0 && strcmp(own, cgroup) == 0;
 }
 
 static int bus_connect(sd_bus **ret) {
@@ -409,11 +404,8 @@ int agent_scope_setup(Agent *a, char **ret_base) {
                 free(knob);
                 return 0;
         }
-        char *text = NULL, own[4096];
-        r = glean_read_file("/proc/self/cgroup", 1u << 16, &text, NULL);
-        if (r >= 0)
-                r = cg_scope_own_from_text(text, own, sizeof own);
-        free(text);
+        char own[4096];
+        r = cg_own(0, own, sizeof own);
         AgentScope *s = calloc(1, sizeof *s);
         if (!s) {
                 free(knob);
