@@ -42,9 +42,7 @@ static bool name_is_reserved(const char *name, size_t len) {
         return false;
 }
 
-/* A relative path of cgroup names: no "", ".", "..", absolute path,
- * control character, over-long name or name of a control file. */
-static int path_check(const char *path, bool allow_empty, char *why, size_t whylen) {
+int cg_path_check(const char *path, bool allow_empty, char *why, size_t whylen) {
         const char *p = path;
 
         if (!path)
@@ -86,6 +84,18 @@ static char *path_join(const char *a, const char *b) {
         if (asprintf(&s, "%s%s%s", a, a[strlen(a) - 1] == '/' ? "" : "/", b) < 0)
                 return NULL;
         return s;
+}
+
+int cg_subpath(char *buf, size_t len, const char *parent, const char *name) {
+        int n;
+
+        if (!name || !*name)
+                return -EINVAL;
+        if (parent && *parent)
+                n = snprintf(buf, len, "%s/%s", parent, name);
+        else
+                n = snprintf(buf, len, "%s", name);
+        return n < 0 || (size_t) n >= len ? -ENAMETOOLONG : 0;
 }
 
 static bool is_cgroup2(const char *path) {
@@ -312,7 +322,7 @@ int cg_root_open(const char *mount_override, const char *base_override, bool mov
                 k = -ENOMEM;
                 goto fail;
         }
-        k = path_check(rel, true, buf, sizeof(buf));
+        k = cg_path_check(rel, true, buf, sizeof(buf));
         if (k < 0) {
                 k = glean_why(k, why, whylen, "base: %s", buf);
                 goto fail;
@@ -443,7 +453,7 @@ int cg_open(CgRoot *r, const char *path, Cg **ret, char *why, size_t whylen) {
                 why[0] = '\0';
         if (!r)
                 return glean_why(-EINVAL, why, whylen, "no cgroup root");
-        k = path_check(path, false, why, whylen);
+        k = cg_path_check(path, false, why, whylen);
         if (k < 0)
                 return k;
         copy = strdup(path);

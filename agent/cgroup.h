@@ -67,6 +67,22 @@ const char *cg_root_note(const CgRoot *r);
 /* "cpu io memory pids", "" for none. */
 void cg_controllers_string(unsigned mask, char *buf, size_t len);
 
+/* parent/name into buf, or name alone when parent is NULL or "": the path
+ * of a cgroup below <base>/slots as cg_open() takes it. -EINVAL for no
+ * name, -ENAMETOOLONG when it does not fit. */
+int cg_subpath(char *buf, size_t len, const char *parent, const char *name);
+/* The names of the child cgroups of <base>/slots/<path> ("" for slots
+ * itself), sorted, NULL-terminated, free with cg_strv_free. -EINVAL for a
+ * path cg_open() would refuse, -ENOENT when there is no such cgroup. */
+int cg_root_children(const CgRoot *r, const char *path, char ***ret);
+/* rmdir of every child of <base>/slots whose name starts with prefix;
+ * those with processes or cgroups inside stay (the kernel refuses). How
+ * many went, or -errno. */
+int cg_root_prune(CgRoot *r, const char *prefix);
+/* The pids in <base>/agent (the agent's own cgroup when cg_root_open()
+ * moved it there): -ENOENT without one. */
+int cg_root_agent_pids(const CgRoot *r, pid_t **ret, size_t *ret_n);
+
 /* The cgroup <base>/slots/<path> ("slot1", "slot1/slot1_2", "slot1/slot1_2/job"),
  * created if absent (mkdir 0755, parents first), with the controllers of its
  * parent enabled in the parent's subtree_control as it goes; an existing one
