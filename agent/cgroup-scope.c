@@ -2,7 +2,7 @@
 /*
  * cgroup-scope.c — where the jobs go when the agent runs as a systemd
  * service: the transient scope unit that holds its slots (the decision
- * only, from text; the daemon's scope.c talks to systemd). Pure: no file,
+ * only, from text; cgroup-systemd.c talks to systemd). Pure: no file,
  * no bus.
  */
 #include <errno.h>

@@ -161,12 +161,6 @@ typedef struct CgUsage {
 } CgUsage;
 int cg_usage(Cg *cg, CgUsage *ret);
 
-/* Calls cb from the event loop each time cgroup.events or memory.events of
- * cg changes (the kernel signals them with POLLPRI on an open fd; it sends
- * at most one notification per file per 10 ms, so a state may be seen up to
- * 10 ms late: read the state in cb with cg_events()). A second call
- * replaces the first; -ENODEV without cgroup.events. Once the cgroup is
- * removed, cb is called a last time and the watch turns itself off. */
 /* ---- a process's own cgroup ----
  *
  * The one reading of the "0::" line of /proc/<pid>/cgroup (the cgroup v2
@@ -183,7 +177,7 @@ int cg_own(pid_t pid, char *buf, size_t len);
  * ancestors below the root ("max" is none): 0, -ENOENT when none has one. */
 int cg_own_memory_max(int64_t *ret);
 
-/* ---- the jobs' scope under systemd (cgroup-scope.c; pure) ----
+/* ---- the jobs' scope under systemd: the plan (cgroup-scope.c; pure) ----
  *
  * Under a systemd before 254 (no DelegateSubgroup=) a service's cgroup
  * that holds the slots is an inner cgroup, where systemd cannot start the
@@ -199,12 +193,35 @@ typedef struct CgScopePlan {
 } CgScopePlan;
 
 /* The scope for a process in the cgroup own (absolute, as cg_own() gives
- * it). knob: AGENT_JOBS_SCOPE, a scope's
- * name, or "auto" (or NULL): the service's name with "-jobs.scope" for
- * ".service". -ENOMEDIUM when own is not a service's cgroup in a slice
+ * it). knob: AGENT_JOBS_SCOPE, a scope's name, or "auto" (or NULL): the
+ * service's name with "-jobs.scope" for ".service". -ENOMEDIUM when own is not a service's cgroup in a slice
  * (no scope then), -EINVAL for a knob that is no valid "*.scope" name. */
 int cg_scope_plan(const char *own, const char *knob, CgScopePlan *ret);
 
+/* ---- the jobs' scope under systemd: the unit (cgroup-systemd.c; sd-bus) ---- */
+
+typedef struct CgScope CgScope;
+/* The scope of plan in the cgroup2 mount; nothing is done yet. */
+int cg_scope_new(const CgScopePlan *plan, CgScope **ret);
+/* The scope found with its placeholder in <scope>/init and taken as it
+ * is, or created (StartTransientUnit, the placeholder moved into init);
+ * a scope with jobs but without its placeholder gets a new one. Logs what
+ * it found or made; -errno with why. */
+int cg_scope_start(CgScope *s, char *why, size_t whylen);
+/* At a clean exit: the placeholder killed (if still alone in init) and
+ * the scope gone, unless processes are left in its slots. */
+void cg_scope_end(CgScope *s);
+void cg_scope_free(CgScope *s); /* accepts NULL; ends nothing */
+const char *cg_scope_path(const CgScope *s); /* absolute */
+
+/* ---- watching a cgroup (cgroup-ctl.c) ---- */
+
+/* Calls cb from the event loop each time cgroup.events or memory.events of
+ * cg changes (the kernel signals them with POLLPRI on an open fd; it sends
+ * at most one notification per file per 10 ms, so a state may be seen up to
+ * 10 ms late: read the state in cb with cg_events()). A second call
+ * replaces the first; -ENODEV without cgroup.events. Once the cgroup is
+ * removed, cb is called a last time and the watch turns itself off. */
 typedef void (*CgEventFn)(Cg *cg, void *userdata);
 int cg_watch(Cg *cg, sd_event *ev, CgEventFn cb, void *userdata);
 void cg_unwatch(Cg *cg);
