@@ -281,13 +281,10 @@ static int adopt_one(Agent *a, const ClassAd *st, int64_t alive_at, char *why, s
                 s->spec = NULL;
                 goto fail;
         }
-        char path[160];
-        agent_slot_cgroup_path(s, path, sizeof path);
         free(s->spec->scratch);
         s->spec->scratch = scratch;
         scratch = NULL;
-        if (a->cgroot && asprintf(&s->spec->cgroup, "%s/job", path) < 0) {
-                s->spec->cgroup = NULL;
+        if (a->cgroot && !(s->spec->cgroup = agent_slot_cgroup_leaf(s, "job"))) {
                 r = -ENOMEM;
                 goto fail;
         }

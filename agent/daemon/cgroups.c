@@ -219,6 +219,12 @@ void agent_slot_cgroup_path(const Slot *s, char *buf, size_t len) {
         (void) cg_subpath(buf, len, s->parent ? s->parent->name : NULL, s->name);
 }
 
+char *agent_slot_cgroup_leaf(const Slot *s, const char *leaf) {
+        char slot[160], path[192];
+        agent_slot_cgroup_path(s, slot, sizeof slot);
+        return cg_subpath(path, sizeof path, slot, leaf) < 0 ? NULL : strdup(path);
+}
+
 static void limits_for(const Agent *a, const Slot *s, CgLimits *l) {
         *l = (CgLimits){ 0 };
         int64_t cpus = s->res.cpus > 0 ? s->res.cpus : 1;

@@ -280,6 +280,9 @@ int agent_log_config_error(const ConfigError *err, int r, const char *what);
 /* Chooses the executor (AGENT_EXECUTOR, BASE_CGROUP) and sets a->exec. */
 int agent_cgroups_setup(Agent *a);
 void agent_slot_cgroup_path(const Slot *s, char *buf, size_t len);
+/* "slot1/job", "slot1/slot1_2/backfill": the cgroup of a slot's leaf
+ * below <base>/slots, malloc'd (NULL: out of memory). */
+char *agent_slot_cgroup_leaf(const Slot *s, const char *leaf);
 /* The slot's cgroup and its limits; with ASSIGN_CPU_AFFINITY its CPUs
  * (taken from its p-slot's, or the agent's) in cpuset.cpus and the ad. */
 int agent_slot_cgroup_open(Slot *s);
