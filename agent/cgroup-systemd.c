@@ -81,10 +81,10 @@ static void sleep_ms(long ms) {
 
 /* The placeholder: no fd of the agent's, every signal blocked, paused
  * until SIGKILL. Only async-signal-safe calls after fork(). */
-static int placeholder_start(pid_t *ret) {
+static int placeholder_start(pid_t *ret, char *why, size_t whylen) {
         pid_t pid = fork();
         if (pid < 0)
-                return -errno;
+                return glean_why(-errno, why, whylen, "cannot start the placeholder: %s", strerror(errno));
         if (pid == 0) {
                 sigset_t all;
                 sigfillset(&all);
@@ -315,54 +315,53 @@ const char *cg_scope_path(const CgScope *s) {
         return s ? s->path : NULL;
 }
 
+/* A populated scope taken as it is: its placeholder in init pinned, the
+ * one StartTransientUnit left in its root moved into init, or a new one. */
+static int scope_take(CgScope *s, char *why, size_t whylen) {
+        pid_t first = 0;
+        unsigned n = 0;
+        if (procs_of(s, "init", &first, &n) >= 0 && n >= 1 && placeholder_pin(s, first) >= 0) {
+                glean_log(LOG_NOTICE, NULL, NULL, 0, "jobs' scope %s is there (placeholder pid %d): taken as it is",
+                          s->plan.name, (int) first);
+                return 0;
+        }
+        if (n > 1) {
+                glean_why(0, why, whylen, "%s/init holds %u processes, not one placeholder", s->path, n);
+                return -EBUSY;
+        }
+        /* The scope's root holds only what StartTransientUnit put there:
+         * the placeholder of an agent that died before it moved it into
+         * init. */
+        pid_t root_pid = 0;
+        unsigned root_n = 0;
+        if (n == 0 && procs_of(s, NULL, &root_pid, &root_n) >= 0 && root_n == 1 &&
+            placeholder_into_init(s, root_pid, why, whylen) >= 0) {
+                glean_log(LOG_NOTICE, NULL, NULL, 0,
+                          "jobs' scope %s is there, its placeholder (pid %d) moved into init",
+                          s->plan.name, (int) root_pid);
+                return 0;
+        }
+        /* Jobs, but no placeholder: a new one. */
+        pid_t pid;
+        int r = placeholder_start(&pid, why, whylen);
+        if (r < 0)
+                return r;
+        r = placeholder_into_init(s, pid, why, whylen);
+        if (r < 0) {
+                placeholder_kill(s, pid, true);
+                return r;
+        }
+        s->child = true;
+        glean_log(LOG_NOTICE, NULL, NULL, 0, "jobs' scope %s is there without its placeholder: a new one, pid %d",
+                  s->plan.name, (int) pid);
+        return 0;
+}
+
 int cg_scope_start(CgScope *s, char *why, size_t whylen) {
-        char init[PATH_MAX + 8];
-        snprintf(init, sizeof init, "%s/init", s->path);
         for (int attempt = 0; attempt < 3; attempt++) {
                 int pop = populated(s, NULL);
-                if (pop == 1) {
-                        pid_t first = 0;
-                        unsigned n = 0;
-                        if (procs_of(s, "init", &first, &n) >= 0 && n >= 1 && placeholder_pin(s, first) >= 0) {
-                                glean_log(LOG_NOTICE, NULL, NULL, 0,
-                                          "jobs' scope %s is there (placeholder pid %d): taken as it is",
-                                          s->plan.name, (int) first);
-                                return 0;
-                        }
-                        if (n > 1) {
-                                glean_why(0, why, whylen, "%s holds %u processes, not one placeholder", init, n);
-                                return -EBUSY;
-                        }
-                        /* The scope's root holds only what StartTransientUnit
-                         * put there: the placeholder of an agent that died
-                         * before it moved it into init. */
-                        pid_t root_pid = 0;
-                        unsigned root_n = 0;
-                        if (n == 0 && procs_of(s, NULL, &root_pid, &root_n) >= 0 && root_n == 1 &&
-                            placeholder_into_init(s, root_pid, why, whylen) >= 0) {
-                                glean_log(LOG_NOTICE, NULL, NULL, 0,
-                                          "jobs' scope %s is there, its placeholder (pid %d) moved into init",
-                                          s->plan.name, (int) root_pid);
-                                return 0;
-                        }
-                        /* Jobs, but no placeholder: a new one. */
-                        pid_t pid;
-                        int r = placeholder_start(&pid);
-                        if (r < 0) {
-                                glean_why(0, why, whylen, "cannot start the placeholder: %s", strerror(-r));
-                                return r;
-                        }
-                        r = placeholder_into_init(s, pid, why, whylen);
-                        if (r < 0) {
-                                placeholder_kill(s, pid, true);
-                                return r;
-                        }
-                        s->child = true;
-                        glean_log(LOG_NOTICE, NULL, NULL, 0,
-                                  "jobs' scope %s is there without its placeholder: a new one, pid %d", s->plan.name,
-                                  (int) pid);
-                        return 0;
-                }
+                if (pop == 1)
+                        return scope_take(s, why, whylen);
                 if (pop == 0) {
                         /* Empty: a scope on its way out. */
                         for (int i = 0; i < SCOPE_GONE_TIMEOUT_MS / 100 && scope_exists(s); i++)
@@ -375,11 +374,9 @@ int cg_scope_start(CgScope *s, char *why, size_t whylen) {
                 }
 
                 pid_t pid;
-                int r = placeholder_start(&pid);
-                if (r < 0) {
-                        glean_why(0, why, whylen, "cannot start the placeholder: %s", strerror(-r));
+                int r = placeholder_start(&pid, why, whylen);
+                if (r < 0)
                         return r;
-                }
                 r = scope_start_unit(s, pid, why, whylen);
                 if (r == 0) {
                         /* The unit exists: look again once it is gone. */
