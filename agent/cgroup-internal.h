@@ -4,11 +4,15 @@
  * public): the two structures, file access relative to a directory fd,
  * the controller table and the walk over a subtree.
  *
- * cgroup.c       the subtree: mount, base, controllers, root, open, paths
- * cgroup-file.c  control files relative to a dir fd, keyed files, names
- * cgroup-tree.c  below a cgroup: children, walk, pids, attach, remove
- * cgroup-ctl.c   what is done to a cgroup: limits, freeze, kill, signal,
- *                usage, the event files and their watch
+ * cgroup.c         the subtree: mount, base, controllers, root, open,
+ *                  paths; a process's own cgroup (the "0::" line)
+ * cgroup-file.c    control files relative to a dir fd, keyed files, names
+ * cgroup-tree.c    below a cgroup: children, walk, pids, attach, remove;
+ *                  the same below the root's slots/
+ * cgroup-ctl.c     what is done to a cgroup: limits, freeze, kill, signal,
+ *                  usage, the event files and their watch
+ * cgroup-scope.c   the jobs' scope under systemd: its name and cgroup (pure)
+ * cgroup-systemd.c the scope's unit and placeholder (sd-bus)
  */
 #pragma once
 
