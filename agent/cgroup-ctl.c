@@ -175,13 +175,17 @@ int cg_freeze(Cg *cg, bool frozen) {
 }
 
 int cg_events(Cg *cg, bool *ret_populated, bool *ret_frozen) {
+        if (!cg)
+                return -EINVAL;
+        return cg_events_at(cg->dirfd, ret_populated, ret_frozen);
+}
+
+int cg_events_at(int dirfd, bool *ret_populated, bool *ret_frozen) {
         char buf[256];
         uint64_t populated = 0, frozen = 0;
         int k;
 
-        if (!cg)
-                return -EINVAL;
-        k = cg_read_small_at(cg->dirfd, "cgroup.events", buf, sizeof(buf));
+        k = cg_read_small_at(dirfd, "cgroup.events", buf, sizeof(buf));
         if (k == -ENOENT)
                 return -ENODEV;
         if (k < 0)

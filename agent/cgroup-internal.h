@@ -4,11 +4,15 @@
  * public): the two structures, file access relative to a directory fd,
  * the controller table and the walk over a subtree.
  *
- * cgroup.c       the subtree: mount, base, controllers, root, open, paths
- * cgroup-file.c  control files relative to a dir fd, keyed files, names
- * cgroup-tree.c  below a cgroup: children, walk, pids, attach, remove
- * cgroup-ctl.c   what is done to a cgroup: limits, freeze, kill, signal,
- *                usage, the event files and their watch
+ * cgroup.c         the subtree: mount, base, controllers, root, open,
+ *                  paths; a process's own cgroup (the "0::" line)
+ * cgroup-file.c    control files relative to a dir fd, keyed files, names
+ * cgroup-tree.c    below a cgroup: children, walk, pids, attach, remove;
+ *                  the same below the root's slots/
+ * cgroup-ctl.c     what is done to a cgroup: limits, freeze, kill, signal,
+ *                  usage, the event files and their watch
+ * cgroup-scope.c   the jobs' scope under systemd: its name and cgroup (pure)
+ * cgroup-systemd.c the scope's unit and placeholder (sd-bus)
  */
 #pragma once
 
@@ -43,6 +47,16 @@ struct Cg {
         void *watch_userdata;
 };
 
+/* The cgroup2 mount: /sys/fs/cgroup when it is cgroup2, else
+ * /sys/fs/cgroup/unified (a hybrid host); -ENOENT when neither is. */
+int cg_mount_find(const char **ret);
+
+/* A path of cgroup names relative to a cgroup ("slot1/slot1_2/job"; ""
+ * when allow_empty): no empty name, ".", "..", absolute path, control
+ * character, name over NAME_MAX or name of a control file. 0, or -EINVAL
+ * with why. */
+int cg_path_check(const char *path, bool allow_empty, char *why, size_t whylen);
+
 /* The controllers in the kernel's (alphabetical) order. */
 typedef struct CgController {
         const char *name;
@@ -67,12 +81,22 @@ int cg_keyed_get(const char *text, const char *key, uint64_t *ret);
 /* A single-value file ("123" or "max" -> INT64_MAX): 0, or -errno. */
 int cg_read_int64_at(int dirfd, const char *file, int64_t *ret);
 
+/* cgroup.events of the cgroup dirfd: populated and frozen (either output
+ * may be NULL); -ENODEV without the file, -ENOENT without "populated". */
+int cg_events_at(int dirfd, bool *ret_populated, bool *ret_frozen);
+
+/* The names of the child cgroups of dirfd, sorted, NULL-terminated (free
+ * with cg_strv_free). */
+int cg_children_at(int dirfd, char ***ret);
 /* Calls fn on dirfd and then on every cgroup below it (parents first),
  * each with an O_PATH|O_DIRECTORY fd; stops at the first fn < 0. */
 typedef int (*CgWalkFn)(int dirfd, void *userdata);
 int cg_walk(int dirfd, CgWalkFn fn, void *userdata);
-/* The pids of cgroup.procs under dirfd (not below). */
+/* The pids of cgroup.procs under dirfd (not below); none when the cgroup
+ * is gone. */
 int cg_procs_at(int dirfd, pid_t **ret, size_t *ret_n);
+/* Moves pid into the cgroup dirfd (its cgroup.procs); dir names it in why. */
+int cg_attach_at(int dirfd, const char *dir, pid_t pid, char *why, size_t whylen);
 
 /* SIGKILL to every process of cg and below, frozen first so that nothing
  * forks meanwhile, repeated until the cgroup is empty (0) or the tries run

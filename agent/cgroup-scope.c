@@ -2,34 +2,15 @@
 /*
  * cgroup-scope.c — where the jobs go when the agent runs as a systemd
  * service: the transient scope unit that holds its slots (the decision
- * only, from text; the daemon's scope.c talks to systemd). Pure: no file,
+ * only, from text; cgroup-systemd.c talks to systemd). Pure: no file,
  * no bus.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cgroup.h"
-
-int cg_scope_own_from_text(const char *text, char *buf, size_t len) {
-        const char *p;
-        size_t n;
-
-        for (p = text; p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
-                if (strncmp(p, "0::", 3) == 0)
-                        break;
-        if (!p)
-                return -ENOENT;
-        p += 3;
-        n = strcspn(p, "\n");
-        if (n == 0 || p[0] != '/')
-                return -EINVAL;
-        if (n >= len)
-                return -ENAMETOOLONG;
-        memcpy(buf, p, n);
-        buf[n] = '\0';
-        return 0;
-}
 
 static bool ends_with(const char *s, size_t n, const char *suffix) {
         size_t k = strlen(suffix);

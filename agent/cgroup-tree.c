@@ -20,8 +20,7 @@
 /* Deeper than any layout of ours; bounds the recursion of cg_walk(). */
 #define CG_WALK_MAX_DEPTH 64
 
-/* The names of the child cgroups of dirfd, sorted, NULL-terminated. */
-static int children_at(int dirfd, char ***ret) {
+int cg_children_at(int dirfd, char ***ret) {
         _cleanup_close_ int fd = -1;
         DIR *d;
         struct dirent *de;
@@ -80,7 +79,7 @@ static int children_at(int dirfd, char ***ret) {
 int cg_children(const Cg *cg, char ***ret) {
         if (!cg || !ret)
                 return -EINVAL;
-        return children_at(cg->dirfd, ret);
+        return cg_children_at(cg->dirfd, ret);
 }
 
 void cg_strv_free(char **v) {
@@ -100,7 +99,7 @@ static int walk_depth(int dirfd, CgWalkFn fn, void *userdata, unsigned depth) {
         k = fn(dirfd, userdata);
         if (k < 0)
                 return k;
-        k = children_at(dirfd, &names);
+        k = cg_children_at(dirfd, &names);
         if (k < 0)
                 return k == -ENOENT ? 0 : k; /* removed meanwhile */
         for (char **p = names; *p && k >= 0; p++) {
@@ -216,13 +215,63 @@ int cg_pids(const Cg *cg, pid_t **ret, size_t *ret_n) {
         return 0;
 }
 
-int cg_attach(Cg *cg, pid_t pid) {
+int cg_attach_at(int dirfd, const char *dir, pid_t pid, char *why, size_t whylen) {
         char buf[32];
 
-        if (!cg || pid <= 0)
-                return -EINVAL;
+        if (pid <= 0)
+                return glean_why(-EINVAL, why, whylen, "no pid to move into %s", dir);
         snprintf(buf, sizeof(buf), "%d", (int) pid);
-        return cg_write_at(cg->dirfd, cg->path, "cgroup.procs", buf, NULL, 0);
+        return cg_write_at(dirfd, dir, "cgroup.procs", buf, why, whylen);
+}
+
+int cg_attach(Cg *cg, pid_t pid) {
+        if (!cg)
+                return -EINVAL;
+        return cg_attach_at(cg->dirfd, cg->path, pid, NULL, 0);
+}
+
+/* ---- below the root ---- */
+
+int cg_root_children(const CgRoot *r, const char *path, char ***ret) {
+        _cleanup_close_ int fd = -1;
+        int k;
+
+        if (!r || !ret)
+                return -EINVAL;
+        k = cg_path_check(path, true, NULL, 0);
+        if (k < 0)
+                return k;
+        fd = openat(r->slots_fd, *path ? path : ".", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        return cg_children_at(fd, ret);
+}
+
+int cg_root_prune(CgRoot *r, const char *prefix) {
+        char **names = NULL;
+        int k, n = 0;
+
+        if (!r || !prefix)
+                return -EINVAL;
+        k = cg_children_at(r->slots_fd, &names);
+        if (k < 0)
+                return k;
+        for (char **p = names; *p; p++)
+                if (strncmp(*p, prefix, strlen(prefix)) == 0 && unlinkat(r->slots_fd, *p, AT_REMOVEDIR) == 0)
+                        n++;
+        cg_strv_free(names);
+        return n;
+}
+
+int cg_root_agent_pids(const CgRoot *r, pid_t **ret, size_t *ret_n) {
+        _cleanup_close_ int fd = -1;
+
+        if (!r || !ret || !ret_n)
+                return -EINVAL;
+        fd = openat(r->base_fd, "agent", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        return cg_procs_at(fd, ret, ret_n);
 }
 
 /* ---- removal ---- */
@@ -233,7 +282,7 @@ static int remove_children(int dirfd, unsigned depth) {
 
         if (depth > CG_WALK_MAX_DEPTH)
                 return -ELOOP;
-        k = children_at(dirfd, &names);
+        k = cg_children_at(dirfd, &names);
         if (k < 0)
                 return k;
         for (char **p = names; *p && k >= 0; p++) {

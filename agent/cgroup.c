@@ -42,9 +42,7 @@ static bool name_is_reserved(const char *name, size_t len) {
         return false;
 }
 
-/* A relative path of cgroup names: no "", ".", "..", absolute path,
- * control character, over-long name or name of a control file. */
-static int path_check(const char *path, bool allow_empty, char *why, size_t whylen) {
+int cg_path_check(const char *path, bool allow_empty, char *why, size_t whylen) {
         const char *p = path;
 
         if (!path)
@@ -88,33 +86,107 @@ static char *path_join(const char *a, const char *b) {
         return s;
 }
 
+int cg_subpath(char *buf, size_t len, const char *parent, const char *name) {
+        int n;
+
+        if (!name || !*name)
+                return -EINVAL;
+        if (parent && *parent)
+                n = snprintf(buf, len, "%s/%s", parent, name);
+        else
+                n = snprintf(buf, len, "%s", name);
+        return n < 0 || (size_t) n >= len ? -ENAMETOOLONG : 0;
+}
+
 static bool is_cgroup2(const char *path) {
         struct statfs fs;
 
         return statfs(path, &fs) == 0 && fs.f_type == CGROUP2_SUPER_MAGIC;
 }
 
-/* The "0::" line of /proc/self/cgroup, without its leading '/'. */
-static int own_cgroup(char **ret) {
-        _cleanup_free_ char *text = NULL;
+int cg_own_from_text(const char *text, char *buf, size_t len) {
         const char *p;
         size_t n;
-        int r;
 
-        r = cg_read_at(AT_FDCWD, "/proc/self/cgroup", &text);
-        if (r < 0)
-                return r;
+        if (!text)
+                return -EINVAL;
         for (p = text; p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
                 if (strncmp(p, "0::", 3) == 0)
                         break;
         if (!p)
                 return -ENOENT;
         p += 3;
-        while (*p == '/')
-                p++;
         n = strcspn(p, "\n");
-        *ret = strndup(p, n);
-        return *ret ? 0 : -ENOMEM;
+        if (n == 0 || p[0] != '/')
+                return -EINVAL;
+        if (n >= len)
+                return -ENAMETOOLONG;
+        memcpy(buf, p, n);
+        buf[n] = '\0';
+        return 0;
+}
+
+int cg_own(pid_t pid, char *buf, size_t len) {
+        _cleanup_free_ char *text = NULL;
+        char file[64];
+        int k;
+
+        if (pid < 0)
+                return -EINVAL;
+        if (pid == 0)
+                snprintf(file, sizeof(file), "/proc/self/cgroup");
+        else
+                snprintf(file, sizeof(file), "/proc/%d/cgroup", (int) pid);
+        k = cg_read_at(AT_FDCWD, file, &text);
+        if (k < 0)
+                return k;
+        return cg_own_from_text(text, buf, len);
+}
+
+int cg_mount_find(const char **ret) {
+        if (is_cgroup2("/sys/fs/cgroup"))
+                *ret = "/sys/fs/cgroup";
+        else if (is_cgroup2("/sys/fs/cgroup/unified"))
+                *ret = "/sys/fs/cgroup/unified";
+        else
+                return -ENOENT;
+        return 0;
+}
+
+int cg_own_memory_max(int64_t *ret) {
+        _cleanup_close_ int mount_fd = -1;
+        const char *mount;
+        char own[PATH_MAX];
+        int64_t best = -1;
+        size_t n;
+        int k;
+
+        k = cg_mount_find(&mount);
+        if (k >= 0)
+                k = cg_own(0, own, sizeof(own));
+        if (k < 0)
+                return k;
+        mount_fd = open(mount, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (mount_fd < 0)
+                return -errno;
+        /* "/a/b", then "/a"; the root has no memory.max. */
+        for (n = strlen(own); n > 1;) {
+                _cleanup_close_ int fd = openat(mount_fd, own + 1, O_PATH | O_DIRECTORY | O_CLOEXEC);
+                int64_t v;
+
+                if (fd >= 0 && cg_read_int64_at(fd, "memory.max", &v) >= 0 && v > 0 && v != INT64_MAX &&
+                    (best < 0 || v < best))
+                        best = v;
+                while (n > 0 && own[n - 1] != '/')
+                        n--;
+                if (n > 0)
+                        n--;
+                own[n] = '\0';
+        }
+        if (best < 0)
+                return -ENOENT;
+        *ret = best;
+        return 0;
 }
 
 /* ---- controllers down the tree ---- */
@@ -196,6 +268,7 @@ int cg_root_open(const char *mount_override, const char *base_override, bool mov
         _cleanup_free_ char *rel = NULL;
         _cleanup_close_ int mount_fd = -1;
         CgRoot *r = NULL;
+        const char *mount;
         char buf[256], pid[32], *slots = NULL;
         unsigned base_mask, avail;
         int k;
@@ -214,10 +287,8 @@ int cg_root_open(const char *mount_override, const char *base_override, bool mov
                         goto fail;
                 }
                 r->mount = strdup(mount_override);
-        } else if (is_cgroup2("/sys/fs/cgroup"))
-                r->mount = strdup("/sys/fs/cgroup");
-        else if (is_cgroup2("/sys/fs/cgroup/unified"))
-                r->mount = strdup("/sys/fs/cgroup/unified");
+        } else if (cg_mount_find(&mount) >= 0)
+                r->mount = strdup(mount);
         else {
                 k = glean_why(-ENOENT, why, whylen, "no cgroup v2: neither /sys/fs/cgroup nor /sys/fs/cgroup/unified is cgroup2");
                 goto fail;
@@ -236,7 +307,11 @@ int cg_root_open(const char *mount_override, const char *base_override, bool mov
                 if (rel && *rel && rel[strlen(rel) - 1] == '/')
                         rel[strlen(rel) - 1] = '\0';
         } else {
-                k = own_cgroup(&rel);
+                char own[PATH_MAX];
+
+                k = cg_own(0, own, sizeof(own));
+                if (k >= 0)
+                        rel = strdup(own + 1);
                 if (k < 0) {
                         k = glean_why(k == -ENOENT ? -ENOENT : k, why, whylen,
                                    "cannot find our cgroup v2 in /proc/self/cgroup: %s", strerror(-k));
@@ -247,7 +322,7 @@ int cg_root_open(const char *mount_override, const char *base_override, bool mov
                 k = -ENOMEM;
                 goto fail;
         }
-        k = path_check(rel, true, buf, sizeof(buf));
+        k = cg_path_check(rel, true, buf, sizeof(buf));
         if (k < 0) {
                 k = glean_why(k, why, whylen, "base: %s", buf);
                 goto fail;
@@ -378,7 +453,7 @@ int cg_open(CgRoot *r, const char *path, Cg **ret, char *why, size_t whylen) {
                 why[0] = '\0';
         if (!r)
                 return glean_why(-EINVAL, why, whylen, "no cgroup root");
-        k = path_check(path, false, why, whylen);
+        k = cg_path_check(path, false, why, whylen);
         if (k < 0)
                 return k;
         copy = strdup(path);

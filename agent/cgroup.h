@@ -67,6 +67,22 @@ const char *cg_root_note(const CgRoot *r);
 /* "cpu io memory pids", "" for none. */
 void cg_controllers_string(unsigned mask, char *buf, size_t len);
 
+/* parent/name into buf, or name alone when parent is NULL or "": the path
+ * of a cgroup below <base>/slots as cg_open() takes it. -EINVAL for no
+ * name, -ENAMETOOLONG when it does not fit. */
+int cg_subpath(char *buf, size_t len, const char *parent, const char *name);
+/* The names of the child cgroups of <base>/slots/<path> ("" for slots
+ * itself), sorted, NULL-terminated, free with cg_strv_free. -EINVAL for a
+ * path cg_open() would refuse, -ENOENT when there is no such cgroup. */
+int cg_root_children(const CgRoot *r, const char *path, char ***ret);
+/* rmdir of every child of <base>/slots whose name starts with prefix;
+ * those with processes or cgroups inside stay (the kernel refuses). How
+ * many went, or -errno. */
+int cg_root_prune(CgRoot *r, const char *prefix);
+/* The pids in <base>/agent (the agent's own cgroup when cg_root_open()
+ * moved it there): -ENOENT without one. */
+int cg_root_agent_pids(const CgRoot *r, pid_t **ret, size_t *ret_n);
+
 /* The cgroup <base>/slots/<path> ("slot1", "slot1/slot1_2", "slot1/slot1_2/job"),
  * created if absent (mkdir 0755, parents first), with the controllers of its
  * parent enabled in the parent's subtree_control as it goes; an existing one
@@ -145,23 +161,29 @@ typedef struct CgUsage {
 } CgUsage;
 int cg_usage(Cg *cg, CgUsage *ret);
 
-/* Calls cb from the event loop each time cgroup.events or memory.events of
- * cg changes (the kernel signals them with POLLPRI on an open fd; it sends
- * at most one notification per file per 10 ms, so a state may be seen up to
- * 10 ms late: read the state in cb with cg_events()). A second call
- * replaces the first; -ENODEV without cgroup.events. Once the cgroup is
- * removed, cb is called a last time and the watch turns itself off. */
-/* ---- the jobs' scope under systemd (cgroup-scope.c; pure) ----
+/* ---- a process's own cgroup ----
+ *
+ * The one reading of the "0::" line of /proc/<pid>/cgroup (the cgroup v2
+ * line; v1 hierarchies have "N:controllers:" lines, which are passed over). */
+
+/* The cgroup v2 path in /proc/<pid>/cgroup's text ("0::/a/b\n"): "/a/b",
+ * relative to the cgroup2 mount. -ENOENT without a "0::" line (a v1-only
+ * host), -EINVAL for an empty or relative path (or no text),
+ * -ENAMETOOLONG when it does not fit in len. */
+int cg_own_from_text(const char *text, char *buf, size_t len);
+/* The same out of /proc/<pid>/cgroup (pid 0: the caller's own). */
+int cg_own(pid_t pid, char *buf, size_t len);
+/* The smallest memory.max (bytes) of the caller's cgroup v2 and its
+ * ancestors below the root ("max" is none): 0, -ENOENT when none has one. */
+int cg_own_memory_max(int64_t *ret);
+
+/* ---- the jobs' scope under systemd: the plan (cgroup-scope.c; pure) ----
  *
  * Under a systemd before 254 (no DelegateSubgroup=) a service's cgroup
  * that holds the slots is an inner cgroup, where systemd cannot start the
  * next main process (EBUSY, 219/CGROUP). So the slots live in a transient
  * scope unit beside the service, in the same slice:
  * /system.slice/glean-agent.service -> /system.slice/glean-agent-jobs.scope. */
-
-/* The cgroup v2 path of /proc/self/cgroup's text ("0::/a/b"): "/a/b".
- * -ENOENT without a "0::" line, -EINVAL for a path that is not absolute. */
-int cg_scope_own_from_text(const char *text, char *buf, size_t len);
 
 typedef struct CgScopePlan {
         char service[256]; /* "glean-agent.service" */
@@ -170,13 +192,36 @@ typedef struct CgScopePlan {
         char cgroup[4096]; /* "/system.slice/glean-agent-jobs.scope" */
 } CgScopePlan;
 
-/* The scope for a process in the cgroup own (absolute, as
- * cg_scope_own_from_text() gives it). knob: AGENT_JOBS_SCOPE, a scope's
- * name, or "auto" (or NULL): the service's name with "-jobs.scope" for
- * ".service". -ENOMEDIUM when own is not a service's cgroup in a slice
+/* The scope for a process in the cgroup own (absolute, as cg_own() gives
+ * it). knob: AGENT_JOBS_SCOPE, a scope's name, or "auto" (or NULL): the
+ * service's name with "-jobs.scope" for ".service". -ENOMEDIUM when own is not a service's cgroup in a slice
  * (no scope then), -EINVAL for a knob that is no valid "*.scope" name. */
 int cg_scope_plan(const char *own, const char *knob, CgScopePlan *ret);
 
+/* ---- the jobs' scope under systemd: the unit (cgroup-systemd.c; sd-bus) ---- */
+
+typedef struct CgScope CgScope;
+/* The scope of plan in the cgroup2 mount; nothing is done yet. */
+int cg_scope_new(const CgScopePlan *plan, CgScope **ret);
+/* The scope found with its placeholder in <scope>/init and taken as it
+ * is, or created (StartTransientUnit, the placeholder moved into init);
+ * a scope with jobs but without its placeholder gets a new one. Logs what
+ * it found or made; -errno with why. */
+int cg_scope_start(CgScope *s, char *why, size_t whylen);
+/* At a clean exit: the placeholder killed (if still alone in init) and
+ * the scope gone, unless processes are left in its slots. */
+void cg_scope_end(CgScope *s);
+void cg_scope_free(CgScope *s); /* accepts NULL; ends nothing */
+const char *cg_scope_path(const CgScope *s); /* absolute */
+
+/* ---- watching a cgroup (cgroup-ctl.c) ---- */
+
+/* Calls cb from the event loop each time cgroup.events or memory.events of
+ * cg changes (the kernel signals them with POLLPRI on an open fd; it sends
+ * at most one notification per file per 10 ms, so a state may be seen up to
+ * 10 ms late: read the state in cb with cg_events()). A second call
+ * replaces the first; -ENODEV without cgroup.events. Once the cgroup is
+ * removed, cb is called a last time and the watch turns itself off. */
 typedef void (*CgEventFn)(Cg *cg, void *userdata);
 int cg_watch(Cg *cg, sd_event *ev, CgEventFn cb, void *userdata);
 void cg_unwatch(Cg *cg);

@@ -18,6 +18,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "cgroup.h"
 #include "slots-internal.h"
 
 /* ---- shared helpers ---- */
@@ -465,49 +466,6 @@ static int64_t meminfo_kb(const char *name) {
         return kb;
 }
 
-/* The smallest memory.max (bytes) of the agent's cgroup and its parents, or -1. */
-static int64_t cgroup_memory_max(void) {
-        FILE *f = fopen("/proc/self/cgroup", "re");
-        char line[4096], path[4200];
-        int64_t best = -1;
-        char *rel = NULL, *nl;
-
-        if (!f)
-                return -1;
-        while (fgets(line, sizeof(line), f))
-                if (strncmp(line, "0::", 3) == 0) {
-                        rel = line + 3;
-                        break;
-                }
-        fclose(f);
-        if (!rel)
-                return -1;
-        nl = strchr(rel, '\n');
-        if (nl)
-                *nl = '\0';
-        for (;;) {
-                char buf[64];
-                FILE *m;
-
-                snprintf(path, sizeof(path), "/sys/fs/cgroup%s/memory.max", strcmp(rel, "/") == 0 ? "" : rel);
-                m = fopen(path, "re");
-                if (m) {
-                        if (fgets(buf, sizeof(buf), m) && isdigit((unsigned char) buf[0])) {
-                                int64_t v = strtoll(buf, NULL, 10);
-
-                                if (v > 0 && (best < 0 || v < best))
-                                        best = v;
-                        }
-                        fclose(m);
-                }
-                char *slash = strrchr(rel, '/');
-                if (!slash || slash == rel)
-                        break;
-                *slash = '\0';
-        }
-        return best;
-}
-
 /* Free KB for unprivileged users on the file system of dir or its nearest
  * existing parent. */
 static int64_t detect_disk(const char *dir) {
@@ -542,8 +500,8 @@ int agent_machine_detect(const Config *cfg, AgentMachine *ret, ConfigError *err)
         d.cpus = detect_cpus();
         kb = meminfo_kb("MemTotal");
         d.memory = kb > 0 ? kb / 1024 : 0;
-        cg = cgroup_memory_max();
-        if (cg > 0 && (d.memory <= 0 || cg / (1024 * 1024) < d.memory))
+        /* A cgroup's memory.max (the agent's or above it) below MemTotal. */
+        if (cg_own_memory_max(&cg) >= 0 && (d.memory <= 0 || cg / (1024 * 1024) < d.memory))
                 d.memory = cg / (1024 * 1024);
         kb = meminfo_kb("SwapTotal");
         d.swap = kb > 0 ? kb : 0;

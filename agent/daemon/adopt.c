@@ -281,13 +281,10 @@ static int adopt_one(Agent *a, const ClassAd *st, int64_t alive_at, char *why, s
                 s->spec = NULL;
                 goto fail;
         }
-        char path[160];
-        agent_slot_cgroup_path(s, path, sizeof path);
         free(s->spec->scratch);
         s->spec->scratch = scratch;
         scratch = NULL;
-        if (a->cgroot && asprintf(&s->spec->cgroup, "%s/job", path) < 0) {
-                s->spec->cgroup = NULL;
+        if (a->cgroot && !(s->spec->cgroup = agent_slot_cgroup_leaf(s, "job"))) {
                 r = -ENOMEM;
                 goto fail;
         }
@@ -334,8 +331,8 @@ static void report_cleanup(Agent *a, const char *slot, const char *job, int k, c
          * never start a job there. */
         Slot *s = k == -EBUSY ? agent_slot_find(a, slot) : NULL;
         if (s && !s->partitionable) {
-                char reason[400];
-                snprintf(reason, sizeof reason, "processes a previous agent left in %s would not die: %s", job, why);
+                char reason[600];
+                snprintf(reason, sizeof reason, "processes a previous agent left in %.200s would not die: %s", job, why);
                 agent_slot_break(s, reason);
         }
 }
@@ -347,36 +344,34 @@ static bool is_job_cgroup_adopted(const Agent *a, const char *path) {
         return false;
 }
 
+/* The job cgroup slots/<slot>/<leaf> ("job", "backfill") killed and
+ * removed, unless it is one a slot now runs (adopted). */
+static void clean_leaf(Agent *a, const char *slot, const char *name, const char *leaf, bool even_adopted) {
+        char path[PATH_MAX], why[256] = "";
+        if (cg_subpath(path, sizeof path, slot, leaf) < 0 || (!even_adopted && is_job_cgroup_adopted(a, path)))
+                return;
+        report_cleanup(a, name, path, agent_exec_cleanup(a->cgroot, path, why, sizeof why), why);
+}
+
 /* Kills and removes the job cgroups under <base>/slots nobody runs now,
  * and the empty cgroups of dynamic slots that no longer exist. */
 static void clean_leftovers(Agent *a) {
-        char top[PATH_MAX];
-        snprintf(top, sizeof top, "%s/slots", cg_root_path(a->cgroot));
-        DIR *d = opendir(top);
-        if (!d)
+        char **slots = NULL;
+        if (cg_root_children(a->cgroot, "", &slots) < 0)
                 return;
-        struct dirent *e;
-        while ((e = readdir(d))) {
-                if (e->d_type != DT_DIR || e->d_name[0] == '.')
+        for (char **p = slots; *p; p++) {
+                if ((*p)[0] == '.')
                         continue;
                 /* one level of dynamic slots below */
-                char sub[PATH_MAX + 300];
-                snprintf(sub, sizeof sub, "%s/%s", top, e->d_name);
-                DIR *d2 = opendir(sub);
-                struct dirent *e2;
-                while (d2 && (e2 = readdir(d2))) {
-                        if (e2->d_type != DT_DIR || e2->d_name[0] == '.' || strcmp(e2->d_name, "job") == 0 ||
-                            strcmp(e2->d_name, "backfill") == 0)
+                char **subs = NULL;
+                (void) cg_root_children(a->cgroot, *p, &subs);
+                for (char **q = subs; q && *q; q++) {
+                        char dpath[PATH_MAX];
+                        if ((*q)[0] == '.' || strcmp(*q, "job") == 0 || strcmp(*q, "backfill") == 0 ||
+                            cg_subpath(dpath, sizeof dpath, *p, *q) < 0)
                                 continue;
-                        char job[PATH_MAX * 2];
-                        snprintf(job, sizeof job, "%s/%s/job", e->d_name, e2->d_name);
-                        if (!is_job_cgroup_adopted(a, job)) {
-                                char why[256] = "";
-                                report_cleanup(a, e2->d_name, job, agent_exec_cleanup(a->cgroot, job, why, sizeof why), why);
-                        }
-                        if (!agent_slot_find(a, e2->d_name)) {
-                                char dpath[PATH_MAX * 2];
-                                snprintf(dpath, sizeof dpath, "%s/%s", e->d_name, e2->d_name);
+                        clean_leaf(a, dpath, *q, "job", false);
+                        if (!agent_slot_find(a, *q)) {
                                 Cg *cg = NULL;
                                 char why[256];
                                 if (cg_open(a->cgroot, dpath, &cg, why, sizeof why) >= 0)
@@ -384,20 +379,11 @@ static void clean_leftovers(Agent *a) {
                                 cg_free(cg);
                         }
                 }
-                if (d2)
-                        closedir(d2);
-                char bf[PATH_MAX];
-                snprintf(bf, sizeof bf, "%s/backfill", e->d_name);
-                char bwhy[256] = "";
-                report_cleanup(a, e->d_name, bf, agent_exec_cleanup(a->cgroot, bf, bwhy, sizeof bwhy), bwhy);
-                char job[PATH_MAX * 2];
-                snprintf(job, sizeof job, "%s/job", e->d_name);
-                if (!is_job_cgroup_adopted(a, job)) {
-                        char why[256] = "";
-                        report_cleanup(a, e->d_name, job, agent_exec_cleanup(a->cgroot, job, why, sizeof why), why);
-                }
+                cg_strv_free(subs);
+                clean_leaf(a, *p, *p, "backfill", true);
+                clean_leaf(a, *p, *p, "job", false);
         }
-        closedir(d);
+        cg_strv_free(slots);
 }
 
 /* A job of a state file that could not be re-adopted, under the fork

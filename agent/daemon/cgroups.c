@@ -30,10 +30,7 @@
  * At start, the jobs an agent that died left running are re-adopted or
  * killed (adopt.c).
  */
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,40 +50,17 @@ static char *knob(const Config *cfg, const char *name, const char *def) {
         return v;
 }
 
-/* Own cgroup v2 path from /proc/self/cgroup ("0::/..."). */
-static int own_cgroup(char *buf, size_t len) {
-        FILE *f = fopen("/proc/self/cgroup", "re");
-        if (!f)
-                return -errno;
-        char line[4096];
-        int r = -ENOENT;
-        while (fgets(line, sizeof line, f))
-                if (strncmp(line, "0::", 3) == 0) {
-                        line[strcspn(line, "\n")] = 0;
-                        size_t n = strlen(line + 3);
-                        if (n < len) {
-                                memcpy(buf, line + 3, n + 1);
-                                r = 0;
-                        } else
-                                r = -ENAMETOOLONG;
-                }
-        fclose(f);
-        return r;
-}
-
 /* Another process than us in <base>/agent (another agent on the same
  * base): its pid, else 0. */
 pid_t agent_cgroup_other_agent(const Agent *a) {
-        char path[PATH_MAX];
-        snprintf(path, sizeof path, "%s/agent/cgroup.procs", cg_root_path(a->cgroot));
-        FILE *f = fopen(path, "re");
-        long pid;
-        pid_t other = 0;
-        while (f && !other && fscanf(f, "%ld", &pid) == 1)
-                if (pid != (long) getpid())
-                        other = (pid_t) pid;
-        if (f)
-                fclose(f);
+        pid_t *pids = NULL, other = 0;
+        size_t n = 0;
+        if (cg_root_agent_pids(a->cgroot, &pids, &n) < 0)
+                return 0;
+        for (size_t i = 0; i < n && !other; i++)
+                if (pids[i] != getpid())
+                        other = pids[i];
+        free(pids);
         return other;
 }
 
@@ -147,7 +121,7 @@ static void fork_leaves_setup(Agent *a) {
                 return;
         }
         if (strcasecmp(spec, "auto") == 0) {
-                if (own_cgroup(own, sizeof own) < 0 || strcmp(own, "/") == 0 || !own[0]) {
+                if (cg_own(0, own, sizeof own) < 0 || strcmp(own, "/") == 0 || !own[0]) {
                         glean_log(LOG_NOTICE, NULL, NULL, 0,
                                   "the agent is in the root cgroup v2 (or has none): jobs run in their process groups "
                                   "(a process that calls setsid escapes their end); FORK_EXECUTOR_CGROUP can name a "
@@ -168,14 +142,7 @@ static void fork_leaves_setup(Agent *a) {
         } else {
                 /* The empty leaves of an earlier run (a leaf with processes
                  * is a job to re-adopt, and rmdir leaves it alone). */
-                char slots[PATH_MAX];
-                snprintf(slots, sizeof slots, "%s/slots", cg_root_path(a->fork_leaves));
-                DIR *d = opendir(slots);
-                for (struct dirent *de; d && (de = readdir(d));)
-                        if (strncmp(de->d_name, "job-", 4) == 0)
-                                (void) unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR);
-                if (d)
-                        closedir(d);
+                (void) cg_root_prune(a->fork_leaves, "job-");
                 GleanLogField f[] = { { "GLEAN_CGROUP", cg_root_path(a->fork_leaves) } };
                 glean_log(LOG_NOTICE, NULL, f, 1, "fork executor: each job in a cgroup v2 leaf of %s/slots",
                           cg_root_path(a->fork_leaves));
@@ -203,7 +170,7 @@ int agent_cgroups_setup(Agent *a) {
                 bool in_scope = false;
                 if (!base && agent_scope_setup(a, &base) > 0)
                         in_scope = true; /* the agent stays in its service's cgroup */
-                if (!base && own_cgroup(own, sizeof own) >= 0)
+                if (!base && cg_own(0, own, sizeof own) >= 0)
                         base = strdup(own);
                 if (!base || strcmp(base, "/") == 0 || !*base) {
                         snprintf(why, sizeof why,
@@ -249,10 +216,13 @@ int agent_cgroups_setup(Agent *a) {
 
 /* The path of a slot's cgroup under <base>/slots: "slot1", "slot1/slot1_2". */
 void agent_slot_cgroup_path(const Slot *s, char *buf, size_t len) {
-        if (s->parent)
-                snprintf(buf, len, "%s/%s", s->parent->name, s->name);
-        else
-                snprintf(buf, len, "%s", s->name);
+        (void) cg_subpath(buf, len, s->parent ? s->parent->name : NULL, s->name);
+}
+
+char *agent_slot_cgroup_leaf(const Slot *s, const char *leaf) {
+        char slot[160], path[192];
+        agent_slot_cgroup_path(s, slot, sizeof slot);
+        return cg_subpath(path, sizeof path, slot, leaf) < 0 ? NULL : strdup(path);
 }
 
 static void limits_for(const Agent *a, const Slot *s, CgLimits *l) {

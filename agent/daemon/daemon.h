@@ -31,7 +31,6 @@ typedef struct Upstream Upstream;
 typedef struct RelayEntry RelayEntry;
 typedef struct RelaySeries RelaySeries;
 typedef struct NetWatch NetWatch;
-typedef struct AgentScope AgentScope;
 typedef struct ConnUsers ConnUsers;
 
 struct Slot {
@@ -104,7 +103,7 @@ struct Agent {
         AgentExecutor *exec;
         CgRoot *cgroot;         /* the agent's cgroup v2 subtree (NULL: the fork executor) */
         CgRoot *fork_leaves;    /* the fork executor's cgroup v2 leaves (FORK_EXECUTOR_CGROUP; NULL: none) */
-        AgentScope *scope;      /* the jobs' scope under systemd (scope.c; NULL: none) */
+        CgScope *scope;         /* the jobs' scope under systemd (scope.c; NULL: none) */
         GleanSensors *sensors;  /* the kernel sensors (NULL: user space only) */
         sd_event_source *sensor_io, *sensor_timer;
         int64_t sensor_interval; /* SENSOR_SAMPLE_INTERVAL */
@@ -279,6 +278,9 @@ int agent_log_config_error(const ConfigError *err, int r, const char *what);
 /* Chooses the executor (AGENT_EXECUTOR, BASE_CGROUP) and sets a->exec. */
 int agent_cgroups_setup(Agent *a);
 void agent_slot_cgroup_path(const Slot *s, char *buf, size_t len);
+/* "slot1/job", "slot1/slot1_2/backfill": the cgroup of a slot's leaf
+ * below <base>/slots, malloc'd (NULL: out of memory). */
+char *agent_slot_cgroup_leaf(const Slot *s, const char *leaf);
 /* The slot's cgroup and its limits; with ASSIGN_CPU_AFFINITY its CPUs
  * (taken from its p-slot's, or the agent's) in cpuset.cpus and the ad. */
 int agent_slot_cgroup_open(Slot *s);
@@ -309,10 +311,6 @@ int agent_kept_load(const Agent *a, AgentKeptFn each, void *userdata, uint64_t *
  * to the mount): 1. 0 and no base where there is none to have; -errno
  * (logged) when one was wanted and could not be had. */
 int agent_scope_setup(Agent *a, char **ret_base);
-/* At a clean exit: the placeholder killed and the scope gone, unless
- * processes are left in its slots. */
-void agent_scope_end(AgentScope *s);
-void agent_scope_free(AgentScope *s); /* accepts NULL; ends nothing */
 
 /* ---- adopt.c ---- */
 /* EXECUTE/.glean-state, made (0700) if it is not there, into buf. */

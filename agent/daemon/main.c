@@ -258,7 +258,7 @@ int main(int argc, char **argv) {
         if (r < 0) {
                 glean_log(LOG_ERR, NULL, NULL, 0, "cannot start: %s", strerror(-r));
                 agent_teardown(&a);
-                agent_scope_free(a.scope);
+                cg_scope_free(a.scope);
                 return 1;
         }
         agent_evaluate(&a);
@@ -271,9 +271,9 @@ int main(int argc, char **argv) {
         r = sd_event_loop(a.event);
         bool clean = r >= 0 && a.shutting_down;
         agent_teardown(&a);
-        /* Every job is gone: the jobs' scope too (scope.c). */
+        /* Every job is gone: the jobs' scope too (cgroup-systemd.c). */
         if (clean)
-                agent_scope_end(a.scope);
-        agent_scope_free(a.scope);
+                cg_scope_end(a.scope);
+        cg_scope_free(a.scope);
         return r < 0 ? 1 : 0;
 }

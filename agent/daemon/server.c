@@ -474,10 +474,8 @@ static int on_activate(Conn *c, const ClassAd *req) {
                 goto out;
         }
         if (a->cgroot) {
-                char path[160];
-                agent_slot_cgroup_path(s, path, sizeof path);
-                if (asprintf(&s->spec->cgroup, "%s/job", path) < 0) {
-                        s->spec->cgroup = NULL;
+                s->spec->cgroup = agent_slot_cgroup_leaf(s, "job");
+                if (!s->spec->cgroup) {
                         agent_jobspec_free(s->spec);
                         s->spec = NULL;
                         r = refuse(c, req, what, "out of memory");

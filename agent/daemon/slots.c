@@ -145,9 +145,9 @@ void agent_slot_break(Slot *s, const char *reason) {
 static void stuck_reason(const Slot *s, const char *what, const char *leaf, char *buf, size_t len) {
         char where[200] = "";
         if (s->agent->cgroot) {
-                char cg[160];
-                agent_slot_cgroup_path(s, cg, sizeof cg);
-                snprintf(where, sizeof where, " (cgroup %s/%s)", cg, leaf);
+                char *cg = agent_slot_cgroup_leaf(s, leaf);
+                snprintf(where, sizeof where, " (cgroup %s)", cg ? cg : leaf);
+                free(cg);
         }
         snprintf(buf, len, "%s%s would not die within KILLING_TIMEOUT (%lld s) of being killed", what, where,
                  (long long) s->killing_timeout);
@@ -248,13 +248,10 @@ static void start_backfill(Slot *s) {
                  * cgroup (its limits), in <slot>/backfill: left to itself the
                  * executor would take "<_CONDOR_SLOT>/job", a cgroup beside
                  * the slots (slots/slot1_backfill/job) that nothing removes. */
-                char cgpath[160];
-                agent_slot_cgroup_path(s, cgpath, sizeof cgpath);
                 int r = agent_jobspec_from_ad(job, &a->runas, a->execute, slot, &spec, why, sizeof why);
                 if (r >= 0)
                         spec->kill_timeout = s->killing_timeout > INT32_MAX ? INT32_MAX : (int) s->killing_timeout;
-                if (r >= 0 && a->cgroot && asprintf(&spec->cgroup, "%s/backfill", cgpath) < 0) {
-                        spec->cgroup = NULL;
+                if (r >= 0 && a->cgroot && !(spec->cgroup = agent_slot_cgroup_leaf(s, "backfill"))) {
                         snprintf(why, sizeof why, "out of memory");
                         r = -ENOMEM;
                 }

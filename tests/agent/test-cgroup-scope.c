@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test-cgroup-scope.c — the jobs' scope under systemd (agent/cgroup-scope.c):
- * the cgroup out of /proc/self/cgroup's text, and the scope's name, slice
- * and cgroup for a service's cgroup (none for anything else).
+ * the scope's name, slice and cgroup for a service's cgroup (none for
+ * anything else).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -10,32 +10,6 @@
 
 #include "agent/cgroup.h"
 #include "test-util.h"
-
-static void test_own_from_text(void) {
-        static const struct {
-                const char *text;
-                int r;
-                const char *path;
-        } rows[] = {
-                { "0::/system.slice/glean-agent.service\n", 0, "/system.slice/glean-agent.service" },
-                { "12:pids:/x\n1:name=systemd:/y\n0::/a/b\n", 0, "/a/b" },
-                { "0::/\n", 0, "/" },
-                { "0::/no-newline", 0, "/no-newline" },
-                { "1:cpu:/x\n", -ENOENT, NULL },
-                { "", -ENOENT, NULL },
-                { "0::\n", -EINVAL, NULL },
-                { "0::relative\n", -EINVAL, NULL },
-        };
-        char buf[256];
-
-        for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-                int r = cg_scope_own_from_text(rows[i].text, buf, sizeof(buf));
-                GLEAN_TEST_CHECK(r == rows[i].r, "row %zu: %d, want %d", i, r, rows[i].r);
-                if (r == 0 && rows[i].path)
-                        GLEAN_TEST_CHECK(strcmp(buf, rows[i].path) == 0, "row %zu: '%s'", i, buf);
-        }
-        GLEAN_TEST_CHECK(cg_scope_own_from_text("0::/abcdef\n", buf, 4) == -ENAMETOOLONG, "too long");
-}
 
 static void test_plan(void) {
         static const struct {
@@ -87,7 +61,6 @@ static void test_plan(void) {
 }
 
 static CU_TestInfo tests[] = {
-        { "own cgroup from /proc/self/cgroup", test_own_from_text },
         { "the scope of a service", test_plan },
         CU_TEST_INFO_NULL,
 };

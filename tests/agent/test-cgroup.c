@@ -672,6 +672,53 @@ static void test_children(void) {
         cg_free(slot);
 }
 
+/* cg_root_children(), cg_root_prune() and cg_root_agent_pids() in the
+ * test subtree: only empty cgroups of the prefix go, never a populated one. */
+static void test_root_helpers(void) {
+        Cg *j1 = open_cg("job-1"), *j2 = open_cg("job-2"), *keep = open_cg("keep-job-3"), *d = open_cg("slot8/slot8_1");
+        char **names = NULL, agent[PATH_MAX];
+        pid_t kid, *pids = NULL;
+        size_t n = 9;
+        int status = 0;
+
+        GLEAN_TEST_CHECK_FATAL(cg_root_children(root, "slot8", &names) == 0, "cg_root_children(slot8)");
+        GLEAN_TEST_CHECK(names[0] && !names[1] && strcmp(names[0], "slot8_1") == 0, "slot8's children");
+        cg_strv_free(names);
+        GLEAN_TEST_CHECK(cg_root_children(root, "slot8/nothing", &names) == -ENOENT, "no such cgroup");
+        GLEAN_TEST_CHECK(cg_root_children(root, "../..", &names) == -EINVAL, "a path out of slots/");
+        GLEAN_TEST_CHECK(cg_root_children(root, "/slot8", &names) == -EINVAL, "an absolute path");
+
+        kid = spawn_sleeper(j2, 5000);
+        GLEAN_TEST_CHECK(cg_root_prune(root, "job-") == 1, "pruned one: job-1");
+        GLEAN_TEST_CHECK(!is_dir("%s/%s", env.abs, "slots/job-1"), "job-1 still there");
+        GLEAN_TEST_CHECK(is_dir("%s/%s", env.abs, "slots/job-2"), "populated job-2 removed");
+        GLEAN_TEST_CHECK(is_dir("%s/%s", env.abs, "slots/keep-job-3"), "keep-job-3 removed");
+        GLEAN_TEST_CHECK(is_dir("%s/%s", env.abs, "slots/slot8"), "slot8 removed");
+        GLEAN_TEST_CHECK(cg_kill(j2) == 0, "cg_kill(job-2)");
+        GLEAN_TEST_CHECK(waitpid(kid, &status, 0) == kid && WIFSIGNALED(status), "the sleeper");
+        for (int i = 0; i < 500 && is_dir("%s/%s", env.abs, "slots/job-2"); i++) {
+                (void) cg_root_prune(root, "job-");
+                cgtest_sleep_ms(10);
+        }
+        GLEAN_TEST_CHECK(!is_dir("%s/%s", env.abs, "slots/job-2"), "job-2 still there once empty");
+
+        GLEAN_TEST_CHECK(cg_root_agent_pids(root, &pids, &n) == -ENOENT, "no <base>/agent yet");
+        snprintf(agent, sizeof(agent), "%s/agent", env.abs);
+        GLEAN_TEST_CHECK_FATAL(mkdir(agent, 0755) == 0, "mkdir %s: %s", agent, strerror(errno));
+        GLEAN_TEST_CHECK(cg_root_agent_pids(root, &pids, &n) == 0 && n == 0, "an empty <base>/agent: %zu", n);
+        free(pids);
+        (void) rmdir(agent);
+
+        GLEAN_TEST_CHECK(cg_remove(keep) == 0 && cg_remove(d) == 0, "cg_remove");
+        cg_free(j1);
+        cg_free(j2);
+        cg_free(keep);
+        cg_free(d);
+        d = open_cg("slot8");
+        (void) cg_remove(d);
+        cg_free(d);
+}
+
 /* ---- the figure: freeze and thaw of 100 processes ---- */
 
 #define LAT_PROCS 100
@@ -768,6 +815,7 @@ static CU_TestInfo tests[] = {
         { "limits", test_limits },
         { "memory_events", test_memory_events },
         { "children", test_children },
+        { "root_helpers", test_root_helpers },
         { "freeze_latency", test_freeze_latency },
         CU_TEST_INFO_NULL,
 };
