@@ -80,6 +80,10 @@ void carve_policy_free(CarvePolicy *p) {
         free(p);
 }
 
+const ClassAdExpr *carve_policy_modify(const CarvePolicy *p, size_t i) {
+        return p && i < CARVE_N_STD ? p->modify[i] : NULL;
+}
+
 /* ---- the resources ---- */
 
 void carve_resources(const CarvePolicy *p, const ClassAd *pslot, CarveResources *ret) {

@@ -65,6 +65,9 @@ typedef struct CarveAsk {
 int carve_policy_new(const Config *cfg, const char *const *custom, size_t n_custom, CarvePolicy **ret,
                      ConfigError *err);
 void carve_policy_free(CarvePolicy *p); /* accepts NULL */
+/* MODIFY_REQUEST_EXPR_REQUEST<RES> of standard resource i (CARVE_CPUS ...),
+ * NULL when none: for a matchmaker's analysis of what is read. */
+const ClassAdExpr *carve_policy_modify(const CarvePolicy *p, size_t i);
 
 /* The resources carved from pslot under p. */
 void carve_resources(const CarvePolicy *p, const ClassAd *pslot, CarveResources *ret);
