@@ -18,6 +18,12 @@
 #define MODE CA_MODE_OLD
 #define MAX_AMOUNT 9.0e15 /* past it a number is no amount (and no longer exact) */
 
+/* d >= 0 rounded up to a whole amount (a hair over one is still one; never -0). */
+static double whole(double d) {
+        d = ceil(d - 1e-9);
+        return d > 0 ? d : 0;
+}
+
 static const char *const std_name[CARVE_N_STD] = { "Cpus", "Memory", "Disk" };
 static const char *const modify_knob[CARVE_N_STD] = { "MODIFY_REQUEST_EXPR_REQUESTCPUS",
                                                       "MODIFY_REQUEST_EXPR_REQUESTMEMORY",
@@ -141,7 +147,7 @@ static int amount_of(const CaValue *v, const char *what, double *ret, char *why,
                 return glean_why(-EINVAL, why, whylen, "%s is negative (%g)", what, d);
         if (d > MAX_AMOUNT)
                 return glean_why(-EINVAL, why, whylen, "%s is too large (%g)", what, d);
-        *ret = ceil(d - 1e-9);
+        *ret = whole(d);
         return 0;
 }
 
@@ -236,7 +242,7 @@ static double modified(const CarvePolicy *p, size_t i, const ClassAd *job, const
                 return orig;
         if (classad_expr_eval(p->modify[i], job, pslot, MODE, &v) >= 0 && is_number(&v) && number_of(&v) >= 0 &&
             number_of(&v) <= MAX_AMOUNT)
-                d = ceil(number_of(&v) - 1e-9);
+                d = whole(number_of(&v));
         ca_value_clear(&v);
         return d;
 }

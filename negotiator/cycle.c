@@ -341,6 +341,11 @@ static int add_match(NegoCycle *c, NegoSub *sub, NegoJob *job, const NegoPick *p
                 .memory = p->amounts[1],
                 .disk = p->amounts[2],
         };
+        if (slot->partitionable) {
+                const NegoResSet *set = &c->res_sets[slot->res_set];
+                for (size_t j = CARVE_N_STD; j < set->res.n; j++)
+                        m->custom[j - CARVE_N_STD] = p->amounts[set->at[j]];
+        }
         if (p->reason != NEGO_NO_PREEMPTION && slot->remote_user &&
             !(m->preempted_user = strdup(slot->remote_user)))
                 return -ENOMEM;
