@@ -139,7 +139,7 @@ typedef struct NegoFast {
         uint32_t n_amt_groups;
         size_t *kind_reps;  /* a p-slot of each kind (NEGO_F_JREQ shape as given) */
         uint32_t *kind_size;
-        bool *kind_alike;   /* its p-slots were given alike resources */
+        bool *kind_alike;   /* its p-slots were given alike resources and consumption shapes */
         uint32_t n_kinds;
         uint64_t pgen;      /* p-slot changes so far */
         size_t *plog;       /* the slots changed, in order */

@@ -189,7 +189,9 @@ static int kinds(NegoFast *f) {
                         f->kind_reps[f->n_kinds++] = i;
                 }
                 ps->kind = kind_of[shape];
-                if (memcmp(ps->orig, f->pstate[f->kind_reps[ps->kind]].orig, sizeof(ps->orig)) != 0)
+                /* alike: a job fits all or none of them as given */
+                if (memcmp(ps->orig, f->pstate[f->kind_reps[ps->kind]].orig, sizeof(ps->orig)) != 0 ||
+                    ps->amt_group != f->pstate[f->kind_reps[ps->kind]].amt_group)
                         f->kind_alike[ps->kind] = false;
                 ps->kind_ordinal = f->kind_size[ps->kind]++;
         }

@@ -15,10 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/slots.h"
-#include "carve/carve.h"
+#include "carve-test.h"
 #include "negotiator/negotiator.h"
-#include "test-util.h"
 
 #define ELEMS(x) (sizeof(x) / sizeof((x)[0]))
 
@@ -160,15 +158,6 @@ static size_t parse_want(const char *want, double *ret) {
         return n;
 }
 
-/* Takes got (amounts of res) off the p-slot ad's Cpus, Memory, ... */
-static void take(ClassAd *pslot, const CarveResources *res, const double *got) {
-        double left[CARVE_MAX_RES];
-
-        carve_available(res, pslot, left);
-        for (size_t i = 0; i < res->n; i++)
-                CU_ASSERT(classad_set_real(pslot, res->name[i], left[i] - got[i]) == 0);
-}
-
 /* How many times in a row carve() carves; the first result in first[]. */
 typedef int (*CarveFn)(void *ctx, ClassAd *pslot, const ClassAd *job, CarveResources *res, double *ret, char *why,
                        size_t whylen);
@@ -194,7 +183,7 @@ static void run_case(const Case *c, CarveFn carve, void *ctx, ClassAd *pslot, co
         if (c->times <= 0)
                 return;
         for (n = 1; r == 0 && n <= c->times + 1; n++) {
-                take(pslot, &res, got);
+                carve_test_take(pslot, &res, got);
                 r = carve(ctx, pslot, job, &res, got, why, sizeof(why));
         }
         GLEAN_TEST_CHECK(r == -ENOSPC && n - 1 == c->times, "%s: %s: carved %d times (%d: %s), want %d", who, c->name,
@@ -227,56 +216,16 @@ static void test_table_carve(void) {
 
 /* ---- through the agent ---- */
 
-typedef struct AgentCtx {
-        AgentMachine m;
-        CarvePolicy *policy;
-} AgentCtx;
-
-static int carve_agent(void *ctx, ClassAd *pslot, const ClassAd *job, CarveResources *res, double *ret, char *why,
-                       size_t whylen) {
-        AgentCtx *a = ctx;
-        double left[CARVE_MAX_RES];
-        AgentRes avail = {}, got;
-        int r;
-
-        carve_resources(a->policy, pslot, res);
-        carve_available(res, pslot, left);
-        avail.cpus = (int64_t) left[CARVE_CPUS];
-        avail.memory = (int64_t) left[CARVE_MEMORY];
-        avail.disk = (int64_t) left[CARVE_DISK];
-        for (size_t i = 0; i < a->m.n_custom; i++)
-                avail.custom[i] = left[CARVE_N_STD + i];
-        r = agent_pslot_carve(a->policy, &a->m, pslot, job, &avail, &got, why, whylen);
-        if (r < 0)
-                return r;
-        ret[CARVE_CPUS] = (double) got.cpus;
-        ret[CARVE_MEMORY] = (double) got.memory;
-        ret[CARVE_DISK] = (double) got.disk;
-        for (size_t i = 0; i < a->m.n_custom; i++)
-                ret[CARVE_N_STD + i] = got.custom[i];
-        return 0;
-}
-
 static void test_table_agent(void) {
         for (size_t k = 0; k < ELEMS(cases); k++) {
                 const Case *c = &cases[k];
                 Config *cfg = case_config(c);
-                ConfigError err = {};
                 ClassAd *pslot = ad_of(c->name, c->pslot, NULL), *job = ad_of(c->name, c->job, NULL);
-                CarvePolicy *from_ad = NULL;
-                CarveResources res;
-                AgentCtx a = {};
+                CarveTestAgent a;
 
-                /* the machine whose p-slot advertises these resources */
-                GLEAN_TEST_CHECK_FATAL(carve_policy_new(NULL, NULL, 0, &from_ad, NULL) == 0, "policy");
-                carve_resources(from_ad, pslot, &res);
-                carve_policy_free(from_ad);
-                a.m.n_custom = res.n - CARVE_N_STD;
-                for (size_t i = 0; i < a.m.n_custom; i++)
-                        snprintf(a.m.custom_name[i], sizeof(a.m.custom_name[i]), "%s", res.name[CARVE_N_STD + i]);
-                GLEAN_TEST_CHECK_FATAL(agent_carve_policy(cfg, &a.m, &a.policy, &err) == 0, "%s: %s", c->name, err.msg);
-                run_case(c, carve_agent, &a, pslot, job, "agent");
-                carve_policy_free(a.policy);
+                carve_test_agent_init(&a, cfg, pslot);
+                run_case(c, carve_test_agent_carve, &a, pslot, job, "agent");
+                carve_test_agent_done(&a);
                 classad_free(pslot);
                 classad_free(job);
                 config_free(cfg);
