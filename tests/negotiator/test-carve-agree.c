@@ -16,22 +16,10 @@
 
 #include "carve-test.h"
 #include "nego-test.h"
+#include "test-random.h"
 
 #define SEED 0x6361727665ull /* "carve" */
 #define N_POOLS 3000
-
-static uint64_t splitmix(uint64_t *s) {
-        uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-        return z ^ (z >> 31);
-}
-
-static unsigned pick(uint64_t *s, unsigned n) {
-        return (unsigned) (splitmix(s) % n);
-}
-
-#define PICK(s, arr) (arr)[pick((s), sizeof(arr) / sizeof((arr)[0]))]
 
 static const char *const modify_cpus[] = { NULL, "RequestCpus", "quantize(RequestCpus, {2})", "RequestCpus * 1.5" };
 static const char *const modify_memory[] = { NULL, "RequestMemory", "quantize(RequestMemory, {512})",
