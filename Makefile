@@ -38,7 +38,7 @@ all:
 # (the link order). A folder M that exists and holds M/*.c (M/*.bpf.c
 # excluded) becomes $(BUILD)/lib/libglean-M.a. PKGS_M are the pkg-config
 # modules M needs, LIBS_M plain linker flags. Adding a module: one line.
-MODULES := agent sim negotiator queue accounting config bpf classad common
+MODULES := agent sim negotiator queue carve accounting config bpf classad common
 
 PKGS_classad    := libpcre2-8
 LIBS_classad    := -lm

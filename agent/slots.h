@@ -18,11 +18,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "carve/carve.h"
 #include "classad.h"
 #include "config.h"
 #include "state.h"
 
-#define AGENT_MAX_CUSTOM 16
+#define AGENT_MAX_CUSTOM CARVE_MAX_CUSTOM
 #define AGENT_MAX_SLOTS 4096 /* slots one layout may make */
 
 /* A vector of resources. */
@@ -102,20 +103,19 @@ void agent_res_add(AgentRes *a, const AgentRes *b, size_t n_custom);
 void agent_res_sub(AgentRes *a, const AgentRes *b, size_t n_custom);
 bool agent_res_fits(const AgentRes *want, const AgentRes *avail, size_t n_custom);
 
-/* What a dynamic slot carved from a partitionable slot gets for a job (3.5.10.6-7, seed 003):
- * when pslot_ad has Consumption<Res> expressions for every resource but swap (ConsumptionCpus,
- * ConsumptionMemory, ConsumptionDisk, Consumption<custom>), those, evaluated with the p-slot
- * ad as MY and the job as TARGET (the job's _condor_Request<Res> standing for Request<Res>,
- * a missing request counting as 0); otherwise _condor_Request<Res> if the job has it, else
- * RequestCpus/RequestMemory/RequestDisk rewritten by MODIFY_REQUEST_EXPR_REQUESTCPUS/MEMORY/DISK
- * (evaluated with the job as MY and the p-slot as TARGET; a result that is not a number leaves
- * the request as it is; when the rewritten request does not fit but the original does and
- * MUST_MODIFY_REQUEST_EXPRS is false, the original), Request<custom> as is. A missing
- * RequestCpus is 1, a missing Request<custom> 0; a job without RequestMemory or RequestDisk
- * is refused (-EINVAL), as HTCondor does. Reals are rounded up. Swap is not carved (0).
- * -ENOSPC with why (a sentence) when it does not fit in avail; -EINVAL with why when the
- * request is missing, not a number, negative, or all zero. */
-int agent_pslot_carve(const Config *cfg, const AgentMachine *m, const ClassAd *pslot_ad, const ClassAd *job,
+/* The carving policy of machine m (carve/carve.h): cfg's MODIFY_REQUEST_EXPR_* and
+ * MUST_MODIFY_REQUEST_EXPRS, parsed once, and m's custom resources. -EINVAL with err
+ * naming a malformed knob. */
+int agent_carve_policy(const Config *cfg, const AgentMachine *m, CarvePolicy **ret, ConfigError *err);
+/* What a dynamic slot carved from a partitionable slot gets for a job (3.5.10.6-7, seed 003),
+ * by carve_amounts(): a consumption policy when pslot_ad has Consumption<Res> for Cpus,
+ * Memory, Disk and every custom resource, else the job's requests (_condor_Request<Res>, or
+ * Request<Res> rewritten by MODIFY_REQUEST_EXPR_*, the job's own when the rewritten one does
+ * not fit and MUST_MODIFY_REQUEST_EXPRS is false); RequestMemory and RequestDisk missing:
+ * refused (-EINVAL), as HTCondor does. Swap is not carved (0). policy: agent_carve_policy()
+ * of m. -ENOSPC with why (a sentence) when it does not fit in avail; -EINVAL with why when
+ * a request is missing, not a number, negative, or all zero. */
+int agent_pslot_carve(const CarvePolicy *policy, const AgentMachine *m, const ClassAd *pslot_ad, const ClassAd *job,
                       const AgentRes *avail, AgentRes *ret, char *why, size_t whylen);
 
 /* Sets the identity and resource attributes of a slot's ad (CA_MODE_OLD ads):

@@ -287,6 +287,7 @@ static void policy_eval(size_t n) {
 
 typedef struct Carving {
         Config *cfg;
+        CarvePolicy *policy;
         AgentMachine m;
         AgentSlotDef def;
         ClassAd *pslot, *job;
@@ -307,6 +308,8 @@ static void carving_setup(Carving *c, const char *extra) {
         if (agent_slots_layout(c->cfg, &c->m, &defs, &n, &err) < 0 || n != 1 || !defs[0].partitionable)
                 die("the layout is not one partitionable slot", err.msg);
         c->def = defs[0];
+        if (agent_carve_policy(c->cfg, &c->m, &c->policy, &err) < 0)
+                die("the carving policy is refused", err.msg);
         free(defs);
         c->avail = c->def.res;
         if (classad_new(&c->pslot) < 0 ||
@@ -332,12 +335,12 @@ static uint64_t run_carve(void *arg, uint64_t iters) {
 
         for (uint64_t k = 0; k < iters; k++) {
                 AgentRes got;
-                int r = agent_pslot_carve(c->cfg, &c->m, c->pslot, c->job, &c->avail, &got, why, sizeof(why));
+                int r = agent_pslot_carve(c->policy, &c->m, c->pslot, c->job, &c->avail, &got, why, sizeof(why));
 
                 if (r == -ENOSPC) { /* full: the d-slots are gone, start again */
                         c->avail = c->def.res;
                         c->refills++;
-                        r = agent_pslot_carve(c->cfg, &c->m, c->pslot, c->job, &c->avail, &got, why, sizeof(why));
+                        r = agent_pslot_carve(c->policy, &c->m, c->pslot, c->job, &c->avail, &got, why, sizeof(why));
                 }
                 if (r < 0)
                         die("a carving is refused", why);
@@ -355,7 +358,7 @@ static void carve(const char *figure, const char *extra) {
         if (!wanted(figure))
                 return;
         carving_setup(&c, extra);
-        if (agent_pslot_carve(c.cfg, &c.m, c.pslot, c.job, &c.avail, &got, why, sizeof(why)) < 0)
+        if (agent_pslot_carve(c.policy, &c.m, c.pslot, c.job, &c.avail, &got, why, sizeof(why)) < 0)
                 die("the first carving is refused", why);
         if (got.cpus != 1 || got.memory != 1024 || got.disk != 1024)
                 fprintf(stderr, "agent-policy: %s: a d-slot of %" PRId64 " CPUs, %" PRId64 " MB, %" PRId64 " KB\n",
@@ -365,6 +368,7 @@ static void carve(const char *figure, const char *extra) {
         fflush(stdout);
         classad_free(c.job);
         classad_free(c.pslot);
+        carve_policy_free(c.policy);
         config_free(c.cfg);
 }
 

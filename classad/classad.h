@@ -280,6 +280,10 @@ void classad_prefetch(const ClassAd *ad);
 bool classad_requirements_met(const ClassAd *a, const ClassAd *b, CaMode mode);
 /* Rank of `ad` evaluated against target; non-numeric gives 0.0. */
 double classad_rank(const ClassAd *ad, const ClassAd *target, CaMode mode);
+/* MY.name of ad evaluated with target as TARGET (a match context; NULL
+ * target: none): UNDEFINED when ad has no such attribute (target's is
+ * never looked at), as for classad_eval_attr. */
+int classad_eval_attr_with(const ClassAd *ad, const char *name, const ClassAd *target, CaMode mode, CaValue *ret);
 
 /* ---- analysis: what expressions read ---- */
 

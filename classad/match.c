@@ -2,8 +2,12 @@
 /*
  * match.c — matchmaking as HTCondor's matchmaker sets it up: the two ads
  * form a match context (each is the other's TARGET), Requirements must
- * evaluate to true on both sides, Rank is a number (else 0.0).
+ * evaluate to true on both sides, Rank is a number (else 0.0); one
+ * attribute of an ad evaluated with a TARGET.
  */
+#include <errno.h>
+#include <string.h>
+
 #include "classad-internal.h"
 
 static void eval_in_match(const ClassAd *ad, const ClassAd *other, CaWellKnown which, CaMode mode, CaValue *ret) {
@@ -39,6 +43,28 @@ double classad_rank(const ClassAd *ad, const ClassAd *target, CaMode mode) {
                 d = 0.0; /* UNDEFINED, ERROR, strings...: no preference */
         ca_value_clear(&v);
         return d;
+}
+
+int classad_eval_attr_with(const ClassAd *ad, const char *name, const ClassAd *target, CaMode mode, CaValue *ret) {
+        const CaAtom *atom = ca_atom(name, strlen(name));
+        CaEval ev;
+        CaValue v;
+        int r;
+
+        if (!atom)
+                return -ENOMEM;
+        if (!ca_ad_lookup(ad, atom)) {
+                *ret = ca_undefined();
+                return 0;
+        }
+        ca_eval_init(&ev, mode, ad, target ? ad : NULL, target);
+        ca_eval_attr_ref(&ev, atom, &v);
+        ca_eval_settle(&ev, &v);
+        r = ca_value_detach(&v);
+        if (r < 0)
+                return r;
+        *ret = v;
+        return 0;
 }
 
 void classad_prefetch(const ClassAd *ad) {

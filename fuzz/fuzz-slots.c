@@ -225,7 +225,13 @@ static void carve(const Config *cfg, const AgentMachine *m, const AgentSlotDef *
         char name[32], why[256];
         ClassAd *pad, *job = made_job(m, data, size);
         AgentRes avail = def->res;
+        CarvePolicy *policy = NULL;
 
+        if (agent_carve_policy(cfg, m, &policy, NULL) < 0) {
+                note("a malformed MODIFY_REQUEST_EXPR_* or MUST_MODIFY_REQUEST_EXPRS: nothing carved\n");
+                classad_free(job);
+                return;
+        }
         snprintf(name, sizeof(name), "slot%u", def->id);
         pad = slot_ad(cfg, m, def, name, false, &avail);
         for (size_t i = 0; i < FUZZ_CARVES; i++) {
@@ -234,7 +240,7 @@ static void carve(const Config *cfg, const AgentMachine *m, const AgentSlotDef *
                 int r;
 
                 memset(why, 'x', sizeof(why));
-                r = agent_pslot_carve(cfg, m, pad, j, &avail, &got, why, sizeof(why));
+                r = agent_pslot_carve(policy, m, pad, j, &avail, &got, why, sizeof(why));
                 if (!memchr(why, '\0', sizeof(why)))
                         fail("an unterminated reason", NULL);
                 if (r < 0) {
@@ -265,6 +271,7 @@ static void carve(const Config *cfg, const AgentMachine *m, const AgentSlotDef *
         }
         classad_free(job);
         classad_free(pad);
+        carve_policy_free(policy);
 }
 
 /* Loads of every slot and d-slot, from the input's first bytes. */

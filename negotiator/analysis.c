@@ -406,8 +406,6 @@ static int autoclusters(NegoFast *f, Analysis *a) {
 }
 
 static int analyse(NegoFast *f) {
-        static const char *const consumption[NEGO_N_RES] = { "ConsumptionCpus", "ConsumptionMemory", "ConsumptionDisk" };
-        static const char *const requests[NEGO_N_RES] = { "RequestCpus", "RequestMemory", "RequestDisk" };
         const NegoSettings *s = f->c->s;
         Analysis a = { .f = f };
         int r = 0;
@@ -435,11 +433,19 @@ static int analyse(NegoFast *f) {
         seed_expr(&a, NEGO_F_POST, NEGO_SIDE_SLOT, s->post_job_rank);
         seed_expr(&a, NEGO_F_PREQ, NEGO_SIDE_SLOT, s->preemption_req);
         seed_expr(&a, NEGO_F_PRANK, NEGO_SIDE_SLOT, s->preemption_rank);
-        for (int i = 0; i < NEGO_N_RES; i++) {
-                reach(&a, NEGO_F_AMT, NEGO_SIDE_SLOT, classad_name(consumption[i]));
-                /* Request<Res> is read without a TARGET: a plain name of the job's */
-                edge(&a, NEGO_F_AMT, NEGO_SIDE_JOB, classad_name(requests[i]), CA_REF_PLAIN);
-                seed_expr(&a, NEGO_F_AMT, NEGO_SIDE_JOB, s->modify[i]);
+        /* carve_ask(): which resources (MachineResources), their
+         * Consumption<Res>, the job's Request<Res> and _condor_Request<Res>
+         * (read as MY.name of the job), MODIFY_REQUEST_EXPR_* */
+        reach(&a, NEGO_F_AMT, NEGO_SIDE_SLOT, classad_name("MachineResources"));
+        for (size_t i = 0; i < f->c->res.n; i++) {
+                char name[CARVE_NAME_MAX + 32];
+                snprintf(name, sizeof(name), "Consumption%s", f->c->res.name[i]);
+                reach(&a, NEGO_F_AMT, NEGO_SIDE_SLOT, classad_name(name));
+                snprintf(name, sizeof(name), "Request%s", f->c->res.name[i]);
+                reach(&a, NEGO_F_AMT, NEGO_SIDE_JOB, classad_name(name));
+                snprintf(name, sizeof(name), "_condor_Request%s", f->c->res.name[i]);
+                reach(&a, NEGO_F_AMT, NEGO_SIDE_JOB, classad_name(name));
+                seed_expr(&a, NEGO_F_AMT, NEGO_SIDE_JOB, carve_policy_modify(s->carve, i));
         }
         closure(&a);
         /* what jobs define by expressions that read more */

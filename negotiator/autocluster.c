@@ -72,7 +72,7 @@ struct NegoStream {
         uint8_t *kind_ok;          /* per kind: the jobs' Requirements may accept it */
         uint32_t cap_kind_ok;
         bool pslots;               /* some p-slot may fit */
-        double need[NEGO_N_RES];   /* the least any p-slot would be asked for */
+        double need[NEGO_MAX_RES]; /* the least any p-slot would be asked for (c->res) */
         NegoAmt *amt;              /* what is asked of each consumption shape (when it is fixed) */
         uint32_t cap_amt;
         Key found;                 /* the best p-slot found so far in a search */
@@ -210,7 +210,7 @@ static int stream_get(NegoFast *f, uint32_t sub, uint32_t ac, NegoStream **ret) 
  * left). */
 static int stream_need(NegoFast *f, NegoStream *st, const ClassAd *job) {
         st->pslots = false;
-        for (int r = 0; r < NEGO_N_RES; r++)
+        for (size_t r = 0; r < f->c->res.n; r++)
                 st->need[r] = 0;
         if (f->n_pslots == 0)
                 return 0;
@@ -225,23 +225,31 @@ static int stream_need(NegoFast *f, NegoStream *st, const ClassAd *job) {
                 nego_fast_amounts(f, st->cls, job, f->amt_reps[g], true, amt);
                 if (!amt->ok)
                         continue;
-                for (int r = 0; r < NEGO_N_RES; r++)
-                        if (!st->pslots || amt->a[r] < st->need[r])
-                                st->need[r] = amt->a[r];
+                /* what is taken is what it wants or (the fallback) what it wrote */
+                for (size_t r = 0; r < f->c->res.n; r++) {
+                        double least = amt->ask.want[r];
+                        if (amt->ask.fallback && amt->ask.unmodified[r] < least)
+                                least = amt->ask.unmodified[r];
+                        if (!st->pslots || least < st->need[r])
+                                st->need[r] = least;
+                }
                 st->pslots = true;
         }
         return 0;
 }
 
 /* The kinds of p-slot the stream's jobs' Requirements may accept, whatever
- * is left of them (Cpus, Memory and Disk vary). */
+ * is left of them (their resources vary). */
 static int stream_kinds(NegoFast *f, NegoStream *st, const ClassAd *job) {
-        const CaName *vary[NEGO_N_RES] = { classad_name("Cpus"), classad_name("Memory"), classad_name("Disk") };
+        const CaName *vary[NEGO_MAX_RES];
+
+        for (size_t r = 0; r < f->c->res.n; r++)
+                vary[r] = classad_name(f->c->res.name[r]);
 
         if (nego_grow((void **) &st->kind_ok, &st->cap_kind_ok, f->n_kinds + 1, 1) < 0)
                 return -ENOMEM;
         for (uint32_t k = 0; k < f->n_kinds; k++)
-                st->kind_ok[k] = classad_requirements_may_hold(job, f->c->in->slots[f->kind_reps[k]], vary, NEGO_N_RES,
+                st->kind_ok[k] = classad_requirements_may_hold(job, f->c->in->slots[f->kind_reps[k]], vary, f->c->res.n,
                                                                NEGO_MODE);
         return 0;
 }
@@ -442,7 +450,7 @@ static int ptree_sync(NegoFast *f, NegoStream *st, const ClassAd *job) {
                 if (!(o->ptrees = calloc(f->n_kinds + 1, sizeof(NegoPTree *))))
                         return -ENOMEM;
                 for (uint32_t k = 0; k < f->n_kinds; k++)
-                        if ((r = nego_ptree_new(f->kind_size[k], &o->ptrees[k])) < 0)
+                        if ((r = nego_ptree_new(f->kind_size[k], f->c->res.n, &o->ptrees[k])) < 0)
                                 return r;
                 for (size_t k = 0; k < f->n_pslots; k++) {
                         const NegoPState *ps = &f->pstate[f->pslots[k]];
@@ -464,27 +472,23 @@ static int ptree_sync(NegoFast *f, NegoStream *st, const ClassAd *job) {
 }
 
 /* Whether job fits what is left of p-slot i (or of it as given: whole);
- * what it takes in *amt. */
-static bool pslot_fits(NegoFast *f, const NegoStream *st, const ClassAd *job, size_t i, bool whole, NegoAmt *amt) {
+ * what it takes in took[c->res.n]. */
+static bool pslot_fits(NegoFast *f, const NegoStream *st, const ClassAd *job, size_t i, bool whole, double *took) {
         const double *have = whole ? f->pstate[i].orig : f->pstate[i].rem;
+        NegoAmt amt;
 
         if (f->slot_dyn[NEGO_F_AMT])
-                nego_fast_amounts(f, st->cls, job, i, whole, amt);
+                nego_fast_amounts(f, st->cls, job, i, whole, &amt);
         else
-                *amt = st->amt[f->pstate[i].amt_group];
-        if (!amt->ok)
-                return false;
-        for (int r = 0; r < NEGO_N_RES; r++)
-                if (amt->a[r] > have[r] + 1e-9)
-                        return false;
-        return true;
+                amt = st->amt[f->pstate[i].amt_group];
+        return amt.ok && nego_ask_take(f->c, &amt.ask, have, took);
 }
 
 typedef struct Visit {
         NegoFast *f;
         const NegoStream *st;
         const ClassAd *job;
-        NegoAmt amt;
+        double took[NEGO_MAX_RES];         /* what the last p-slot that fits takes */
         size_t fit, job_false, slot_false; /* of the p-slots visited */
 } Visit;
 
@@ -493,7 +497,7 @@ static bool pslot_visit(void *userdata, uint32_t slot) {
 
         if (!v->st->kind_ok[v->f->pstate[slot].kind])
                 return false; /* the job's Requirements refuse the kind, whatever is left */
-        if (!pslot_fits(v->f, v->st, v->job, slot, false, &v->amt))
+        if (!pslot_fits(v->f, v->st, v->job, slot, false, v->took))
                 return false;
         v->fit++;
         if (!nego_fast_job_ok(v->f, v->st->cls, v->job, slot)) {
@@ -508,7 +512,7 @@ static bool pslot_visit(void *userdata, uint32_t slot) {
 }
 
 /* The best p-slot before bound that is a candidate (*ret_slot, its amounts
- * in v->amt). A search that found none is remembered: until the bound
+ * in v->took). A search that found none is remembered: until the bound
  * gets looser, only the p-slots changed since can be candidates.
  * *ret_full: the whole tree was searched without a bound (v counts). */
 static bool pslot_search(NegoFast *f, NegoStream *st, const Key *bound, Visit *v, uint32_t *ret_slot, bool *ret_full) {
@@ -534,7 +538,7 @@ static bool pslot_search(NegoFast *f, NegoStream *st, const Key *bound, Visit *v
                         return false;
                 }
                 *ret_slot = best.slot;
-                return pslot_fits(f, st, v->job, best.slot, false, &v->amt); /* its amounts */
+                return pslot_fits(f, st, v->job, best.slot, false, v->took); /* its amounts */
         }
         /* each kind's tree the job's Requirements may accept, the bound
          * tightened by what is found */
@@ -550,7 +554,7 @@ static bool pslot_search(NegoFast *f, NegoStream *st, const Key *bound, Visit *v
                 bound = &st->found;
                 found = true;
         }
-        if (found && !pslot_fits(f, st, v->job, *ret_slot, false, &v->amt)) /* its amounts */
+        if (found && !pslot_fits(f, st, v->job, *ret_slot, false, v->took)) /* its amounts */
                 return false;
         *ret_full = !bound;
         if (!found) {
@@ -572,10 +576,10 @@ static bool pslot_search(NegoFast *f, NegoStream *st, const Key *bound, Visit *v
 enum { PCLASS_JOB, PCLASS_TAKEN, PCLASS_SLOT, PCLASS_CANDIDATE };
 
 static int pslot_class(NegoFast *f, const NegoStream *st, const ClassAd *job, size_t i) {
-        NegoAmt amt;
+        double took[NEGO_MAX_RES];
 
-        if (!pslot_fits(f, st, job, i, false, &amt))
-                return pslot_fits(f, st, job, i, true, &amt) ? PCLASS_TAKEN : PCLASS_JOB;
+        if (!pslot_fits(f, st, job, i, false, took))
+                return pslot_fits(f, st, job, i, true, took) ? PCLASS_TAKEN : PCLASS_JOB;
         if (!st->kind_ok[f->pstate[i].kind] || !nego_fast_job_ok(f, st->cls, job, i))
                 return PCLASS_JOB;
         return nego_fast_slot_ok(f, st->cls, job, i) ? PCLASS_CANDIDATE : PCLASS_SLOT;
@@ -584,22 +588,22 @@ static int pslot_class(NegoFast *f, const NegoStream *st, const ClassAd *job, si
 static bool pslot_fits_now(void *userdata, uint32_t slot) {
         Visit *v = userdata;
 
-        return pslot_fits(v->f, v->st, v->job, slot, false, &v->amt);
+        return pslot_fits(v->f, v->st, v->job, slot, false, v->took);
 }
 
 /* How many p-slots of each kind the stream's jobs fit as they were given. */
 static int kinds_whole(NegoFast *f, NegoStream *st, const ClassAd *job) {
-        NegoAmt amt;
+        double took[NEGO_MAX_RES];
 
         if (!(st->kind_whole = calloc(f->n_kinds + 1, sizeof(size_t))))
                 return -ENOMEM;
         for (uint32_t k = 0; k < f->n_kinds; k++)
                 if (f->kind_alike[k])
-                        st->kind_whole[k] = pslot_fits(f, st, job, f->kind_reps[k], true, &amt) ? f->kind_size[k] : 0;
+                        st->kind_whole[k] = pslot_fits(f, st, job, f->kind_reps[k], true, took) ? f->kind_size[k] : 0;
         for (size_t k = 0; k < f->n_pslots; k++) {
                 const NegoPState *ps = &f->pstate[f->pslots[k]];
                 if (!f->kind_alike[ps->kind])
-                        st->kind_whole[ps->kind] += pslot_fits(f, st, job, f->pslots[k], true, &amt);
+                        st->kind_whole[ps->kind] += pslot_fits(f, st, job, f->pslots[k], true, took);
         }
         return 0;
 }
@@ -620,7 +624,7 @@ static int why_pslots(NegoFast *f, NegoStream *st, const ClassAd *job, const Vis
                 if (!st->kind_whole && (r = kinds_whole(f, st, job)) < 0)
                         return r;
                 for (uint32_t k = 0; k < f->n_kinds; k++) {
-                        Visit x = { f, st, job, {}, 0, 0, 0 };
+                        Visit x = { f, st, job, { 0 }, 0, 0, 0 };
                         size_t now;
                         if (st->kind_ok[k]) {
                                 n_ok += f->kind_size[k];
@@ -745,7 +749,7 @@ int nego_fast_best_slot(NegoCycle *c, NegoSub *sub, NegoJob *job, NegoPick *ret)
         const NegoEntry *idle;
         Key best, run;
         bool have = false, searched = false; /* the p-slots' trees searched whole: their counts in v */
-        NegoAmt amt = {};
+        double took[NEGO_MAX_RES] = { 0 };
         Visit v;
         int r;
 
@@ -760,7 +764,7 @@ int nego_fast_best_slot(NegoCycle *c, NegoSub *sub, NegoJob *job, NegoPick *ret)
                 if ((r = stream_build(f, st, cls, job->ad)) < 0)
                         return r;
 
-        v = (Visit){ f, st, job->ad, {}, 0, 0, 0 };
+        v = (Visit){ f, st, job->ad, { 0 }, 0, 0, 0 };
         if ((idle = idle_peek(f, st, job->ad))) {
                 best = (Key){ { idle->key[0], idle->key[1], idle->key[2] }, 2, 0, idle->slot };
                 have = true;
@@ -772,7 +776,7 @@ int nego_fast_best_slot(NegoCycle *c, NegoSub *sub, NegoJob *job, NegoPick *ret)
                 if (pslot_search(f, st, have ? &best : NULL, &v, &slot, &searched)) {
                         best = (Key){ .order = 2, .slot = slot };
                         pslot_key(f, st->cls, job->ad, slot, best.k);
-                        amt = v.amt;
+                        memcpy(took, v.took, sizeof(took));
                         have = true;
                 }
         }
@@ -789,7 +793,7 @@ int nego_fast_best_slot(NegoCycle *c, NegoSub *sub, NegoJob *job, NegoPick *ret)
         }
         *ret = (NegoPick){ .slot = best.slot, .reason = 2 - best.order };
         if (c->slots[best.slot].partitionable)
-                memcpy(ret->amounts, amt.a, sizeof(ret->amounts));
+                memcpy(ret->amounts, took, sizeof(ret->amounts));
         return 0;
 }
 

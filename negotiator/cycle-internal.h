@@ -6,9 +6,10 @@
  */
 #pragma once
 
+#include "carve/carve.h"
 #include "negotiator-internal.h"
 
-#define NEGO_N_RES 3           /* Cpus, Memory, Disk of a partitionable slot */
+#define NEGO_MAX_RES CARVE_MAX_RES /* Cpus, Memory, Disk and the pool's custom resources (c->res) */
 #define NEGO_N_KEEP 6          /* the NegoKeep reasons */
 #define NEGO_MAX_BREAKDOWNS 32 /* rejections explained clause by clause, per cycle */
 
@@ -28,7 +29,17 @@ typedef struct NegoSlot {
         double remote_eup;
         double current_rank;
         double weight;
+        uint32_t res_set;   /* a partitionable slot's resources: c->res_sets */
 } NegoSlot;
+
+/* The resources a p-slot is carved by (carve_resources: its
+ * MachineResources), each's place in the cycle's (-1: past NEGO_MAX_RES). */
+typedef struct NegoResSet {
+        CarveResources res;
+        int8_t at[CARVE_MAX_RES];
+        uint32_t mask;  /* the cycle's resources it has */
+        bool untracked; /* a resource past NEGO_MAX_RES: the p-slot is never carved */
+} NegoResSet;
 
 /* Why a running slot that both Requirements accept is no candidate. */
 typedef enum NegoKeep {
@@ -83,7 +94,7 @@ typedef struct NegoSub {
 typedef struct NegoPick {
         size_t slot;
         int reason;
-        double amounts[NEGO_N_RES];
+        double amounts[NEGO_MAX_RES]; /* c->res */
 } NegoPick;
 
 typedef struct NegoCycle {
@@ -92,6 +103,9 @@ typedef struct NegoCycle {
         const AcctGroups *groups;
         NegoSlot *slots;
         size_t n_slots;
+        CarveResources res;  /* the resources of the pool's p-slots: Cpus, Memory, Disk, then custom ones */
+        NegoResSet *res_sets; /* the distinct resource lists of the p-slots */
+        uint32_t n_res_sets, cap_res_sets;
         size_t slots_left;   /* not taken (p-slots count while they have room) */
         double pool_weight;
         double min_weight;   /* the smallest slot weight > 0 */
@@ -114,15 +128,23 @@ typedef struct NegoCycle {
         struct NegoFast *fast; /* the fast path's state; NULL: plain */
 } NegoCycle;
 
-/* Resource i (Cpus, Memory, Disk) of a slot ad, 0 when not a number. */
-double nego_slot_amount(const ClassAd *slot, int i);
-/* What job would take of partitionable slot (amounts[NEGO_N_RES]): false
- * when it cannot be told or is nothing at all. */
-bool nego_consumption(const NegoCycle *c, const ClassAd *slot, const ClassAd *job, double *amounts);
-bool nego_pslot_fits(const NegoCycle *c, const NegoSlot *slot, const ClassAd *job, double *amounts);
+/* Resource i of c->res of a slot ad, 0 when not a number. */
+double nego_slot_amount(const NegoCycle *c, const ClassAd *slot, size_t i);
+/* Slot i's resources (a partitionable slot's, at the cycle's start). */
+int nego_pslot_resources(NegoCycle *c, size_t i);
+/* What job asks of p-slot i as it is now (whole: as given), in c->res's
+ * order: false when it cannot be told (carve_ask refuses). */
+bool nego_pslot_ask(const NegoCycle *c, size_t i, bool whole, const ClassAd *job, CarveAsk *ret);
+/* What of ask is taken from have (amounts of c->res): false when it does
+ * not fit (carve_fit). */
+bool nego_ask_take(const NegoCycle *c, const CarveAsk *ask, const double *have, double *ret);
+/* Both, against what is left of p-slot i (whole: as given). */
+bool nego_pslot_fits(const NegoCycle *c, size_t i, bool whole, const ClassAd *job, double *amounts);
+/* Whether p-slot slot is carved by resource i of c->res. */
+bool nego_pslot_has(const NegoCycle *c, const NegoSlot *slot, size_t i);
 /* What is left of a p-slot, saved and put back (a match the limit refused). */
-void nego_pslot_save(const NegoSlot *slot, double *saved);
-int nego_pslot_restore(NegoSlot *slot, const double *saved);
+void nego_pslot_save(const NegoCycle *c, const NegoSlot *slot, double *saved);
+int nego_pslot_restore(const NegoCycle *c, NegoSlot *slot, const double *saved);
 int nego_pslot_consume(const NegoCycle *c, NegoSlot *slot, const double *amounts, double *ret_cost);
 /* A candidate's ranks: NaN counts as 0 (no preference), so that the
  * order of candidates is total. */

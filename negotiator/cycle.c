@@ -148,6 +148,8 @@ static int prepare_slot(NegoCycle *c, size_t i) {
                         return r;
                 slot->own_copy = true;
                 slot->partitionable = true;
+                if ((r = nego_pslot_resources(c, i)) < 0)
+                        return r;
         }
         return 0;
 }
@@ -339,6 +341,11 @@ static int add_match(NegoCycle *c, NegoSub *sub, NegoJob *job, const NegoPick *p
                 .memory = p->amounts[1],
                 .disk = p->amounts[2],
         };
+        if (slot->partitionable) {
+                const NegoResSet *set = &c->res_sets[slot->res_set];
+                for (size_t j = CARVE_N_STD; j < set->res.n; j++)
+                        m->custom[j - CARVE_N_STD] = p->amounts[set->at[j]];
+        }
         if (p->reason != NEGO_NO_PREEMPTION && slot->remote_user &&
             !(m->preempted_user = strdup(slot->remote_user)))
                 return -ENOMEM;
@@ -461,10 +468,10 @@ static int negotiate_sub(NegoCycle *c, NegoSub *sub, double limit, bool group_bo
                 /* A partitionable slot gives what the job takes, and costs
                  * W(S) - W(S'); taken back when the limit says no. */
                 NegoSlot *slot = &c->slots[pick.slot];
-                double saved[NEGO_N_RES];
+                double saved[NEGO_MAX_RES];
                 cost = slot->weight;
                 if (slot->partitionable) {
-                        nego_pslot_save(slot, saved);
+                        nego_pslot_save(c, slot, saved);
                         r = nego_pslot_consume(c, slot, pick.amounts, &cost);
                         if (r >= 0 && c->fast)
                                 r = nego_fast_pslot_update(c->fast, pick.slot);
@@ -474,7 +481,7 @@ static int negotiate_sub(NegoCycle *c, NegoSub *sub, double limit, bool group_bo
                 {
                         double lim = group_bound ? fmin(limit, *group_left + spent) : limit;
                         if (!limit_permits(spent, cost, lim)) {
-                                if (slot->partitionable && ((r = nego_pslot_restore(slot, saved)) < 0 ||
+                                if (slot->partitionable && ((r = nego_pslot_restore(c, slot, saved)) < 0 ||
                                                             (c->fast && (r = nego_fast_pslot_update(c->fast, pick.slot)) < 0)))
                                         return r;
                                 job->limit = group_bound && *group_left < limit - spent ? 2 : 1;
@@ -703,6 +710,7 @@ static void cycle_free(NegoCycle *c) {
                 free(c->slots[i].remote_user);
         }
         free(c->slots);
+        free(c->res_sets);
         for (size_t i = 0; i < c->n_subs; i++) {
                 for (size_t j = 0; j < c->subs[i].n_jobs; j++)
                         free(c->subs[i].jobs[j].reason);
@@ -787,6 +795,7 @@ int nego_cycle(const NegoInput *in, NegoResult *ret) {
         size_t ng = acct_groups_count(c.groups);
         int r = -ENOMEM;
 
+        carve_resources(c.s->carve, NULL, &c.res); /* Cpus, Memory, Disk; the p-slots add theirs */
         c.n_slots = in->n_slots;
         c.n_subs = in->n_submitters;
         c.slots = calloc(c.n_slots + 1, sizeof(NegoSlot));

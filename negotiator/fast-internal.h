@@ -72,8 +72,8 @@ typedef struct NegoMemo {
 } NegoMemo;
 
 typedef struct NegoAmt {
-        bool ok; /* consumption() says the job can be told what it takes */
-        double a[NEGO_N_RES];
+        bool ok;      /* nego_pslot_ask() says the job can be told what it takes */
+        CarveAsk ask; /* in c->res's order */
 } NegoAmt;
 
 typedef struct NegoAc {
@@ -87,15 +87,15 @@ typedef struct NegoAc {
 
 /* A partitionable slot's state as the cycle consumes it. */
 typedef struct NegoPState {
-        double rem[NEGO_N_RES];  /* what is left (Cpus, Memory, Disk) */
-        double orig[NEGO_N_RES]; /* as given */
+        double rem[NEGO_MAX_RES];  /* what is left (c->res: Cpus, Memory, Disk, custom ones) */
+        double orig[NEGO_MAX_RES]; /* as given */
         uint32_t amt_orig;       /* NEGO_F_AMT shape of the ad as given */
         uint32_t amt_group;      /* which of the distinct amt_orig it has */
         uint32_t kind;           /* its kind: the p-slots alike as given for the jobs' Requirements */
         uint32_t kind_ordinal;   /* among its kind's */
         uint32_t ordinal;        /* among the partitionable slots */
         uint64_t gen;            /* the change that last touched it */
-        bool changed;            /* Cpus/Memory/Disk rewritten as literals */
+        bool changed;            /* its resources (c->res) rewritten as literals */
 } NegoPState;
 
 typedef struct NegoStream NegoStream;
@@ -112,7 +112,7 @@ typedef struct NegoFast {
         bool eph_read;                 /* any: they are written into the job ad before matching */
         uint8_t nocache_mask;          /* families never memoised (unstable, reading what changes) */
         NegoNames job_expr;            /* job-side names some job defines by an expression with references */
-        bool slot_dyn[NEGO_N_FAM];     /* reads a p-slot's Cpus/Memory/Disk */
+        bool slot_dyn[NEGO_N_FAM];     /* reads a p-slot's Cpus/Memory/Disk (or custom resource) */
 
         /* ---- jobs ---- */
         ClassAd **jobs; /* every job of the input, submitter by submitter */
@@ -129,8 +129,8 @@ typedef struct NegoFast {
         uint64_t *row;     /* [slot * slot_all.n + k]: fingerprints of the ads as given */
         NegoIntern shape_table[NEGO_N_FAM];
         uint32_t *slot_col[NEGO_N_FAM]; /* each family's slot-side names: their column in row */
-        int *slot_res[NEGO_N_FAM];      /* and which of Cpus/Memory/Disk they are (-1: none) */
-        uint64_t *shape_dyn; /* per shape record (extra): codes of Cpus, Memory, Disk, and tags */
+        int *slot_res[NEGO_N_FAM];      /* and which of c->res they are (-1: none) */
+        uint64_t *shape_dyn; /* per shape record (extra): codes of c->res's resources, and tags */
         uint32_t n_shape_dyn, cap_shape_dyn;
         NegoPState *pstate; /* [slot] (partitionable slots only) */
         size_t *pslots;     /* the partitionable slots considered */
@@ -139,7 +139,7 @@ typedef struct NegoFast {
         uint32_t n_amt_groups;
         size_t *kind_reps;  /* a p-slot of each kind (NEGO_F_JREQ shape as given) */
         uint32_t *kind_size;
-        bool *kind_alike;   /* its p-slots were given alike Cpus, Memory and Disk */
+        bool *kind_alike;   /* its p-slots were given alike resources and consumption shapes */
         uint32_t n_kinds;
         uint64_t pgen;      /* p-slot changes so far */
         size_t *plog;       /* the slots changed, in order */
@@ -236,7 +236,7 @@ bool nego_fast_slot_ok(NegoFast *f, const uint32_t *cls, const ClassAd *job, siz
 bool nego_fast_preq(NegoFast *f, const uint32_t *cls, const ClassAd *job, size_t slot);
 /* NEGO_F_JRANK, SRANK, PRE, POST, PRANK: the number (NaN taken as 0). */
 double nego_fast_number(NegoFast *f, NegoFamily fam, const uint32_t *cls, const ClassAd *job, size_t slot);
-/* What job takes of p-slot `slot` as it is now, or as given (whole). */
+/* What job asks of p-slot `slot` as it is now, or as given (whole). */
 void nego_fast_amounts(NegoFast *f, const uint32_t *cls, const ClassAd *job, size_t slot, bool whole, NegoAmt *ret);
 /* A p-slot was consumed or given back: its state and shapes anew. */
 int nego_fast_pslot_update(NegoFast *f, size_t slot);

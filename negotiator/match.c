@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "fast-internal.h"
 
@@ -32,103 +33,118 @@ double nego_settings_slot_weight(const NegoSettings *s, const ClassAd *slot) {
         return w >= 0 && isfinite(w) ? w : 1.0;
 }
 
-static const char *const res_names[NEGO_N_RES] = { "Cpus", "Memory", "Disk" };
+/* The p-slot's resources, interned, and the cycle's list grown by those
+ * it has not seen. */
+int nego_pslot_resources(NegoCycle *c, size_t i) {
+        NegoResSet set = {};
 
-/* What a job takes from a partitionable slot: its Consumption<Res> when
- * the slot has a consumption policy for every resource (MY the slot,
- * TARGET the job), else the job's requests quantised by
- * MODIFY_REQUEST_EXPR_REQUEST<RES> as the agent will carve them (MY the
- * job, TARGET the slot). false when it cannot be told or asks for
- * nothing at all. */
-bool nego_consumption(const NegoCycle *c, const ClassAd *slot, const ClassAd *job, double *amounts) {
-        bool policy = true, any = false;
-
-        for (int i = 0; i < NEGO_N_RES && policy; i++) {
-                char attr[32];
-                snprintf(attr, sizeof(attr), "Consumption%s", res_names[i]);
-                policy = classad_has(slot, attr);
-        }
-        for (int i = 0; i < NEGO_N_RES; i++) {
-                char attr[48];
-                CaValue v = ca_undefined();
-                double d = 0;
-
-                if (policy) {
-                        ClassAdExpr *e = NULL;
-                        char *text;
-                        snprintf(attr, sizeof(attr), "Consumption%s", res_names[i]);
-                        text = classad_unparse_attr(slot, attr);
-                        if (text && classad_expr_parse(text, strlen(text), NEGO_MODE, &e, NULL) >= 0)
-                                d = nego_eval_number(e, slot, job, NAN);
-                        else
-                                d = NAN;
-                        classad_expr_free(e);
-                        free(text);
-                } else {
-                        snprintf(attr, sizeof(attr), "Request%s", res_names[i]);
-                        if (classad_eval_attr(job, attr, NEGO_MODE, &v) < 0 || !ca_to_real(&v, &d))
-                                d = i == 0 ? 1 : 0; /* one CPU; no memory or disk said */
-                        ca_value_clear(&v);
-                        if (c->s->modify[i]) {
-                                double m = nego_eval_number(c->s->modify[i], job, slot, d);
-                                if (m >= 0 && isfinite(m))
-                                        d = ceil(m - 1e-9);
-                        }
+        carve_resources(c->s->carve, c->slots[i].ad, &set.res);
+        for (uint32_t k = 0; k < c->n_res_sets; k++) {
+                const CarveResources *o = &c->res_sets[k].res;
+                bool same = o->n == set.res.n;
+                for (size_t j = 0; j < o->n && same; j++)
+                        same = strcmp(o->name[j], set.res.name[j]) == 0;
+                if (same) {
+                        c->slots[i].res_set = k;
+                        return 0;
                 }
-                if (!(d >= 0) || !isfinite(d))
-                        return false;
-                amounts[i] = d;
-                any |= d > 0;
         }
-        return any;
+        for (size_t j = 0; j < set.res.n; j++) {
+                size_t at = 0;
+                while (at < c->res.n && strcasecmp(c->res.name[at], set.res.name[j]) != 0)
+                        at++;
+                if (at == c->res.n && at < NEGO_MAX_RES)
+                        snprintf(c->res.name[c->res.n++], CARVE_NAME_MAX, "%s", set.res.name[j]);
+                set.at[j] = at < NEGO_MAX_RES ? (int8_t) at : -1;
+                set.untracked |= at >= NEGO_MAX_RES;
+                if (at < NEGO_MAX_RES)
+                        set.mask |= 1u << at;
+        }
+        if (nego_grow((void **) &c->res_sets, &c->cap_res_sets, c->n_res_sets + 1, sizeof(NegoResSet)) < 0)
+                return -ENOMEM;
+        c->res_sets[c->n_res_sets] = set;
+        c->slots[i].res_set = c->n_res_sets++;
+        return 0;
 }
 
-double nego_slot_amount(const ClassAd *slot, int i) {
+/* What a job takes from a partitionable slot: carve_ask() (carve/), its
+ * amounts put in the cycle's order of resources. */
+bool nego_pslot_ask(const NegoCycle *c, size_t i, bool whole, const ClassAd *job, CarveAsk *ret) {
+        const NegoResSet *set = &c->res_sets[c->slots[i].res_set];
+        const ClassAd *ad = whole ? c->in->slots[i] : c->slots[i].ad;
+        CarveAsk ask;
+
+        if (set->untracked || carve_ask(c->s->carve, &set->res, ad, job, &ask, NULL, 0) < 0)
+                return false;
+        *ret = (CarveAsk){ .fallback = ask.fallback };
+        for (size_t j = 0; j < set->res.n; j++) {
+                ret->want[set->at[j]] = ask.want[j];
+                ret->unmodified[set->at[j]] = ask.unmodified[j];
+        }
+        return true;
+}
+
+bool nego_ask_take(const NegoCycle *c, const CarveAsk *ask, const double *have, double *ret) {
+        return carve_fit(&c->res, ask, have, ret, NULL, 0) >= 0;
+}
+
+double nego_slot_amount(const NegoCycle *c, const ClassAd *slot, size_t i) {
         CaValue v = ca_undefined();
         double d = 0;
 
-        if (classad_eval_attr(slot, res_names[i], NEGO_MODE, &v) < 0 || !ca_to_real(&v, &d))
+        if (classad_eval_attr(slot, c->res.name[i], NEGO_MODE, &v) < 0 || !ca_to_real(&v, &d))
                 d = 0;
         ca_value_clear(&v);
         return d;
 }
 
-void nego_pslot_save(const NegoSlot *slot, double *saved) {
-        for (int i = 0; i < NEGO_N_RES; i++)
-                saved[i] = nego_slot_amount(slot->ad, i);
+bool nego_pslot_fits(const NegoCycle *c, size_t i, bool whole, const ClassAd *job, double *amounts) {
+        double have[NEGO_MAX_RES];
+        CarveAsk ask;
+
+        if (!nego_pslot_ask(c, i, whole, job, &ask))
+                return false;
+        for (size_t k = 0; k < c->res.n; k++)
+                have[k] = nego_slot_amount(c, whole ? c->in->slots[i] : c->slots[i].ad, k);
+        return nego_ask_take(c, &ask, have, amounts);
 }
 
-static int set_amount(ClassAd *ad, int i, double v) {
-        return v == floor(v) && v >= 0 && v < 9e15 ? classad_set_int(ad, res_names[i], (int64_t) v)
-                                                   : classad_set_real(ad, res_names[i], v);
+bool nego_pslot_has(const NegoCycle *c, const NegoSlot *slot, size_t i) {
+        return c->res_sets[slot->res_set].mask & (1u << i);
 }
 
-int nego_pslot_restore(NegoSlot *slot, const double *saved) {
+void nego_pslot_save(const NegoCycle *c, const NegoSlot *slot, double *saved) {
+        for (size_t i = 0; i < c->res.n; i++)
+                saved[i] = nego_slot_amount(c, slot->ad, i);
+}
+
+static int set_amount(const NegoCycle *c, ClassAd *ad, size_t i, double v) {
+        return v == floor(v) && v >= 0 && v < 9e15 ? classad_set_int(ad, c->res.name[i], (int64_t) v)
+                                                   : classad_set_real(ad, c->res.name[i], v);
+}
+
+int nego_pslot_restore(const NegoCycle *c, NegoSlot *slot, const double *saved) {
         int r = 0;
 
-        for (int i = 0; i < NEGO_N_RES && r >= 0; i++)
-                r = set_amount(slot->ad, i, saved[i]);
+        for (size_t i = 0; i < c->res.n && r >= 0; i++)
+                if (nego_pslot_has(c, slot, i))
+                        r = set_amount(c, slot->ad, i, saved[i]);
         return r;
-}
-
-bool nego_pslot_fits(const NegoCycle *c, const NegoSlot *slot, const ClassAd *job, double *amounts) {
-        if (!nego_consumption(c, slot->ad, job, amounts))
-                return false;
-        for (int i = 0; i < NEGO_N_RES; i++)
-                if (amounts[i] > nego_slot_amount(slot->ad, i) + 1e-9)
-                        return false;
-        return true;
 }
 
 int nego_pslot_consume(const NegoCycle *c, NegoSlot *slot, const double *amounts, double *ret_cost) {
         double before = nego_settings_slot_weight(c->s, slot->ad), after;
         int r = 0;
 
-        for (int i = 0; i < NEGO_N_RES && r >= 0; i++) {
-                double left = nego_slot_amount(slot->ad, i) - amounts[i];
+        /* what the p-slot is not carved by (another machine's resource) is not written */
+        for (size_t i = 0; i < c->res.n && r >= 0; i++) {
+                double left;
+                if (!nego_pslot_has(c, slot, i))
+                        continue;
+                left = nego_slot_amount(c, slot->ad, i) - amounts[i];
                 if (left < 0)
                         left = 0;
-                r = set_amount(slot->ad, i, left);
+                r = set_amount(c, slot->ad, i, left);
         }
         if (r < 0)
                 return r;
@@ -267,7 +283,7 @@ int nego_best_slot(NegoCycle *c, NegoSub *sub, NegoJob *job, NegoPick *ret) {
         nego_job_ephemeral(c, sub, job->ad);
         for (size_t i = 0; i < c->n_slots; i++) {
                 NegoSlot *slot = &c->slots[i];
-                double amounts[NEGO_N_RES] = { 0 };
+                double amounts[NEGO_MAX_RES] = { 0 };
                 int reason = NEGO_NO_PREEMPTION;
                 NegoKeep keep = NEGO_KEEP_NONE;
                 bool job_ok, slot_ok;
@@ -279,10 +295,8 @@ int nego_best_slot(NegoCycle *c, NegoSub *sub, NegoJob *job, NegoPick *ret) {
                         classad_prefetch(c->slots[i + 4].ad);
                 /* What is left of a partitionable slot first: used up this
                  * cycle is "taken", too small from the start is the job's. */
-                if (slot->partitionable && !nego_pslot_fits(c, slot, job->ad, amounts)) {
-                        NegoSlot whole = *slot;
-                        whole.ad = c->in->slots[i];
-                        if (nego_pslot_fits(c, &whole, job->ad, amounts))
+                if (slot->partitionable && !nego_pslot_fits(c, i, false, job->ad, amounts)) {
+                        if (nego_pslot_fits(c, i, true, job->ad, amounts))
                                 why->taken++;
                         else
                                 why->job_false++;

@@ -4,6 +4,7 @@
  */
 #pragma once
 
+#include "carve/carve.h"
 #include "common/cleanup.h"
 #include "negotiator.h"
 
@@ -16,7 +17,7 @@ struct NegoSettings {
         ClassAdExpr *preemption_rank;
         ClassAdExpr *slot_weight;    /* SLOT_WEIGHT, for slots without SlotWeight */
         ClassAdExpr *group_sort;     /* GROUP_SORT_EXPR */
-        ClassAdExpr *modify[3];      /* MODIFY_REQUEST_EXPR_REQUEST{CPUS,MEMORY,DISK} */
+        CarvePolicy *carve;          /* what a job takes of a p-slot: MODIFY_REQUEST_EXPR_*, MUST_MODIFY_REQUEST_EXPRS */
         bool consider_preemption;
         bool consider_early_preemption;
         bool all_jobs_in_cluster;

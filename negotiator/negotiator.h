@@ -56,6 +56,7 @@
 #include <stdint.h>
 
 #include "accounting.h"
+#include "carve/carve.h"
 #include "classad.h"
 #include "config.h"
 
@@ -143,6 +144,7 @@ typedef struct NegoMatch {
         /* For a partitionable slot: what the match takes from it. */
         bool partitionable;
         double cpus, memory, disk;
+        double custom[CARVE_MAX_CUSTOM]; /* its custom resources, in the p-slot's MachineResources order */
 } NegoMatch;
 
 typedef struct NegoRejection {

@@ -18,8 +18,8 @@
 
 typedef struct Node {
         double key[3];
-        double rem[NEGO_N_RES]; /* NaN as +inf: plain matching lets a NaN amount fit anything */
-        double max[NEGO_N_RES]; /* over the subtree */
+        double rem[NEGO_PTREE_MAX_RES]; /* NaN as +inf: plain matching lets a NaN amount fit anything */
+        double max[NEGO_PTREE_MAX_RES]; /* over the subtree */
         uint32_t slot, prio;
         int32_t left, right;
         bool in;
@@ -28,17 +28,23 @@ typedef struct Node {
 struct NegoPTree {
         Node *nodes; /* by ordinal */
         uint32_t n;
+        size_t n_res;
         int32_t root;
 };
 
-int nego_ptree_new(uint32_t n, NegoPTree **ret) {
+int nego_ptree_new(uint32_t n, size_t n_res, NegoPTree **ret) {
         NegoPTree *t = calloc(1, sizeof(NegoPTree));
 
+        if (n_res > NEGO_PTREE_MAX_RES) {
+                free(t);
+                return -E2BIG;
+        }
         if (!t || !(t->nodes = calloc(n + 1, sizeof(Node)))) {
                 free(t);
                 return -ENOMEM;
         }
         t->n = n;
+        t->n_res = n_res;
         t->root = -1;
         for (uint32_t i = 0; i < n; i++) {
                 uint64_t x = (i + 1) * 0x9E3779B97F4A7C15ull;
@@ -68,7 +74,7 @@ static bool before(const double *ka, uint32_t sa, const double *kb, uint32_t sb)
 static void update(NegoPTree *t, int32_t i) {
         Node *n = &t->nodes[i];
 
-        for (int r = 0; r < NEGO_N_RES; r++) {
+        for (size_t r = 0; r < t->n_res; r++) {
                 double m = n->rem[r];
                 if (n->left >= 0 && t->nodes[n->left].max[r] > m)
                         m = t->nodes[n->left].max[r];
@@ -142,14 +148,14 @@ static int32_t erase(NegoPTree *t, int32_t at, int32_t i) {
         return at;
 }
 
-void nego_ptree_set(NegoPTree *t, uint32_t ordinal, uint32_t slot, const double key[3], const double rem[NEGO_N_RES]) {
+void nego_ptree_set(NegoPTree *t, uint32_t ordinal, uint32_t slot, const double key[3], const double *rem) {
         Node *n = &t->nodes[ordinal];
 
         if (n->in)
                 t->root = erase(t, t->root, (int32_t) ordinal);
         for (int i = 0; i < 3; i++)
                 n->key[i] = key[i];
-        for (int r = 0; r < NEGO_N_RES; r++)
+        for (size_t r = 0; r < t->n_res; r++)
                 n->rem[r] = isnan(rem[r]) ? INFINITY : rem[r];
         n->slot = slot;
         n->left = n->right = -1;
@@ -169,8 +175,8 @@ typedef struct Search {
 
 /* Too small for need in some resource (need: at least what any p-slot
  * would be asked for). */
-static bool too_small(const double *have, const double *need) {
-        for (int r = 0; r < NEGO_N_RES; r++)
+static bool too_small(const NegoPTree *t, const double *have, const double *need) {
+        for (size_t r = 0; r < t->n_res; r++)
                 if (have[r] + 1e-9 < need[r])
                         return true;
         return false;
@@ -184,13 +190,13 @@ static int search(Search *s, int32_t i) {
         if (i < 0)
                 return 0;
         n = &s->t->nodes[i];
-        if (too_small(n->max, s->need))
+        if (too_small(s->t, n->max, s->need))
                 return 0;
         if ((r = search(s, n->left)) != 0)
                 return r;
         if (s->bound_key && !before(n->key, n->slot, s->bound_key, s->bound_slot))
                 return -1;
-        if (!too_small(n->rem, s->need) && s->visit(s->userdata, n->slot)) {
+        if (!too_small(s->t, n->rem, s->need) && s->visit(s->userdata, n->slot)) {
                 s->found = n->slot;
                 return 1;
         }
@@ -221,10 +227,10 @@ static void count(Count *c, int32_t i) {
         if (i < 0)
                 return;
         n = &c->t->nodes[i];
-        if (too_small(n->max, c->need))
+        if (too_small(c->t, n->max, c->need))
                 return;
         count(c, n->left);
-        if (!too_small(n->rem, c->need) && c->fits(c->userdata, n->slot))
+        if (!too_small(c->t, n->rem, c->need) && c->fits(c->userdata, n->slot))
                 c->n++;
         count(c, n->right);
 }

@@ -9,18 +9,19 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#ifndef NEGO_N_RES
-#define NEGO_N_RES 3 /* Cpus, Memory, Disk */
-#endif
+#include "carve/carve.h"
+
+#define NEGO_PTREE_MAX_RES CARVE_MAX_RES
 
 typedef struct NegoPTree NegoPTree;
 
-/* Room for n p-slots, numbered 0..n-1 (their ordinals); none in it yet. */
-int nego_ptree_new(uint32_t n, NegoPTree **ret);
+/* Room for n p-slots, numbered 0..n-1 (their ordinals), of n_res
+ * resources each (at most NEGO_PTREE_MAX_RES); none in it yet. */
+int nego_ptree_new(uint32_t n, size_t n_res, NegoPTree **ret);
 void nego_ptree_free(NegoPTree *t); /* accepts NULL */
 /* Puts p-slot `ordinal` (slot number `slot`) in, or moves it: key is its
  * pre-job rank, the job's Rank and post-job rank; rem what is left. */
-void nego_ptree_set(NegoPTree *t, uint32_t ordinal, uint32_t slot, const double key[3], const double rem[NEGO_N_RES]);
+void nego_ptree_set(NegoPTree *t, uint32_t ordinal, uint32_t slot, const double key[3], const double *rem);
 
 /* Whether the p-slot is a candidate for the job being matched. */
 typedef bool (*NegoPTreeVisit)(void *userdata, uint32_t slot);

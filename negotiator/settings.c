@@ -51,8 +51,6 @@ static int get_bool(const Config *cfg, const char *name, bool def, bool *ret, Co
 }
 
 int nego_settings_from_config(const Config *cfg, NegoSettings **ret, ConfigError *err) {
-        static const char *const modify[3] = { "MODIFY_REQUEST_EXPR_REQUESTCPUS", "MODIFY_REQUEST_EXPR_REQUESTMEMORY",
-                                               "MODIFY_REQUEST_EXPR_REQUESTDISK" };
         NegoSettings *s = calloc(1, sizeof(*s));
         int64_t rounds = 3;
         int r;
@@ -66,9 +64,9 @@ int nego_settings_from_config(const Config *cfg, NegoSettings **ret, ConfigError
             (r = get_expr(cfg, "SLOT_WEIGHT", &s->slot_weight, err)) < 0 ||
             (r = get_expr(cfg, "GROUP_SORT_EXPR", &s->group_sort, err)) < 0)
                 goto fail;
-        for (int i = 0; i < 3; i++)
-                if ((r = get_expr(cfg, modify[i], &s->modify[i], err)) < 0)
-                        goto fail;
+        /* the custom resources are each p-slot's own (MachineResources) */
+        if ((r = carve_policy_new(cfg, NULL, 0, &s->carve, err)) < 0)
+                goto fail;
         if ((r = get_bool(cfg, "NEGOTIATOR_CONSIDER_PREEMPTION", true, &s->consider_preemption, err)) < 0 ||
             (r = get_bool(cfg, "NEGOTIATOR_CONSIDER_EARLY_PREEMPTION", false, &s->consider_early_preemption, err)) < 0 ||
             (r = get_bool(cfg, "NEGOTIATE_ALL_JOBS_IN_CLUSTER", false, &s->all_jobs_in_cluster, err)) < 0 ||
@@ -97,7 +95,6 @@ void nego_settings_free(NegoSettings *s) {
         classad_expr_free(s->preemption_rank);
         classad_expr_free(s->slot_weight);
         classad_expr_free(s->group_sort);
-        for (int i = 0; i < 3; i++)
-                classad_expr_free(s->modify[i]);
+        carve_policy_free(s->carve);
         free(s);
 }

@@ -6,8 +6,8 @@
  * (a desktop's START reads nothing of it: evaluated once), the memoised
  * evaluations, the p-slots' shapes anew as they are consumed.
  *
- * A partitionable slot's Cpus, Memory and Disk are rewritten as literals
- * as it is consumed: its shapes are computed anew then. Slot ads come from
+ * A partitionable slot's Cpus, Memory, Disk and custom resources are
+ * rewritten as literals as it is consumed: its shapes are computed anew then. Slot ads come from
  * the pool's own agents: slots are grouped by the 64-bit fingerprints of
  * their attributes' trees.
  */
@@ -19,14 +19,13 @@
 
 #include "fast-internal.h"
 
-static const char *const dyn_names[NEGO_N_RES] = { "Cpus", "Memory", "Disk" };
-
 /* ---- slots: shapes per family ---- */
 
-static int dyn_index(const CaName *name) {
-        for (int i = 0; i < NEGO_N_RES; i++)
-                if (classad_name(dyn_names[i]) == name)
-                        return i;
+/* Which of the resources p-slots are carved by name is (-1: none). */
+static int dyn_index(const NegoCycle *c, const CaName *name) {
+        for (size_t i = 0; i < c->res.n; i++)
+                if (classad_name(c->res.name[i]) == name)
+                        return (int) i;
         return -1;
 }
 
@@ -42,11 +41,12 @@ static void literal_code(double v, uint64_t *ret_code, uint64_t *ret_tag) {
 }
 
 /* What stands for name of slot i in its shapes: the fingerprint of the
- * ad as given, or, for a p-slot's rewritten Cpus/Memory/Disk, the value. */
+ * ad as given, or, for a p-slot's rewritten resources, the value. */
 static uint64_t slot_code(const NegoFast *f, size_t i, uint32_t col, int dyn, uint64_t *ret_tag) {
         const NegoPState *ps = &f->pstate[i];
+        const NegoSlot *slot = &f->c->slots[i];
 
-        if (dyn >= 0 && f->c->slots[i].partitionable && ps->changed) {
+        if (dyn >= 0 && slot->partitionable && ps->changed && nego_pslot_has(f->c, slot, (size_t) dyn)) {
                 uint64_t code;
                 literal_code(ps->rem[dyn], &code, ret_tag);
                 return code;
@@ -57,7 +57,8 @@ static uint64_t slot_code(const NegoFast *f, size_t i, uint32_t col, int dyn, ui
 
 typedef struct ShapeCtx {
         NegoFamily fam;
-        uint64_t dyn[2 * NEGO_N_RES]; /* the candidate's codes and tags */
+        uint32_t n_res;
+        uint64_t dyn[2 * NEGO_MAX_RES]; /* the candidate's codes, then tags (n_res of each) */
 } ShapeCtx;
 
 static bool same_shape(NegoFast *f, uint32_t id, uint32_t cand, const void *extra) {
@@ -68,8 +69,9 @@ static bool same_shape(NegoFast *f, uint32_t id, uint32_t cand, const void *extr
 
         for (uint32_t m = 0; m < names->n; m++) {
                 int d = f->slot_res[x->fam][m];
-                if (d >= 0 && (rep_dyn[NEGO_N_RES + d] || x->dyn[NEGO_N_RES + d])) {
-                        if (rep_dyn[NEGO_N_RES + d] != x->dyn[NEGO_N_RES + d] || rep_dyn[d] != x->dyn[d])
+                uint32_t n = x->n_res;
+                if (d >= 0 && (rep_dyn[n + d] || x->dyn[n + d])) {
+                        if (rep_dyn[n + d] != x->dyn[n + d] || rep_dyn[d] != x->dyn[d])
                                 return false;
                 } else if (f->row[(size_t) rep * f->slot_all.n + f->slot_col[x->fam][m]] !=
                            f->row[(size_t) cand * f->slot_all.n + f->slot_col[x->fam][m]])
@@ -82,7 +84,7 @@ static int slot_shape(NegoFast *f, NegoFamily fam, size_t i, uint32_t *ret) {
         const NegoNames *names = &f->names[fam][NEGO_SIDE_SLOT];
         const uint32_t *cols = f->slot_col[fam];
         const int *dyns = f->slot_res[fam];
-        ShapeCtx x = { .fam = fam };
+        ShapeCtx x = { .fam = fam, .n_res = (uint32_t) f->c->res.n };
         uint64_t h = 0x736C6F74 + fam;
         bool fresh;
         int r;
@@ -91,23 +93,23 @@ static int slot_shape(NegoFast *f, NegoFamily fam, size_t i, uint32_t *ret) {
                 uint64_t tag, code = slot_code(f, i, cols[m], dyns[m], &tag);
                 if (dyns[m] >= 0) {
                         x.dyn[dyns[m]] = tag ? code : 0;
-                        x.dyn[NEGO_N_RES + dyns[m]] = tag;
+                        x.dyn[x.n_res + dyns[m]] = tag;
                 }
                 h = nego_mix(nego_mix(h, code), tag);
         }
-        if (nego_grow((void **) &f->shape_dyn, &f->cap_shape_dyn, f->n_shape_dyn + 2 * NEGO_N_RES, sizeof(uint64_t)) < 0)
+        if (nego_grow((void **) &f->shape_dyn, &f->cap_shape_dyn, f->n_shape_dyn + 2 * x.n_res, sizeof(uint64_t)) < 0)
                 return -ENOMEM;
         r = nego_intern(f, &f->shape_table[fam], h, (uint32_t) i, same_shape, &x, ret, &fresh);
         if (r < 0 || !fresh)
                 return r;
         f->shape_table[fam].v[*ret].extra = (uint32_t) f->n_shape_dyn;
-        memcpy(f->shape_dyn + f->n_shape_dyn, x.dyn, sizeof(x.dyn));
-        f->n_shape_dyn += 2 * NEGO_N_RES;
+        memcpy(f->shape_dyn + f->n_shape_dyn, x.dyn, 2 * x.n_res * sizeof(uint64_t));
+        f->n_shape_dyn += 2 * x.n_res;
         return 0;
 }
 
 /* Where each family's slot-side names are in the rows, and which are
- * Cpus/Memory/Disk. */
+ * resources p-slots are carved by. */
 static int columns(NegoFast *f) {
         for (int fam = 0; fam < NEGO_N_FAM; fam++) {
                 const NegoNames *names = &f->names[fam][NEGO_SIDE_SLOT];
@@ -119,7 +121,7 @@ static int columns(NegoFast *f) {
                         for (uint32_t k = 0; k < f->slot_all.n; k++)
                                 if (f->slot_all.v[k] == names->v[m])
                                         f->slot_col[fam][m] = k;
-                        f->slot_res[fam][m] = dyn_index(names->v[m]);
+                        f->slot_res[fam][m] = dyn_index(f->c, names->v[m]);
                         if (f->slot_res[fam][m] >= 0)
                                 f->slot_dyn[fam] = true;
                 }
@@ -154,8 +156,8 @@ static int slot_shapes(NegoFast *f) {
                                 return r;
                 if (slot->partitionable) {
                         NegoPState *ps = &f->pstate[i];
-                        for (int k = 0; k < NEGO_N_RES; k++)
-                                ps->rem[k] = ps->orig[k] = nego_slot_amount(slot->ad, k);
+                        for (size_t k = 0; k < c->res.n; k++)
+                                ps->rem[k] = ps->orig[k] = nego_slot_amount(c, slot->ad, k);
                         ps->amt_orig = f->shape[i * NEGO_N_FAM + NEGO_F_AMT];
                         ps->ordinal = (uint32_t) f->n_pslots;
                         f->pslots[f->n_pslots++] = i;
@@ -187,7 +189,9 @@ static int kinds(NegoFast *f) {
                         f->kind_reps[f->n_kinds++] = i;
                 }
                 ps->kind = kind_of[shape];
-                if (memcmp(ps->orig, f->pstate[f->kind_reps[ps->kind]].orig, sizeof(ps->orig)) != 0)
+                /* alike: a job fits all or none of them as given */
+                if (memcmp(ps->orig, f->pstate[f->kind_reps[ps->kind]].orig, sizeof(ps->orig)) != 0 ||
+                    ps->amt_group != f->pstate[f->kind_reps[ps->kind]].amt_group)
                         f->kind_alike[ps->kind] = false;
                 ps->kind_ordinal = f->kind_size[ps->kind]++;
         }
@@ -218,8 +222,8 @@ int nego_fast_pslot_update(NegoFast *f, size_t i) {
         NegoPState *ps = &f->pstate[i];
         int r;
 
-        for (int k = 0; k < NEGO_N_RES; k++)
-                ps->rem[k] = nego_slot_amount(f->c->slots[i].ad, k);
+        for (size_t k = 0; k < f->c->res.n; k++)
+                ps->rem[k] = nego_slot_amount(f->c, f->c->slots[i].ad, k);
         ps->changed = true;
         ps->gen = ++f->pgen;
         if (nego_grow((void **) &f->plog, &f->cap_plog, f->n_plog + 1, sizeof(size_t)) < 0)
@@ -492,7 +496,7 @@ void nego_fast_amounts(NegoFast *f, const uint32_t *cls, const ClassAd *job, siz
                 return;
         }
         *ret = (NegoAmt){};
-        ret->ok = nego_consumption(f->c, whole ? f->c->in->slots[slot] : f->c->slots[slot].ad, job, ret->a);
+        ret->ok = nego_pslot_ask(f->c, slot, whole, job, &ret->ask);
         if (!cached(f, NEGO_F_AMT))
                 return;
         if (f->n_amts == f->cap_amts) {

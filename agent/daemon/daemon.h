@@ -99,6 +99,7 @@ struct Agent {
         sd_event *event;
         Config *cfg;
         AgentMachine machine;
+        CarvePolicy *carve;    /* what a job takes of a partitionable slot (MODIFY_REQUEST_EXPR_*, parsed once) */
         AgentIdleKnobs idle;
         AgentExecutor *exec;
         CgRoot *cgroot;         /* the agent's cgroup v2 subtree (NULL: the fork executor) */

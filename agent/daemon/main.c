@@ -162,6 +162,9 @@ static int agent_setup(Agent *a, const GleanDaemonArgs *args, const char *socket
         r = agent_machine_detect(a->cfg, &a->machine, &err);
         if (r < 0)
                 return agent_log_config_error(&err, r, "machine resources");
+        r = agent_carve_policy(a->cfg, &a->machine, &a->carve, &err);
+        if (r < 0)
+                return agent_log_config_error(&err, r, "partitionable slot carving");
         r = agent_cgroups_setup(a);
         if (r < 0)
                 return glean_log_errno(LOG_ERR, r, "cannot set up the executor");
@@ -207,6 +210,7 @@ static void agent_teardown(Agent *a) {
         sd_event_source_unref(a->update_timer);
         sd_event_source_unref(a->defer);
         config_strv_free(a->admins);
+        carve_policy_free(a->carve);
         config_free(a->cfg);
         free(a->execute);
         free(a->socket_path);

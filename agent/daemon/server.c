@@ -361,7 +361,7 @@ static int on_request_claim(Conn *c, const ClassAd *req) {
         target = s;
         if (s->partitionable) {
                 AgentRes want;
-                if (agent_pslot_carve(a->cfg, &a->machine, s->ad, job, &s->res, &want, why, sizeof why) < 0) {
+                if (agent_pslot_carve(a->carve, &a->machine, s->ad, job, &s->res, &want, why, sizeof why) < 0) {
                         r = refuse(c, req, what, "%s: %s", s->name, why);
                         goto out;
                 }

@@ -28,6 +28,7 @@ static ClassAd *ad_from(const char *text) {
 /* The one partitionable slot of a machine (3.5.10.6's configuration). */
 typedef struct PSlot {
         Config *cfg;
+        CarvePolicy *policy;
         AgentMachine m;
         AgentSlotDef def;
         AgentRes avail;
@@ -54,6 +55,7 @@ static void pslot_init(PSlot *p, const char *extra_conf, int64_t cpus, int64_t m
                                err.msg);
         p->def = defs[0];
         free(defs);
+        GLEAN_TEST_CHECK_FATAL(agent_carve_policy(p->cfg, &p->m, &p->policy, &err) == 0, "policy: %s", err.msg);
         GLEAN_TEST_CHECK_FATAL(p->def.partitionable, "slot1 is partitionable");
         p->avail = p->def.res;
         GLEAN_TEST_CHECK_FATAL(classad_new(&p->ad) == 0, "classad_new");
@@ -62,6 +64,7 @@ static void pslot_init(PSlot *p, const char *extra_conf, int64_t cpus, int64_t m
 
 static void pslot_done(PSlot *p) {
         classad_free(p->ad);
+        carve_policy_free(p->policy);
         config_free(p->cfg);
 }
 
@@ -94,7 +97,7 @@ static void test_manual_example(void) {
         before = p.avail;
         GLEAN_TEST_CHECK(ad_int(p.ad, "Cpus") == 10 && ad_int(p.ad, "Memory") == 10240 && ad_int(p.ad, "Disk") == BIG,
                          "slot1 before JobA");
-        r = agent_pslot_carve(p.cfg, &p.m, p.ad, job, &p.avail, &got, why, sizeof(why));
+        r = agent_pslot_carve(p.policy, &p.m, p.ad, job, &p.avail, &got, why, sizeof(why));
         GLEAN_TEST_CHECK_FATAL(r == 0, "carve: %d %s", r, why);
         GLEAN_TEST_CHECK(got.cpus == 3 && got.memory == 1024 && got.disk == 10240 && got.swap == 0,
                          "slot1_1 gets %lld/%lld/%lld", (long long) got.cpus, (long long) got.memory,
@@ -132,7 +135,7 @@ static void test_manual_example(void) {
 
         /* slot1 splits into slot1_1, slot1_2, ... until it is used up */
         int carved = 0;
-        while ((r = agent_pslot_carve(p.cfg, &p.m, p.ad, job, &p.avail, &got, why, sizeof(why))) == 0) {
+        while ((r = agent_pslot_carve(p.policy, &p.m, p.ad, job, &p.avail, &got, why, sizeof(why))) == 0) {
                 agent_res_sub(&p.avail, &got, p.m.n_custom);
                 carved++;
         }
@@ -221,7 +224,7 @@ static void test_carve_requests(void) {
                 pslot_init(&p, c->conf, 10, 10240, BIG);
                 p.avail.memory = c->avail_memory;
                 pslot_refresh(&p);
-                r = agent_pslot_carve(p.cfg, &p.m, p.ad, job, &p.avail, &got, why, sizeof(why));
+                r = agent_pslot_carve(p.policy, &p.m, p.ad, job, &p.avail, &got, why, sizeof(why));
                 GLEAN_TEST_CHECK(r == c->r, "row %zu: gave %d (%s), want %d", i, r, why, c->r);
                 if (r == 0 && c->r == 0)
                         GLEAN_TEST_CHECK(got.cpus == c->cpus && got.memory == c->memory && got.disk == c->disk,
@@ -253,13 +256,13 @@ static void test_carve_custom(void) {
         GLEAN_TEST_CHECK(ad_int(p.ad, "Gpu") == 3 && ad_int(p.ad, "TotalGpu") == 3 && ad_int(p.ad, "DetectedGpu") == 3 &&
                                  ad_int(p.ad, "TotalSlotGpu") == 3,
                          "Gpu attributes");
-        r = agent_pslot_carve(p.cfg, &p.m, p.ad, gpu_job, &p.avail, &got, why, sizeof(why));
+        r = agent_pslot_carve(p.policy, &p.m, p.ad, gpu_job, &p.avail, &got, why, sizeof(why));
         GLEAN_TEST_CHECK_FATAL(r == 0 && got.custom[0] == 2, "first GPU job: %d %s %g", r, why, got.custom[0]);
         agent_res_sub(&p.avail, &got, p.m.n_custom);
-        r = agent_pslot_carve(p.cfg, &p.m, p.ad, gpu_job, &p.avail, &got, why, sizeof(why));
+        r = agent_pslot_carve(p.policy, &p.m, p.ad, gpu_job, &p.avail, &got, why, sizeof(why));
         GLEAN_TEST_CHECK(r == -ENOSPC && strcmp(why, "the job needs 2 Gpu; the partitionable slot has 1 Gpu left") == 0,
                          "second GPU job: %d %s", r, why);
-        r = agent_pslot_carve(p.cfg, &p.m, p.ad, plain_job, &p.avail, &got, why, sizeof(why));
+        r = agent_pslot_carve(p.policy, &p.m, p.ad, plain_job, &p.avail, &got, why, sizeof(why));
         GLEAN_TEST_CHECK(r == 0 && got.custom[0] == 0 && got.cpus == 1, "a job without RequestGpu: %d %s", r, why);
         classad_free(gpu_job);
         classad_free(plain_job);
@@ -290,7 +293,7 @@ static int carve_all(PSlot *p, const ClassAd *job, const char *memory_quantum, A
         for (;;) {
                 pslot_refresh(p);
                 set_policy(p->ad, memory_quantum);
-                r = agent_pslot_carve(p->cfg, &p->m, p->ad, job, &p->avail, &got, why, whylen);
+                r = agent_pslot_carve(p->policy, &p->m, p->ad, job, &p->avail, &got, why, whylen);
                 if (r < 0) {
                         GLEAN_TEST_CHECK(r == -ENOSPC, "carving stopped with %d: %s", r, why);
                         return n;
@@ -363,7 +366,7 @@ static void test_consumption_details(void) {
                 pslot_init(&p, NULL, 10, 10240, BIG);
                 set_policy(p.ad, "128");
                 job = ad_from(cases[i].job);
-                r = agent_pslot_carve(p.cfg, &p.m, p.ad, job, &p.avail, &got, why, sizeof(why));
+                r = agent_pslot_carve(p.policy, &p.m, p.ad, job, &p.avail, &got, why, sizeof(why));
                 GLEAN_TEST_CHECK(r == cases[i].r, "row %zu: %d (%s), want %d", i, r, why, cases[i].r);
                 if (r == 0 && cases[i].r == 0)
                         GLEAN_TEST_CHECK(got.cpus == cases[i].cpus && got.memory == cases[i].memory &&
@@ -384,7 +387,7 @@ static void test_consumption_details(void) {
                                        classad_set_expr_text(p.ad, "ConsumptionDisk", "0", CA_MODE_OLD, NULL) == 0,
                                "set");
         job = ad_from("RequestCpus = 0\nRequestMemory = 10");
-        r = agent_pslot_carve(p.cfg, &p.m, p.ad, job, &p.avail, &got, why, sizeof(why));
+        r = agent_pslot_carve(p.policy, &p.m, p.ad, job, &p.avail, &got, why, sizeof(why));
         GLEAN_TEST_CHECK(r == -EINVAL && strcmp(why, "the job asks for no CPU, memory, disk or other resource") == 0,
                          "nothing consumed: %d %s", r, why);
         classad_free(job);
@@ -394,7 +397,7 @@ static void test_consumption_details(void) {
         pslot_init(&p, MODIFY_128, 10, 10240, BIG);
         GLEAN_TEST_CHECK_FATAL(classad_set_expr_text(p.ad, "ConsumptionCpus", "5", CA_MODE_OLD, NULL) == 0, "set");
         job = ad_from("RequestCpus = 1\nRequestMemory = 1000\nRequestDisk = 1");
-        r = agent_pslot_carve(p.cfg, &p.m, p.ad, job, &p.avail, &got, why, sizeof(why));
+        r = agent_pslot_carve(p.policy, &p.m, p.ad, job, &p.avail, &got, why, sizeof(why));
         GLEAN_TEST_CHECK(r == 0 && got.cpus == 1 && got.memory == 1024, "partial policy ignored: %d %lld", r,
                          (long long) got.cpus);
         classad_free(job);

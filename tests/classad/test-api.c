@@ -1132,6 +1132,43 @@ static void test_match(void) {
         }
 }
 
+/* classad_eval_attr_with: MY.name of one ad with the other as TARGET. */
+static void test_eval_attr_with(void) {
+        static const struct {
+                const char *ad, *name, *want; /* want: the value's text */
+                bool with_target;
+        } rows[] = {
+                { "[ C = quantize(TARGET.RequestCpus, {4}) ]", "C", "4", true },
+                { "[ C = TARGET.RequestCpus ]", "C", "undefined", false },
+                { "[ C = Memory * 2 ]", "C", "4096", true },        /* old mode: Memory falls back to the target */
+                { "[ C = MY.Memory; Memory = 7 ]", "C", "7", true },
+                { "[ X = 1 ]", "Memory", "undefined", true },          /* the target's own is never read */
+                { "[ c = TARGET.Memory ]", "C", "2048", true },        /* names are case-insensitive */
+                { "[ C = TARGET.Missing + 1 ]", "C", "undefined", true },
+                { "[ C = \"s\" ]", "C", "\"s\"", true },
+        };
+        ClassAd *job = parse_ad("[ RequestCpus = 3; Memory = 2048 ]", CA_MODE_OLD);
+
+        CU_ASSERT_PTR_NOT_NULL_FATAL(job);
+        for (size_t i = 0; i < ELEMS(rows); i++) {
+                ClassAd *ad = parse_ad(rows[i].ad, CA_MODE_OLD);
+                CaValue v = ca_undefined();
+                char *text;
+                int r;
+
+                if (!ad)
+                        continue;
+                r = classad_eval_attr_with(ad, rows[i].name, rows[i].with_target ? job : NULL, CA_MODE_OLD, &v);
+                text = ca_value_unparse(&v);
+                GLEAN_TEST_CHECK(r == 0 && text && strcmp(text, rows[i].want) == 0, "row %zu: %s: %s = %s (%d), want %s",
+                                 i, rows[i].ad, rows[i].name, text ? text : "?", r, rows[i].want);
+                free(text);
+                ca_value_clear(&v);
+                classad_free(ad);
+        }
+        classad_free(job);
+}
+
 static void test_rank(void) {
         static const struct {
                 const char *ad;
@@ -1754,6 +1791,7 @@ static CU_TestInfo parse_tests[] = {
 static CU_TestInfo match_tests[] = {
         { "match", test_match },
         { "rank", test_rank },
+        { "eval_attr_with", test_eval_attr_with },
         CU_TEST_INFO_NULL,
 };
 

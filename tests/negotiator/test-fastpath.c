@@ -7,26 +7,15 @@
  * Rank and by PREEMPTION_REQUIREMENTS (some reading what changes within
  * the cycle), several submitters of different EUPs, quota groups, job
  * shapes repeating, job Ranks — the same matches (job, slot, reason,
- * cost, carving, in the same order) and the same rejection reasons.
+ * cost, carving, in the same order) and the same rejection reasons; some
+ * p-slots carve GPUs too.
  */
 #include <inttypes.h>
 
 #include "nego-test.h"
+#include "test-random.h"
 
 #define N_POOLS 400
-
-static uint64_t splitmix(uint64_t *s) {
-        uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-        return z ^ (z >> 31);
-}
-
-static unsigned pick(uint64_t *s, unsigned n) {
-        return (unsigned) (splitmix(s) % n);
-}
-
-#define PICK(s, arr) (arr)[pick((s), sizeof(arr) / sizeof((arr)[0]))]
 
 static const char *const preemption_req[] = {
         "False",
@@ -153,6 +142,13 @@ static void random_slots(NegoTest *t, uint64_t *s, bool busy, bool weights) {
                                  pick(s, 4) ? "false" : "true");
                 }
                 nt_slots(t, 1, extra);
+                if (kind < 2 && pick(s, 3) == 0) { /* GPUs: carved too, a policy that forgets them is none */
+                        ClassAd *ad = t->slots[t->n_slots - 1];
+                        classad_set_string(ad, "MachineResources", "Cpus Memory Disk Swap Gpus");
+                        classad_set_int(ad, "Gpus", pick(s, 4));
+                        if (classad_has(ad, "ConsumptionCpus") && pick(s, 2))
+                                classad_set_expr_text(ad, "ConsumptionGpus", "target.RequestGpus", CA_MODE_OLD, NULL);
+                }
                 if (pick(s, 200) == 0) /* what the analysis cannot see through: the cycle runs plain */
                         classad_set_expr_text(t->slots[t->n_slots - 1], "Start", "eval(\"KeyboardIdle > 300\")",
                                               CA_MODE_OLD, NULL);
@@ -174,9 +170,10 @@ static void random_jobs(NegoTest *t, uint64_t *s, size_t sub) {
         for (size_t k = 0; k < n_shapes; k++)
                 snprintf(shapes[k], sizeof(shapes[k]),
                          "RequestCpus = %u; RequestMemory = %u; RequestDisk = %u; Requirements = %s; Rank = %s; JobPrio = %u; "
-                         "MyMemory = RequestMemory * %u; WantBig = %s",
+                         "MyMemory = RequestMemory * %u; WantBig = %s%s",
                          1 + pick(s, 2), (unsigned[]){ 100, 600, 1500, 3000, 9000 }[pick(s, 5)], 1000 * (1 + pick(s, 3)),
-                         PICK(s, job_reqs), PICK(s, job_ranks), pick(s, 3), 1 + pick(s, 2), pick(s, 3) ? "false" : "true");
+                         PICK(s, job_reqs), PICK(s, job_ranks), pick(s, 3), 1 + pick(s, 2), pick(s, 3) ? "false" : "true",
+                         pick(s, 5) ? "" : "; RequestGpus = 1");
         for (size_t i = 0; i < n;) {
                 size_t procs = 1 + pick(s, 4);
                 if (procs > n - i)
@@ -217,6 +214,7 @@ static bool same_result(const NegoResult *a, const NegoResult *b, char *why, siz
                 if (x->submitter != y->submitter || x->job != y->job || x->slot != y->slot || x->reason != y->reason ||
                     x->cost != y->cost || x->partitionable != y->partitionable || x->cpus != y->cpus ||
                     x->memory != y->memory || x->disk != y->disk ||
+                    memcmp(x->custom, y->custom, sizeof(x->custom)) != 0 ||
                     !x->preempted_user != !y->preempted_user ||
                     (x->preempted_user && strcmp(x->preempted_user, y->preempted_user) != 0))
                         return snprintf(why, size,
