@@ -267,7 +267,7 @@ static void nego_case(const Case *c, bool plain) {
         sub.n_jobs = n_jobs;
         GLEAN_TEST_CHECK_FATAL(acct_settings_from_config(cfg, &as, &err) == 0, "%s", err.msg);
         GLEAN_TEST_CHECK_FATAL(acct_groups_from_config(cfg, &g, &err) == 0, "%s", err.msg);
-        GLEAN_TEST_CHECK_FATAL(acct_open(NULL, 0, &as, g, 1.8e9, &acct, why, sizeof(why)) == 0, "%s", why);
+        GLEAN_TEST_CHECK_FATAL(acct_open(NULL, 0, NULL, &as, g, 1.8e9, &acct, why, sizeof(why)) == 0, "%s", why);
         GLEAN_TEST_CHECK_FATAL(acct_ensure(acct, "u@pool", 1.8e9) >= 0, "acct_ensure");
         GLEAN_TEST_CHECK_FATAL(nego_settings_from_config(cfg, &s, &err) == 0, "%s", err.msg);
         NegoInput in = { .slots = &slot, .n_slots = 1, .submitters = &sub, .n_submitters = 1, .accounts = acct,
