@@ -89,7 +89,12 @@ endif
 
 # ---- derived lists --------------------------------------------------------
 
-lib_srcs = $(sort $(filter-out %.bpf.c,$(wildcard $(1)/*.c)))
+# A module's library is its own folder's .c files plus those of the rooms
+# SUBDIRS_<module> names (agent/cgroup/, ...); daemon/ and other program
+# folders are not listed and stay out of the library.
+SUBDIRS_agent := cgroup exec policy slots
+lib_srcs = $(sort $(filter-out %.bpf.c,$(wildcard $(1)/*.c) \
+                     $(foreach d,$(SUBDIRS_$(1)),$(wildcard $(1)/$(d)/*.c))))
 objs_of  = $(patsubst %.c,$(2)/obj/%.o,$(1))
 
 LIB_MODULES  := $(foreach m,$(MODULES),$(if $(call lib_srcs,$(m)),$(m)))
@@ -169,7 +174,7 @@ all: $(PROGRAM_BINS) $(BUILD)/bin/glean-reaper $(call LIB_FILES,$(BUILD))
 
 # The job reaper (agent/reaper/): libc only and static (not under the
 # sanitizers, whose runtimes are shared), so that exec'ing it per job is cheap.
-REAPER_SRCS := agent/reaper/glean-reaper.c agent/reaper-core.c
+REAPER_SRCS := agent/reaper/glean-reaper.c agent/exec/reaper-core.c
 $(BUILD)/bin/glean-reaper: $(call objs_of,$(REAPER_SRCS),$(BUILD))
 	$(Q)mkdir -p $(@D)
 	$(call quiet,LD,$@)$(CC) $(CFLAGS_ALL) $(LDFLAGS_ALL) $(if $(filter 1,$(SAN)),,-static) -o $@ $^

@@ -129,7 +129,7 @@ typedef struct AgentJobExit {
  * while the job runs and gives agent_exec_adopt_id() after a restart.
  *
  * Every job has a reaper: a small process of root's, the agent's child and
- * the job's parent (agent/exec-child.c, agent/reaper-core.c), in its own
+ * the job's parent (agent/exec/exec-child.c, agent/exec/reaper-core.c), in its own
  * session (and, with the cgroup executor, in the job's cgroup beside the
  * job). Once the job has exec'd it execs glean-reaper ($GLEAN_REAPER, else
  * beside the running program or in its ../libexec/glean/; found nowhere,

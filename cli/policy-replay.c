@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * policy-replay.c — `glean policy-replay [--quiet] TIMELINE`: run one
- * slot's policy state machine over a timeline (agent/replay.c documents
+ * slot's policy state machine over a timeline (agent/policy/replay.c documents
  * the format) and print every transition with its time, the old and new
  * state/activity and the number of the manual's figure 3.2.
  *

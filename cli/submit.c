@@ -334,7 +334,7 @@ static double mono_now(void) {
  * manager restarting after a crash answers a repeat with what it had
  * committed. */
 void cli_submit_record_umask(ClassAd **ads, size_t n) {
-        /* The submitter's umask: the job's output files honour it (agent/jobspec.c). */
+        /* The submitter's umask: the job's output files honour it (agent/exec/jobspec.c). */
         mode_t mask = umask(022);
         umask(mask);
         for (size_t i = 0; i < n; i++)

@@ -2,7 +2,7 @@
 /*
  * argsyntax.h — HTCondor's argument and environment syntaxes, written once
  * for the submit parser (config/submit-*.c, which puts them into job ads)
- * and for the agent (agent/jobspec.c, which reads them back out of a job
+ * and for the agent (agent/exec/jobspec.c, which reads them back out of a job
  * ad as HTCondor's starter does: condor_arglist.cpp split_args,
  * AppendArgsV1Raw_unix; env.cpp MergeFromV2Raw, MergeFromV1AutoDelim).
  *

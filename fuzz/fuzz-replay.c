@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz-replay — libFuzzer target for `glean policy-replay`: the timeline
- * parser (agent/replay.c), the configuration part read on top of the
+ * parser (agent/policy/replay.c), the configuration part read on top of the
  * defaults, and the slot's policy state machine (agent/policy*.c) driven
  * by whatever events, sensor values and clocks the input makes up.
  *

@@ -5,7 +5,7 @@
  * glean-agent.service in its slice, Delegate=yes), not in the service's
  * cgroup, so that systemd before 254 can always start the next agent
  * there. What the scope is and how it is found or made with its
- * placeholder: agent/cgroup-scope.c and agent/cgroup-systemd.c. Here: when
+ * placeholder: agent/cgroup/cgroup-scope.c and agent/cgroup/cgroup-systemd.c. Here: when
  * the agent wants one. A restarted agent takes the scope it finds as it
  * is: adopt.c re-adopts the jobs in it. main.c ends it at a clean exit.
  *

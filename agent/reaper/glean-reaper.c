@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * glean-reaper — the job's reaper proper, exec'd by the agent's copy that
- * cloned the job (agent/exec-child.c): the job is its child, it is root's,
+ * cloned the job (agent/exec/exec-child.c): the job is its child, it is root's,
  * in a session of its own, every signal blocked and its parent-death
  * signal set, all of which exec keeps.
  *
@@ -11,7 +11,7 @@
  * seconds (0: none), STATE_FILE the file whose mtime is the claim's last
  * keep-alive ("-": none): once the agent died, the job is killed when the
  * lease ran out. Not a command for people: it
- * waits for JOB_PID, which must be its child (agent/reaper-core.c).
+ * waits for JOB_PID, which must be its child (agent/exec/reaper-core.c).
  * Static and libc only, so that exec'ing it costs a job next to nothing.
  */
 #define _GNU_SOURCE
@@ -24,7 +24,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-#include "exec-internal.h"
+#include "agent/exec/exec-internal.h"
 
 static int parse(const char *s, unsigned base, uint64_t max, uint64_t *ret) {
         char *end;

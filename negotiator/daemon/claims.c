@@ -901,7 +901,7 @@ void nego_claims_tick(Nego *n, double now) {
                         /* The lease's end, and a grace past it: a job whose agent is
                          * gone is ended by its reaper at the lease's end as the
                          * agent last heard it (whole seconds, checked once a
-                         * second, agent/reaper-core.c), before it runs elsewhere. */
+                         * second, agent/exec/reaper-core.c), before it runs elsewhere. */
                         if (now > c->alive_until + NEGO_LEASE_GRACE) {
                                 nego_claim_lost(n, c,
                                                 connected ? "no keep-alive answered within the claim's lease"

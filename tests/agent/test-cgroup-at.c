@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test-cgroup-at.c — the cgroup driver's helpers relative to a directory
- * fd (agent/cgroup-file.c, cgroup-tree.c, cgroup-ctl.c), on a temporary
+ * fd (agent/cgroup/cgroup-file.c, cgroup-tree.c, cgroup-ctl.c), on a temporary
  * directory tree that mimics cgroupfs with plain files (cgroup.events,
  * cgroup.procs, memory.max): no cgroup is touched, nothing needs root.
  * And the paths below <base>/slots as cg_open() takes them.
@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "agent/cgroup-internal.h"
+#include "agent/cgroup/cgroup-internal.h"
 #include "test-util.h"
 
 static char top[PATH_MAX]; /* the fake cgroup tree, under TMPDIR */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * test-cgroup-own.c — a process's own cgroup v2 (agent/cgroup.c): the one
+ * test-cgroup-own.c — a process's own cgroup v2 (agent/cgroup/cgroup.c): the one
  * reading of the "0::" line of /proc/<pid>/cgroup, on friendly and hostile
  * texts, and the same on this host's /proc (read only: nothing is written).
  */

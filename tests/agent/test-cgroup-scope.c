@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * test-cgroup-scope.c — the jobs' scope under systemd (agent/cgroup-scope.c):
+ * test-cgroup-scope.c — the jobs' scope under systemd (agent/cgroup/cgroup-scope.c):
  * the scope's name, slice and cgroup for a service's cgroup (none for
  * anything else).
  */

@@ -26,7 +26,7 @@
 #include <unistd.h>
 
 #include "cgroup-test.h"
-#include "agent/cgroup-internal.h"
+#include "agent/cgroup/cgroup-internal.h"
 
 static CgTestEnv env;
 static CgRoot *root;

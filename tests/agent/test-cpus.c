@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * test-cpus.c — the CPU sets of ASSIGN_CPU_AFFINITY (agent/cpus.c): the
+ * test-cpus.c — the CPU sets of ASSIGN_CPU_AFFINITY (agent/slots/cpus.c): the
  * kernel's list format read and written, CPUs taken out of a pool (a run
  * of neighbours first, else the lowest) and given back, slots of a
  * machine that get distinct CPUs, a partitionable slot's dynamic slots

@@ -30,7 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "agent/exec-internal.h"
+#include "agent/exec/exec-internal.h"
 #include "test-util.h"
 
 #define TIMEOUT 10.0 /* seconds any single wait may take */

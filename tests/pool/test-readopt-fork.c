@@ -6,7 +6,7 @@
  * (AGENT_EXECUTOR = fork), kill -9 of the agent, the agent started again
  * on the same EXECUTE.
  *
- * - It re-adopts the job by its reaper (agent/exec-child.c), and the job's
+ * - It re-adopts the job by its reaper (agent/exec/exec-child.c), and the job's
  *   real end is what `glean history` shows: ExitCode 7, the CPU it burned
  *   after the restart in RemoteUserCpu, one run.
  * - A job that cannot be re-adopted (its slot is gone from the new

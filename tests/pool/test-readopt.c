@@ -9,7 +9,7 @@
  * claim again, the central manager keeps it, and the job completes once,
  * with its real end: it burns CPU and exits 7 after the restart, and
  * `glean history` shows ExitCode 7 and its RemoteUserCpu (the job is no
- * child of the new agent: its reaper wrote them, agent/exec-reaper.c).
+ * child of the new agent: its reaper wrote them, agent/exec/exec-reaper.c).
  *
  * It creates cgroups: it runs in the VM rig (GLEAN_VM=1, tests/vm/tests.txt),
  * and says it was skipped elsewhere.

@@ -21,7 +21,7 @@
 /* Starts the job's reaper and, from it, the job's process, and waits
  * until the job has execve()d or failed.
  *
- * The reaper (agent/exec-reaper.c) is cloned from the agent: root, its
+ * The reaper (agent/exec/exec-reaper.c) is cloned from the agent: root, its
  * own session, every signal blocked, every fd but the error pipe closed.
  * It forks the job and waits for it (exec_reaper_main). The job (system
  * calls only: no malloc, no stdio) resets every signal to its default,

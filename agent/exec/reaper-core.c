@@ -4,11 +4,11 @@
  * for the job, ends what is left of its process group, writes the exit
  * file and exits with the job's status. System calls and libc only (no
  * allocation, no logging): it runs in the agent's copy that cloned the
- * job (agent/exec-child.c) or, most often, in glean-reaper
+ * job (agent/exec/exec-child.c) or, most often, in glean-reaper
  * (agent/reaper/glean-reaper.c), a small static program the copy execs so
  * that the agent's memory is not held for the job's life.
  *
- * The exit file (its format: agent/exec-reaper.c, which reads it) is one
+ * The exit file (its format: agent/exec/exec-reaper.c, which reads it) is one
  * record of EXIT_FILE_RECORD bytes, written in place with one pwrite (one
  * file per slot, reused: no inode made and removed per job, which costs
  * this file system more than the rest of the reaper's work). It is read

@@ -5,7 +5,7 @@
  * process for good, and the end of an orphaned job.
  *
  * The exit file is a few lines of text (inspectable with cat), written by
- * the reaper (agent/reaper-core.c) with system calls only, in place, as
+ * the reaper (agent/exec/reaper-core.c) with system calls only, in place, as
  * one record of EXIT_FILE_RECORD bytes padded with newlines. Every line is
  * "key value"; the keys come in this order, each once:
  *

@@ -4,7 +4,7 @@
  * process group of its own, started with clone3(CLONE_PIDFD), watched and
  * reaped through its pidfd from the sd-event loop.
  *
- * The child, from clone to execve, is agent/exec-child.c's (shared with
+ * The child, from clone to execve, is agent/exec/exec-child.c's (shared with
  * the cgroup executor): a failure before exec makes start() fail with its
  * errno, so a job that could not be started is an error, not a job that
  * "exits 127".

@@ -32,7 +32,7 @@
  * signal ends) is reported after the job's kill_timeout with cgroup_stuck:
  * the caller decides what becomes of its slot.
  *
- * The process watched is the job's reaper (agent/exec-child.c), in the
+ * The process watched is the job's reaper (agent/exec/exec-child.c), in the
  * job's cgroup beside the job: it is frozen with it (it only waits), a
  * signal to every process passes it by (it blocks them all), cgroup.kill
  * ends it too (then its own status, SIGKILL, is the job's, as it is).
