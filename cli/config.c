@@ -110,7 +110,7 @@ static int worse(int a, int b) {
 
 int cli_verb_config(int argc, char **argv) {
         _cleanup_(config_freep_cli) Config *cfg = NULL;
-        _cleanup_(strv_freep_cli) char **names = NULL;
+        _cleanup_(strv_freep_cli) char **names = NULL, **warnings = NULL;
         ConfigOptions o = {};
         ConfigError err = {};
         int i, status = CLI_EXIT_OK, r;
@@ -156,6 +156,9 @@ int cli_verb_config(int argc, char **argv) {
         r = config_load_path(o.file, &cfg, &err);
         if (r < 0)
                 return report(r, &err);
+        if (config_warnings(cfg, &warnings) > 0)
+                for (char **w = warnings; *w; w++)
+                        fprintf(stderr, "glean config: warning: %s\n", *w);
 
         if (!o.dump) {
                 for (; i < argc; i++)

@@ -146,7 +146,15 @@ struct Config {
         char **sources;   /* file names and pseudo names, each once */
         size_t n_sources;
         size_t cap_sources;
+        char **warnings;  /* "file:line: reason", each once, in the order met */
+        size_t n_warnings;
 };
+
+/* Record a warning about file:line (file NULL or "": none) for
+ * config_warnings(); an equal one recorded already is not repeated.
+ * -ENOMEM, or -E2BIG past CONFIG_MAX_WARNINGS warnings. */
+#define CONFIG_MAX_WARNINGS 4096
+int config_warn(Config *cfg, const char *file, int line, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 /* An empty Config: no defaults. */
 int config_new_empty(Config **ret);

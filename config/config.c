@@ -4,7 +4,10 @@
  * where each came from, copies for all-or-nothing loading, and the plain
  * lookups (raw value, origin, every name).
  */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
@@ -43,6 +46,9 @@ static void config_clear(Config *cfg) {
         for (size_t i = 0; i < cfg->n_sources; i++)
                 free(cfg->sources[i]);
         free(cfg->sources);
+        for (size_t i = 0; i < cfg->n_warnings; i++)
+                free(cfg->warnings[i]);
+        free(cfg->warnings);
         config_map_done(&cfg->index);
         *cfg = (Config){};
 }
@@ -168,6 +174,16 @@ int config_copy(const Config *src, Config **ret) {
                                 return -ENOMEM;
                 }
         }
+        if (src->n_warnings) {
+                cfg->warnings = calloc(src->n_warnings, sizeof(char *));
+                if (!cfg->warnings)
+                        return -ENOMEM;
+                for (; cfg->n_warnings < src->n_warnings; cfg->n_warnings++) {
+                        cfg->warnings[cfg->n_warnings] = strdup(src->warnings[cfg->n_warnings]);
+                        if (!cfg->warnings[cfg->n_warnings])
+                                return -ENOMEM;
+                }
+        }
         if (src->n_entries) {
                 cfg->entries = calloc(src->n_entries, sizeof(ConfigEntry));
                 if (!cfg->entries || config_map_reserve(&cfg->index, src->n_entries) < 0)
@@ -248,4 +264,58 @@ int config_names(const Config *cfg, char ***ret) {
         qsort(strv, cfg->n_entries, sizeof(char *), compare_names);
         *ret = strv;
         return 0;
+}
+
+int config_warn(Config *cfg, const char *file, int line, const char *fmt, ...) {
+        _cleanup_config_free_ char *reason = NULL, *msg = NULL;
+        va_list ap;
+        char **grown;
+        int r;
+
+        va_start(ap, fmt);
+        r = vasprintf(&reason, fmt, ap);
+        va_end(ap);
+        if (r < 0)
+                return -ENOMEM;
+        if (file && file[0] && line > 0)
+                r = asprintf(&msg, "%s:%d: %s", file, line, reason);
+        else if (file && file[0])
+                r = asprintf(&msg, "%s: %s", file, reason);
+        else
+                r = asprintf(&msg, "%s", reason);
+        if (r < 0)
+                return -ENOMEM;
+        for (size_t i = 0; i < cfg->n_warnings; i++)
+                if (strcmp(cfg->warnings[i], msg) == 0)
+                        return 0;
+        if (cfg->n_warnings >= CONFIG_MAX_WARNINGS)
+                return -E2BIG;
+        grown = realloc(cfg->warnings, (cfg->n_warnings + 1) * sizeof(char *));
+        if (!grown)
+                return -ENOMEM;
+        cfg->warnings = grown;
+        cfg->warnings[cfg->n_warnings++] = msg;
+        msg = NULL;
+        return 0;
+}
+
+int config_warnings(const Config *cfg, char ***ret) {
+        char **out;
+
+        if (!cfg || !ret)
+                return -EINVAL;
+        if (cfg->n_warnings == 0) {
+                *ret = NULL;
+                return 0;
+        }
+        out = calloc(cfg->n_warnings + 1, sizeof(char *));
+        if (!out)
+                return -ENOMEM;
+        for (size_t i = 0; i < cfg->n_warnings; i++)
+                if (!(out[i] = strdup(cfg->warnings[i]))) {
+                        config_strv_free(out);
+                        return -ENOMEM;
+                }
+        *ret = out;
+        return (int) cfg->n_warnings;
 }

@@ -118,6 +118,13 @@ int config_names(const Config *cfg, char ***ret);
  * the count returned; -ENOMEM. The daemons log each as a warning at start. */
 int config_unenforced(const Config *cfg, char ***ret);
 
+/* What loading cfg warned about, in the order met, each once:
+ * "file:line: reason" (a `warning :` statement, a metaknob or a knob glean
+ * cannot honour, ...). *ret NULL-terminated (NULL when none; free with
+ * config_strv_free), the count returned; -ENOMEM. The daemons log each as
+ * a warning at start, `glean config` prints them on stderr. */
+int config_warnings(const Config *cfg, char ***ret);
+
 /* Limits: a value (raw or expanded) is at most 1 MiB; one lookup copies
  * at most 1 MiB of text in all (every macro it expands counted) and nests
  * macro references at most 64 levels deep; beyond that, lookups fail with

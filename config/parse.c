@@ -8,7 +8,7 @@
  *   use CATEGORY : NAME[, NAME...]
  *   if / elif / else / endif   (cond.c)
  *   error : message        refuse the configuration
- *   warning : message      accepted and ignored
+ *   warning : message      recorded (config_warnings) and read on
  *   # comment, blank line, [Section] line (ignored, as HTCondor does)
  *
  * Lines are trimmed; a line ending in '\' continues on the next one; a
@@ -206,8 +206,16 @@ static int keyword_statement(ConfigLoad *ld, const char *word, const char *rest,
                         return r;
                 return config_error(ld->err, ld->file, at, -EINVAL, "error: %s", text);
         }
-        if (strcasecmp(kw, "warning") == 0)
+        if (strcasecmp(kw, "warning") == 0) {
+                r = expand_now(ld, rhs, at, &text);
+                if (r < 0)
+                        return r;
+                r = config_warn(ld->cfg, ld->file, at, "warning: %s", config_strip(text));
+                if (r < 0)
+                        return config_error(ld->err, ld->file, at, r, "%s",
+                                            r == -E2BIG ? "more than 4096 warnings" : "out of memory");
                 return 1;
+        }
         return 0;
 }
 

@@ -124,11 +124,15 @@ static int agent_setup(Agent *a, const GleanDaemonArgs *args, const char *socket
         if (config_get(a->cfg, "AGENT_LOG_LEVEL", &level, &err) >= 0)
                 (void) glean_daemon_log_level(level);
         free(level);
-        char **unenforced = NULL;
+        char **unenforced = NULL, **warnings = NULL;
         if (config_unenforced(a->cfg, &unenforced) > 0)
                 for (char **m = unenforced; *m; m++)
                         glean_log(LOG_WARNING, NULL, NULL, 0, "%s", *m);
         config_strv_free(unenforced);
+        if (config_warnings(a->cfg, &warnings) > 0)
+                for (char **m = warnings; *m; m++)
+                        glean_log(LOG_WARNING, NULL, NULL, 0, "%s", *m);
+        config_strv_free(warnings);
 
         if ((r = agent_knob_string(a->cfg, "EXECUTE", "/var/lib/glean/execute", &a->execute)) < 0)
                 return r;

@@ -226,6 +226,11 @@ static int load_config(Nego *n, Config **ret) {
         if (config_get(cfg, "NEGOTIATOR_LOG_LEVEL", &level, &err) >= 0)
                 (void) glean_daemon_log_level(level);
         free(level);
+        char **warnings = NULL;
+        if (config_warnings(cfg, &warnings) > 0)
+                for (char **m = warnings; *m; m++)
+                        glean_log(LOG_WARNING, NULL, NULL, 0, "%s", *m);
+        config_strv_free(warnings);
         *ret = cfg;
         return 0;
 }

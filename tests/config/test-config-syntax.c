@@ -358,6 +358,34 @@ static void test_string_name(void) {
         config_free(NULL);
 }
 
+/* warning : is recorded with its file and line, expanded, once; a load
+ * that fails keeps the warnings it had before. */
+static void test_warnings(void) {
+        Config *cfg = new_config();
+        ConfigError err = {};
+        char **w = NULL;
+        int n;
+
+        GLEAN_TEST_CHECK(config_warnings(cfg, &w) == 0 && !w, "a fresh configuration has no warnings");
+        for (int i = 0; i < 2; i++) /* the same file read twice warns once */
+                GLEAN_TEST_CHECK(config_load_string(cfg, "X = disk\n\nwarning : low $(X)\n", "<w>", &err) == 0,
+                                 "warning loads: %s", err.msg);
+        n = config_warnings(cfg, &w);
+        GLEAN_TEST_CHECK(n == 1 && w && strcmp(w[0], "<w>:3: warning: low disk") == 0 && !w[1],
+                         "one warning '<w>:3: warning: low disk', got %d: %s", n, n > 0 ? w[0] : "");
+        config_strv_free(w);
+        GLEAN_TEST_CHECK(config_load_string(cfg, "warning : second\nerror : stop\n", "<e>", &err) < 0,
+                         "error : refuses");
+        n = config_warnings(cfg, &w);
+        GLEAN_TEST_CHECK(n == 1, "the refused text left no warning behind, %d", n);
+        config_strv_free(w);
+        GLEAN_TEST_CHECK(config_load_string(cfg, "if false\nwarning : not read\nendif\n", "<f>", &err) == 0 &&
+                                 config_warnings(cfg, &w) == 1,
+                         "a warning in a branch not read is not recorded");
+        config_strv_free(w);
+        config_free(cfg);
+}
+
 static void test_error_format(void) {
         ConfigError a = { .file = "f.conf", .line = 3, .msg = "bad" };
         ConfigError b = { .file = "f.conf", .line = 0, .msg = "bad" };
@@ -383,6 +411,7 @@ static CU_TestInfo tests[] = {
         { "no-include", test_no_include },
         { "string-name", test_string_name },
         { "error-format", test_error_format },
+        { "warnings", test_warnings },
         CU_TEST_INFO_NULL,
 };
 
