@@ -60,6 +60,28 @@ int config_set(Config *cfg, const char *name, const char *value);
  * (`glean config --file`.) */
 int config_load_path(const char *path, Config **ret, ConfigError *err);
 
+/* ---- the HTCondor version glean follows ---- */
+
+/* The HTCondor release whose configuration language and defaults glean
+ * follows: `if version >= X.Y.Z` in a configuration file compares against
+ * it (24.0.0: the 24.0 long-term-support series, so that HTCondor's
+ * shipped files, which test `version >= 23.10.0`, take their modern
+ * branch). */
+#define GLEAN_HTCONDOR_VERSION "24.0.0"
+/* Compare GLEAN_HTCONDOR_VERSION with version ("X.Y" or "X.Y.Z", an
+ * optional 'v' before it; X at least 6, as HTCondor requires; a missing Z
+ * matches any): *ret -1, 0 or 1 when glean's is older, equal or newer.
+ * -EINVAL when version is not of that form. */
+int config_version_compare(const char *version, int *ret);
+
+/* The files the load of cfg read, in the order first read, each once: the
+ * main file, included files, the files of LOCAL_CONFIG_DIR and
+ * LOCAL_CONFIG_FILE, `include command into` cache files; commands whose
+ * output was read appear as "COMMAND |". *ret NULL-terminated (NULL when
+ * none; free with config_strv_free), the count returned; -ENOMEM.
+ * (`glean config -config`.) */
+int config_files_read(const Config *cfg, char ***ret);
+
 /* ---- lookups ---- */
 
 /* The value as written (unexpanded), NULL when undefined. Valid until cfg
