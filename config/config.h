@@ -49,8 +49,15 @@ int config_load_file(Config *cfg, const char *path, ConfigError *err);
 /* The same for text; source_name is used in errors and --verbose. */
 int config_load_string(Config *cfg, const char *text, const char *source_name, ConfigError *err);
 /* The standard configuration: the file named by $GLEAN_CONFIG, else
- * /etc/glean/glean.conf (absent is fine), then the files of the directory
- * LOCAL_CONFIG_DIR names (if any), in lexical order. */
+ * $CONDOR_CONFIG, else /etc/glean/glean.conf (absent is fine); then, in
+ * HTCondor's order, the files of the directories LOCAL_CONFIG_DIR lists
+ * (each in lexical order; one that does not exist holds nothing), the
+ * files LOCAL_CONFIG_FILE lists (re-read when one of them changes it; a
+ * missing one is an error unless REQUIRE_LOCAL_CONFIG_FILE is false), and
+ * LOCAL_CONFIG_DIR again if they changed it. "/dev/null" or "ONLY_ENV":
+ * no file at all (built-in defaults); "COMMAND |": its output. Include
+ * commands run only from files of root or of the user running that no one
+ * else can write; config_load_string() text never runs them. */
 int config_load_default(Config **ret, ConfigError *err);
 /* Define NAME = value as if read last (command-line overrides, tests). */
 int config_set(Config *cfg, const char *name, const char *value);

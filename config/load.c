@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * load.c — configuration from files: reading a file, include of a file, a
- * directory or a glob, the standard files (GLEAN_CONFIG or
- * /etc/glean/glean.conf, then LOCAL_CONFIG_DIR), and all-or-nothing
- * loading: every load works on a copy that replaces the Config only when
- * the whole text was read without error.
+ * directory or a glob, the files read (config_files_read), the standard
+ * files (GLEAN_CONFIG, CONDOR_CONFIG or /etc/glean/glean.conf, then
+ * LOCAL_CONFIG_DIR, LOCAL_CONFIG_FILE and LOCAL_CONFIG_DIR again, in
+ * HTCondor's order), and all-or-nothing loading: every load works on a
+ * copy that replaces the Config only when the whole text was read without
+ * error. Include commands: command.c.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
