@@ -46,7 +46,9 @@ void config_free(Config *cfg); /* accepts NULL */
 /* Read a file (and everything it includes) on top of cfg. On error cfg
  * is unchanged (all or nothing) and err says where and why. */
 int config_load_file(Config *cfg, const char *path, ConfigError *err);
-/* The same for text; source_name is used in errors and --verbose. */
+/* The same for text; source_name is used in errors and --verbose. Text
+ * has no owner to check, so include commands in it are refused (files it
+ * includes follow the rules of files). */
 int config_load_string(Config *cfg, const char *text, const char *source_name, ConfigError *err);
 /* The standard configuration: the file named by $GLEAN_CONFIG, else
  * $CONDOR_CONFIG, else /etc/glean/glean.conf (absent is fine); then, in
