@@ -453,6 +453,15 @@ static void test_command_limits(void) {
         GLEAN_TEST_CHECK(r == -EPERM && err.line == 2 && strstr(err.msg, "is writable by others"),
                          "world-writable: %d %s:%d %s", r, err.file, err.line, err.msg);
         config_free(cfg);
+        /* ... nor one of another user (root can make one) */
+        if (geteuid() == 0) {
+                write_file("nobody.conf", text);
+                GLEAN_TEST_CHECK_FATAL(chown(path_of("nobody.conf"), 65534, 65534) == 0, "chown");
+                r = load_path(&cfg, "nobody.conf", &err);
+                GLEAN_TEST_CHECK(r == -EPERM && err.line == 2 && strstr(err.msg, "is owned by uid 65534"),
+                                 "other owner: %d %s:%d %s", r, err.file, err.line, err.msg);
+                config_free(cfg);
+        }
         /* ... nor can a file it includes */
         snprintf(text, sizeof(text), "include : %s\n", path_of("group-w.conf"));
         write_file("incl-gw.conf", text);
