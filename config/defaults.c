@@ -262,8 +262,16 @@ static const Default defaults[] = {
         { "SEC_TOKEN_DIRECTORY", "$(ETC)/tokens.d" },
         { "TOKEN_REGISTRY", "$(SPOOL)/tokens" },
         { "LOCAL_CONFIG_DIR", "$(ETC)/config.d" },
+        /* HTCondor's (scripts .pl .py .sh, .cfsaved too) and editors' and dpkg's leftovers. */
         { "LOCAL_CONFIG_DIR_EXCLUDE_REGEXP",
-          "^((\\..*)|(.*~)|(#.*)|(.*\\.rpmsave)|(.*\\.rpmnew)|(.*\\.dpkg-(old|new|dist|tmp))|(.*\\.swp))$" },
+          "^((\\..*)|(.*\\.pl)|(.*\\.py)|(.*\\.sh)|(.*~)|(#.*)|(.*\\.rpmsave)|(.*\\.rpmnew)|"
+          "(.*\\.dpkg-(old|new|dist|tmp))|(.*\\.cfsaved)|(.*\\.swp))$" },
+        /* Files read after LOCAL_CONFIG_DIR (or COMMAND |); one missing is an error unless
+         * REQUIRE_LOCAL_CONFIG_FILE is false. */
+        { "LOCAL_CONFIG_FILE", "" },
+        { "REQUIRE_LOCAL_CONFIG_FILE", "true" },
+        /* Seconds an include command (or LOCAL_CONFIG_FILE = COMMAND |) may run before it is killed. */
+        { "GLEAN_CONFIG_COMMAND_TIMEOUT", "30" },
 };
 
 static int add_detected(Config *cfg) {
