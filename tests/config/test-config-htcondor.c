@@ -216,6 +216,13 @@ static const ManualRefusal manual_refusals[] = {
         { "introduction-to-configuration-29.conf", "config.vm", "includes a file of the manual's machine" },
         { "introduction-to-configuration-30.conf", "config.vm", "includes a file of the manual's machine" },
         { "introduction-to-configuration-32.conf", "error: <error message>", "shows `error :`, which refuses" },
+        { "configuration-global-03.conf", "LOCAL_CONFIG_FILE: cannot read", "a local file of the manual's machine" },
+        { "configuration-global-04.conf", "LOCAL_CONFIG_FILE: cannot read", "a local file of the manual's machine" },
+        { "configuration-global-05.conf", "LOCAL_CONFIG_FILE: cannot read", "a local file of the manual's machine" },
+        { "introduction-to-configuration-47.conf", "LOCAL_CONFIG_FILE: cannot read",
+          "local files of the manual's machine" },
+        { "introduction-to-configuration-25.conf", "'/bin/make_the_config'", "a command of the manual's machine" },
+        { "introduction-to-configuration-33.conf", "'perl ", "a script of the manual's machine (stuff.pl)" },
         { "security-21.conf", "SCITOKENS", "a map file (CERTIFICATE_MAPFILE), not configuration" },
 };
 
