@@ -268,9 +268,29 @@ static bool listed(const Config *cfg, const char *knob, const char *item) {
         return false;
 }
 
-/* item in one of the lists of list_knobs (for slot > 0 also SLOT<N>_...). */
+
+/* item in a SLOT<N>_STARTD_ATTRS or SLOT<N>_STARTD_EXPRS of any slot N
+ * (that slot's ad publishes item, from SLOT<N>_item or else item). */
+static bool listed_any_slot(const Config *cfg, const char *item) {
+        for (size_t i = 0; i < cfg->n_entries; i++) {
+                const char *rest = after(cfg->entries[i].name, "SLOT");
+
+                if (!rest || !(rest = after_number(rest)))
+                        continue;
+                if ((strcasecmp(rest, "_STARTD_ATTRS") == 0 || strcasecmp(rest, "_STARTD_EXPRS") == 0) &&
+                    listed(cfg, cfg->entries[i].name, item))
+                        return true;
+        }
+        return false;
+}
+
+/* item in one of the lists of list_knobs (slot NULL: of any slot, else
+ * also SLOT<slot>_...). */
 static bool listed_attr(const Config *cfg, const char *item, const char *slot) {
         char name[CONFIG_MAX_NAME + 1];
+
+        if (!slot && listed_any_slot(cfg, item))
+                return true;
 
         for (size_t i = 0; i < sizeof list_knobs / sizeof *list_knobs; i++) {
                 if (listed(cfg, list_knobs[i].name, item))
