@@ -224,15 +224,6 @@ static const Knob knobs[] = {
         /* ---- end of the knobs of branches being merged ---- */
 };
 
-/* The lists whose items name knobs read as well: the attributes a slot ad
- * publishes (agent/daemon/slots.c, through config_get_slot) and, from a
- * branch being merged, the attributes a job ad gets (SUBMIT_ATTRS). */
-static const Knob list_knobs[] = {
-        { "STARTD_ATTRS", KNOB_SLOT },
-        { "STARTD_EXPRS", KNOB_SLOT },
-        { "SUBMIT_ATTRS", 0 },
-};
-
 static const Knob *knob_find(const char *name) {
         for (size_t i = 0; i < sizeof knobs / sizeof *knobs; i++)
                 if (strcasecmp(knobs[i].name, name) == 0)
@@ -256,77 +247,127 @@ static const char *after_number(const char *s) {
         return p > s && (*p == '\0' || *p == '_') ? p : NULL;
 }
 
-/* item (case-insensitively) in the expanded list knob of cfg. */
-static bool listed(const Config *cfg, const char *knob, const char *item) {
+/* ---- the lists whose items name knobs ---- */
+
+typedef struct StrSet {
+        char **items; /* sorted case-insensitively */
+        size_t n;
+} StrSet;
+
+typedef struct KnobLists {
+        StrSet attrs;        /* STARTD_ATTRS, STARTD_EXPRS, SUBMIT_ATTRS */
+        StrSet slot_items;   /* the items of every SLOT<N>_STARTD_ATTRS and _EXPRS */
+        StrSet slot_attrs;   /* "<N>_item" for the items of SLOT<N>_STARTD_ATTRS and _EXPRS */
+        StrSet groups;       /* GROUP_NAMES */
+        StrSet requirements; /* SUBMIT_REQUIREMENT_NAMES */
+        StrSet transforms;   /* JOB_TRANSFORM_NAMES (a branch being merged) */
+} KnobLists;
+
+static int cmp_str(const void *a, const void *b) {
+        return strcasecmp(*(const char *const *) a, *(const char *const *) b);
+}
+
+static bool set_has(const StrSet *set, const char *item) {
+        return set->n > 0 && bsearch(&item, set->items, set->n, sizeof(char *), cmp_str) != NULL;
+}
+
+/* The items of the list knob (expanded; undefined or broken: none), each
+ * with prefix in front, added to set. */
+static int set_add_list(StrSet *set, const Config *cfg, const char *knob, const char *prefix) {
         _cleanup_(config_strv_freep) char **items = NULL;
 
         if (config_get_list(cfg, knob, &items, NULL) < 0)
-                return false;
-        for (char **i = items; *i; i++)
-                if (strcasecmp(*i, item) == 0)
-                        return true;
-        return false;
+                return 0;
+        for (char **i = items; *i; i++) {
+                char **grown = realloc(set->items, (set->n + 1) * sizeof(char *));
+                char *s = NULL;
+
+                if (!grown)
+                        return -ENOMEM;
+                set->items = grown;
+                if (asprintf(&s, "%s%s", prefix, *i) < 0)
+                        return -ENOMEM;
+                set->items[set->n++] = s;
+        }
+        return 0;
 }
 
+static void set_sort(StrSet *set) {
+        if (set->n > 0)
+                qsort(set->items, set->n, sizeof(char *), cmp_str);
+}
 
-/* item in a SLOT<N>_STARTD_ATTRS or SLOT<N>_STARTD_EXPRS of any slot N
- * (that slot's ad publishes item, from SLOT<N>_item or else item). */
-static bool listed_any_slot(const Config *cfg, const char *item) {
-        for (size_t i = 0; i < cfg->n_entries; i++) {
-                const char *rest = after(cfg->entries[i].name, "SLOT");
+static void set_done(StrSet *set) {
+        for (size_t i = 0; i < set->n; i++)
+                free(set->items[i]);
+        free(set->items);
+        *set = (StrSet){};
+}
 
-                if (!rest || !(rest = after_number(rest)))
+static void lists_done(KnobLists *l) {
+        set_done(&l->attrs);
+        set_done(&l->slot_items);
+        set_done(&l->slot_attrs);
+        set_done(&l->groups);
+        set_done(&l->requirements);
+        set_done(&l->transforms);
+}
+
+/* The slot ad publishes the attributes STARTD_ATTRS and STARTD_EXPRS name,
+ * and slot N's those of SLOT<N>_STARTD_ATTRS and _EXPRS too, each from
+ * SLOT<N>_ATTR or else ATTR (agent/daemon/slots.c, config_get_slot); a job
+ * ad gets those SUBMIT_ATTRS names (a branch being merged). */
+static int lists_load(const Config *cfg, KnobLists *l) {
+        int r = 0;
+
+        if ((r = set_add_list(&l->attrs, cfg, "STARTD_ATTRS", "")) < 0 ||
+            (r = set_add_list(&l->attrs, cfg, "STARTD_EXPRS", "")) < 0 ||
+            (r = set_add_list(&l->attrs, cfg, "SUBMIT_ATTRS", "")) < 0 ||
+            (r = set_add_list(&l->groups, cfg, "GROUP_NAMES", "")) < 0 ||
+            (r = set_add_list(&l->requirements, cfg, "SUBMIT_REQUIREMENT_NAMES", "")) < 0 ||
+            (r = set_add_list(&l->transforms, cfg, "JOB_TRANSFORM_NAMES", "")) < 0)
+                return r;
+        for (size_t i = 0; i < cfg->n_entries && r >= 0; i++) {
+                const char *name = cfg->entries[i].name, *num = after(name, "SLOT"), *rest;
+                char prefix[32];
+
+                if (!num || !(rest = after_number(num)) || (size_t) (rest - num) > 20)
                         continue;
-                if ((strcasecmp(rest, "_STARTD_ATTRS") == 0 || strcasecmp(rest, "_STARTD_EXPRS") == 0) &&
-                    listed(cfg, cfg->entries[i].name, item))
-                        return true;
+                if (strcasecmp(rest, "_STARTD_ATTRS") != 0 && strcasecmp(rest, "_STARTD_EXPRS") != 0)
+                        continue;
+                snprintf(prefix, sizeof prefix, "%.*s_", (int) (rest - num), num);
+                if ((r = set_add_list(&l->slot_items, cfg, name, "")) >= 0)
+                        r = set_add_list(&l->slot_attrs, cfg, name, prefix);
         }
-        return false;
-}
-
-/* item in one of the lists of list_knobs (slot NULL: of any slot, else
- * also SLOT<slot>_...). */
-static bool listed_attr(const Config *cfg, const char *item, const char *slot) {
-        char name[CONFIG_MAX_NAME + 1];
-
-        if (!slot && listed_any_slot(cfg, item))
-                return true;
-
-        for (size_t i = 0; i < sizeof list_knobs / sizeof *list_knobs; i++) {
-                if (listed(cfg, list_knobs[i].name, item))
-                        return true;
-                if (slot && (list_knobs[i].flags & KNOB_SLOT)) {
-                        snprintf(name, sizeof name, "SLOT%s_%s", slot, list_knobs[i].name);
-                        if (listed(cfg, name, item))
-                                return true;
-                }
-        }
-        return false;
+        set_sort(&l->attrs);
+        set_sort(&l->slot_items);
+        set_sort(&l->slot_attrs);
+        set_sort(&l->groups);
+        set_sort(&l->requirements);
+        set_sort(&l->transforms);
+        return r;
 }
 
 /* A name glean reads by itself (not through a macro reference). */
-static bool knob_read(const Config *cfg, const char *name) {
+static bool knob_read(const KnobLists *l, const char *name) {
         const Knob *k;
         const char *rest;
         int level;
         bool deny;
         const char *sub;
 
-        if (knob_find(name) || listed_attr(cfg, name, NULL))
+        if (knob_find(name) || set_has(&l->attrs, name) || set_has(&l->slot_items, name))
                 return true;
         /* SLOT<N>_NAME for the knobs read per slot (config_get_slot), and
-         * SLOT<N>_ATTR for the attributes SLOT<N>_STARTD_ATTRS lists. */
+         * SLOT<N>_ATTR for the attributes slot N publishes. */
         if ((rest = after(name, "SLOT")) && isdigit((unsigned char) *rest)) {
-                char slot[16];
                 const char *tail = after_number(rest);
 
-                if (tail && *tail == '_' && (size_t) (tail - rest) < sizeof slot) {
-                        memcpy(slot, rest, (size_t) (tail - rest));
-                        slot[tail - rest] = '\0';
-                        if (((k = knob_find(tail + 1)) && (k->flags & KNOB_SLOT)) ||
-                            listed_attr(cfg, tail + 1, slot))
-                                return true;
-                }
+                if (tail && *tail == '_' &&
+                    (((k = knob_find(tail + 1)) && (k->flags & KNOB_SLOT)) || set_has(&l->attrs, tail + 1)))
+                        return true;
+                if (tail && *tail == '_' && set_has(&l->slot_attrs, rest))
+                        return true;
         }
         /* agent/slots/slottype.c: SLOT_TYPE_<N>, SLOT_TYPE_<N>_PARTITIONABLE, NUM_SLOTS_TYPE_<N> */
         if ((rest = after(name, "SLOT_TYPE_")) && (rest = after_number(rest)))
@@ -347,12 +388,12 @@ static bool knob_read(const Config *cfg, const char *name) {
                 char req[CONFIG_MAX_NAME + 1];
                 size_t n = strlen(rest);
 
-                if (listed(cfg, "SUBMIT_REQUIREMENT_NAMES", rest))
+                if (set_has(&l->requirements, rest))
                         return true;
                 if (n > 7 && n < sizeof req && strcasecmp(rest + n - 7, "_REASON") == 0) {
                         memcpy(req, rest, n - 7);
                         req[n - 7] = '\0';
-                        return listed(cfg, "SUBMIT_REQUIREMENT_NAMES", req);
+                        return set_has(&l->requirements, req);
                 }
                 return false;
         }
@@ -361,10 +402,10 @@ static bool knob_read(const Config *cfg, const char *name) {
                                                       "GROUP_ACCEPT_SURPLUS_", "GROUP_AUTOREGROUP_",
                                                       "GROUP_PRIO_FACTOR_" };
         for (size_t i = 0; i < sizeof group_prefixes / sizeof *group_prefixes; i++)
-                if ((rest = after(name, group_prefixes[i])) && *rest && listed(cfg, "GROUP_NAMES", rest))
+                if ((rest = after(name, group_prefixes[i])) && *rest && set_has(&l->groups, rest))
                         return true;
         /* branches being merged: JOB_TRANSFORM_<name> for the names listed, STARTD_CRON_* */
-        if ((rest = after(name, "JOB_TRANSFORM_")) && *rest && listed(cfg, "JOB_TRANSFORM_NAMES", rest))
+        if ((rest = after(name, "JOB_TRANSFORM_")) && *rest && set_has(&l->transforms, rest))
                 return true;
         if (after(name, "STARTD_CRON_"))
                 return true;
@@ -425,6 +466,7 @@ static int mark_ref(const char *name, size_t n, void *userdata) {
 
 /* read[i]: entry i is read by glean or referred to by one that is. */
 static int reach(const Config *cfg, bool **ret) {
+        KnobLists lists = {};
         Reach x = { .cfg = cfg };
         int r = 0;
 
@@ -435,9 +477,11 @@ static int reach(const Config *cfg, bool **ret) {
                 free(x.queue);
                 return -ENOMEM;
         }
-        for (size_t i = 0; i < cfg->n_entries; i++)
-                if (knob_read(cfg, cfg->entries[i].name))
+        r = lists_load(cfg, &lists);
+        for (size_t i = 0; i < cfg->n_entries && r >= 0; i++)
+                if (knob_read(&lists, cfg->entries[i].name))
                         (void) mark(&x, i);
+        lists_done(&lists);
         while (x.n_queue > 0 && r >= 0)
                 r = each_ref(cfg->entries[x.queue[--x.n_queue]].value, mark_ref, &x);
         free(x.queue);

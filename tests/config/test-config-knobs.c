@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "config/config.h"
 #include "test-util.h"
@@ -64,6 +65,8 @@ static const KnobCase cases[] = {
         { "STARTD_ATTRS = $(STARTD_ATTRS) IsDesktop\nIsDesktop = True\nSLOT1_IsDesktop = False\n"
           "SLOT2_STARTD_EXPRS = Color\nColor = \"red\"\nNotListed = 1\n",
           { "NotListed" } },
+        /* SLOT<N>_ATTR for the attributes of slot N, not of another slot */
+        { "SLOT2_STARTD_ATTRS = Color\nSLOT2_Color = 1\nSLOT3_Color = 2\nColor = 3\n", { "SLOT3_Color" } },
         /* an empty value sets nothing; $$(...) is match time, $ENV() the environment */
         { "DEFRAG_INTERVAL =\nSTART = $$(Foo) && $ENV(HOME) != \"\"\nFoo = 1\n", { "Foo" } },
         /* each knob once, with the line of its last definition */
@@ -140,6 +143,47 @@ static void test_line(void) {
         GLEAN_TEST_CHECK_FATAL(config_new(&cfg) >= 0, "config_new");
         GLEAN_TEST_CHECK(config_unused(cfg, &msgs) == 0 && !msgs, "no warning without a file");
         config_free(cfg);
+}
+
+/* Hostile sizes: a chain of 20000 macros (START -> K0 -> K1 -> ...), a list
+ * of 20000 attributes, slot numbers of many digits, a long name; quick,
+ * and right. */
+static void test_hostile(void) {
+        enum { N = 20000 };
+        char *text = NULL, **msgs = NULL;
+        size_t size = 0;
+        FILE *f = open_memstream(&text, &size);
+        Config *cfg = NULL;
+        ConfigError err = {};
+        struct timespec t0, t1;
+        int n;
+
+        GLEAN_TEST_CHECK_FATAL(f != NULL, "open_memstream");
+        fprintf(f, "START = $(K0)\n");
+        for (int i = 0; i < N; i++)
+                fprintf(f, "K%d = $(K%d) + 1\n", i, i + 1);
+        fprintf(f, "STARTD_ATTRS =");
+        for (int i = 0; i < N; i++)
+                fprintf(f, " A%d", i);
+        fprintf(f, "\n");
+        for (int i = 0; i < N; i += 1000)
+                fprintf(f, "A%d = 1\nSLOT7_A%d = 2\n", i, i);
+        fprintf(f, "SLOT123456789012345678901234567890_START = 1\nSLOT1_%0200d = 1\nB%0200d = 1\n", 0, 0);
+        fclose(f);
+        GLEAN_TEST_CHECK_FATAL(config_new(&cfg) >= 0, "config_new");
+        GLEAN_TEST_CHECK_FATAL(config_load_string(cfg, text, "k.conf", &err) >= 0, "loads: %s", err.msg);
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        n = config_unused(cfg, &msgs);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        GLEAN_TEST_CHECK(n == 2, "%d warnings, want 2 (SLOT1_0..., B0...)", n);
+        for (int i = 0; i < n; i++)
+                GLEAN_TEST_CHECK(strstr(msgs[i], "SLOT1_000") || strstr(msgs[i], ": B000"), "'%.60s'", msgs[i]);
+        GLEAN_TEST_CHECK((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000 < 3000,
+                         "config_unused over %d names took %ld ms", 2 * N, (long) ((t1.tv_sec - t0.tv_sec) * 1000 +
+                                                                     (t1.tv_nsec - t0.tv_nsec) / 1000000));
+        config_strv_free(msgs);
+        config_free(cfg);
+        free(text);
 }
 
 /* The built-in defaults glean defines for HTCondor's sake and reads nothing
@@ -230,6 +274,7 @@ static CU_TestInfo tests[] = {
         { "cases", test_cases },
         { "file and line", test_line },
         { "defaults", test_defaults },
+        { "hostile sizes", test_hostile },
         CU_TEST_INFO_NULL,
 };
 
