@@ -252,6 +252,7 @@ static const char *after_number(const char *s) {
 typedef struct StrSet {
         char **items; /* sorted case-insensitively */
         size_t n;
+        size_t cap;
 } StrSet;
 
 typedef struct KnobLists {
@@ -279,12 +280,17 @@ static int set_add_list(StrSet *set, const Config *cfg, const char *knob, const 
         if (config_get_list(cfg, knob, &items, NULL) < 0)
                 return 0;
         for (char **i = items; *i; i++) {
-                char **grown = realloc(set->items, (set->n + 1) * sizeof(char *));
                 char *s = NULL;
 
-                if (!grown)
-                        return -ENOMEM;
-                set->items = grown;
+                if (set->n == set->cap) {
+                        size_t cap = set->cap ? set->cap * 2 : 16;
+                        char **grown = realloc(set->items, cap * sizeof(char *));
+
+                        if (!grown)
+                                return -ENOMEM;
+                        set->items = grown;
+                        set->cap = cap;
+                }
                 if (asprintf(&s, "%s%s", prefix, *i) < 0)
                         return -ENOMEM;
                 set->items[set->n++] = s;
@@ -495,19 +501,13 @@ static int reach(const Config *cfg, bool **ret) {
 
 /* ---- the lists ---- */
 
-static int strv_push(char ***strv, size_t *n, char *s) {
-        char **grown;
-
+/* Append s (taken; NULL: -ENOMEM) to strv of *n items (room made by the
+ * caller), keeping it NULL-terminated. */
+static int strv_push(char **strv, size_t *n, char *s) {
         if (!s)
                 return -ENOMEM;
-        grown = realloc(*strv, (*n + 2) * sizeof *grown);
-        if (!grown) {
-                free(s);
-                return -ENOMEM;
-        }
-        *strv = grown;
-        grown[(*n)++] = s;
-        grown[*n] = NULL;
+        strv[(*n)++] = s;
+        strv[*n] = NULL;
         return 0;
 }
 
@@ -543,6 +543,9 @@ static int collect(const Config *cfg, bool used, char ***ret) {
                 return -EINVAL;
         if ((r = reach(cfg, &read)) < 0 || (r = sorted_entries(cfg, &order)) < 0)
                 return r;
+        out = calloc(cfg->n_entries + 1, sizeof(char *));
+        if (!out)
+                return -ENOMEM;
         for (size_t k = 0; k < cfg->n_entries; k++) {
                 const ConfigEntry *e = &cfg->entries[order[k]];
                 const char *file = config_entry_file(cfg, e);
@@ -561,8 +564,12 @@ static int collect(const Config *cfg, bool used, char ***ret) {
                                                     e->name)) < 0)
                                 s = NULL;
                 }
-                if ((r = strv_push(&out, &n, s)) < 0)
+                if ((r = strv_push(out, &n, s)) < 0)
                         return r;
+        }
+        if (n == 0) {
+                *ret = NULL; /* none (out freed) */
+                return 0;
         }
         *ret = out;
         out = NULL;
