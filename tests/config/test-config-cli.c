@@ -344,6 +344,46 @@ static void test_condor_name(void) {
         free(target);
 }
 
+static int write_text(const char *path, const char *text);
+
+/* Both daemons log each knob read by nothing as a warning at start (here
+ * a start that fails soon after: no EXECUTE directory, no key). */
+static void test_daemons_warn(void) {
+        static const struct {
+                const char *env, *fallback;
+                const char *text;
+        } daemons[] = {
+                { "GLEAN_AGENT", "build/bin/glean-agent",
+                  "EXECUTE = @D/no/such/dir\nAGENT_SOCKET = @D/agent.sock\nDEFRAG_INTERVAL = 100\nLOCAL_CONFIG_DIR =\n" },
+                { "GLEAN_NEGOTIATOR", "build/bin/glean-negotiator",
+                  "SPOOL = @D/no/such/dir\nNEGOTIATOR_SOCKET = @D/n.sock\nDEFRAG_INTERVAL = 100\nLOCAL_CONFIG_DIR =\n"
+                  "COLLECTOR_PORT = 0\nNEGOTIATOR_ADDRESS = 127.0.0.1\nPOOL_KEY_FILE = @D/none.key\n"
+                  "SEC_TOKEN_POOL_SIGNING_KEY_FILE = @D/none.signing\n" },
+        };
+        char conf[160];
+
+        snprintf(conf, sizeof conf, "%s/daemon.conf", dir);
+        for (size_t i = 0; i < sizeof daemons / sizeof *daemons; i++) {
+                const char *exe = getenv(daemons[i].env);
+                char *text = subst(daemons[i].text), *want = NULL;
+                char *argv[] = { (char *) (exe && *exe ? exe : daemons[i].fallback), (char *) "--config", conf, NULL };
+                GleanTestRun run;
+
+                GLEAN_TEST_CHECK_FATAL(text && write_text(conf, text) == 0, "write %s", conf);
+                GLEAN_TEST_CHECK_FATAL(asprintf(&want, "warning: %s:3: DEFRAG_INTERVAL is set but glean reads nothing "
+                                                       "from it\n",
+                                                conf) > 0,
+                                       "asprintf");
+                GLEAN_TEST_CHECK_FATAL(glean_test_run(argv, &run) == 0, "run %s", argv[0]);
+                GLEAN_TEST_CHECK(run.status != 0, "%s: does not start (status %d)", argv[0], run.status);
+                GLEAN_TEST_CHECK(strstr(run.err, want) != NULL, "%s: stderr lacks '%s': '%s'", argv[0], want, run.err);
+                glean_test_run_done(&run);
+                free(text);
+                free(want);
+        }
+        unlink(conf);
+}
+
 static int write_text(const char *path, const char *text) {
         FILE *f = fopen(path, "w");
 
@@ -375,6 +415,7 @@ static CU_TestInfo tests[] = {
         { "config", test_cli },
         { "writeconfig read back", test_writeconfig },
         { "condor_config_val", test_condor_name },
+        { "daemons warn of knobs read by nothing", test_daemons_warn },
         CU_TEST_INFO_NULL,
 };
 
