@@ -62,6 +62,7 @@ typedef struct ConfigRun {
         Config *defaults; /* config_new(): the built-in defaults, loaded on first use */
         char **used;      /* config_used(), loaded on first use */
         int n_used;
+        bool used_loaded;
 } ConfigRun;
 
 static void config_freep_cli(Config **cfg) {
@@ -151,12 +152,15 @@ static int cmp_name(const void *a, const void *b) {
 }
 
 static bool is_used(ConfigRun *run, const char *name) {
-        if (!run->used) {
+        if (!run->used_loaded) {
+                run->used_loaded = true;
                 run->n_used = config_used(run->cfg, &run->used);
-                if (run->n_used <= 0)
-                        return false;
+                if (run->n_used < 0) {
+                        fprintf(stderr, "glean config: out of memory\n");
+                        exit(CLI_EXIT_FAILURE);
+                }
         }
-        return bsearch(&name, run->used, (size_t) run->n_used, sizeof(char *), cmp_name) != NULL;
+        return run->n_used > 0 && bsearch(&name, run->used, (size_t) run->n_used, sizeof(char *), cmp_name);
 }
 
 static bool from_file(const Config *cfg, const char *name) {
@@ -288,7 +292,7 @@ static int print_name(ConfigRun *run, const char *name) {
         const char *raw = config_raw(run->cfg, name), *def;
         int r;
 
-        if (!wanted(run, name))
+        if (raw && !wanted(run, name))
                 return CLI_EXIT_OK;
         r = view_value(run, name, o->view, &value);
         if (r < 0)

@@ -135,6 +135,8 @@ static const CliCase cases[] = {
         { NULL, { "-f", "@U", "-unused", "-v" }, 0, NULL, "\nDEFRAG_INTERVAL = 100\n # at: @U, line 4\n", NULL,
           "StartIdleTime" },
         { NULL, { "-f", "@U", "-used", "NEGOTIATOR_INTERVAL", "A", "StartIdleTime" }, 0, "30\n5 * 60\n", NULL, NULL, NULL },
+        { NULL, { "-f", "@U", "-unused", "A", "NEGOTIATOR_INTERVAL", "NOPE" }, 1, "alpha\n", NULL, "NOPE is not defined\n",
+          NULL },
         { NULL, { "-f", "@U", "-dump", "-used", "interval" }, 0, NULL, "\nNEGOTIATOR_INTERVAL = 30\n", NULL,
           "DEFRAG_INTERVAL" },
         /* -config: the files read (descriptions on stderr) */
