@@ -115,7 +115,8 @@ static void usage(FILE *f) {
                 "Refused: -name, -pool, -address, -master, -schedd, -startd, -collector,\n"
                 "-negotiator (glean config reads this machine's files only: run it on the machine)\n"
                 "and -set, -rset, -unset, -runset (glean daemons have no protocol to set their\n"
-                "configuration at run time: edit the file and restart the daemon).\n"
+                "configuration at run time: edit the file, then reload glean-negotiator or\n"
+                "restart glean-agent).\n"
                 "\n"
                 "Exit status: 0; 1 when a NAME is not defined (the other names are still\n"
                 "printed) or on a system failure; 2 when the configuration is broken\n"
@@ -554,8 +555,8 @@ static int refuse_daemon(const char *a) {
 static int refuse_set(const char *a) {
         fprintf(stderr,
                 "glean config: %s: glean daemons have no protocol to set their configuration at run time; edit "
-                "the configuration file (or a file of LOCAL_CONFIG_DIR) and restart the daemon (systemctl restart "
-                "glean-agent or glean-negotiator)\n",
+                "the configuration file (or a file of LOCAL_CONFIG_DIR), then systemctl reload glean-negotiator "
+                "or systemctl restart glean-agent\n",
                 a);
         return CLI_EXIT_USAGE;
 }
