@@ -14,6 +14,7 @@
  *   defaults.c   built-in defaults and detected values
  *   templates.c  `use CATEGORY : NAME` templates
  *   getters.c    typed getters, SLOT<N>_ and _VANILLA lookups, STARTD_ATTRS
+ *   knobs.c      the knob registry: the names glean reads (config_unused)
  */
 #pragma once
 

@@ -149,6 +149,27 @@ int config_names(const Config *cfg, char ***ret);
  * the count returned; -ENOMEM. The daemons log each as a warning at start. */
 int config_unenforced(const Config *cfg, char ***ret);
 
+/* ---- the knob registry (knobs.c) ---- */
+
+/* The knobs a file of cfg sets (to something not empty) that nothing in
+ * glean reads, neither by itself (a knob of the registry, or one of its
+ * patterns: SLOT<N>_NAME, SLOT_TYPE_<N>, GROUP_QUOTA_<group of
+ * GROUP_NAMES>, ALLOW_<level>, ...) nor as a $(NAME) reference of a value
+ * read (policy macros): "file:line: NAME is set but glean reads nothing
+ * from it", each knob once, by name. *ret NULL-terminated (NULL when none;
+ * free with config_strv_free), the count returned; -ENOMEM. The daemons
+ * log each as a warning at start. */
+int config_unused(const Config *cfg, char ***ret);
+/* The defined names that glean reads or that a name read refers to, in
+ * lexical order; as config_unused. (`glean config -used`.) */
+int config_used(const Config *cfg, char ***ret);
+
+/* The files cfg was read from, in the order read, NULL-terminated (free
+ * with config_strv_free), the count returned; -ENOMEM. (Declared here for
+ * `glean config -config` until the branch that adds it to this header is
+ * merged; config/files-read-stub.c defines it until then.) */
+int config_files_read(const Config *cfg, char ***ret);
+
 /* What loading cfg warned about, in the order met, each once:
  * "file:line: reason" (a `warning :` statement, a metaknob or a knob glean
  * cannot honour, ...). *ret NULL-terminated (NULL when none; free with

@@ -133,6 +133,11 @@ static int agent_setup(Agent *a, const GleanDaemonArgs *args, const char *socket
                 for (char **m = warnings; *m; m++)
                         glean_log(LOG_WARNING, NULL, NULL, 0, "%s", *m);
         config_strv_free(warnings);
+        char **unused = NULL;
+        if (config_unused(a->cfg, &unused) > 0)
+                for (char **m = unused; *m; m++)
+                        glean_log(LOG_WARNING, NULL, NULL, 0, "%s", *m);
+        config_strv_free(unused);
 
         if ((r = agent_knob_string(a->cfg, "EXECUTE", "/var/lib/glean/execute", &a->execute)) < 0)
                 return r;
