@@ -164,12 +164,6 @@ int config_unused(const Config *cfg, char ***ret);
  * lexical order; as config_unused. (`glean config -used`.) */
 int config_used(const Config *cfg, char ***ret);
 
-/* The files cfg was read from, in the order read, NULL-terminated (free
- * with config_strv_free), the count returned; -ENOMEM. (Declared here for
- * `glean config -config` until the branch that adds it to this header is
- * merged; config/files-read-stub.c defines it until then.) */
-int config_files_read(const Config *cfg, char ***ret);
-
 /* What loading cfg warned about, in the order met, each once:
  * "file:line: reason" (a `warning :` statement, a metaknob or a knob glean
  * cannot honour, ...). *ret NULL-terminated (NULL when none; free with

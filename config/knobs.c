@@ -39,6 +39,9 @@ static const Knob knobs[] = {
         /* the configuration language (config/load.c, getters.c) */
         { "LOCAL_CONFIG_DIR", 0 },
         { "LOCAL_CONFIG_DIR_EXCLUDE_REGEXP", 0 },
+        { "LOCAL_CONFIG_FILE", 0 },
+        { "REQUIRE_LOCAL_CONFIG_FILE", 0 },
+        { "GLEAN_CONFIG_COMMAND_TIMEOUT", 0 },
         { "STARTD_ATTRS", KNOB_SLOT },
         { "STARTD_EXPRS", KNOB_SLOT },
         { "SEC_DEFAULT_AUTHENTICATION_METHODS", 0 },
