@@ -185,7 +185,7 @@ static int agent_setup(Agent *a, const GleanDaemonArgs *args, const char *socket
                 n++;
         glean_log(LOG_NOTICE, NULL, NULL, 0,
                   "%s: %lld CPUs, %lld MB memory, %lld KB disk in %s; %u slots; executor %s; running as uid %d",
-                  a->machine.hostname, (long long) a->machine.total.cpus, (long long) a->machine.total.memory,
+                  a->machine.name, (long long) a->machine.total.cpus, (long long) a->machine.total.memory,
                   (long long) a->machine.total.disk, a->execute, n, agent_executor_name(a->exec), (int) getuid());
         if ((r = agent_upstream_setup(a)) < 0)
                 return r;
