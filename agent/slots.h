@@ -91,6 +91,11 @@ int agent_machine_configure(const Config *cfg, const AgentRes *detected, const c
  * swap (SwapTotal, KB), uname machine -> Arch, FULL_HOSTNAME (else gethostname),
  * then agent_machine_configure_cpus. */
 int agent_machine_detect(const Config *cfg, AgentMachine *ret, ConfigError *err);
+/* Redefines DETECTED_CPUS, DETECTED_CORES, DETECTED_PHYSICAL_CPUS and
+ * DETECTED_MEMORY in cfg as m detected them (COUNT_HYPERTHREAD_CPUS applied,
+ * the agent's own CPUs), as HTCondor redefines DETECTED_CPUS once its
+ * configuration is read: every knob the agent reads later sees them. */
+int agent_machine_define_detected(Config *cfg, const AgentMachine *m);
 
 typedef struct AgentSlotDef {
         unsigned id;          /* N of slotN, 1-based, in order */

@@ -166,6 +166,8 @@ static int agent_setup(Agent *a, const GleanDaemonArgs *args, const char *socket
         r = agent_machine_detect(a->cfg, &a->machine, &err);
         if (r < 0)
                 return agent_log_config_error(&err, r, "machine resources");
+        if ((r = agent_machine_define_detected(a->cfg, &a->machine)) < 0)
+                return glean_log_errno(LOG_ERR, r, "cannot define the DETECTED_* macros");
         r = agent_carve_policy(a->cfg, &a->machine, &a->carve, &err);
         if (r < 0)
                 return agent_log_config_error(&err, r, "partitionable slot carving");

@@ -477,6 +477,26 @@ int agent_machine_configure(const Config *cfg, const AgentRes *detected, const c
         return agent_machine_configure_cpus(cfg, detected, 0, arch, hostname, ret, err);
 }
 
+int agent_machine_define_detected(Config *cfg, const AgentMachine *m) {
+        const struct { const char *name; int64_t value; } detected[] = {
+                { "DETECTED_CPUS", m->detected.cpus },
+                { "DETECTED_CORES", m->detected_cores },
+                { "DETECTED_PHYSICAL_CPUS", m->detected_physical_cpus },
+                { "DETECTED_MEMORY", m->detected.memory },
+        };
+
+        for (size_t i = 0; i < sizeof(detected) / sizeof(detected[0]); i++) {
+                char buf[32];
+                int r;
+
+                snprintf(buf, sizeof(buf), "%lld", (long long) detected[i].value);
+                r = config_set(cfg, detected[i].name, buf);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
 /* ---- the shell: detection ---- */
 
 static int64_t detect_cpus(void) {

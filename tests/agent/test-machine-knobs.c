@@ -5,7 +5,8 @@
  * partitionable slots divide, and the errors of a negative one or one that
  * leaves nothing), RESERVED_DISK; COUNT_HYPERTHREAD_CPUS over a fake sysfs
  * topology (2 cores x 2 threads) and the DETECTED_CPUS / DETECTED_CORES /
- * DETECTED_PHYSICAL_CPUS macros; STARTD_NAME in slot names (static,
+ * DETECTED_PHYSICAL_CPUS macros (and the agent's own values of them in
+ * the configuration it reads); STARTD_NAME in slot names (static,
  * partitionable, dynamic) and its errors; UidDomain and FileSystemDomain in
  * every slot ad. Then a whole pool (the real glean-negotiator and
  * glean-agent): the central manager lists slot1@second@a.test, matches
@@ -308,6 +309,23 @@ static void test_count_hyperthreads(void) {
                          (long long) ad_int(ad, "DetectedCpus"));
         classad_free(ad);
         free(defs);
+        /* The agent then defines the DETECTED_* macros as it detected them:
+         * any knob that uses them (a STARTD_ATTRS one) sees those. */
+        GLEAN_TEST_CHECK_FATAL(config_load_string(cfg, "MyCpus = $(DETECTED_CPUS) + $(DETECTED_PHYSICAL_CPUS)\n",
+                                                  "more.conf", &err) == 0,
+                               "%s", err.msg);
+        GLEAN_TEST_CHECK_FATAL(agent_machine_define_detected(cfg, &m) == 0, "agent_machine_define_detected");
+        int64_t v[4] = { -1, -1, -1, -1 };
+        char *mine = NULL;
+        config_get_int(cfg, "DETECTED_CPUS", &v[0], NULL);
+        config_get_int(cfg, "DETECTED_CORES", &v[1], NULL);
+        config_get_int(cfg, "DETECTED_PHYSICAL_CPUS", &v[2], NULL);
+        config_get_int(cfg, "DETECTED_MEMORY", &v[3], NULL);
+        config_get(cfg, "MyCpus", &mine, NULL);
+        GLEAN_TEST_CHECK(v[0] == 2 && v[1] == 4 && v[2] == 2 && v[3] == 1024 && mine && strcmp(mine, "2 + 2") == 0,
+                         "DETECTED_CPUS %lld CORES %lld PHYSICAL %lld MEMORY %lld, MyCpus %s", (long long) v[0],
+                         (long long) v[1], (long long) v[2], (long long) v[3], mine ? mine : "-");
+        free(mine);
         config_free(cfg);
         /* An unknown topology (0) or one that claims more cores than CPUs is the CPUs. */
         cfg = slots_test_config("COUNT_HYPERTHREAD_CPUS = False");
@@ -510,7 +528,8 @@ static void test_pool_startd_name(void) {
         CU_ASSERT_TRUE_FATAL(manager_start(&m, NULL));
         if (!GLEAN_TEST_CHECK(manager_agent(&m, &a, "a.test",
                                             "NUM_CPUS = 1\nSTARTD_NAME = second\nMEMORY = 512\nRESERVED_MEMORY = 100\n"
-                                            "FILESYSTEM_DOMAIN = nfs.test\n"),
+                                            "FILESYSTEM_DOMAIN = nfs.test\n"
+                                            "STARTD_ATTRS = Cores\nCores = $(DETECTED_CORES)\n"),
                               "agent")) {
                 manager_stop(&m);
                 return;
@@ -520,6 +539,14 @@ static void test_pool_startd_name(void) {
                                 "FileSystemDomain", NULL));
         GLEAN_TEST_CHECK(out && strcmp(out, "slot1@second@a.test a.test 412 412 test.pool nfs.test") == 0,
                          "glean status: \"%s\"", out ? out : "");
+        free(out);
+        /* DETECTED_CORES in a knob is what the agent detected: its own CPUs. */
+        out = trim(gl_out("status", "-af", "Cores", "DetectedCpus", NULL));
+        char want[64];
+        AgentCpus mine = {};
+        GLEAN_TEST_CHECK(agent_cpus_allowed(&mine) == 0, "agent_cpus_allowed");
+        snprintf(want, sizeof want, "%u %u", agent_cpus_count(&mine), agent_cpus_count(&mine));
+        GLEAN_TEST_CHECK(out && strcmp(out, want) == 0, "Cores DetectedCpus: \"%s\", want %s", out ? out : "", want);
         free(out);
         run_one_job(&m, "static.sub", "slot1@second@a.test");
         /* A second job reuses or re-makes the claim just as well. */
