@@ -42,9 +42,19 @@ static int knob_string(const Config *cfg, const char *knob, const AgentMachine *
         return 0;
 }
 
+/* Whether name is host, or its first label (HTCondor resolves a name
+ * without '@' and compares it with the machine's full name). */
+static bool is_hostname(const char *name, const char *host) {
+        size_t n = strlen(name);
+
+        if (strcasecmp(name, host) == 0)
+                return true;
+        return !strchr(name, '.') && strncasecmp(name, host, n) == 0 && host[n] == '.';
+}
+
 /* HTCondor's daemon name (build_valid_daemon_name): STARTD_NAME with an
- * '@' as it is; the hostname itself as the hostname; any other name
- * "name@hostname". Undefined: the hostname. */
+ * '@' as it is; the hostname itself (or its first label) as the hostname;
+ * any other name "name@hostname". Undefined: the hostname. */
 static int configure_name(const Config *cfg, AgentMachine *m, ConfigError *err) {
         _cleanup_free_ char *collector = NULL;
         char given[AGENT_MAX_NAME + 1];
@@ -54,7 +64,7 @@ static int configure_name(const Config *cfg, AgentMachine *m, ConfigError *err) 
         r = knob_string(cfg, "STARTD_NAME", m, "", given, sizeof(given), err);
         if (r < 0)
                 return r;
-        if (!given[0] || strcasecmp(given, m->hostname) == 0) {
+        if (!given[0] || is_hostname(given, m->hostname)) {
                 snprintf(m->name, sizeof(m->name), "%s", m->hostname);
                 return 0;
         }

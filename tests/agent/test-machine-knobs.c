@@ -375,6 +375,9 @@ static const NameCase name_cases[] = {
         { "STARTD_NAME = second_$(HOSTNAME)", NULL, NULL, 0 }, /* expanded: checked below */
         { "STARTD_NAME = " HOST, "slot1@" HOST, NULL, 0 },
         { "STARTD_NAME = HOST.Example.ORG", "slot1@" HOST, NULL, 0 },
+        { "STARTD_NAME = host", "slot1@" HOST, NULL, 0 },
+        { "STARTD_NAME = hos", "slot1@hos@" HOST, NULL, 0 },
+        { "STARTD_NAME = host.example", "slot1@host.example@" HOST, NULL, 0 },
         /* With an '@', as it is (HTCondor's build_valid_daemon_name). */
         { "STARTD_NAME = glidein_7@" HOST, "slot1@glidein_7@" HOST, NULL, 0 },
         { "STARTD_NAME = a@elsewhere.org", "slot1@a@elsewhere.org", NULL, 0 },
