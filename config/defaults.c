@@ -103,6 +103,11 @@ static const Default defaults[] = {
         { "NUM_SLOTS", "$(NUM_CPUS)" },       /* 3.5.10.1 */
         { "NUM_CLAIMS", "1" },
         { "RESERVED_DISK", "0" },
+        /* The machine's size as the agent takes it (param_info.in): hyperthreads
+         * counted as CPUs, no memory kept back; STARTD_NAME unset (the slots are
+         * slotN@FULL_HOSTNAME). */
+        { "COUNT_HYPERTHREAD_CPUS", "True" },
+        { "RESERVED_MEMORY", "0" },
         { "MACHINE_RESOURCE_NAMES", "" },
         { "STARTD_ATTRS", "" },
         { "STARTD_EXPRS", "" },
@@ -274,6 +279,32 @@ static const Default defaults[] = {
         { "GLEAN_CONFIG_COMMAND_TIMEOUT", "30" },
 };
 
+/* DETECTED_PHYSICAL_CPUS: the online CPUs that are the first thread of
+ * their core (the first CPU of their topology/thread_siblings_list); cpus
+ * when the topology cannot be read. */
+static long physical_cpus(long cpus) {
+        long n = 0;
+
+        for (long c = 0; c < 4096; c++) {
+                char path[96];
+                long first;
+                FILE *f;
+
+                snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%ld/topology/thread_siblings_list", c);
+                f = fopen(path, "re");
+                if (!f) {
+                        snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%ld", c);
+                        if (access(path, F_OK) < 0)
+                                break; /* past the last CPU */
+                        continue;      /* offline */
+                }
+                if (fscanf(f, "%ld", &first) == 1 && first == c)
+                        n++;
+                fclose(f);
+        }
+        return n > 0 && n <= cpus ? n : cpus;
+}
+
 static int add_detected(Config *cfg) {
         char host[256] = "localhost", buf[32];
         long cpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -288,6 +319,9 @@ static int add_detected(Config *cfg) {
         r = config_define(cfg, "DETECTED_CPUS", buf, CONFIG_SOURCE_DETECTED, 0);
         if (r >= 0)
                 r = config_define(cfg, "DETECTED_CORES", buf, CONFIG_SOURCE_DETECTED, 0);
+        snprintf(buf, sizeof(buf), "%ld", physical_cpus(cpus));
+        if (r >= 0)
+                r = config_define(cfg, "DETECTED_PHYSICAL_CPUS", buf, CONFIG_SOURCE_DETECTED, 0);
         snprintf(buf, sizeof(buf), "%lld", mib);
         if (r >= 0)
                 r = config_define(cfg, "DETECTED_MEMORY", buf, CONFIG_SOURCE_DETECTED, 0);
