@@ -748,8 +748,11 @@ static int integer_literal(Call *c, Span a, const char *what, int64_t *ret) {
         long long v = strtoll(s, &end, 10);
         while (end != s && isspace((unsigned char) *end))
                 end++;
-        if (end == s || *end || errno)
-                return call_fail(c, -EINVAL, "%s '%.64s' is not an integer", what, buf_str(&b));
+        if (end == s || *end || errno) {
+                Span t = span_trim((Span){ s, strlen(s) });
+
+                return call_fail(c, -EINVAL, "%s '%.*s' is not an integer", what, (int) (t.n > 64 ? 64 : t.n), t.s);
+        }
         *ret = v;
         return 0;
 }
