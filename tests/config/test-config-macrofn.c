@@ -753,6 +753,13 @@ static void test_random_when_read(void) {
         GLEAN_TEST_CHECK(strcmp(config_raw(cfg, "R"), config_raw(cfg2, "R")) == 0, "R: '%s' and '%s'",
                          config_raw(cfg, "R"), config_raw(cfg2, "R"));
 
+        /* a self-reference inside a function's body builds on the previous value */
+        GLEAN_TEST_CHECK(config_set(cfg, "N", "$INT($(N) * 3)") == 0 && strcmp(config_raw(cfg, "N"), "$INT(4 * 3)") == 0,
+                         "N raw '%s'", config_raw(cfg, "N"));
+        GLEAN_TEST_CHECK(config_get(cfg, "N", &again, &err) == 0 && strcmp(again, "12") == 0, "N = '%s' (%s)", again,
+                         err.msg);
+        free(again);
+
         /* config_set draws too */
         GLEAN_TEST_CHECK(config_set(cfg, "Z", "$RANDOM_INTEGER(3, 3)") == 0 && strcmp(config_raw(cfg, "Z"), "3") == 0,
                          "Z raw '%s'", config_raw(cfg, "Z"));
