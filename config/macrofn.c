@@ -381,7 +381,7 @@ typedef enum FmtKind {
  * conversion rewritten for snprintf (integers as long long). */
 typedef struct Fmt {
         ConfigBuf before, after;
-        char spec[32];
+        char spec[64];
         char conv;
 } Fmt;
 
@@ -460,7 +460,7 @@ static int fmt_parse(Call *c, Span fmt_span, FmtKind kind, Fmt *ret) {
                                          (int) (p + 1 - start), start, fmt, kinds[kind],
                                          kind == FMT_INT ? "d, i, o, u, x, X" : kind == FMT_REAL ? "f, e, g, a" : "s");
                 ret->conv = *p;
-                char w[8] = "", pr[8] = "";
+                char w[16] = "", pr[16] = "";
                 if (width > 0)
                         snprintf(w, sizeof(w), "%d", width);
                 if (prec >= 0)
