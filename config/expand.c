@@ -16,8 +16,9 @@
  *
  * A name is letters, digits, '_', '.' and '/', compared case-insensitively.
  * Any other '$' is literal: an unknown $NAME( too, as HTCondor leaves it
- * (function names are case-sensitive); a $F( word with a letter the
- * filename functions do not know is refused. Expansion happens at lookup;
+ * (function names are case-sensitive, $FOO( is text), but $Fpz(, a
+ * filename function with a letter it does not have, is refused (HTCondor
+ * would leave it as text). Expansion happens at lookup;
  * a definition that refers to its own name is resolved when it is read
  * (config_resolve_self), so that it builds on the previous definition, and
  * $RANDOM_INTEGER() and $RANDOM_CHOICE() in a configuration line are drawn
