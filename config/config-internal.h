@@ -7,6 +7,7 @@
  *   util.c       growable strings, the case-insensitive name index, lists
  *   argsyntax.c  HTCondor's argument and environment syntaxes (argsyntax.h)
  *   expand.c     $(NAME) references: scanning, self-references, expansion
+ *   macrofn.c    the macro functions: $INT(), $SUBSTR(), $F...(), $RANDOM_*(), ...
  *   parse.c      lines and statements of a configuration text
  *   cond.c       if / elif / else / endif
  *   load.c       files, includes, directories, globs, the standard files
@@ -199,6 +200,53 @@ int config_resolve(void *userdata, const char *name, ConfigDef *ret);
  * -E2BIG when too long; err->msg says why (file and line left to the
  * caller). */
 int config_resolve_self(const Config *cfg, const char *name, const char *value, char **ret, ConfigError *err);
+
+/* ---- macro functions (macrofn.c; expand.c finds them) ---- */
+
+/* config_expand_full, with the directory $Ff() makes relative paths
+ * absolute against (the submit language's; NULL: none, as in a
+ * configuration, where $Ff() leaves them relative). */
+int config_expand_full_cwd(const char *text, ConfigResolveFn fn, void *userdata, const ConfigDef *self,
+                           const char *cwd, char **ret, ConfigError *err);
+/* The value to store for a configuration line: value with every
+ * $RANDOM_INTEGER() and $RANDOM_CHOICE() replaced by a draw (its
+ * arguments expanded against cfg as read so far), the rest as it is, so
+ * that every lookup sees the same draw until the configuration is read
+ * again. Errors as config_resolve_self. */
+int config_resolve_random(const Config *cfg, const char *value, char **ret, ConfigError *err);
+
+enum {
+        CONFIG_FN_RANDOM_CHOICE = 1,
+        CONFIG_FN_RANDOM_INTEGER,
+        CONFIG_FN_CHOICE,
+        CONFIG_FN_SUBSTR,
+        CONFIG_FN_INT,
+        CONFIG_FN_REAL,
+        CONFIG_FN_STRING,
+        CONFIG_FN_EVAL,
+        CONFIG_FN_BASENAME,
+        CONFIG_FN_DIRNAME,
+        CONFIG_FN_FILENAME, /* $F[fpduwnxbqa]*() */
+};
+/* What $word( starts: a CONFIG_FN_*, 0 when nothing (the text is
+ * literal), -EINVAL (why says why) for a $F...( word with a letter the
+ * filename functions do not have. */
+int config_fn_lookup(const char *word, size_t len, char *why, size_t why_size);
+bool config_fn_is_random(int fn);
+
+typedef struct Expander ConfigExpander;
+/* Append the value of $word(body) to out; errors through the expander. */
+int config_fn_expand(ConfigExpander *x, int fn, const char *word, size_t word_len, const char *body, size_t body_len,
+                     unsigned depth, ConfigBuf *out);
+/* What macrofn.c uses of the expander (expand.c): expand text; expand the
+ * definition of name (*ret_defined false and nothing added when there is
+ * none); append; fail with the innermost definition's file and line. */
+int config_expander_text(ConfigExpander *x, const char *text, size_t len, unsigned depth, ConfigBuf *out);
+int config_expander_name(ConfigExpander *x, const char *name, unsigned depth, ConfigBuf *out, bool *ret_defined);
+int config_expander_emit(ConfigExpander *x, ConfigBuf *out, const char *s, size_t n);
+int config_expander_fail(ConfigExpander *x, int r, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+const char *config_expander_cwd(const ConfigExpander *x);
+unsigned *config_expander_evals(ConfigExpander *x); /* ClassAd evaluations in this lookup */
 
 /* ---- parsing (parse.c, cond.c, load.c) ---- */
 

@@ -227,7 +227,11 @@ int config_set(Config *cfg, const char *name, const char *value) {
         r = config_resolve_self(cfg, name, value, &v, NULL);
         if (r < 0)
                 return r;
-        return config_define(cfg, name, v, CONFIG_SOURCE_SET, 0);
+        _cleanup_config_free_ char *drawn = NULL; /* $RANDOM_*(): drawn once, now */
+        r = config_resolve_random(cfg, v, &drawn, NULL);
+        if (r < 0)
+                return r;
+        return config_define(cfg, name, drawn, CONFIG_SOURCE_SET, 0);
 }
 
 const char *config_raw(const Config *cfg, const char *name) {

@@ -6,7 +6,9 @@
  * backslash continuations, # comments, a later definition replaces an
  * earlier one, include : path, config.d directories), macros expanded at
  * lookup ($(NAME), $(NAME:default), $ENV(VAR), $(DOLLAR), self-reference
- * building on the previous definition), built-in defaults for every knob
+ * building on the previous definition, HTCondor's macro functions $INT(),
+ * $REAL(), $STRING(), $EVAL(), $SUBSTR(), $CHOICE(), $RANDOM_INTEGER(),
+ * $RANDOM_CHOICE(), $F...(), $BASENAME(), $DIRNAME()), built-in defaults for every knob
  * and policy macro of the manual, and the lookups the daemons need
  * (SLOT<N>_NAME, NAME_VANILLA, STARTD_ATTRS merging, typed getters).
  *
@@ -183,9 +185,16 @@ int config_warnings(const Config *cfg, char ***ret);
 
 /* Raw value of name, or NULL if undefined there. */
 typedef const char *(*ConfigLookupFn)(void *userdata, const char *name);
-/* Expand $(NAME), $(NAME:default), $ENV(VAR), $(DOLLAR) in text, looking
- * names up with lookup. Errors as config_get. */
+/* Expand $(NAME), $(NAME:default), $ENV(VAR), $(DOLLAR) and the macro
+ * functions in text, looking names up with lookup. Errors as config_get. */
 int config_expand_with(const char *text, ConfigLookupFn lookup, void *userdata, char **ret, ConfigError *err);
+
+/* ---- macro functions ($INT(), $SUBSTR(), $F...(), $RANDOM_*(), ...) ---- */
+
+/* Seeds the generator $RANDOM_INTEGER() and $RANDOM_CHOICE() draw from
+ * (process-wide, not thread-safe; tests use it to draw the same values
+ * every run). Unseeded, it seeds itself from getrandom() at the first draw. */
+void config_random_seed(uint64_t seed);
 
 /* ---- submit description files ---- */
 

@@ -8,13 +8,21 @@
  *   $ENV(VAR:default) default when VAR is unset or empty
  *   $(DOLLAR)         a literal $, never expanded further
  *   $$                kept as it is ($$(Attr) is for match time)
+ *   $INT(...), $F(...), ...  HTCondor's macro functions (macrofn.c): the
+ *                     body runs to the matching ')'; this file finds them,
+ *                     macrofn.c evaluates them
+ *   $(1?), $(0#), $(2+)  metaknob argument forms: kept as they are (they
+ *                     mean something only where a template is used)
  *
  * A name is letters, digits, '_', '.' and '/', compared case-insensitively.
- * Any other '$' is literal, except $NAME( for one of HTCondor's macro
- * functions ($INT, $F..., ...), which glean refuses rather than leave
- * unexpanded. Expansion happens at lookup; a definition that refers to
- * its own name is resolved when it is read (config_resolve_self), so that
- * it builds on the previous definition.
+ * Any other '$' is literal: an unknown $NAME( too, as HTCondor leaves it
+ * (function names are case-sensitive, $FOO( is text), but $Fpz(, a
+ * filename function with a letter it does not have, is refused (HTCondor
+ * would leave it as text). Expansion happens at lookup;
+ * a definition that refers to its own name is resolved when it is read
+ * (config_resolve_self), so that it builds on the previous definition, and
+ * $RANDOM_INTEGER() and $RANDOM_CHOICE() in a configuration line are drawn
+ * once, when the line is read (config_resolve_random).
  *
  * Expansion is recursive with one result per name per lookup (a name used
  * twice is expanded once), a loop is an error naming its macros, and
@@ -35,6 +43,7 @@ typedef enum RefKind {
         REF_DOLLARDOLLAR, /* "$$": literal */
         REF_MACRO,        /* $(NAME) or $(NAME:default) */
         REF_ENV,          /* $ENV(VAR) or $ENV(VAR:default) */
+        REF_FUNC,         /* $INT(...) and the other macro functions */
 } RefKind;
 
 typedef struct Ref {
@@ -45,25 +54,8 @@ typedef struct Ref {
         bool has_def;
         const char *def;
         size_t def_len;
+        int fn;           /* REF_FUNC: CONFIG_FN_*; name is its word, def its body */
 } Ref;
-
-/* HTCondor's macro functions, which glean does not implement. */
-static const char *const unsupported_functions[] = {
-        "CHOICE", "RANDOM_CHOICE", "RANDOM_INTEGER", "SUBSTR", "INT", "REAL", "STRING", "EVAL", "BASENAME", "DIRNAME",
-};
-
-static bool is_unsupported_function(const char *w, size_t n) {
-        bool filename_function = n >= 1 && w[0] == 'F';
-
-        for (size_t i = 0; i < sizeof(unsupported_functions) / sizeof(unsupported_functions[0]); i++)
-                if (strlen(unsupported_functions[i]) == n && strncmp(unsupported_functions[i], w, n) == 0)
-                        return true;
-        /* $F[fpduwnxbqa]*(...) */
-        for (size_t i = 1; filename_function && i < n; i++)
-                if (!strchr("fpduwnxbqaFPDUWNXBQA", w[i]))
-                        filename_function = false;
-        return filename_function;
-}
 
 /* "'$(foo bar)'" — the start of a reference for a message. */
 static void quote_ref(const char *s, char *buf, size_t size) {
@@ -74,6 +66,26 @@ static void quote_ref(const char *s, char *buf, size_t size) {
                         break;
         }
         snprintf(buf, size, "'%.*s%s'", (int) n, s, s[n] && s[n] != '\n' && s[n - 1] != ')' ? "..." : "");
+}
+
+/* The reference ends at the ')' that closes the '(' before from. */
+static int ref_close(const char *text, size_t pos, const char *from, Ref *ret, char *why, size_t why_size) {
+        char quoted[64];
+        size_t depth = 0;
+
+        for (; *from && !(*from == ')' && depth == 0); from++) {
+                if (*from == '(')
+                        depth++;
+                else if (*from == ')')
+                        depth--;
+        }
+        if (!*from) {
+                quote_ref(text + pos, quoted, sizeof(quoted));
+                snprintf(why, why_size, "%s has no closing ')'", quoted);
+                return -EINVAL;
+        }
+        ret->end = (size_t) (from + 1 - text);
+        return 0;
 }
 
 /* Parse the reference at text[pos] == '$'. On -EINVAL, why says why. */
@@ -95,10 +107,16 @@ static int ref_parse(const char *text, size_t pos, Ref *ret, char *why, size_t w
         if (p - w == 3 && strncmp(w, "ENV", 3) == 0)
                 env = true;
         else if (p > w) {
-                if (!is_unsupported_function(w, (size_t) (p - w)))
-                        return 0;
-                snprintf(why, why_size, "the macro function $%.*s() is not supported", (int) (p - w), w);
-                return -EINVAL;
+                int fn = config_fn_lookup(w, (size_t) (p - w), why, why_size);
+                Ref f = { .kind = REF_FUNC, .name = w, .name_len = (size_t) (p - w), .fn = fn, .def = p + 1 };
+
+                if (fn <= 0)
+                        return fn; /* literal, or a $F( word with a bad letter */
+                if (ref_close(text, pos, p + 1, &f, why, why_size) < 0)
+                        return -EINVAL;
+                f.def_len = (size_t) (text + f.end - 1 - f.def);
+                *ret = f;
+                return 0;
         }
 
         body = p + 1;
@@ -111,6 +129,15 @@ static int ref_parse(const char *text, size_t pos, Ref *ret, char *why, size_t w
         }
         ret->name = body;
         ret->name_len = (size_t) (q - body);
+        if (!env && (*q == '?' || *q == '#' || *q == '+') && strspn(body, "0123456789") == ret->name_len) {
+                /* $(1?), $(0#), $(2+:x): a metaknob argument, literal here */
+                Ref m = { .kind = REF_TEXT };
+
+                if (ref_close(text, pos, q, &m, why, why_size) < 0)
+                        return -EINVAL;
+                *ret = m;
+                return 0;
+        }
         if (*q == ':') {
                 size_t depth = 0;
 
@@ -175,7 +202,14 @@ static int subst_self(const char *text, size_t len, const char *name, const char
                 r = ref_parse(copy, at, &ref, why, why_size);
                 if (r < 0)
                         return r;
-                if ((ref.kind != REF_MACRO && ref.kind != REF_ENV) || ref_is_dollar(&ref))
+                if (ref.kind == REF_FUNC) {
+                        /* $INT($(NAME) + 1): look into the body */
+                        r = config_buf_add(out, copy + at, (size_t) (ref.def - (copy + at)));
+                        if (r >= 0)
+                                r = subst_self(ref.def, ref.def_len, name, prev, depth + 1, out, why, why_size);
+                        if (r >= 0)
+                                r = config_buf_add(out, ")", 1);
+                } else if ((ref.kind != REF_MACRO && ref.kind != REF_ENV) || ref_is_dollar(&ref))
                         r = config_buf_add(out, copy + at, ref.end - at);
                 else if (ref_names(&ref, name)) {
                         if (prev && prev[0])
@@ -242,6 +276,9 @@ typedef struct Expander {
         size_t n_memo;
         size_t produced;
         ConfigError *err;
+        const char *cwd;   /* what $Ff() makes relative paths absolute against; NULL: none */
+        unsigned n_evals;  /* ClassAd evaluations of macro functions so far */
+        bool only_random;  /* config_resolve_random: draw $RANDOM_*(), copy the rest */
 } Expander;
 
 static void expander_done(Expander *x) {
@@ -384,6 +421,30 @@ static int expand_env(Expander *x, const Ref *ref, unsigned depth, ConfigBuf *ou
         return emit(x, out, v, strlen(v));
 }
 
+/* config_resolve_random: the reference at s (len bytes) as it is, but for
+ * the $RANDOM_*() in it (in a default, in a function's body), drawn now. */
+static int copy_but_random(Expander *x, const char *s, size_t len, const Ref *ref, unsigned depth, ConfigBuf *out) {
+        bool nested = ref->kind == REF_FUNC || (ref->kind != REF_TEXT && ref->has_def);
+        int r;
+
+        if (ref->kind == REF_FUNC && config_fn_is_random(ref->fn)) {
+                x->only_random = false;
+                r = config_fn_expand(x, ref->fn, ref->name, ref->name_len, ref->def, ref->def_len, depth, out);
+                x->only_random = true;
+                return r;
+        }
+        if (!nested)
+                return emit(x, out, s, len);
+        if (depth > CONFIG_MAX_DEPTH)
+                return fail(x, -ELOOP, "macro references nested more than %d levels deep", CONFIG_MAX_DEPTH);
+        r = emit(x, out, s, (size_t) (ref->def - s));
+        if (r >= 0)
+                r = expand_text(x, ref->def, ref->def_len, depth + 1, out);
+        if (r >= 0)
+                r = emit(x, out, ")", 1);
+        return r;
+}
+
 static int expand_text(Expander *x, const char *text, size_t len, unsigned depth, ConfigBuf *out) {
         _cleanup_config_free_ char *copy = strndup(text, len);
         size_t pos = 0;
@@ -406,27 +467,34 @@ static int expand_text(Expander *x, const char *text, size_t len, unsigned depth
                                             x->stack[x->n_stack - 1].name);
                         return fail(x, -EINVAL, "%s", why);
                 }
-                switch (ref.kind) {
-                case REF_TEXT:
-                case REF_DOLLARDOLLAR:
-                        r = emit(x, out, copy + at, ref.end - at);
-                        break;
-                case REF_MACRO:
-                        r = ref_is_dollar(&ref) ? emit(x, out, "$", 1) : expand_macro(x, &ref, depth, out);
-                        break;
-                case REF_ENV:
-                        r = expand_env(x, &ref, depth, out);
-                        break;
-                }
+                if (x->only_random)
+                        r = copy_but_random(x, copy + at, ref.end - at, &ref, depth, out);
+                else
+                        switch (ref.kind) {
+                        case REF_TEXT:
+                        case REF_DOLLARDOLLAR:
+                                r = emit(x, out, copy + at, ref.end - at);
+                                break;
+                        case REF_MACRO:
+                                r = ref_is_dollar(&ref) ? emit(x, out, "$", 1) : expand_macro(x, &ref, depth, out);
+                                break;
+                        case REF_ENV:
+                                r = expand_env(x, &ref, depth, out);
+                                break;
+                        case REF_FUNC:
+                                r = config_fn_expand(x, ref.fn, ref.name, ref.name_len, ref.def, ref.def_len, depth,
+                                                     out);
+                                break;
+                        }
                 if (r < 0)
                         return r;
                 pos = ref.end;
         }
 }
 
-int config_expand_full(const char *text, ConfigResolveFn fn, void *userdata, const ConfigDef *self, char **ret,
-                       ConfigError *err) {
-        Expander x = { .fn = fn, .userdata = userdata, .err = err };
+int config_expand_full_cwd(const char *text, ConfigResolveFn fn, void *userdata, const ConfigDef *self,
+                           const char *cwd, char **ret, ConfigError *err) {
+        Expander x = { .fn = fn, .userdata = userdata, .err = err, .cwd = cwd };
         ConfigBuf out = {};
         int r;
 
@@ -442,6 +510,72 @@ int config_expand_full(const char *text, ConfigResolveFn fn, void *userdata, con
         }
         *ret = config_buf_steal(&out);
         return *ret ? 0 : -ENOMEM;
+}
+
+int config_expand_full(const char *text, ConfigResolveFn fn, void *userdata, const ConfigDef *self, char **ret,
+                       ConfigError *err) {
+        return config_expand_full_cwd(text, fn, userdata, self, NULL, ret, err);
+}
+
+int config_resolve_random(const Config *cfg, const char *value, char **ret, ConfigError *err) {
+        Expander x = { .fn = config_resolve, .userdata = (void *) cfg, .err = err, .only_random = true };
+        ConfigBuf out = {};
+        int r;
+
+        if (!strstr(value, "$RANDOM_")) {
+                *ret = strdup(value);
+                return *ret ? 0 : -ENOMEM;
+        }
+        r = expand_text(&x, value, strlen(value), 0, &out);
+        expander_done(&x);
+        if (r < 0) {
+                config_buf_done(&out);
+                return r;
+        }
+        *ret = config_buf_steal(&out);
+        return *ret ? 0 : -ENOMEM;
+}
+
+/* ---- for the macro functions (macrofn.c) ---- */
+
+int config_expander_text(Expander *x, const char *text, size_t len, unsigned depth, ConfigBuf *out) {
+        if (depth > CONFIG_MAX_DEPTH)
+                return fail(x, -ELOOP, "macro references nested more than %d levels deep", CONFIG_MAX_DEPTH);
+        return expand_text(x, text, len, depth, out);
+}
+
+int config_expander_name(Expander *x, const char *name, unsigned depth, ConfigBuf *out, bool *ret_defined) {
+        ConfigDef def;
+
+        *ret_defined = false;
+        if (strlen(name) > CONFIG_MAX_NAME || x->fn(x->userdata, name, &def) < 0)
+                return 0;
+        *ret_defined = true;
+        return expand_def(x, &def, depth + 1, out);
+}
+
+int config_expander_emit(Expander *x, ConfigBuf *out, const char *s, size_t n) {
+        return emit(x, out, s, n);
+}
+
+int config_expander_fail(Expander *x, int r, const char *fmt, ...) {
+        char msg[sizeof(x->err->msg)];
+        va_list ap;
+
+        va_start(ap, fmt);
+        vsnprintf(msg, sizeof(msg), fmt, ap);
+        va_end(ap);
+        if (x->n_stack)
+                return fail(x, r, "%s (in the value of %s)", msg, x->stack[x->n_stack - 1].name);
+        return fail(x, r, "%s", msg);
+}
+
+const char *config_expander_cwd(const Expander *x) {
+        return x->cwd;
+}
+
+unsigned *config_expander_evals(Expander *x) {
+        return &x->n_evals;
 }
 
 /* ---- the public entry points ---- */

@@ -115,7 +115,12 @@ static int assign(ConfigLoad *ld, const char *name, const char *value, int at) {
         r = config_resolve_self(ld->cfg, name, value, &v, &e);
         if (r < 0)
                 return config_error(ld->err, ld->file, at, r, "%s: %s", name, e.msg);
-        r = config_define(ld->cfg, name, v, ld->file, at);
+        /* $RANDOM_*(): drawn once, now (macrofn.c) */
+        _cleanup_config_free_ char *drawn = NULL;
+        r = config_resolve_random(ld->cfg, v, &drawn, &e);
+        if (r < 0)
+                return config_error(ld->err, ld->file, at, r, "%s: %s", name, e.msg);
+        r = config_define(ld->cfg, name, drawn, ld->file, at);
         if (r < 0)
                 return config_error(ld->err, ld->file, at, r, "%s: %s", name, strerror(-r));
         return 0;

@@ -209,7 +209,7 @@ static int expand(Submit *s, const ConfigDef *self, const char *text, int line, 
         ConfigError cerr = {};
         int r;
 
-        r = config_expand_full(text, resolve, s, self, ret, &cerr);
+        r = config_expand_full_cwd(text, resolve, s, self, s->iwd, ret, &cerr); /* $Ff(): against iwd */
         if (r == -ENOMEM || r >= 0 || !s->err)
                 return r;
         *s->err = cerr;

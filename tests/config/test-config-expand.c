@@ -195,7 +195,8 @@ static void test_config_expand(void) {
                 { "x $(A B) y", NULL, -EINVAL, "'$(A B)': ' ' cannot be part of a macro name" },
                 { "$(A", NULL, -EINVAL, "'$(A' has no closing ')'" },
                 { "$ENV(", NULL, -EINVAL, "'$ENV(' names no environment variable" },
-                { "$CHOICE(1,a,b)", NULL, -EINVAL, "the macro function $CHOICE() is not supported" },
+                { "$CHOICE(1,a,b)", "b", 0, NULL },
+                { "$CHOICE(2,a,b)", NULL, -EINVAL, "$CHOICE(2,a,b): index 2 is out of range" },
                 { "$(L1)", NULL, -ELOOP, "macro expansion loop: L1 -> L2 -> L1" },
         };
         Config *cfg = NULL;

@@ -160,7 +160,7 @@ static void test_macros(void) {
         static const ErrorCase cases[] = {
                 { "executable = /bin/sh\noutput = $(foo\nqueue", 2, "no closing ')'" },
                 { "a = $(b)\nb = $(a)\nexecutable = /bin/sh\noutput = $(a)\nqueue", 2, "macro expansion loop: a -> b -> a" },
-                { "executable = /bin/sh\narguments = $INT(x)\nqueue", 2, "$INT() is not supported" },
+                { "executable = /bin/sh\narguments = $INT(x)\nqueue", 2, "$INT(x): 'x' does not evaluate to an integer" },
                 { "executable = /bin/sh\narguments = $(a b)\nqueue", 2, "cannot be part of a macro name" },
                 { "executable = /bin/sh\nx = $(\nqueue", 2, "names no macro" },
                 { "executable = /bin/sh\nitems = $(oops\nqueue from $(items)", 2, "no closing ')'" },
