@@ -45,6 +45,8 @@ int agent_cron_parse_period(const char *text, int64_t *ret) {
                         return -EINVAL;
                 v = v * 10 + (*p - '0');
         }
+        while (isspace((unsigned char) *p))
+                p++;
         int64_t mult = 1;
         switch (*p) {
         case 0: break;

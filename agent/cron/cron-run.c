@@ -44,13 +44,17 @@ int agent_cron_cred(const char *user, AgentCronCred *ret, char **buf, char *why,
         if (geteuid() != 0) {
                 int r = glean_getpwuid(geteuid(), &pw, buf);
                 *ret = (AgentCronCred){ .change = false, .uid = geteuid(), .gid = getegid(),
-                                        .home = r >= 0 ? pw.pw_dir : "/", .user = r >= 0 ? pw.pw_name : "" };
+                                        .home = r > 0 ? pw.pw_dir : "/", .user = r > 0 ? pw.pw_name : "" };
                 return 0;
         }
         if (!user)
                 user = "nobody";
-        int r = glean_getpwnam(user, &pw, buf);
+        int r = glean_getpwnam(user, &pw, buf); /* 1 found, 0 not */
+        if (r == 0)
+                r = -ENOENT;
         if (r < 0) {
+                free(*buf);
+                *buf = NULL;
                 snprintf(why, whylen, "STARTD_CRON_USER %s: %s", user, r == -ENOENT ? "no such user" : strerror(-r));
                 return r;
         }
