@@ -84,6 +84,9 @@ static int knob_get(const Config *cfg, const char *job, const char *item, Knob *
                 snprintf(k->name, sizeof k->name, "STARTD_CRON_%s_%s", job, item);
         else
                 snprintf(k->name, sizeof k->name, "STARTD_CRON_%s", item);
+        /* Names are case-insensitive; messages spell them HTCondor's way. */
+        for (char *c = k->name; *c; c++)
+                *c = (char) toupper((unsigned char) *c);
         (void) config_where(cfg, k->name, &k->file, &k->line);
         char *v = NULL;
         int r = config_get(cfg, k->name, &v, err);
@@ -318,7 +321,7 @@ static int read_job(Config *cfg, const char *name, const Knob *list, AgentCronJo
         if ((r = knob_get(cfg, name, "EXECUTABLE", &k, err)) < 0)
                 return r;
         if (r == 0)
-                return knob_error(err, list, -EINVAL, "job %s has no STARTD_CRON_%s_EXECUTABLE", name, name);
+                return knob_error(err, list, -EINVAL, "job %s has no %s", name, k.name);
         snprintf(j->file, sizeof j->file, "%s", k.file);
         j->line = k.line;
         if (k.value[0] != '/') {
@@ -355,8 +358,7 @@ static int read_job(Config *cfg, const char *name, const Knob *list, AgentCronJo
                 (void) config_warn(cfg, k.file, k.line, "%s: a %s job has no period; ignored", k.name,
                                    mode_names[j->mode]);
         else if (needs && r == 0)
-                r = knob_error(err, list, -EINVAL, "%s job %s has no STARTD_CRON_%s_PERIOD", mode_names[j->mode], name,
-                               name);
+                r = knob_error(err, list, -EINVAL, "%s job %s has no %s", mode_names[j->mode], name, k.name);
         else if (needs && (agent_cron_parse_period(k.value, &j->period) < 0 || j->period < 1))
                 r = knob_error(err, &k, -EINVAL, "'%s' is not a period of at least 1 second (N, Ns, Nm, Nh)", k.value);
         knob_done(&k);

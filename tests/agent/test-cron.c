@@ -134,12 +134,12 @@ static void test_knobs_bad(void) {
                 int line;          /* the line err must name */
                 const char *says;  /* and a word of its reason */
         } rows[] = {
-                { "STARTD_CRON_JOBLIST = a\n", 1, "no STARTD_CRON_a_EXECUTABLE" },
+                { "STARTD_CRON_JOBLIST = a\n", 1, "no STARTD_CRON_A_EXECUTABLE" },
                 { "STARTD_CRON_JOBLIST = a\nSTARTD_CRON_A_EXECUTABLE = bin/x\nSTARTD_CRON_A_PERIOD = 1\n", 2,
                   "absolute" },
                 { "STARTD_CRON_JOBLIST = a\nSTARTD_CRON_A_EXECUTABLE = /x\nSTARTD_CRON_A_MODE = Hourly\n", 3,
                   "unknown mode" },
-                { "STARTD_CRON_JOBLIST = a\nSTARTD_CRON_A_EXECUTABLE = /x\n", 1, "no STARTD_CRON_a_PERIOD" },
+                { "STARTD_CRON_JOBLIST = a\nSTARTD_CRON_A_EXECUTABLE = /x\n", 1, "no STARTD_CRON_A_PERIOD" },
                 { "STARTD_CRON_JOBLIST = a\nSTARTD_CRON_A_EXECUTABLE = /x\nSTARTD_CRON_A_PERIOD = 5d\n", 3,
                   "period" },
                 { "STARTD_CRON_JOBLIST = a\nSTARTD_CRON_A_EXECUTABLE = /x\nSTARTD_CRON_A_PERIOD = 0\n", 3, "period" },
