@@ -13,7 +13,10 @@
 static char *cron_config(const char *dir) {
         char *text = NULL;
         int r = asprintf(&text,
-                         "STARTD_CRON_JOBLIST = probe once\n"
+                         "STARTD_CRON_JOBLIST = probe once stream\n"
+                         "STARTD_CRON_STREAM_EXECUTABLE = %s/stream.sh\n"
+                         "STARTD_CRON_STREAM_MODE = WaitForExit\n"
+                         "STARTD_CRON_STREAM_PERIOD = 1\n"
                          "STARTD_CRON_PROBE_EXECUTABLE = %s/probe.sh\n"
                          "STARTD_CRON_PROBE_PERIOD = 1s\n"
                          "STARTD_CRON_PROBE_ARGS = %s/jobs\n"
@@ -21,7 +24,7 @@ static char *cron_config(const char *dir) {
                          "STARTD_CRON_ONCE_MODE = OneShot\n"
                          "STARTD_CRON_ONCE_PREFIX = once_\n"
                          "STARTD_CRON_ONCE_ARGS = %s/jobs\n",
-                         dir, dir, dir, dir);
+                         dir, dir, dir, dir, dir);
         return r < 0 ? NULL : text;
 }
 
@@ -64,6 +67,9 @@ static void test_daemon(void) {
                      "echo 'Cpus = 99'\n"
                      "[ -e \"$1/quiet\" ] || echo 'CronFlag = true'\n"
                      "echo 'CronEverywhere = 1'\n");
+        /* A continuous job: its ad counts as soon as its '-' line is
+         * written, while it keeps running. */
+        write_script(dir, "stream.sh", "#!/bin/sh\necho 'Stream = 1'\necho '-'\nexec sleep 120\n");
         write_script(dir, "once.sh", "#!/bin/sh\necho x >>\"$1/once-runs\"\necho 'Ran = true'\n");
         char *conf = cron_config(dir);
         GLEAN_TEST_CHECK_FATAL(conf != NULL, "config");
@@ -82,6 +88,7 @@ static void test_daemon(void) {
         CU_ASSERT(wait_attr(&p, "slot1", "OnlyTwo", false, 1));
         GLEAN_TEST_CHECK(wait_attr(&p, "slot1", "once_Ran", true, 5), "the OneShot job's attribute");
         CU_ASSERT(slot_int(&p, "slot1", "LastUpdate") > 0);
+        GLEAN_TEST_CHECK(wait_attr(&p, "slot2", "Stream", true, 5), "a WaitForExit job's ad while it runs");
 
         /* The output stops carrying CronFlag: it goes. */
         char quiet[400];

@@ -212,6 +212,49 @@ static void test_knobs_warned(void) {
         config_free(cfg);
 }
 
+/* The manual's two configuration blocks (tests/config/htcondor/manual/). */
+static void test_knobs_manual(void) {
+        Config *cfg = NULL;
+        ConfigError err = { 0 };
+        AgentCronTable *t = NULL;
+        GLEAN_TEST_CHECK_FATAL(config_new(&cfg) >= 0, "config_new");
+        GLEAN_TEST_CHECK_FATAL(
+                config_load_file(cfg, "tests/config/htcondor/manual/ep-policy-configuration-43.conf", &err) >= 0,
+                "load: %s", err.msg);
+        GLEAN_TEST_CHECK_FATAL(agent_cron_read(cfg, &t, &err) == 0, "read: %s", err.msg);
+        GLEAN_TEST_CHECK_FATAL(t->n == 3, "test, date, foo: %zu", t->n);
+        CU_ASSERT_STRING_EQUAL(t->jobs[0].name, "test");
+        CU_ASSERT_EQUAL(t->jobs[0].mode, AGENT_CRON_ONE_SHOT);
+        CU_ASSERT_STRING_EQUAL(t->jobs[0].prefix, "test_");
+        CU_ASSERT(t->jobs[0].kill && t->jobs[0].n_slots == 1 && t->jobs[0].slots[0] == 1);
+        CU_ASSERT_STRING_EQUAL(t->jobs[0].argv[1], "abc");
+        CU_ASSERT_EQUAL(t->jobs[1].period, 15);
+        CU_ASSERT_EQUAL(t->jobs[2].period, 600);
+        CU_ASSERT_STRING_EQUAL(t->jobs[2].prefix, "Foo");
+        CU_ASSERT_DOUBLE_EQUAL(t->max_job_load, 0.2, 1e-12);
+        CU_ASSERT(t->log_non_zero_exit);
+        CU_ASSERT_PTR_NOT_NULL(t->config_val);
+        agent_cron_table_free(t);
+        config_free(cfg);
+
+        GLEAN_TEST_CHECK_FATAL(config_new(&cfg) >= 0, "config_new");
+        GLEAN_TEST_CHECK_FATAL(
+                config_load_file(cfg, "tests/config/htcondor/manual/configuration-hooks-01.conf", &err) >= 0,
+                "load: %s", err.msg);
+        GLEAN_TEST_CHECK_FATAL(agent_cron_read(cfg, &t, &err) == 0, "read: %s", err.msg);
+        CU_ASSERT(t->n == 1 && t->jobs[0].period == 10);
+        char **w = NULL;
+        config_warnings(cfg, &w);
+        bool metrics = false;
+        for (char **m = w; m && *m; m++)
+                if (strstr(*m, "configuration-hooks-01.conf:8:") && strstr(*m, "METRICS"))
+                        metrics = true;
+        GLEAN_TEST_CHECK(metrics, "METRICS warned with its line");
+        config_strv_free(w);
+        agent_cron_table_free(t);
+        config_free(cfg);
+}
+
 static void test_period(void) {
         static const struct {
                 const char *in;
@@ -697,6 +740,7 @@ static CU_TestInfo knob_tests[] = {
         { "good", test_knobs_good },
         { "bad, with file:line", test_knobs_bad },
         { "unhonoured knobs warned", test_knobs_warned },
+        { "the manual's examples", test_knobs_manual },
         { "period", test_period },
         CU_TEST_INFO_NULL,
 };
