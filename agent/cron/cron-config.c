@@ -109,14 +109,17 @@ static int knob_get(const Config *cfg, const char *job, const char *item, Knob *
         return 1;
 }
 
-static int knob_error(ConfigError *err, const Knob *k, int r, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static int knob_error(ConfigError *err, const Knob *k, int r, const char *fmt, ...) {
+/* err names k's file and line; k's value is freed (the message may quote it). */
+static int knob_error(ConfigError *err, Knob *k, int r, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static int knob_error(ConfigError *err, Knob *k, int r, const char *fmt, ...) {
         char msg[400];
         va_list ap;
         va_start(ap, fmt);
         vsnprintf(msg, sizeof msg, fmt, ap);
         va_end(ap);
-        return config_error(err, k->file, k->line, r, "%s: %s", k->name, msg);
+        r = config_error(err, k->file, k->line, r, "%s: %s", k->name, msg);
+        knob_done(k);
+        return r;
 }
 
 static int knob_bool(const Config *cfg, const char *job, const char *item, bool def, bool *ret, Knob *k,
@@ -309,7 +312,7 @@ static void job_done(AgentCronJob *j) {
         *j = (AgentCronJob){ 0 };
 }
 
-static int read_job(Config *cfg, const char *name, const Knob *list, AgentCronJob *j, ConfigError *err) {
+static int read_job(Config *cfg, const char *name, Knob *list, AgentCronJob *j, ConfigError *err) {
         Knob k;
         int r;
         *j = (AgentCronJob){ .mode = AGENT_CRON_PERIODIC, .job_load = 0.01 };

@@ -43,6 +43,7 @@ struct AgentCron {
         CronJobState *jobs;
         double running_load;
         char *extra_env[2];
+        long refused;            /* attributes the last merges refused, all slots (logged at a change) */
 };
 
 static int64_t mono_now(void) {
@@ -190,6 +191,9 @@ static void start_job(CronJobState *js) {
         if (r < 0) {
                 glean_log_errno(LOG_ERR, r, "startd cron %s: cannot start %s: %m", j->name, j->executable);
                 js->exited = mono_now();
+                if (j->mode == AGENT_CRON_WAIT_FOR_EXIT) /* no exit to wait for: try again a period later */
+                        arm(js, agent_cron_next_start(j, js->last_due ? js->last_due : js->exited, js->exited,
+                                                      false, js->exited));
                 return;
         }
         c->running_load += j->job_load;
@@ -260,6 +264,8 @@ void agent_cron_merge_slots(Agent *a) {
         AgentCron *c = a->cron;
         if (!c)
                 return;
+        long refused = 0;
+        const char *where = NULL;
         for (Slot *s = a->slots; s; s = s->next) {
                 if (!agent_cron_store_count(c->st) && !agent_cron_merged_count(s->cron))
                         continue;
@@ -267,17 +273,22 @@ void agent_cron_merge_slots(Agent *a) {
                 ConfigError err;
                 if (config_startd_attrs(a->cfg, s->def.id, &over, &err) < 0)
                         over = NULL;
-                unsigned before = agent_cron_merged_count(s->cron) ? 1 : 0;
                 int r = agent_cron_merge(c->st, c->t, s->ad, (const char *const *) over, &s->cron);
                 config_strv_free(over);
                 if (r < 0)
                         glean_log_errno(LOG_ERR, r, "startd cron: merging into %s: %m", s->name);
-                else if (r > 0 && !before)
-                        glean_log(LOG_WARNING, NULL, NULL, 0,
-                                  "startd cron: %d attributes refused in %s: the agent sets them (STARTD_ATTRS "
-                                  "names those cron may replace)",
-                                  r, s->name);
+                else if (r > 0) {
+                        refused += r;
+                        if (!where)
+                                where = s->name;
+                }
         }
+        if (refused && refused != c->refused)
+                glean_log(LOG_WARNING, NULL, NULL, 0,
+                          "startd cron: %ld attributes refused in the slot ads (%s, ...): the agent sets them "
+                          "(STARTD_ATTRS names those cron output may replace)",
+                          refused, where);
+        c->refused = refused;
 }
 
 void agent_cron_stop(Agent *a) {
