@@ -94,7 +94,7 @@ int agent_cron_read(Config *cfg, AgentCronTable **ret, ConfigError *err);
 void agent_cron_table_free(AgentCronTable *t); /* accepts NULL */
 
 /* "30", "30s", "5m", "2h" (case-insensitive suffix): seconds. -EINVAL on
- * anything else, a negative number or an overflow. */
+ * anything else, a negative number or more than INT32_MAX seconds. */
 int agent_cron_parse_period(const char *text, int64_t *ret);
 const char *agent_cron_mode_name(AgentCronMode m);
 

@@ -57,7 +57,7 @@ int agent_cron_parse_period(const char *text, int64_t *ret) {
         }
         while (isspace((unsigned char) *p))
                 p++;
-        if (*p || v > INT64_MAX / mult)
+        if (*p || v > INT32_MAX / mult) /* 68 years: room for the arithmetic of timers */
                 return -EINVAL;
         *ret = v * mult;
         return 0;

@@ -264,6 +264,7 @@ static void test_period(void) {
                 { "30", 0, 30 }, { "30s", 0, 30 }, { "5m", 0, 300 }, { "2H", 0, 7200 }, { " 7 ", 0, 7 },
                 { "", -EINVAL, 0 }, { "m", -EINVAL, 0 }, { "5x", -EINVAL, 0 }, { "5mm", -EINVAL, 0 },
                 { "-1", -EINVAL, 0 }, { "1.5m", -EINVAL, 0 }, { "9223372036854775807h", -EINVAL, 0 },
+                { "2147483647", 0, 2147483647 }, { "2147483648", -EINVAL, 0 }, { "596524h", -EINVAL, 0 },
         };
         for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
                 int64_t v = -1;
