@@ -201,6 +201,9 @@ size_t agent_cron_merged_count(const AgentCronMerged *m);
  * when never, else never; OnDemand never. Never: INT64_MAX. */
 int64_t agent_cron_next_start(const AgentCronJob *j, int64_t last_due, int64_t exited, bool running,
                               int64_t now);
+/* Is a new ad advertised at once? Its `update:` when it says (1 yes, 0
+ * no), else STARTD_CRON_AUTOPUBLISH: Always, or If_Changed and changed. */
+bool agent_cron_wants_publish(AgentCronAutoPublish autopublish, int update, bool changed);
 /* May a job of job_load start while running_load is running
  * (STARTD_CRON_MAX_JOB_LOAD)? Always when nothing runs. */
 bool agent_cron_may_start(double running_load, double job_load, double max_load);

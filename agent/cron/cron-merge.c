@@ -336,6 +336,12 @@ int64_t agent_cron_next_start(const AgentCronJob *j, int64_t last_due, int64_t e
         }
 }
 
+bool agent_cron_wants_publish(AgentCronAutoPublish autopublish, int update, bool changed) {
+        if (update >= 0)
+                return update == 1;
+        return autopublish == AGENT_CRON_PUBLISH_ALWAYS || (autopublish == AGENT_CRON_PUBLISH_IF_CHANGED && changed);
+}
+
 bool agent_cron_may_start(double running_load, double job_load, double max_load) {
         if (running_load <= 0)
                 return true;

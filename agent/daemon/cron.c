@@ -106,10 +106,7 @@ static void on_ad(void *userdata, AgentCronAd *ad) {
                 return;
         }
         merge_and_evaluate(c->agent);
-        bool publish = update == 1 ||
-                       (update < 0 && (c->t->autopublish == AGENT_CRON_PUBLISH_ALWAYS ||
-                                       (c->t->autopublish == AGENT_CRON_PUBLISH_IF_CHANGED && changed)));
-        if (publish)
+        if (agent_cron_wants_publish(c->t->autopublish, update, changed))
                 for (Slot *s = c->agent->slots; s; s = s->next)
                         agent_publish(c->agent, s);
 }

@@ -563,6 +563,13 @@ static void test_schedule(void) {
         CU_ASSERT_EQUAL(agent_cron_next_start(&o, 1000, 1001, false, 2000), INT64_MAX);
         AgentCronJob d = { .mode = AGENT_CRON_ON_DEMAND };
         CU_ASSERT_EQUAL(agent_cron_next_start(&d, 0, 0, false, 1000), INT64_MAX);
+        /* update: in the output wins; else STARTD_CRON_AUTOPUBLISH. */
+        CU_ASSERT(agent_cron_wants_publish(AGENT_CRON_PUBLISH_NEVER, 1, false));
+        CU_ASSERT(!agent_cron_wants_publish(AGENT_CRON_PUBLISH_ALWAYS, 0, true));
+        CU_ASSERT(!agent_cron_wants_publish(AGENT_CRON_PUBLISH_NEVER, -1, true));
+        CU_ASSERT(agent_cron_wants_publish(AGENT_CRON_PUBLISH_ALWAYS, -1, false));
+        CU_ASSERT(agent_cron_wants_publish(AGENT_CRON_PUBLISH_IF_CHANGED, -1, true));
+        CU_ASSERT(!agent_cron_wants_publish(AGENT_CRON_PUBLISH_IF_CHANGED, -1, false));
         CU_ASSERT(agent_cron_may_start(0, 5, 0.1));     /* nothing runs: always */
         CU_ASSERT(agent_cron_may_start(0.09, 0.01, 0.1));
         CU_ASSERT(!agent_cron_may_start(0.1, 0.01, 0.1));
