@@ -103,6 +103,7 @@ const char *agent_cron_mode_name(AgentCronMode m);
 #define AGENT_CRON_MAX_OUTPUT (64u * 1024u) /* bytes of stdout one run may write */
 #define AGENT_CRON_MAX_LINE (8u * 1024u)    /* bytes of one line */
 #define AGENT_CRON_MAX_ATTRS 256u           /* attributes of one run, all its ads together */
+#define AGENT_CRON_MAX_ADS 64u              /* ads (tags) of one job the store keeps */
 
 /* One ad of a run: the attributes to merge (prefixed) and which slots
  * they are for. */
@@ -133,6 +134,10 @@ typedef void (*AgentCronAdFn)(void *userdata, AgentCronAd *ad);
 int agent_cron_parser_new(const char *prefix, int64_t now, AgentCronAdFn emit, void *userdata,
                           AgentCronParser **ret);
 void agent_cron_parser_free(AgentCronParser *p); /* accepts NULL */
+/* A WaitForExit job writes for as long as it runs: the limits of output
+ * and attributes then count from each '-' line (each ad), and LastUpdate
+ * is the time each ad ends (time()). */
+void agent_cron_parser_set_continuous(AgentCronParser *p);
 /* Feed n bytes of output. -E2BIG once the output went past
  * AGENT_CRON_MAX_OUTPUT (what came before is kept; the rest is dropped:
  * the caller stops the run); -ENOMEM. */
@@ -162,8 +167,9 @@ typedef struct AgentCronStore AgentCronStore;
 int agent_cron_store_new(AgentCronStore **ret);
 void agent_cron_store_free(AgentCronStore *st); /* accepts NULL */
 /* The ad of job (index into the table) replaces the job's ad of the same
- * tag (taken). *ret_changed (may be NULL): it differs from the one it
- * replaces, LastUpdate aside. */
+ * tag (taken, also on failure). *ret_changed (may be NULL): it differs
+ * from the one it replaces, LastUpdate aside. -E2BIG for a new tag of a
+ * job that has AGENT_CRON_MAX_ADS already; -ENOMEM. */
 int agent_cron_store_put(AgentCronStore *st, size_t job, AgentCronAd *ad, bool *ret_changed);
 /* A run of job ended having published at least one ad: the job's ads
  * whose tag it did not publish (since agent_cron_store_begin) go. */

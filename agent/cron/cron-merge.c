@@ -93,6 +93,13 @@ int agent_cron_store_put(AgentCronStore *st, size_t job, AgentCronAd *ad, bool *
                                 *ret_changed = changed;
                         return 0;
                 }
+        size_t mine = 0;
+        for (size_t i = 0; i < st->n; i++)
+                mine += st->e[i].job == job;
+        if (mine >= AGENT_CRON_MAX_ADS) {
+                agent_cron_ad_free(ad);
+                return -E2BIG;
+        }
         if (st->n == st->cap) {
                 size_t cap = st->cap ? st->cap * 2 : 8;
                 Entry *e = realloc(st->e, cap * sizeof *e);

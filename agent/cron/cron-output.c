@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "cron.h"
 
@@ -94,6 +95,7 @@ static int ad_new(AgentCronAd **ret) {
 struct AgentCronParser {
         char *prefix;
         int64_t now;
+        bool continuous;      /* the budget counts from each ad; LastUpdate is time() */
         AgentCronAdFn emit;
         void *userdata;
         char line[AGENT_CRON_MAX_LINE + 1];
@@ -125,6 +127,10 @@ void agent_cron_parser_free(AgentCronParser *p) {
         agent_cron_ad_free(p->cur);
         free(p->prefix);
         free(p);
+}
+
+void agent_cron_parser_set_continuous(AgentCronParser *p) {
+        p->continuous = true;
 }
 
 const AgentCronParseStats *agent_cron_parser_stats(const AgentCronParser *p) {
@@ -165,6 +171,13 @@ static int read_separator(const char *args, AgentCronAd *ad) {
 /* The ad read so far ends (args: the separator's text, NULL at the end of
  * the output). Emitted when it has an attribute. */
 static int end_ad(AgentCronParser *p, const char *args) {
+        if (p->continuous) {
+                p->now = (int64_t) time(NULL);
+                if (args) { /* the budget starts again with the next ad */
+                        p->total = 0;
+                        p->stats.attrs = 0;
+                }
+        }
         AgentCronAd *ad = p->cur;
         p->cur = NULL;
         size_t n = p->cur_attrs;
@@ -276,13 +289,18 @@ static int end_line(AgentCronParser *p) {
 int agent_cron_parser_feed(AgentCronParser *p, const char *buf, size_t n) {
         if (p->stats.truncated)
                 return -E2BIG;
-        bool cut = false;
-        if (n > AGENT_CRON_MAX_OUTPUT - p->total) {
-                n = AGENT_CRON_MAX_OUTPUT - p->total;
-                cut = true;
-        }
-        p->total += n;
         for (size_t i = 0; i < n; i++) {
+                if (p->total == AGENT_CRON_MAX_OUTPUT) {
+                        p->stats.truncated = true;
+                        /* What was being read when the output was cut is dropped. */
+                        p->len = 0;
+                        p->overlong = p->has_nul = false;
+                        agent_cron_ad_free(p->cur);
+                        p->cur = NULL;
+                        p->cur_attrs = 0;
+                        return -E2BIG;
+                }
+                p->total++; /* (an ad's end sets it back to 0 for a continuous job) */
                 char c = buf[i];
                 if (c == '\n') {
                         int r = end_line(p);
@@ -296,15 +314,6 @@ int agent_cron_parser_feed(AgentCronParser *p, const char *buf, size_t n) {
                         p->line[p->len++] = c ? c : ' ';
                 else
                         p->overlong = true;
-        }
-        if (cut) {
-                p->stats.truncated = true;
-                /* What was being read when the output was cut is dropped. */
-                p->len = 0;
-                agent_cron_ad_free(p->cur);
-                p->cur = NULL;
-                p->cur_attrs = 0;
-                return -E2BIG;
         }
         return 0;
 }

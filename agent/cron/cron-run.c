@@ -333,6 +333,8 @@ int agent_cron_run_start(sd_event *e, const AgentCronJob *job, const AgentCronCr
         int out[2] = { -1, -1 }, err[2] = { -1, -1 };
         char **envp = make_env(job, cred, extra_env);
         int rc = envp ? agent_cron_parser_new(job->prefix, now, emit_ad, r, &r->parser) : -ENOMEM;
+        if (rc >= 0 && job->mode == AGENT_CRON_WAIT_FOR_EXIT)
+                agent_cron_parser_set_continuous(r->parser);
         if (rc >= 0 && (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0))
                 rc = -errno;
         pid_t pid = -1;

@@ -29,6 +29,7 @@ typedef struct CronJobState {
         int64_t last_due;        /* monotonic seconds; 0: never */
         int64_t exited;
         bool restart;            /* killed at its next period (KILL): start again at its exit */
+        bool too_many_ads;       /* past AGENT_CRON_MAX_ADS (logged once) */
         int last_code;           /* the last run's exit code, and what its output did wrong: */
         char last_problem[240];  /* repeated every run, logged at the first and at a change only */
         sd_event_source *timer;
@@ -100,7 +101,15 @@ static void on_ad(void *userdata, AgentCronAd *ad) {
         AgentCron *c = js->cron;
         int update = ad->update;
         bool changed = false;
-        if (agent_cron_store_put(c->st, js->idx, ad, &changed) < 0) {
+        int r = agent_cron_store_put(c->st, js->idx, ad, &changed);
+        if (r == -E2BIG) {
+                if (!js->too_many_ads)
+                        glean_log(LOG_WARNING, NULL, NULL, 0, "startd cron %s: more than %u named ads; the rest ignored",
+                                  c->t->jobs[js->idx].name, AGENT_CRON_MAX_ADS);
+                js->too_many_ads = true;
+                return;
+        }
+        if (r < 0) {
                 glean_log(LOG_ERR, NULL, NULL, 0, "startd cron %s: out of memory for its output",
                           c->t->jobs[js->idx].name);
                 return;

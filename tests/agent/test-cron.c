@@ -330,6 +330,7 @@ static void test_output_good(void) {
 }
 
 static void test_output_hostile(void) {
+        AgentCronParser *p_cont = NULL;
         Ads a = { 0 };
         AgentCronParseStats st;
 
@@ -407,6 +408,30 @@ static void test_output_hostile(void) {
         CU_ASSERT(a.n == 1 && classad_size(a.ad[0]->attrs) == AGENT_CRON_MAX_ATTRS + 1);
         ads_free(&a);
         free(flood);
+
+        /* A continuous (WaitForExit) job: the budget counts from each ad,
+         * so 5 ads of 40 KiB each are all read. */
+        GLEAN_TEST_CHECK_FATAL(agent_cron_parser_new("", 5, collect, &a, &p_cont) == 0, "parser");
+        agent_cron_parser_set_continuous(p_cont);
+        char chunk[64];
+        int fed = 0;
+        for (int round = 0; round < 5; round++) {
+                for (int i = 0; i < 2000; i++) {
+                        int k = snprintf(chunk, sizeof chunk, "R%d_%04d = %d\n", round, i % 100, i);
+                        fed |= agent_cron_parser_feed(p_cont, chunk, (size_t) k);
+                }
+                fed |= agent_cron_parser_feed(p_cont, "-\n", 2);
+        }
+        CU_ASSERT_EQUAL(fed, 0);
+        CU_ASSERT_EQUAL(a.n, 5);
+        CU_ASSERT(!agent_cron_parser_stats(p_cont)->truncated);
+        CU_ASSERT(a.n == 5 && ad_int(a.ad[4]->attrs, "LastUpdate") > 1000000000); /* time() */
+        /* ... but one ad past 64 KiB is cut all the same. */
+        for (int i = 0; i < 8000 && agent_cron_parser_feed(p_cont, "Flood = 1\n", 10) == 0; i++)
+                ;
+        CU_ASSERT(agent_cron_parser_stats(p_cont)->truncated);
+        agent_cron_parser_free(p_cont);
+        ads_free(&a);
 
         /* Fed a byte at a time: the same as all at once. */
         AgentCronParser *p = NULL;
@@ -494,6 +519,22 @@ static void test_merge(void) {
         CU_ASSERT(classad_eval_string(s[0], "HasThing", CA_MODE_OLD, &v) >= 0 && !strcmp(v, "default"));
         free(v);
         CU_ASSERT_EQUAL(ad_int(s[0], "Value"), 1);
+
+        /* At most AGENT_CRON_MAX_ADS tags a job. */
+        size_t before = agent_cron_store_count(st);
+        int last = 0;
+        for (unsigned i = 0; i < AGENT_CRON_MAX_ADS + 5; i++) {
+                Ads b = { 0 };
+                char text[64];
+                int k = snprintf(text, sizeof text, "T = %u\n- tag%u\n", i, i);
+                agent_cron_parse_text(text, (size_t) k, NULL, 7, collect, &b, NULL);
+                if (b.n == 1)
+                        last = agent_cron_store_put(st, 2, b.ad[0], NULL);
+        }
+        CU_ASSERT_EQUAL(last, -E2BIG);
+        CU_ASSERT_EQUAL(agent_cron_store_count(st), before + AGENT_CRON_MAX_ADS);
+        agent_cron_store_drop(st, 2);
+        CU_ASSERT_EQUAL(agent_cron_store_count(st), before);
 
         /* A run that publishes nothing keeps the last ads; dropping the job removes them. */
         agent_cron_store_begin(st, 1);
