@@ -156,19 +156,21 @@ static int on_err(sd_event_source *s, int fd, uint32_t revents, void *userdata) 
 static int on_exit_pidfd(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         (void) s, (void) fd, (void) revents;
         AgentCronRun *r = userdata;
+        siginfo_t si = { 0 };
+        if (waitid(P_PID, (id_t) r->pid, &si, WEXITED | WNOHANG | WNOWAIT) < 0 || si.si_pid == 0)
+                return 0; /* not yet */
+        /* What the pipes hold now is the end of the output; whatever of
+         * the group still runs (and could write more) is killed, while
+         * the unreaped main process still holds the group's number. */
+        kill_group(r, SIGKILL);
         int status = 0;
         pid_t p;
         do
-                p = waitpid(r->pid, &status, WNOHANG);
+                p = waitpid(r->pid, &status, 0);
         while (p < 0 && errno == EINTR);
-        if (p == 0)
-                return 0; /* not yet */
         r->reaped = true;
         r->pid_src = sd_event_source_disable_unref(r->pid_src);
         r->kill_timer = sd_event_source_disable_unref(r->kill_timer);
-        /* What the pipes hold now is the end of the output; whatever of
-         * the group still runs (and could write more) is killed. */
-        kill_group(r, SIGKILL);
         if (r->out_fd >= 0)
                 (void) drain_out(r);
         close_out(r);

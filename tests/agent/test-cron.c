@@ -740,6 +740,34 @@ static void test_real_run(void) {
         CU_ASSERT_EQUAL(c.ads, 1);
         agent_cron_run_free(run);
 
+        /* What the script left running in its group dies with it, and does
+         * not hold the run open by its stdout. */
+        c.done = false;
+        c.ads = 0;
+        agent_cron_store_drop(c.st, 0);
+        r = run_script(dir, "bg", "#!/bin/sh\nsleep 100 &\necho \"BgPid = $!\"\n", NULL, &c, &run);
+        GLEAN_TEST_CHECK_FATAL(r == 0, "start bg");
+        sd_event_loop(c.e);
+        CU_ASSERT(c.done && c.ex.code == 0 && c.ads == 1);
+        agent_cron_run_free(run);
+        s = slot_ad(1, 1, "slot1@h");
+        m = NULL;
+        agent_cron_merge(c.st, NULL, s, NULL, &m);
+        int64_t bg = ad_int(s, "BgPid");
+        bool gone = false;
+        for (int i = 0; i < 100 && bg > 0 && !gone; i++) {
+                char st[64], *text = NULL;
+                snprintf(st, sizeof st, "/proc/%lld/stat", (long long) bg);
+                /* Gone, or a zombie for init to reap. */
+                gone = glean_test_read_file(st, &text, NULL) < 0 || (strchr(text, ')') && strchr(text, ')')[2] == 'Z');
+                free(text);
+                if (!gone)
+                        usleep(20000);
+        }
+        GLEAN_TEST_CHECK(bg > 0 && gone, "the background sleep %lld was killed", (long long) bg);
+        agent_cron_merged_free(m);
+        classad_free(s);
+
         /* Killed on request (a hanging job, _KILL). */
         c.done = false;
         r = run_script(dir, "hang", "#!/bin/sh\necho 'Started = 1'\nexec sleep 60\n", NULL, &c, &run);
