@@ -61,7 +61,7 @@ typedef struct AgentCronJob {
         char *cwd;           /* CWD (absolute), NULL: "/" */
         char *prefix;        /* PREFIX ("" when none): prepended to every attribute name */
         AgentCronMode mode;
-        int64_t period;      /* seconds (>= 1; 0 for OneShot and OnDemand) */
+        int64_t period;      /* seconds: Periodic >= 1, WaitForExit >= 0, OneShot and OnDemand 0 */
         bool kill;           /* KILL: a run still going at the next one's time is killed */
         double job_load;     /* JOB_LOAD (default 0.01) */
         unsigned slots[AGENT_CRON_MAX_SLOT_IDS]; /* SLOTS: the slot ids it may reach (n_slots 0: all) */
@@ -84,12 +84,13 @@ typedef struct AgentCronTable {
  * (-EINVAL; -ENOMEM) fills err with the file and line of the knob at
  * fault: a name listed twice or not of letters, digits and '_', no
  * EXECUTABLE or one that is not absolute, an unknown MODE, a PERIOD
- * missing, malformed or below 1 s, ARGS or ENV that do not parse, a
+ * missing, malformed or below 1 s (0 is fine for WaitForExit: HTCondor's
+ * continuous template), ARGS or ENV that do not parse, a
  * PREFIX with other characters than letters, digits and '_', a CWD that
  * is not absolute, JOB_LOAD, MAX_JOB_LOAD or AUTOPUBLISH malformed, a
  * SLOTS item that is not a slot number. The knobs glean reads but does
- * not honour (RECONFIG, RECONFIG_RERUN, CONDITION, METRICS, OnDemand, a
- * PERIOD of a OneShot job) are warned about with config_warn(). */
+ * not honour (CONDITION, METRICS, OnDemand, a PERIOD of a OneShot job)
+ * are warned about with config_warn(). */
 int agent_cron_read(Config *cfg, AgentCronTable **ret, ConfigError *err);
 void agent_cron_table_free(AgentCronTable *t); /* accepts NULL */
 
@@ -203,7 +204,8 @@ size_t agent_cron_merged_count(const AgentCronMerged *m);
 /* When job should next start (seconds on the agent's clock), from when
  * its last run was due (0: never), when its last run exited (0: it did
  * not) and whether one runs now: Periodic last_due + period (now when
- * never); WaitForExit exited + period, never while one runs; OneShot now
+ * never); WaitForExit exited + period (at least 1 s), never while one
+ * runs; OneShot now
  * when never, else never; OnDemand never. Never: INT64_MAX. */
 int64_t agent_cron_next_start(const AgentCronJob *j, int64_t last_due, int64_t exited, bool running,
                               int64_t now);

@@ -283,14 +283,15 @@ static int read_slots(const Config *cfg, AgentCronJob *j, ConfigError *err) {
         return r < 0 ? r : 0;
 }
 
-/* Knobs read but not honoured: a warning each. */
+/* Knobs read but not honoured: a warning each. (RECONFIG and
+ * RECONFIG_RERUN need none: the agent takes a new configuration only by
+ * starting again, which starts every job again; HTCondor's OneShot
+ * template sets RECONFIG_RERUN.) */
 static void warn_unhonoured(Config *cfg, const AgentCronJob *j, ConfigError *err) {
         static const struct {
                 const char *item;
                 const char *why;
         } items[] = {
-                { "RECONFIG", "the agent does not reconfigure (SIGHUP: a new configuration needs a restart); ignored" },
-                { "RECONFIG_RERUN", "the agent does not reconfigure; ignored" },
                 { "CONDITION", "not supported by glean; the job runs whenever it is due" },
                 { "METRICS", "custom machine resource monitors are not supported by glean; the ads merge as plain attributes" },
         };
@@ -362,8 +363,10 @@ static int read_job(Config *cfg, const char *name, Knob *list, AgentCronJob *j, 
                                    mode_names[j->mode]);
         else if (needs && r == 0)
                 r = knob_error(err, list, -EINVAL, "%s job %s has no %s", mode_names[j->mode], name, k.name);
-        else if (needs && (agent_cron_parse_period(k.value, &j->period) < 0 || j->period < 1))
-                r = knob_error(err, &k, -EINVAL, "'%s' is not a period of at least 1 second (N, Ns, Nm, Nh)", k.value);
+        else if (needs && (agent_cron_parse_period(k.value, &j->period) < 0 ||
+                           (j->period < 1 && j->mode == AGENT_CRON_PERIODIC)))
+                r = knob_error(err, &k, -EINVAL, "'%s' is not a period of at least %d second (N, Ns, Nm, Nh)", k.value,
+                               j->mode == AGENT_CRON_PERIODIC ? 1 : 0);
         knob_done(&k);
         if (r < 0)
                 return r;

@@ -332,9 +332,11 @@ int64_t agent_cron_next_start(const AgentCronJob *j, int64_t last_due, int64_t e
                         return INT64_MAX;
                 if (!last_due)
                         return now;
-                if (exited > INT64_MAX - j->period)
+                /* PERIOD 0 (HTCondor's continuous template): again at
+                 * once, but never sooner than a second after the exit. */
+                if (exited > INT64_MAX - j->period - 1)
                         return INT64_MAX;
-                return (exited ? exited : now) + j->period;
+                return (exited ? exited : now) + (j->period > 0 ? j->period : 1);
         case AGENT_CRON_ONE_SHOT:
                 return last_due ? INT64_MAX : now;
         case AGENT_CRON_ON_DEMAND:

@@ -118,6 +118,24 @@ static void test_knobs_good(void) {
         agent_cron_table_free(t);
         config_free(cfg);
 
+        /* HTCondor's templates (FEATURE : StartdCronOneShot, ...Continuous)
+         * as they expand: RECONFIG_RERUN without a warning, PERIOD 0. */
+        cfg = load("STARTD_CRON_JOBLIST = $(STARTD_CRON_JOBLIST) cloud\n"
+                   "STARTD_CRON_cloud_MODE=OneShot\nSTARTD_CRON_cloud_KILL=true\n"
+                   "STARTD_CRON_cloud_RECONFIG_RERUN=true\nSTARTD_CRON_cloud_EXECUTABLE=/usr/libexec/cloud\n"
+                   "STARTD_CRON_cloud_PREFIX = Cloud\n"
+                   "STARTD_CRON_JOBLIST = $(STARTD_CRON_JOBLIST) stream\n"
+                   "STARTD_CRON_stream_MODE=WaitForExit\nSTARTD_CRON_stream_PERIOD=0\n"
+                   "STARTD_CRON_stream_EXECUTABLE=/usr/libexec/stream\n");
+        GLEAN_TEST_CHECK_FATAL(agent_cron_read(cfg, &t, &err) == 0, "templates: %s", err.msg);
+        CU_ASSERT(t->n == 2 && t->jobs[0].mode == AGENT_CRON_ONE_SHOT && t->jobs[1].period == 0);
+        char **w = NULL;
+        CU_ASSERT_EQUAL(config_warnings(cfg, &w), 0);
+        config_strv_free(w);
+        CU_ASSERT_EQUAL(agent_cron_next_start(&t->jobs[1], 100, 100, false, 100), 101); /* not a busy loop */
+        agent_cron_table_free(t);
+        config_free(cfg);
+
         /* None configured: an empty table, defaults. */
         cfg = load("");
         GLEAN_TEST_CHECK_FATAL(agent_cron_read(cfg, &t, &err) == 0, "read empty");
@@ -189,7 +207,7 @@ static void test_knobs_warned(void) {
                            "STARTD_CRON_A_EXECUTABLE = /x\n"
                            "STARTD_CRON_A_MODE = OneShot\n"
                            "STARTD_CRON_A_PERIOD = 5m\n"
-                           "STARTD_CRON_A_RECONFIG_RERUN = true\n"
+                           "STARTD_CRON_A_CONDITION = true\n"
                            "STARTD_CRON_B_EXECUTABLE = /y\n"
                            "STARTD_CRON_B_MODE = OnDemand\n"
                            "STARTD_CRON_B_METRICS = SUM:X\n");
