@@ -92,7 +92,7 @@ endif
 # A module's library is its own folder's .c files plus those of the rooms
 # SUBDIRS_<module> names (agent/cgroup/, ...); daemon/ and other program
 # folders are not listed and stay out of the library.
-SUBDIRS_agent := cgroup exec policy slots
+SUBDIRS_agent := cgroup cron exec policy slots
 lib_srcs = $(sort $(filter-out %.bpf.c,$(wildcard $(1)/*.c) \
                      $(foreach d,$(SUBDIRS_$(1)),$(wildcard $(1)/$(d)/*.c))))
 objs_of  = $(patsubst %.c,$(2)/obj/%.o,$(1))

@@ -16,6 +16,7 @@
 #include "cgroup.h"
 #include "classad.h"
 #include "config.h"
+#include "cron.h"
 #include "exec.h"
 #include "log.h"
 #include "policy.h"
@@ -32,6 +33,7 @@ typedef struct RelayEntry RelayEntry;
 typedef struct RelaySeries RelaySeries;
 typedef struct NetWatch NetWatch;
 typedef struct ConnUsers ConnUsers;
+typedef struct AgentCron AgentCron;
 
 struct Slot {
         Agent *agent;
@@ -78,6 +80,7 @@ struct Slot {
         int64_t last_sample;
         int64_t last_account;   /* draining statistics */
         bool release;           /* a d-slot to free */
+        AgentCronMerged *cron;  /* what the startd cron merged into ad (cron.c) */
 };
 
 struct Conn {
@@ -140,6 +143,7 @@ struct Agent {
         RelayEntry *relays;     /* relayed requests awaiting replies */
         int64_t relay_next_id;  /* the last RequestId upstream: relayed requests' and kept messages' */
         NetWatch *net;          /* the machine's addresses (netwatch.c) */
+        AgentCron *cron;        /* the startd cron (cron.c) */
 };
 
 /* ---- slots.c ---- */
@@ -353,3 +357,16 @@ void agent_sensors_sample(Agent *a);     /* every slot's CondorLoadAvg, from the
 void agent_sensors_ad(const Agent *a, Slot *s); /* InputSensor, TtySensor, LoadSensor (once: they stay) */
 /* PSI of the machine (Total*) and of each slot's cgroup, SlotCpuTime. */
 void agent_sense_pressure(Agent *a);
+
+/* ---- cron.c: the startd cron (agent/cron.h) ---- */
+/* Reads STARTD_CRON_* (an error logged with its file and line and
+ * returned); right after the configuration is loaded, so that its
+ * warnings are logged with the others. */
+int agent_cron_configure(Agent *a);
+/* The account of the runs (STARTD_CRON_USER), the jobs' timers; from the
+ * event loop's start on. */
+int agent_cron_start(Agent *a);
+/* Every run killed and reaped, the table gone. */
+void agent_cron_stop(Agent *a);
+/* The published ads into every slot's ad (agent_refresh_ads). */
+void agent_cron_merge_slots(Agent *a);

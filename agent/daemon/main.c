@@ -124,6 +124,8 @@ static int agent_setup(Agent *a, const GleanDaemonArgs *args, const char *socket
         if (config_get(a->cfg, "AGENT_LOG_LEVEL", &level, &err) >= 0)
                 (void) glean_daemon_log_level(level);
         free(level);
+        if ((r = agent_cron_configure(a)) < 0)
+                return r;
         char **unenforced = NULL, **warnings = NULL;
         if (config_unenforced(a->cfg, &unenforced) > 0)
                 for (char **m = unenforced; *m; m++)
@@ -203,10 +205,13 @@ static int agent_setup(Agent *a, const GleanDaemonArgs *args, const char *socket
         sd_event_source_set_enabled(a->defer, SD_EVENT_OFF);
         if ((r = agent_conns_setup(a)) < 0)
                 return r;
+        if ((r = agent_cron_start(a)) < 0)
+                return r;
         return agent_server_start(a);
 }
 
 static void agent_teardown(Agent *a) {
+        agent_cron_stop(a);
         agent_upstream_stop(a);
         agent_server_stop(a);
         agent_conns_free(a);

@@ -38,6 +38,7 @@ static void slot_free(Slot *s) {
         }
         agent_jobspec_free(s->spec);
         agent_sm_free(s->sm);
+        agent_cron_merged_free(s->cron);
         classad_free(s->ad);
         agent_sensors_slot_remove(s);
         agent_slot_cgroup_close(s);
@@ -765,6 +766,7 @@ void agent_refresh_ads(Agent *a) {
                         }
                 config_strv_free(attrs);
         }
+        agent_cron_merge_slots(a); /* the startd cron's attributes, last (cron.c) */
 }
 
 static void account_draining(Agent *a, int64_t now) {

@@ -1079,6 +1079,48 @@ static void test_startd_name(void) {
         mgr_close(&m);
 }
 
+/* A startd cron ad that says `- update:true` is advertised at once, not at
+ * the next UPDATE_INTERVAL (here 300 s); one that says nothing waits. */
+static void test_cron_update_now(void) {
+        char dir[] = "/tmp/glean-cron-up-XXXXXX";
+        GLEAN_TEST_CHECK_FATAL(mkdtemp(dir) != NULL, "mkdtemp");
+        chmod(dir, 0755);
+        char path[128], *extra = NULL;
+        snprintf(path, sizeof path, "%s/now.sh", dir);
+        write_file(path, "#!/bin/sh\nsleep 2\necho 'CronNow = 7'\necho '- update:true'\nsleep 2\n"
+                         "echo 'CronQuiet = 1'\necho '- later'\n");
+        chmod(path, 0755);
+        GLEAN_TEST_CHECK_FATAL(asprintf(&extra,
+                                        "UPDATE_INTERVAL = 300\nSTARTD_CRON_JOBLIST = now\n"
+                                        "STARTD_CRON_NOW_EXECUTABLE = %s\nSTARTD_CRON_NOW_MODE = OneShot\n",
+                                        path) > 0,
+                               "asprintf");
+        Manager m;
+        Pool p;
+        bool up = start_pair(&m, &p, extra);
+        free(extra);
+        GLEAN_TEST_CHECK_FATAL(up, "the agent started");
+        char why[512];
+        GLEAN_TEST_CHECK_FATAL(mgr_accept(&m, NULL, 10, why, sizeof why) == 0, "handshake: %s", why);
+        GLEAN_TEST_CHECK_FATAL(mgr_greet(&m, NULL, 2), "greeting");
+        size_t with_now = 0, with_quiet = 0;
+        for (time_t end = time(NULL) + 8; time(NULL) <= end;) {
+                ClassAd *u = mgr_wait(&m, GLEAN_CMD_SLOT_UPDATE, NULL, NULL, 1), *ad = NULL;
+                if (u && glean_msg_get_ad(u, "SlotAd", &ad) >= 0) {
+                        with_now += int_of(ad, "CronNow") == 7;
+                        with_quiet += classad_has(ad, "CronQuiet");
+                }
+                classad_free(ad);
+                classad_free(u);
+        }
+        GLEAN_TEST_CHECK(with_now >= 2, "both slots advertised with CronNow at once: %zu updates", with_now);
+        GLEAN_TEST_CHECK(with_quiet == 0, "CronQuiet waits for the next advertisement: %zu updates", with_quiet);
+        GLEAN_TEST_CHECK(slot_int(&p, "slot1", "CronQuiet") == 1, "but is in the agent's slot ad");
+        GLEAN_TEST_CHECK(pool_stop(&p) == 0, "the agent exits 0 after SIGTERM");
+        mgr_close(&m);
+        remove_dir(dir);
+}
+
 static CU_TestInfo tests[] = {
         { "handshake, Hello, slots, a job through the connection", test_connect_and_run },
         { "claims survive a lost connection; exits kept and delivered", test_reconnect },
@@ -1091,6 +1133,7 @@ static CU_TestInfo tests[] = {
         { "a stalled or broken series is dropped, the connection stays", test_relay_series_broken },
         { "no central manager, no key", test_no_manager },
         { "STARTD_NAME: the slots' names in ads, replies, exits and Vacates", test_startd_name },
+        { "a startd cron ad with update:true advertised at once", test_cron_update_now },
         CU_TEST_INFO_NULL,
 };
 
