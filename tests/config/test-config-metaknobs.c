@@ -669,15 +669,16 @@ static void test_errors(void) {
         }
 }
 
-/* A metaknob that uses itself is stopped by the nesting bound, not the
- * stack: glean's texts never do, but the bound holds. */
-static void test_nesting(void) {
+/* The same metaknob many times builds on itself each time; a hostile
+ * argument cannot make a text longer than a value may be. */
+static void test_limits(void) {
         char text[4096] = "";
         Config *cfg = base(NULL);
         ConfigError e;
+        size_t n = 300 * 1024;
+        char *big = malloc(n + 128);
         int r;
 
-        /* 25 nested includes of a use are deeper than the bound of 20 */
         for (int i = 0; i < 25; i++)
                 strcat(text, "use ROLE : get_htcondor_execute\n");
         r = load(cfg, text, "n.conf", &e);
@@ -685,6 +686,20 @@ static void test_nesting(void) {
         GLEAN_TEST_CHECK(strstr(raw(cfg, "DAEMON_LIST"), "STARTD STARTD STARTD") != NULL, "DAEMON_LIST '%s'",
                          raw(cfg, "DAEMON_LIST"));
         config_free(cfg);
+
+        /* the tag is substituted a dozen times: 3.6 MB, more than the 1 MiB
+         * of a value */
+        GLEAN_TEST_CHECK_FATAL(big != NULL, "malloc");
+        strcpy(big, "\nuse FEATURE : StartdCronPeriodic(");
+        memset(big + strlen(big), 'T', n);
+        strcpy(big + strlen("\nuse FEATURE : StartdCronPeriodic(") + n, ", 60, /bin/x)");
+        cfg = base(NULL);
+        r = load(cfg, big, "big.conf", &e);
+        GLEAN_TEST_CHECK(r == -E2BIG && e.line == 2 && strstr(e.msg, "too long"), "a 300 KiB tag: %d at %d: %s", r,
+                         e.line, e.msg);
+        GLEAN_TEST_CHECK(!config_raw(cfg, "STARTD_CRON_JOBLIST"), "the failed load set STARTD_CRON_JOBLIST");
+        config_free(cfg);
+        free(big);
 }
 
 /* ---- HTCondor's files ---- */
@@ -799,7 +814,7 @@ static CU_TestInfo use_tests[] = {
         { "use", test_use },
         { "lines-and-warnings", test_lines_and_warnings },
         { "errors", test_errors },
-        { "nesting", test_nesting },
+        { "limits", test_limits },
         { "htcondor-files", test_htcondor_files },
         CU_TEST_INFO_NULL,
 };
