@@ -199,6 +199,8 @@ int config_resolve_self(const Config *cfg, const char *name, const char *value, 
 
 enum {
         CONFIG_LOAD_NO_INCLUDE = 1 << 0, /* refuse include (fuzzing: no file system) */
+        CONFIG_LOAD_WARNED = 1 << 1,     /* inside a metaknob that warned already: the partial
+                                          * ones it uses do not warn again (metaknobs.c) */
 };
 
 typedef struct ConfigIfStack {

@@ -375,10 +375,11 @@ static int apply(ConfigLoad *ld, const ConfigMetaknob *m, const char *args, int 
         v = verdict(ld, m, args);
         if (v == VERDICT_SKIP)
                 return warn(ld, at, m, ": nothing set");
-        if (v == VERDICT_APPLY && m->status == CONFIG_METAKNOB_PARTIAL) {
+        if (v == VERDICT_APPLY && m->status == CONFIG_METAKNOB_PARTIAL && !(ld->flags & CONFIG_LOAD_WARNED)) {
                 r = warn(ld, at, m, "");
                 if (r < 0)
                         return r;
+                sub.flags |= CONFIG_LOAD_WARNED;
         }
         if (ld->depth >= CONFIG_MAX_INCLUDE_DEPTH)
                 return config_error(ld->err, ld->file, at, -ELOOP, "include and use nested more than %d levels deep",

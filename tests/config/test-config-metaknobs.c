@@ -571,7 +571,8 @@ static void test_lines_and_warnings(void) {
                 { "use FEATURE : GPUs", "w.conf:1: use FEATURE : GPUs: the knobs are HTCondor's, but glean runs no GPU" },
                 { "use FEATURE : GPUs", "w.conf:1: use FEATURE : GPUsMonitor:" },
                 { "X = 1\nuse POLICY : Want_Hold_If(X, 1, r)", "w.conf:2: use POLICY : Want_Hold_If: " },
-                { "use POLICY : Hold_If_Cpus_Exceeded", "w.conf:1: use POLICY : Want_Hold_If: " },
+                { "use POLICY : Hold_If_Cpus_Exceeded", "w.conf:1: use POLICY : Hold_If_Cpus_Exceeded: as "
+                                                        "Preempt_If_Cpus_Exceeded, and WANT_HOLD (subcode 101)" },
                 { "use FEATURE : PeriodicCronHook(SCHEDD_CRON, t, 60, /bin/x)",
                   "w.conf:1: use FEATURE : PeriodicCronHook: " },
                 { "use FEATURE : ScheddCronOneShot(t, /bin/x)", "w.conf:1: use FEATURE : ScheddCronOneShot: " },
@@ -597,6 +598,12 @@ static void test_lines_and_warnings(void) {
                         GLEAN_TEST_CHECK(n_warnings(cfg) == 0, "'%s': %zu warnings", w[i].text, n_warnings(cfg));
                 config_free(cfg);
         }
+
+        /* one warning for one line: the Want_Hold_If it uses does not warn again */
+        cfg = base(NULL);
+        GLEAN_TEST_CHECK_FATAL(load(cfg, "use POLICY : Hold_If_Memory_Exceeded", "w.conf", &e) == 0, "%s", e.msg);
+        GLEAN_TEST_CHECK(n_warnings(cfg) == 1 && !has_warning(cfg, "Want_Hold_If"), "%zu warnings", n_warnings(cfg));
+        config_free(cfg);
 
         cfg = base(NULL);
         GLEAN_TEST_CHECK_FATAL(load(cfg, "A = 1\n# x\n\nuse POLICY : Hold_If_Memory_Exceeded\nB = 2", "l.conf", &e) == 0,
