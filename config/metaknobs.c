@@ -11,8 +11,13 @@
  *   - the metaknob's text (metaknob-texts.c) is read in place of the use
  *     line, after its arguments are substituted; every definition it makes
  *     is reported at the use line;
- *   - a refused metaknob sets nothing and leaves a warning naming the use
- *     line; a partial one warns about what glean leaves out.
+ *   - a refused metaknob sets nothing, whatever its arguments, and leaves a
+ *     warning naming the use line; a partial one warns about what glean
+ *     leaves out (once: the partial ones it uses do not warn again);
+ *   - ROLE : Execute and ROLE : Personal also set HTCondor's default
+ *     policy (set_default_policy); FEATURE : GPUsMonitor sets nothing
+ *     without a GPU_MONITOR, and the *CronHook ones warn only for
+ *     SCHEDD_CRON (verdict).
  *
  * Arguments, in the text: $(0) all of them as written, $(0#) (or $(0+))
  * their count; $(N) the N-th, $(N?) 1 if it is given else 0, $(N+) (or
