@@ -33,6 +33,13 @@
  * and has no latches. STARTD_LATCH_EXPRS is still set, as HTCondor's. */
 #define GLEAN_CPU_BUSY_TIMER "CpuBusyTimer = CpuBusyTime\n"
 
+/* The runtime policies' trigger, on purpose not HTCondor's
+ * (JobState == "Running") && ((time() - JobCurrentStartDate) > ...):
+ * HTCondor's starter puts JobState in the job's ad, which glean's agent
+ * does not; the slot's Activity "Busy" or "Retiring" (running, not
+ * suspended) and JobStart (when the job started in it) say the same. */
+#define GLEAN_RUNTIME(name) name " = (Activity == \"Busy\" || Activity == \"Retiring\") && ((time() - JobStart) > $(MAX_JOB_RUNTIME))\n"
+
 /* The daemons of the pool: HTCondor's service account and pool password,
  * and glean's agents, which authenticate as agent@<machine> with a token
  * and as condor_pool@UID_DOMAIN with the pool key (docs/operations.md).
@@ -192,10 +199,10 @@ const ConfigMetaknob config_metaknob_table[] = {
           "PREEMPT = (Activity == \"Busy\") && ((time() - EnteredCurrentActivity) > $(MAX_JOB_RUNTIME))\n",
           false, "([seconds])" },
         { "POLICY", "Preempt_If_Runtime_Exceeds", IMPL,
-          "preempt a job running longer than the limit (seconds; 24 hours), ignoring its retirement time",
+          "preempt a job running longer than the limit (seconds; 24 hours), ignoring its retirement time. "
+          "The trigger reads the slot's Activity and JobStart (glean has no JobState)",
           "MAX_JOB_RUNTIME = $(1:24*3600)\n"
-          "PREEMPT_RUNTIME_EXCEEDS = (JobState == \"Running\") && ((time() - JobCurrentStartDate) > "
-          "$(MAX_JOB_RUNTIME))\n"
+          GLEAN_RUNTIME("PREEMPT_RUNTIME_EXCEEDS")
           "use POLICY : PREEMPT_IF(PREEMPT_RUNTIME_EXCEEDS)\n",
           false, "([seconds])" },
         { "POLICY", "Hold_If_Runtime_Exceeds", PART,
@@ -203,8 +210,7 @@ const ConfigMetaknob config_metaknob_table[] = {
           "so the job is preempted and goes back to idle instead of on hold",
           "MAX_JOB_RUNTIME = $(1:24*3600)\n"
           "HOLD_REASON_RUNTIME_EXCEEDS = runtime exceeded maximum ($(MAX_JOB_RUNTIME) seconds)\n"
-          "HOLD_RUNTIME_EXCEEDS = (JobState == \"Running\") && ((time() - JobCurrentStartDate) > "
-          "$(MAX_JOB_RUNTIME))\n"
+          GLEAN_RUNTIME("HOLD_RUNTIME_EXCEEDS")
           "use POLICY : WANT_HOLD_IF(HOLD_RUNTIME_EXCEEDS, $(HOLD_SUBCODE_RUNTIME_EXCEEDS:103), "
           "$(HOLD_REASON_RUNTIME_EXCEEDS))\n",
           false, "([seconds])" },
