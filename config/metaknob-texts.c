@@ -40,11 +40,12 @@
  * suspended) and JobStart (when the job started in it) say the same. */
 #define GLEAN_RUNTIME(name) name " = (Activity == \"Busy\" || Activity == \"Retiring\") && ((time() - JobStart) > $(MAX_JOB_RUNTIME))\n"
 
-/* The daemons of the pool: HTCondor's service account and pool password,
- * and glean's agents, which authenticate as agent@<machine> with a token
- * and as condor_pool@UID_DOMAIN with the pool key (docs/operations.md).
- * HTCondor's recommended security lists only its own: without agent@* a
- * glean pool of tokens would refuse every agent. */
+/* ALLOW_DAEMON of the recommended security, on purpose not only HTCondor's
+ * daemons (its service account, its pool password): glean's agents
+ * authenticate as agent@<machine> with a token and as
+ * condor_pool@UID_DOMAIN with the pool key (docs/operations.md), and would
+ * all be refused. Recommended_v9_0 names condor_pool@* already and adds
+ * agent@*; Recommended_v24_0 adds both. */
 #define GLEAN_DAEMONS "condor_pool@* agent@*"
 
 const ConfigMetaknob config_metaknob_table[] = {
@@ -606,14 +607,14 @@ const ConfigMetaknob config_metaknob_table[] = {
           false, NULL },
         { "SECURITY", "Recommended_v9_0", IMPL,
           "Strong, anyone may read and write, the service account and root "
-          "administer; ALLOW_DAEMON also names glean's agents (agent@*, condor_pool@*)",
+          "administer; ALLOW_DAEMON also names glean's token agents (agent@*)",
           "SECURITY_MODEL = 9.0\n"
           "use SECURITY : strong\n"
           "SEC_READ_AUTHENTICATION = OPTIONAL\n"
           "SEC_READ_ENCRYPTION = OPTIONAL\n"
           "SEC_READ_INTEGRITY = OPTIONAL\n"
           "ALLOW_ADMINISTRATOR = $(1:condor)@* condor_pool@* $(2:root@*) $(3+)\n"
-          "ALLOW_DAEMON = $(1:condor)@* condor_pool@* " GLEAN_DAEMONS "\n"
+          "ALLOW_DAEMON = $(1:condor)@* condor_pool@* agent@*\n"
           "ALLOW_NEGOTIATOR = $(1:condor)@* condor_pool@*\n"
           "ALLOW_WRITE = *\n"
           "ALLOW_READ = *\n",

@@ -497,7 +497,7 @@ static const UseCase use_cases[] = {
         { "use SECURITY : Recommended", "ALLOW_ADMINISTRATOR", "condor@* condor@password root@*" },
         { "use SECURITY : Recommended", "SEC_DEFAULT_ENCRYPTION", "required" },
         { "use SECURITY : Recommended", "ALLOW_DAEMON", "condor@* condor@password condor_pool@* agent@*" },
-        { "use SECURITY : Recommended_v9_0", "ALLOW_DAEMON", "condor@* condor_pool@* condor_pool@* agent@*" },
+        { "use SECURITY : Recommended_v9_0", "ALLOW_DAEMON", "condor@* condor_pool@* agent@*" },
         { "use SECURITY : User_Based", "authuser", "condor" },
         { "use SECURITY : User_Based", "ALLOW_ADMINISTRATOR", "$(authuser)@* condor@password root@*" },
         { "CondorIsAdmin = False\nUSERNAME = alice\nuse SECURITY : User_Based", "ALLOW_WRITE",
