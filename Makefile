@@ -337,7 +337,7 @@ INSTALL         ?= install
 UNITS := glean-agent.service glean-negotiator.service
 DOCS  := README.md $(wildcard docs/*.md)
 # Every file install makes (below DESTDIR), for uninstall.
-INSTALLED := $(BINDIR)/glean $(SBINDIR)/glean-agent $(SBINDIR)/glean-negotiator $(LIBEXECDIR)/glean-reaper \
+INSTALLED := $(BINDIR)/glean $(BINDIR)/condor_config_val $(SBINDIR)/glean-agent $(SBINDIR)/glean-negotiator $(LIBEXECDIR)/glean-reaper \
              $(addprefix $(SYSTEMD_UNITDIR)/,$(UNITS)) $(CATALOGDIR)/glean.catalog \
              $(TMPFILESDIR)/glean.conf $(SYSUSERSDIR)/glean.conf $(BASHCOMPDIR)/glean \
              $(MANDIR)/man1/glean.1 $(MANDIR)/man8/glean-agent.8 $(MANDIR)/man8/glean-negotiator.8 \
@@ -354,6 +354,7 @@ install: all man
 	    $$d$(SYSUSERSDIR) $$d$(BASHCOMPDIR) $$d$(MANDIR)/man1 $$d$(MANDIR)/man5 $$d$(MANDIR)/man8 $$d$(DOCDIR); \
 	$(INSTALL) -d -m 0755 $$d$(CONFDIR) $$d$(CONFDIR)/config.d; \
 	$(INSTALL) -m 0755 $(BUILD)/bin/glean $$d$(BINDIR)/glean; \
+	ln -sf glean $$d$(BINDIR)/condor_config_val; \
 	$(INSTALL) -m 0755 $(BUILD)/bin/glean-agent $(BUILD)/bin/glean-negotiator $$d$(SBINDIR)/; \
 	$(INSTALL) -d $$d$(LIBEXECDIR); \
 	$(INSTALL) -m 0755 $(BUILD)/bin/glean-reaper $$d$(LIBEXECDIR)/glean-reaper; \

@@ -25,6 +25,7 @@
 
 #define AGENT_MAX_CUSTOM CARVE_MAX_CUSTOM
 #define AGENT_MAX_SLOTS 4096 /* slots one layout may make */
+#define AGENT_MAX_NAME 230   /* characters of the agent's name (STARTD_NAME) */
 
 /* A vector of resources. */
 typedef struct AgentRes {
@@ -36,13 +37,20 @@ typedef struct AgentRes {
 } AgentRes;
 
 typedef struct AgentMachine {
-        AgentRes detected;     /* what the machine has (DetectedCpus, DetectedMemory, ...) */
-        AgentRes total;        /* after NUM_CPUS, MEMORY, DISK, RESERVED_DISK, MACHINE_RESOURCE_<name> (TotalCpus, ...) */
+        AgentRes detected;     /* what the machine has (DetectedCpus, DetectedMemory, ...); detected.cpus is
+                                * DETECTED_CPUS: the cores or the hyperthreads, as COUNT_HYPERTHREAD_CPUS says */
+        AgentRes total;        /* after NUM_CPUS, MEMORY, RESERVED_MEMORY, DISK, RESERVED_DISK, RESERVED_SWAP,
+                                * MACHINE_RESOURCE_<name> (TotalCpus, ...) */
+        int64_t detected_cores;         /* DETECTED_CORES: the CPUs the kernel schedules, hyperthreads counted */
+        int64_t detected_physical_cpus; /* DETECTED_PHYSICAL_CPUS: of those, one per core */
         size_t n_custom;
         char custom_name[AGENT_MAX_CUSTOM][64]; /* as configured, first letter upper-cased: "gpu" -> "Gpu" */
         char arch[32];         /* "X86_64", "INTEL", "aarch64"... as HTCondor spells Arch */
         char opsys[16];        /* "LINUX" */
         char hostname[256];    /* the Machine attribute */
+        char name[256];        /* the agent's name: slot names are "slot1@" + name (STARTD_NAME; else hostname) */
+        char uid_domain[256];        /* UidDomain: UID_DOMAIN */
+        char filesystem_domain[256]; /* FileSystemDomain: FILESYSTEM_DOMAIN */
 } AgentMachine;
 
 /* Arch as HTCondor spells it for a uname(2) machine name: x86_64 -> "X86_64",
@@ -51,23 +59,43 @@ typedef struct AgentMachine {
 const char *agent_arch_name(const char *uname_machine);
 
 /* The pure part: the machine from detected values and the configuration.
- * Knobs: NUM_CPUS, MEMORY (MB), DISK (KB, replaces the detected free disk),
- * RESERVED_DISK (MB, taken off the disk), RESERVED_SWAP (MB, taken off the
- * swap), MACHINE_RESOURCE_NAMES and every MACHINE_RESOURCE_<name> (a quantity,
- * or a list of device ids whose length is the quantity). $(DETECTED_CPUS),
- * $(DETECTED_CORES) and $(DETECTED_MEMORY) in these knobs expand to the
- * values of `detected`. detected->custom is ignored (Detected<name> equals
- * Total<name>, as in HTCondor). arch goes through agent_arch_name().
- * Bad knob values: -EINVAL with err naming the knob, its file and line. */
+ * detected->cpus: the CPUs the agent may use, hyperthreads counted
+ * (DETECTED_CORES); physical_cpus: the cores they are on
+ * (DETECTED_PHYSICAL_CPUS; <= 0: unknown, taken as detected->cpus).
+ * Knobs: COUNT_HYPERTHREAD_CPUS (default True; False: DETECTED_CPUS is
+ * physical_cpus), NUM_CPUS (default DETECTED_CPUS), MEMORY (MB),
+ * RESERVED_MEMORY (MB, taken off MEMORY: what the slots divide; negative, or
+ * all the memory: -EINVAL), DISK (KB, replaces the detected free disk),
+ * RESERVED_DISK (MB, taken off the detected disk), RESERVED_SWAP (MB, taken
+ * off the swap), MACHINE_RESOURCE_NAMES and every MACHINE_RESOURCE_<name> (a
+ * quantity, or a list of device ids whose length is the quantity);
+ * STARTD_NAME (HTCondor's daemon name: "name" becomes "name@hostname", one
+ * with '@' is taken as it is, the hostname itself is the hostname; in a
+ * pool (COLLECTOR_HOST set) the part after its last '@' must be this
+ * machine), UID_DOMAIN and FILESYSTEM_DOMAIN (default hostname).
+ * $(DETECTED_CPUS), $(DETECTED_CORES), $(DETECTED_PHYSICAL_CPUS) and
+ * $(DETECTED_MEMORY) in these knobs expand to the detected values.
+ * detected->custom is ignored (Detected<name> equals Total<name>, as in
+ * HTCondor). arch goes through agent_arch_name(). Bad knob values: -EINVAL
+ * with err naming the knob, its file and line. */
+int agent_machine_configure_cpus(const Config *cfg, const AgentRes *detected, int64_t physical_cpus,
+                                 const char *arch, const char *hostname, AgentMachine *ret, ConfigError *err);
+/* The same without a known topology (physical_cpus unknown). */
 int agent_machine_configure(const Config *cfg, const AgentRes *detected, const char *arch,
                             const char *hostname, AgentMachine *ret, ConfigError *err);
-/* The shell: detects CPUs (sched_getaffinity: the CPUs the agent may use), memory
+/* The shell: detects CPUs (sched_getaffinity: the CPUs the agent may use, and
+ * the cores they are on by agent_cpus_physical() of /sys), memory
  * (/proc/meminfo MemTotal, or the agent's cgroup memory.max when lower, MB), the
  * EXECUTE directory's free disk (default /var/lib/glean/execute; statvfs of it or of its
  * nearest existing parent, KB),
  * swap (SwapTotal, KB), uname machine -> Arch, FULL_HOSTNAME (else gethostname),
- * then agent_machine_configure. */
+ * then agent_machine_configure_cpus. */
 int agent_machine_detect(const Config *cfg, AgentMachine *ret, ConfigError *err);
+/* Redefines DETECTED_CPUS, DETECTED_CORES, DETECTED_PHYSICAL_CPUS and
+ * DETECTED_MEMORY in cfg as m detected them (COUNT_HYPERTHREAD_CPUS applied,
+ * the agent's own CPUs), as HTCondor redefines DETECTED_CPUS once its
+ * configuration is read: every knob the agent reads later sees them. */
+int agent_machine_define_detected(Config *cfg, const AgentMachine *m);
 
 typedef struct AgentSlotDef {
         unsigned id;          /* N of slotN, 1-based, in order */
@@ -119,10 +147,11 @@ int agent_pslot_carve(const CarvePolicy *policy, const AgentMachine *m, const Cl
                       const AgentRes *avail, AgentRes *ret, char *why, size_t whylen);
 
 /* Sets the identity and resource attributes of a slot's ad (CA_MODE_OLD ads):
- * Name ("slot1@host", "slot1_2@host": name is "slot1" / "slot1_2"), SlotID, DSlotId
+ * Name ("slot1@" + m->name, "slot1_2@" + m->name: name is "slot1" / "slot1_2"), SlotID, DSlotId
  * (d-slots: the number after '_'), SlotTypeID (negative for a d-slot, as HTCondor),
  * SlotType ("Static", "Partitionable", "Dynamic"), PartitionableSlot = True (p-slots
- * only) or DynamicSlot = True (d-slots only), Machine, Arch, OpSys, Cpus, Memory, Disk,
+ * only) or DynamicSlot = True (d-slots only), Machine, Arch, OpSys, UidDomain,
+ * FileSystemDomain, Cpus, Memory, Disk,
  * Swap and VirtualMemory (the slot's current res), TotalCpus, TotalMemory, TotalDisk,
  * TotalVirtualMemory (machine totals), TotalSlotCpus, TotalSlotMemory, TotalSlotDisk (the
  * slot's def; a d-slot's own res), DetectedCpus, DetectedMemory, per custom resource
@@ -204,3 +233,8 @@ int agent_cpus_take(AgentCpus *pool, unsigned n, AgentCpus *ret);
 void agent_cpus_give(AgentCpus *pool, const AgentCpus *set);
 /* The shell: the CPUs the calling process may run on (sched_getaffinity). */
 int agent_cpus_allowed(AgentCpus *ret);
+/* The cores the CPUs of set are on: CPUs of one core (a line
+ * <sysfs_root>/devices/system/cpu/cpu<N>/topology/thread_siblings_list
+ * lists them, "0,4" or "0-1") count once. A CPU whose topology cannot be
+ * read counts as a core of its own. sysfs_root: "/sys", or a fake tree. */
+int agent_cpus_physical(const char *sysfs_root, const AgentCpus *set, int64_t *ret);

@@ -70,7 +70,7 @@ static void help(FILE *f) {
                 "glean is a batch system for Linux compute nodes and desktops.\n"
                 "\n"
                 "Verbs (each also answers to its condor_ name: glean condor_q, or a link\n"
-                "named condor_q to glean):\n");
+                "named condor_q to glean; config also to condor_config_val):\n");
         for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
                 fprintf(f, "  %-14s %s\n", verbs[i].name, verbs[i].summary);
         fprintf(f, "\nRun 'glean VERB --help' for a verb's arguments.\n");
@@ -78,6 +78,9 @@ static void help(FILE *f) {
 
 /* "q" or "condor_q": HTCondor users find their way by the condor_ names. */
 static const CliVerb *find_verb(const char *name) {
+        /* The one condor_ name that is not condor_ and the verb. */
+        if (strcmp(name, "condor_config_val") == 0)
+                name = "config";
         if (strncmp(name, "condor_", 7) == 0 && name[7])
                 name += 7;
         for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)

@@ -10,10 +10,12 @@
  *   parse.c      lines and statements of a configuration text
  *   cond.c       if / elif / else / endif
  *   load.c       files, includes, directories, globs, the standard files
+ *   command.c    include command, LOCAL_CONFIG_FILE = COMMAND |
  *   defaults.c   built-in defaults and detected values
  *   metaknobs.c  `use CATEGORY : NAME[(ARGS)]`: arguments, warnings
  *   metaknob-texts.c  the metaknobs' table and texts
  *   getters.c    typed getters, SLOT<N>_ and _VANILLA lookups, STARTD_ATTRS
+ *   knobs.c      the knob registry: the names glean reads (config_unused)
  */
 #pragma once
 
@@ -50,6 +52,8 @@ static inline void config_freep_config(Config **p) {
 #define CONFIG_MAX_NAME 255                        /* bytes of a name */
 #define CONFIG_MAX_INCLUDE_DEPTH 20                /* nested include and use */
 #define CONFIG_MAX_IF_DEPTH 63                     /* nested if (bits of a uint64_t) */
+#define CONFIG_COMMAND_TIMEOUT 30                  /* seconds an include command may run (knob below) */
+#define CONFIG_COMMAND_TIMEOUT_KNOB "GLEAN_CONFIG_COMMAND_TIMEOUT"
 
 /* Pseudo file names of definitions that do not come from a file. */
 #define CONFIG_SOURCE_DEFAULT "<default>"
@@ -149,6 +153,8 @@ struct Config {
         size_t cap_sources;
         char **warnings;  /* "file:line: reason", each once, in the order met */
         size_t n_warnings;
+        char **files;     /* files (and "COMMAND |") read, each once, in order: config_files_read */
+        size_t n_files;
 };
 
 /* Record a warning about file:line (file NULL or "": none) for
@@ -199,7 +205,8 @@ int config_resolve_self(const Config *cfg, const char *name, const char *value, 
 
 enum {
         CONFIG_LOAD_NO_INCLUDE = 1 << 0, /* refuse include (fuzzing: no file system) */
-        CONFIG_LOAD_WARNED = 1 << 1,     /* inside a metaknob that warned already: the partial
+        CONFIG_LOAD_COMMANDS = 1 << 1,   /* text (not a file) may run include commands: the program's own */
+        CONFIG_LOAD_WARNED = 1 << 2,     /* inside a metaknob that warned already: the partial
                                           * ones it uses do not warn again (metaknobs.c) */
 };
 
@@ -220,6 +227,7 @@ typedef struct ConfigLoad {
         unsigned depth;    /* include and use nesting */
         unsigned flags;    /* CONFIG_LOAD_* */
         ConfigError *err;
+        const char *untrusted; /* NULL, or why this text may not run include commands */
 } ConfigLoad;
 
 /* Read text (NUL-terminated) into ld->cfg; not all or nothing by itself. */
@@ -232,6 +240,29 @@ bool config_cond_active(const ConfigIfStack *st);
 
 /* include [ifexist] : path — a file, a directory or a glob. */
 int config_include(ConfigLoad *ld, const char *path, bool if_exists, int lineno);
+/* include [ifexist] command [into FILE] : COMMAND, and include : COMMAND |
+ * (command.c): run COMMAND (split as HTCondor splits it, no shell), read
+ * its output as configuration; with into, FILE caches it (read instead
+ * of running COMMAND when it exists). into NULL: no cache. */
+int config_include_command(ConfigLoad *ld, const char *command, const char *into, bool if_exists, int lineno);
+/* Run cmdline, its output malloc'd and NUL-terminated in *ret. On
+ * failure why (why_size bytes) says why: it did not start, exited with a
+ * status, was killed, ran longer than timeout_s seconds, printed more
+ * than CONFIG_MAX_FILE_SIZE bytes or a NUL byte. */
+int config_run_command(const char *cmdline, unsigned timeout_s, char **ret, char *why, size_t why_size);
+/* Why the file open as fd (named path) may not run include commands (not
+ * owned by root or the user running, or writable by group or others),
+ * into why; 0 when it may. */
+int config_file_untrusted(int fd, const char *path, char *why, size_t why_size);
+/* Read the file at path (as it is: not joined to ld->dir) as included
+ * from ld's line lineno. */
+int config_include_file(ConfigLoad *ld, const char *path, int lineno);
+/* Note path as read, for config_files_read(); once. -ENOMEM. */
+int config_note_file(Config *cfg, const char *path);
+/* Read text from a command's output (or a cache file's text) as if it
+ * were a file named name, included at depth. */
+int config_parse_output(ConfigLoad *ld, const char *name, const char *text, int lineno);
+
 /* A whole file on top of cfg (not all or nothing by itself). */
 int config_parse_file(Config *cfg, const char *path, unsigned depth, unsigned flags, ConfigError *err);
 /* The paths of the regular files of a directory in lexical order, without
@@ -251,6 +282,10 @@ int config_add_defaults(Config *cfg);
 
 extern const ConfigMetaknob config_metaknob_table[];
 extern const size_t config_metaknob_count;
+
+/* Whether category (any case) is one of the metaknobs' (ROLE, POLICY,
+ * FEATURE, SECURITY, EXPERIMENTAL). */
+bool config_metaknob_category(const char *category);
 
 /* `use category : rhs` read at line at of ld: rhs is NAME[(ARGS)], several
  * separated by commas or white space. Errors fill ld->err with ld->file

@@ -49,6 +49,7 @@ static void config_clear(Config *cfg) {
         for (size_t i = 0; i < cfg->n_warnings; i++)
                 free(cfg->warnings[i]);
         free(cfg->warnings);
+        config_strv_free(cfg->files);
         config_map_done(&cfg->index);
         *cfg = (Config){};
 }
@@ -183,6 +184,14 @@ int config_copy(const Config *src, Config **ret) {
                         if (!cfg->warnings[cfg->n_warnings])
                                 return -ENOMEM;
                 }
+        }
+        if (src->n_files) {
+                cfg->files = calloc(src->n_files + 1, sizeof(char *));
+                if (!cfg->files)
+                        return -ENOMEM;
+                for (; cfg->n_files < src->n_files; cfg->n_files++)
+                        if (!(cfg->files[cfg->n_files] = strdup(src->files[cfg->n_files])))
+                                return -ENOMEM;
         }
         if (src->n_entries) {
                 cfg->entries = calloc(src->n_entries, sizeof(ConfigEntry));

@@ -46,11 +46,20 @@ void config_free(Config *cfg); /* accepts NULL */
 /* Read a file (and everything it includes) on top of cfg. On error cfg
  * is unchanged (all or nothing) and err says where and why. */
 int config_load_file(Config *cfg, const char *path, ConfigError *err);
-/* The same for text; source_name is used in errors and --verbose. */
+/* The same for text; source_name is used in errors and --verbose. Text
+ * has no owner to check, so include commands in it are refused (files it
+ * includes follow the rules of files). */
 int config_load_string(Config *cfg, const char *text, const char *source_name, ConfigError *err);
 /* The standard configuration: the file named by $GLEAN_CONFIG, else
- * /etc/glean/glean.conf (absent is fine), then the files of the directory
- * LOCAL_CONFIG_DIR names (if any), in lexical order. */
+ * $CONDOR_CONFIG, else /etc/glean/glean.conf (absent is fine); then, in
+ * HTCondor's order, the files of the directories LOCAL_CONFIG_DIR lists
+ * (each in lexical order; one that does not exist holds nothing), the
+ * files LOCAL_CONFIG_FILE lists (re-read when one of them changes it; a
+ * missing one is an error unless REQUIRE_LOCAL_CONFIG_FILE is false), and
+ * LOCAL_CONFIG_DIR again if they changed it. "/dev/null" or "ONLY_ENV":
+ * no file at all (built-in defaults); "COMMAND |": its output. Include
+ * commands run only from files of root or of the user running that no one
+ * else can write; config_load_string() text never runs them. */
 int config_load_default(Config **ret, ConfigError *err);
 /* Define NAME = value as if read last (command-line overrides, tests). */
 int config_set(Config *cfg, const char *name, const char *value);
@@ -59,6 +68,28 @@ int config_set(Config *cfg, const char *name, const char *value);
  * $GLEAN_CONFIG or /etc/glean/glean.conf; path NULL: config_load_default.
  * (`glean config --file`.) */
 int config_load_path(const char *path, Config **ret, ConfigError *err);
+
+/* ---- the HTCondor version glean follows ---- */
+
+/* The HTCondor release whose configuration language and defaults glean
+ * follows: `if version >= X.Y.Z` in a configuration file compares against
+ * it (24.0.0: the 24.0 long-term-support series, so that HTCondor's
+ * shipped files, which test `version >= 23.10.0`, take their modern
+ * branch). */
+#define GLEAN_HTCONDOR_VERSION "24.0.0"
+/* Compare GLEAN_HTCONDOR_VERSION with version ("X.Y" or "X.Y.Z", an
+ * optional 'v' before it; X at least 6, as HTCondor requires; a missing Z
+ * matches any): *ret -1, 0 or 1 when glean's is older, equal or newer.
+ * -EINVAL when version is not of that form. */
+int config_version_compare(const char *version, int *ret);
+
+/* The files the load of cfg read, in the order first read, each once: the
+ * main file, included files, the files of LOCAL_CONFIG_DIR and
+ * LOCAL_CONFIG_FILE, `include command into` cache files; commands whose
+ * output was read appear as "COMMAND |". *ret NULL-terminated (NULL when
+ * none; free with config_strv_free), the count returned; -ENOMEM.
+ * (`glean config -config`.) */
+int config_files_read(const Config *cfg, char ***ret);
 
 /* ---- lookups ---- */
 
@@ -117,6 +148,21 @@ int config_names(const Config *cfg, char ***ret);
  * line: *ret NULL-terminated (NULL when none; free with config_strv_free),
  * the count returned; -ENOMEM. The daemons log each as a warning at start. */
 int config_unenforced(const Config *cfg, char ***ret);
+
+/* ---- the knob registry (knobs.c) ---- */
+
+/* The knobs a file of cfg sets (to something not empty) that nothing in
+ * glean reads, neither by itself (a knob of the registry, or one of its
+ * patterns: SLOT<N>_NAME, SLOT_TYPE_<N>, GROUP_QUOTA_<group of
+ * GROUP_NAMES>, ALLOW_<level>, ...) nor as a $(NAME) reference of a value
+ * read (policy macros): "file:line: NAME is set but glean reads nothing
+ * from it", each knob once, by name. *ret NULL-terminated (NULL when none;
+ * free with config_strv_free), the count returned; -ENOMEM. The daemons
+ * log each as a warning at start. */
+int config_unused(const Config *cfg, char ***ret);
+/* The defined names that glean reads or that a name read refers to, in
+ * lexical order; as config_unused. (`glean config -used`.) */
+int config_used(const Config *cfg, char ***ret);
 
 /* What loading cfg warned about, in the order met, each once:
  * "file:line: reason" (a `warning :` statement, a metaknob or a knob glean

@@ -103,6 +103,11 @@ static const Default defaults[] = {
         { "NUM_SLOTS", "$(NUM_CPUS)" },       /* 3.5.10.1 */
         { "NUM_CLAIMS", "1" },
         { "RESERVED_DISK", "0" },
+        /* The machine's size as the agent takes it (param_info.in): hyperthreads
+         * counted as CPUs, no memory kept back; STARTD_NAME unset (the slots are
+         * slotN@FULL_HOSTNAME). */
+        { "COUNT_HYPERTHREAD_CPUS", "True" },
+        { "RESERVED_MEMORY", "0" },
         { "MACHINE_RESOURCE_NAMES", "" },
         { "STARTD_ATTRS", "" },
         { "STARTD_EXPRS", "" },
@@ -203,7 +208,10 @@ static const Default defaults[] = {
         { "DEFRAG_MAX_CONCURRENT_DRAINING", "-1" },
 
         /* ---- the pool and the files ---- */
-        { "DAEMON_LIST", "MASTER, STARTD, SCHEDD" },
+        /* HTCondor's (param_info.in), informational: glean reads it nowhere (its
+         * daemons are systemd services); the ROLE metaknobs add to it as
+         * HTCondor's do (use ROLE : Execute: MASTER STARTD). */
+        { "DAEMON_LIST", "MASTER" },
         { "UID_DOMAIN", "$(FULL_HOSTNAME)" },
         { "SPOOL", "/var/lib/glean" },
         /* The central manager's database: the accounts and the job queue. */
@@ -262,9 +270,43 @@ static const Default defaults[] = {
         { "SEC_TOKEN_DIRECTORY", "$(ETC)/tokens.d" },
         { "TOKEN_REGISTRY", "$(SPOOL)/tokens" },
         { "LOCAL_CONFIG_DIR", "$(ETC)/config.d" },
+        /* HTCondor's (scripts .pl .py .sh, .cfsaved too) and editors' and dpkg's leftovers. */
         { "LOCAL_CONFIG_DIR_EXCLUDE_REGEXP",
-          "^((\\..*)|(.*~)|(#.*)|(.*\\.rpmsave)|(.*\\.rpmnew)|(.*\\.dpkg-(old|new|dist|tmp))|(.*\\.swp))$" },
+          "^((\\..*)|(.*\\.pl)|(.*\\.py)|(.*\\.sh)|(.*~)|(#.*)|(.*\\.rpmsave)|(.*\\.rpmnew)|"
+          "(.*\\.dpkg-(old|new|dist|tmp))|(.*\\.cfsaved)|(.*\\.swp))$" },
+        /* Files read after LOCAL_CONFIG_DIR (or COMMAND |); one missing is an error unless
+         * REQUIRE_LOCAL_CONFIG_FILE is false. */
+        { "LOCAL_CONFIG_FILE", "" },
+        { "REQUIRE_LOCAL_CONFIG_FILE", "true" },
+        /* Seconds an include command (or LOCAL_CONFIG_FILE = COMMAND |) may run before it is killed. */
+        { "GLEAN_CONFIG_COMMAND_TIMEOUT", "30" },
 };
+
+/* DETECTED_PHYSICAL_CPUS: the online CPUs that are the first thread of
+ * their core (the first CPU of their topology/thread_siblings_list); cpus
+ * when the topology cannot be read. */
+static long physical_cpus(long cpus) {
+        long n = 0;
+
+        for (long c = 0; c < 4096; c++) {
+                char path[96];
+                long first;
+                FILE *f;
+
+                snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%ld/topology/thread_siblings_list", c);
+                f = fopen(path, "re");
+                if (!f) {
+                        snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%ld", c);
+                        if (access(path, F_OK) < 0)
+                                break; /* past the last CPU */
+                        continue;      /* offline */
+                }
+                if (fscanf(f, "%ld", &first) == 1 && first == c)
+                        n++;
+                fclose(f);
+        }
+        return n > 0 && n <= cpus ? n : cpus;
+}
 
 static int add_detected(Config *cfg) {
         char host[256] = "localhost", buf[32];
@@ -280,6 +322,9 @@ static int add_detected(Config *cfg) {
         r = config_define(cfg, "DETECTED_CPUS", buf, CONFIG_SOURCE_DETECTED, 0);
         if (r >= 0)
                 r = config_define(cfg, "DETECTED_CORES", buf, CONFIG_SOURCE_DETECTED, 0);
+        snprintf(buf, sizeof(buf), "%ld", physical_cpus(cpus));
+        if (r >= 0)
+                r = config_define(cfg, "DETECTED_PHYSICAL_CPUS", buf, CONFIG_SOURCE_DETECTED, 0);
         snprintf(buf, sizeof(buf), "%lld", mib);
         if (r >= 0)
                 r = config_define(cfg, "DETECTED_MEMORY", buf, CONFIG_SOURCE_DETECTED, 0);

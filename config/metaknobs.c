@@ -79,6 +79,10 @@ static const char *known_category(const char *category) {
         return NULL;
 }
 
+bool config_metaknob_category(const char *category) {
+        return known_category(category) != NULL;
+}
+
 /* ---- arguments ---- */
 
 typedef struct MetaArgs {

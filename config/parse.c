@@ -5,6 +5,7 @@
  *   NAME = value           (NAME : value is accepted too, as HTCondor does)
  *   NAME @=tag             a value of several lines, up to a line "@tag"
  *   include [ifexist] : path
+ *   include : COMMAND |    include [ifexist] command [into FILE] : COMMAND
  *   use CATEGORY : NAME[(ARGS)][, NAME...]   metaknobs (metaknobs.c)
  *   if / elif / else / endif   (cond.c)
  *   error : message        refuse the configuration
@@ -137,27 +138,69 @@ static int use_templates(ConfigLoad *ld, const char *category, const char *names
         return config_use(ld, category, names, at);
 }
 
+/* include [ifexist] : FILE, include : COMMAND |,
+ * include [ifexist] command|output [into FILE] : COMMAND. opts: the words
+ * between include and ':'. */
+static int include_statement(ConfigLoad *ld, char *opts, const char *rhs, int at) {
+        _cleanup_config_free_ char *text = NULL, *into = NULL;
+        bool if_exists = false, command = false;
+        char *w, *save = NULL, *target;
+        size_t n;
+        int r;
+
+        for (w = strtok_r(opts, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
+                if (!if_exists && !command && !into &&
+                    (strcasecmp(w, "ifexist") == 0 || strcasecmp(w, "ifexists") == 0))
+                        if_exists = true;
+                else if (!command && (strcasecmp(w, "command") == 0 || strcasecmp(w, "output") == 0))
+                        command = true;
+                else if (command && !into && strcasecmp(w, "into") == 0) {
+                        w = strtok_r(NULL, " \t", &save);
+                        if (!w)
+                                return config_error(ld->err, ld->file, at, -EINVAL,
+                                                    "include command into: expected a file name after into");
+                        r = expand_now(ld, w, at, &into);
+                        if (r < 0)
+                                return r;
+                        if (!config_strip(into)[0])
+                                return config_error(ld->err, ld->file, at, -EINVAL,
+                                                    "include command into: the file name '%.64s' expands to nothing",
+                                                    w);
+                        if (config_strip(into)[strlen(config_strip(into)) - 1] == '|')
+                                return config_error(ld->err, ld->file, at, -EINVAL,
+                                                    "include command into: the destination may not be a command");
+                } else
+                        return config_error(ld->err, ld->file, at, -EINVAL,
+                                            "include: unknown option '%.64s' (include [ifexist] : FILE, include : "
+                                            "COMMAND |, include [ifexist] command [into FILE] : COMMAND)",
+                                            w);
+        }
+        r = expand_now(ld, rhs, at, &text);
+        if (r < 0)
+                return r;
+        target = config_strip(text);
+        n = strlen(target);
+        if (n > 0 && target[n - 1] == '|') {
+                command = true;
+                while (n > 0 && (target[n - 1] == '|' || target[n - 1] == ' ' || target[n - 1] == '\t'))
+                        target[--n] = '\0';
+        }
+        if (!target[0])
+                return config_error(ld->err, ld->file, at, -EINVAL, "include: no %s", command ? "command" : "file name");
+        if (command)
+                return config_include_command(ld, target, into ? config_strip(into) : NULL, if_exists, at);
+        return config_include(ld, target, if_exists, at);
+}
+
 /* Statements with ':' and a keyword: include, use, error, warning.
  * Returns 1 if handled. */
-static int keyword_statement(ConfigLoad *ld, const char *word, const char *rest, const char *rhs, int at) {
+static int keyword_statement(ConfigLoad *ld, const char *word, char *rest, const char *rhs, int at) {
         const char *kw = word[0] == '@' ? word + 1 : word;
         _cleanup_config_free_ char *text = NULL;
         int r;
 
         if (strcasecmp(kw, "include") == 0) {
-                bool if_exists = false;
-
-                if (strcasecmp(rest, "ifexist") == 0 || strcasecmp(rest, "ifexists") == 0)
-                        if_exists = true;
-                else if (rest[0])
-                        return config_error(ld->err, ld->file, at, -EINVAL,
-                                            "include: unknown option '%.64s' (glean knows only ifexist)", rest);
-                r = expand_now(ld, rhs, at, &text);
-                if (r < 0)
-                        return r;
-                if (!config_strip(text)[0])
-                        return config_error(ld->err, ld->file, at, -EINVAL, "include: no file name");
-                r = config_include(ld, config_strip(text), if_exists, at);
+                r = include_statement(ld, rest, rhs, at);
                 return r < 0 ? r : 1;
         }
         if (strcasecmp(kw, "use") == 0) {

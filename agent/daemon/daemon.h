@@ -146,6 +146,12 @@ struct Agent {
 int agent_slots_create(Agent *a, ConfigError *err);
 void agent_slots_free(Agent *a);
 Slot *agent_slot_find(Agent *a, const char *name);       /* "slot1" or "slot1@host" */
+/* The name of s in what the agent sends: "slot1" when the agent's name is
+ * its machine's (the central manager adds "@machine"), else in full
+ * ("slot1@name@machine" with STARTD_NAME = name). buf: at least
+ * AGENT_WIRE_NAME_MAX bytes. */
+#define AGENT_WIRE_NAME_MAX 300
+const char *agent_slot_wire_name(const Slot *s, char *buf, size_t len);
 Slot *agent_slot_by_claim(Agent *a, const char *claim_id);
 /* After the state machine of s moved: the preempting claim that became the
  * current one takes the claimant's place; one that is gone is forgotten. */

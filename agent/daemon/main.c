@@ -133,6 +133,11 @@ static int agent_setup(Agent *a, const GleanDaemonArgs *args, const char *socket
                 for (char **m = warnings; *m; m++)
                         glean_log(LOG_WARNING, NULL, NULL, 0, "%s", *m);
         config_strv_free(warnings);
+        char **unused = NULL;
+        if (config_unused(a->cfg, &unused) > 0)
+                for (char **m = unused; *m; m++)
+                        glean_log(LOG_WARNING, NULL, NULL, 0, "%s", *m);
+        config_strv_free(unused);
 
         if ((r = agent_knob_string(a->cfg, "EXECUTE", "/var/lib/glean/execute", &a->execute)) < 0)
                 return r;
@@ -166,6 +171,8 @@ static int agent_setup(Agent *a, const GleanDaemonArgs *args, const char *socket
         r = agent_machine_detect(a->cfg, &a->machine, &err);
         if (r < 0)
                 return agent_log_config_error(&err, r, "machine resources");
+        if ((r = agent_machine_define_detected(a->cfg, &a->machine)) < 0)
+                return glean_log_errno(LOG_ERR, r, "cannot define the DETECTED_* macros");
         r = agent_carve_policy(a->cfg, &a->machine, &a->carve, &err);
         if (r < 0)
                 return agent_log_config_error(&err, r, "partitionable slot carving");
@@ -185,7 +192,7 @@ static int agent_setup(Agent *a, const GleanDaemonArgs *args, const char *socket
                 n++;
         glean_log(LOG_NOTICE, NULL, NULL, 0,
                   "%s: %lld CPUs, %lld MB memory, %lld KB disk in %s; %u slots; executor %s; running as uid %d",
-                  a->machine.hostname, (long long) a->machine.total.cpus, (long long) a->machine.total.memory,
+                  a->machine.name, (long long) a->machine.total.cpus, (long long) a->machine.total.memory,
                   (long long) a->machine.total.disk, a->execute, n, agent_executor_name(a->exec), (int) getuid());
         if ((r = agent_upstream_setup(a)) < 0)
                 return r;

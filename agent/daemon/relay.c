@@ -80,6 +80,14 @@ static bool is_this_host(const Agent *a, const char *name) {
         return strncasecmp(name, me, m) == 0 && name[m] == '.' && !strchr(me, '.');
 }
 
+/* Whether what follows "slot1@" in a slot's name is this agent: its name
+ * (STARTD_NAME), or, when that is its machine's, this machine. */
+static bool is_this_agent(const Agent *a, const char *name) {
+        if (strcasecmp(name, a->machine.name) == 0)
+                return true;
+        return strcasecmp(a->machine.name, a->machine.hostname) == 0 && is_this_host(a, name);
+}
+
 bool agent_relay_wanted(const Agent *a, const ClassAd *req, GleanCommand cmd) {
         switch (cmd) {
         case GLEAN_CMD_SUBMIT:
@@ -98,7 +106,7 @@ bool agent_relay_wanted(const Agent *a, const ClassAd *req, GleanCommand cmd) {
                 if (classad_eval_string(req, "Machine", CA_MODE_OLD, &v) >= 0)
                         other = !is_this_host(a, v);
                 else if (classad_eval_string(req, "Slot", CA_MODE_OLD, &v) >= 0 && strchr(v, '@'))
-                        other = !is_this_host(a, strchr(v, '@') + 1);
+                        other = !is_this_agent(a, strchr(v, '@') + 1);
                 free(v);
                 return other;
         }

@@ -428,7 +428,8 @@ static int on_request_claim(Conn *c, const ClassAd *req) {
                         classad_set_string(extra, "LeaseNote", note);
                         glean_log(LOG_NOTICE, NULL, f, 2, "%s: %s", target->name, note);
                 }
-                classad_set_string(extra, "Slot", target->name);
+                char wire[AGENT_WIRE_NAME_MAX];
+                classad_set_string(extra, "Slot", agent_slot_wire_name(target, wire, sizeof wire));
                 classad_set_string(extra, "ClaimId", id);
                 /* Claimed, or still ending a backfill command (Claimed once it is gone). */
                 classad_set_string(extra, "State", agent_state_name(agent_sm_state(target->sm)));
@@ -518,7 +519,8 @@ static int on_activate(Conn *c, const ClassAd *req) {
         ClassAd *extra = NULL;
         r = classad_new(&extra);
         if (r >= 0) {
-                classad_set_string(extra, "Slot", s->name);
+                char wire[AGENT_WIRE_NAME_MAX];
+                classad_set_string(extra, "Slot", agent_slot_wire_name(s, wire, sizeof wire));
                 classad_set_int(extra, "JobPid", agent_job_pid(s->job));
                 classad_set_string(extra, "RunAs", s->spec->user);
                 r = reply(c, req, true, NULL, extra);

@@ -52,6 +52,14 @@ Slot *agent_slot_find(Agent *a, const char *name) {
         return NULL;
 }
 
+const char *agent_slot_wire_name(const Slot *s, char *buf, size_t len) {
+        const AgentMachine *m = &s->agent->machine;
+        if (!m->name[0] || strcasecmp(m->name, m->hostname) == 0)
+                return s->name;
+        snprintf(buf, len, "%s@%s", s->name, m->name);
+        return buf;
+}
+
 Slot *agent_slot_by_claim(Agent *a, const char *claim_id) {
         for (Slot *s = a->slots; s; s = s->next)
                 if (s->sm && agent_sm_has_claim(s->sm, claim_id))
@@ -83,8 +91,9 @@ static void send_job_exit(Slot *s, const AgentJobExit *ex, const char *reason) {
         ClassAd *msg = NULL;
         if (glean_msg_new(GLEAN_CMD_JOB_EXIT, &msg) < 0)
                 return;
+        char wire[AGENT_WIRE_NAME_MAX];
         classad_set_string(msg, "ClaimId", s->claim_id);
-        classad_set_string(msg, "Slot", s->name);
+        classad_set_string(msg, "Slot", agent_slot_wire_name(s, wire, sizeof wire));
         /* Which run of which job ended: a claim runs several jobs one
          * after the other, and the central manager may hear of an exit
          * twice (it is sent again until acknowledged). */
@@ -211,7 +220,7 @@ ClassAd *agent_slot_start_hold(const Slot *s) {
         if (classad_new(&ad) < 0)
                 return NULL;
         char reason[1024];
-        snprintf(reason, sizeof reason, "Error from %s@%s: %s (errno %d)", s->name, s->agent->machine.hostname,
+        snprintf(reason, sizeof reason, "Error from %s@%s: %s (errno %d)", s->name, s->agent->machine.name,
                  s->start_error, s->start_errno);
         classad_set_bool(ad, "Hold", true);
         classad_set_int(ad, "HoldReasonCode", code);
@@ -311,8 +320,9 @@ static void on_action(void *userdata, const AgentAction *act) {
                 bool pre = act->claim_id && s->pre_claim_id[0] && strcmp(act->claim_id, s->pre_claim_id) == 0;
                 Conn *to = pre ? s->pre_claimant : s->claimant;
                 ClassAd *msg = NULL;
+                char wire[AGENT_WIRE_NAME_MAX];
                 if (to && glean_msg_new(GLEAN_CMD_EVENT, &msg) >= 0) {
-                        classad_set_string(msg, "Slot", s->name);
+                        classad_set_string(msg, "Slot", agent_slot_wire_name(s, wire, sizeof wire));
                         classad_set_string(msg, "State", agent_state_name(agent_sm_state(s->sm)));
                         classad_set_string(msg, "Activity", agent_activity_name(agent_sm_activity(s->sm)));
                         classad_set_string(msg, "ClaimId", act->claim_id ? act->claim_id : "");
@@ -378,8 +388,9 @@ static void on_transition(void *userdata, const AgentTransition *t) {
                   agent_activity_name(t->to_act), t->number ? num : "-", t->reason ? t->reason : "");
         /* The claimant learns of the change too (glean agent run prints it). */
         ClassAd *msg = NULL;
+        char wire[AGENT_WIRE_NAME_MAX];
         if (s->claimant && glean_msg_new(GLEAN_CMD_EVENT, &msg) >= 0) {
-                classad_set_string(msg, "Slot", s->name);
+                classad_set_string(msg, "Slot", agent_slot_wire_name(s, wire, sizeof wire));
                 classad_set_string(msg, "State", agent_state_name(t->to_state));
                 classad_set_string(msg, "Activity", agent_activity_name(t->to_act));
                 classad_set_int(msg, "Transition", t->number);

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * machine.c — what the machine has: the configuration overrides of the
- * detected values (NUM_CPUS, MEMORY, DISK, RESERVED_DISK, RESERVED_SWAP,
- * custom resources of MACHINE_RESOURCE_NAMES / MACHINE_RESOURCE_<name>,
- * seed 002 3.5.10.1), resource arithmetic, and the shell that detects CPUs,
- * memory, disk, swap, the architecture and the host name.
+ * detected values (COUNT_HYPERTHREAD_CPUS, NUM_CPUS, MEMORY, RESERVED_MEMORY,
+ * DISK, RESERVED_DISK, RESERVED_SWAP, custom resources of
+ * MACHINE_RESOURCE_NAMES / MACHINE_RESOURCE_<name>, seed 002 3.5.10.1),
+ * resource arithmetic, and the shell that detects CPUs, memory, disk, swap,
+ * the architecture and the host name.
  */
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -44,14 +45,20 @@ int agent_slots_error(ConfigError *err, const Config *cfg, const char *knob, int
 typedef struct Lookup {
         const Config *cfg;
         char cpus[32];
+        char cores[32];
+        char physical[32];
         char memory[32];
 } Lookup;
 
 static const char *lookup_raw(void *userdata, const char *name) {
         const Lookup *l = userdata;
 
-        if (l->cpus[0] && (strcasecmp(name, "DETECTED_CPUS") == 0 || strcasecmp(name, "DETECTED_CORES") == 0))
+        if (l->cpus[0] && strcasecmp(name, "DETECTED_CPUS") == 0)
                 return l->cpus;
+        if (l->cores[0] && strcasecmp(name, "DETECTED_CORES") == 0)
+                return l->cores;
+        if (l->physical[0] && strcasecmp(name, "DETECTED_PHYSICAL_CPUS") == 0)
+                return l->physical;
         if (l->memory[0] && strcasecmp(name, "DETECTED_MEMORY") == 0)
                 return l->memory;
         return config_raw(l->cfg, name);
@@ -68,7 +75,7 @@ static char *strip(char *s) {
         return s;
 }
 
-int agent_knob_text(const Config *cfg, const char *knob, const AgentRes *detected, char **ret, ConfigError *err) {
+int agent_knob_text(const Config *cfg, const char *knob, const AgentMachine *m, char **ret, ConfigError *err) {
         Lookup l = { .cfg = cfg };
         const char *raw = config_raw(cfg, knob);
         char *v = NULL, *s;
@@ -76,9 +83,11 @@ int agent_knob_text(const Config *cfg, const char *knob, const AgentRes *detecte
 
         if (!raw)
                 return -ENOENT;
-        if (detected) {
-                snprintf(l.cpus, sizeof(l.cpus), "%lld", (long long) detected->cpus);
-                snprintf(l.memory, sizeof(l.memory), "%lld", (long long) detected->memory);
+        if (m) {
+                snprintf(l.cpus, sizeof(l.cpus), "%lld", (long long) m->detected.cpus);
+                snprintf(l.cores, sizeof(l.cores), "%lld", (long long) m->detected_cores);
+                snprintf(l.physical, sizeof(l.physical), "%lld", (long long) m->detected_physical_cpus);
+                snprintf(l.memory, sizeof(l.memory), "%lld", (long long) m->detected.memory);
         }
         r = config_expand_with(raw, lookup_raw, &l, &v, err);
         if (r < 0)
@@ -93,7 +102,7 @@ int agent_knob_text(const Config *cfg, const char *knob, const AgentRes *detecte
         return 0;
 }
 
-int agent_knob_number(const Config *cfg, const char *knob, const AgentRes *detected, double *ret, ConfigError *err) {
+int agent_knob_number(const Config *cfg, const char *knob, const AgentMachine *m, double *ret, ConfigError *err) {
         _cleanup_free_ char *text = NULL;
         ClassAdExpr *e = NULL;
         CaValue v = ca_undefined();
@@ -102,7 +111,7 @@ int agent_knob_number(const Config *cfg, const char *knob, const AgentRes *detec
         char *end;
         int r;
 
-        r = agent_knob_text(cfg, knob, detected, &text, err);
+        r = agent_knob_text(cfg, knob, m, &text, err);
         if (r < 0)
                 return r;
         errno = 0;
@@ -349,12 +358,12 @@ static int configure_custom(const Config *cfg, AgentMachine *m, ConfigError *err
 }
 
 /* An integer knob >= min, or def when undefined. */
-static int knob_int(const Config *cfg, const char *knob, const AgentRes *detected, int64_t def, int64_t min,
+static int knob_int(const Config *cfg, const char *knob, const AgentMachine *m, int64_t def, int64_t min,
                     const char *unit, int64_t *ret, ConfigError *err) {
         double d;
         int r;
 
-        r = agent_knob_number(cfg, knob, detected, &d, err);
+        r = agent_knob_number(cfg, knob, m, &d, err);
         if (r == -ENOENT) {
                 *ret = def;
                 return 0;
@@ -368,8 +377,53 @@ static int knob_int(const Config *cfg, const char *knob, const AgentRes *detecte
         return 0;
 }
 
-int agent_machine_configure(const Config *cfg, const AgentRes *detected, const char *arch, const char *hostname,
-                            AgentMachine *ret, ConfigError *err) {
+/* ---- the machine ---- */
+
+/* DETECTED_CPUS as COUNT_HYPERTHREAD_CPUS says. */
+static int configure_cpus(const Config *cfg, AgentMachine *m, int64_t logical, int64_t physical, ConfigError *err) {
+        bool hyper = true;
+        int r;
+
+        m->detected_cores = logical;
+        m->detected_physical_cpus = physical > 0 && physical <= logical ? physical : logical;
+        r = config_get_bool(cfg, "COUNT_HYPERTHREAD_CPUS", &hyper, err);
+        if (r < 0 && r != -ENOENT)
+                return r;
+        m->detected.cpus = r == -ENOENT || hyper ? m->detected_cores : m->detected_physical_cpus;
+        r = knob_int(cfg, "NUM_CPUS", m, m->detected.cpus, 1, "CPU", &m->total.cpus, err);
+        if (r < 0)
+                return r;
+        if (m->total.cpus < 1)
+                return agent_slots_error(err, cfg, "NUM_CPUS", -EINVAL, "the machine has no CPU (detected %lld)",
+                                         (long long) m->detected.cpus);
+        return 0;
+}
+
+/* MEMORY (default DETECTED_MEMORY) less RESERVED_MEMORY, as HTCondor's
+ * sysapi_phys_memory(): what the slots divide. */
+static int configure_memory(const Config *cfg, AgentMachine *m, ConfigError *err) {
+        int64_t memory, reserved = 0;
+        int r;
+
+        r = knob_int(cfg, "MEMORY", m, m->detected.memory, 1, "MB", &memory, err);
+        if (r < 0)
+                return r;
+        if (memory < 1)
+                return agent_slots_error(err, cfg, "MEMORY", -EINVAL, "the machine has no memory (detected %lld MB)",
+                                         (long long) m->detected.memory);
+        r = knob_int(cfg, "RESERVED_MEMORY", m, 0, 0, "MB", &reserved, err);
+        if (r < 0)
+                return r;
+        if (reserved >= memory)
+                return agent_slots_error(err, cfg, "RESERVED_MEMORY", -EINVAL,
+                                         "RESERVED_MEMORY = %lld leaves no memory: the machine has %lld MB",
+                                         (long long) reserved, (long long) memory);
+        m->total.memory = memory - reserved;
+        return 0;
+}
+
+int agent_machine_configure_cpus(const Config *cfg, const AgentRes *detected, int64_t physical_cpus,
+                                 const char *arch, const char *hostname, AgentMachine *ret, ConfigError *err) {
         AgentMachine m = {};
         int64_t reserved = 0;
         int r;
@@ -382,33 +436,27 @@ int agent_machine_configure(const Config *cfg, const AgentRes *detected, const c
         snprintf(m.opsys, sizeof(m.opsys), "LINUX");
         snprintf(m.hostname, sizeof(m.hostname), "%s", hostname && hostname[0] ? hostname : "localhost");
 
-        r = knob_int(cfg, "NUM_CPUS", detected, detected->cpus, 1, "CPU", &m.total.cpus, err);
+        r = configure_cpus(cfg, &m, detected->cpus, physical_cpus, err);
         if (r < 0)
                 return r;
-        if (m.total.cpus < 1)
-                return agent_slots_error(err, cfg, "NUM_CPUS", -EINVAL, "the machine has no CPU (detected %lld)",
-                                         (long long) detected->cpus);
-        r = knob_int(cfg, "MEMORY", detected, detected->memory, 1, "MB", &m.total.memory, err);
+        r = configure_memory(cfg, &m, err);
         if (r < 0)
                 return r;
-        if (m.total.memory < 1)
-                return agent_slots_error(err, cfg, "MEMORY", -EINVAL, "the machine has no memory (detected %lld MB)",
-                                         (long long) detected->memory);
 
         /* DISK (KB) replaces the detected free disk; RESERVED_DISK (MB) is
          * kept free for the file system, RESERVED_SWAP (MB) likewise. */
-        r = knob_int(cfg, "DISK", detected, -1, 0, "KB", &m.total.disk, err);
+        r = knob_int(cfg, "DISK", &m, -1, 0, "KB", &m.total.disk, err);
         if (r < 0)
                 return r;
         if (m.total.disk < 0) {
-                r = knob_int(cfg, "RESERVED_DISK", detected, 0, 0, "MB", &reserved, err);
+                r = knob_int(cfg, "RESERVED_DISK", &m, 0, 0, "MB", &reserved, err);
                 if (r < 0)
                         return r;
                 m.total.disk = detected->disk - reserved * 1024;
                 if (m.total.disk < 0)
                         m.total.disk = 0;
         }
-        r = knob_int(cfg, "RESERVED_SWAP", detected, 0, 0, "MB", &reserved, err);
+        r = knob_int(cfg, "RESERVED_SWAP", &m, 0, 0, "MB", &reserved, err);
         if (r < 0)
                 return r;
         m.total.swap = detected->swap - reserved * 1024;
@@ -416,9 +464,36 @@ int agent_machine_configure(const Config *cfg, const AgentRes *detected, const c
                 m.total.swap = 0;
 
         r = configure_custom(cfg, &m, err);
+        if (r >= 0)
+                r = agent_machine_names(cfg, &m, err);
         if (r < 0)
                 return r;
         *ret = m;
+        return 0;
+}
+
+int agent_machine_configure(const Config *cfg, const AgentRes *detected, const char *arch, const char *hostname,
+                            AgentMachine *ret, ConfigError *err) {
+        return agent_machine_configure_cpus(cfg, detected, 0, arch, hostname, ret, err);
+}
+
+int agent_machine_define_detected(Config *cfg, const AgentMachine *m) {
+        const struct { const char *name; int64_t value; } detected[] = {
+                { "DETECTED_CPUS", m->detected.cpus },
+                { "DETECTED_CORES", m->detected_cores },
+                { "DETECTED_PHYSICAL_CPUS", m->detected_physical_cpus },
+                { "DETECTED_MEMORY", m->detected.memory },
+        };
+
+        for (size_t i = 0; i < sizeof(detected) / sizeof(detected[0]); i++) {
+                char buf[32];
+                int r;
+
+                snprintf(buf, sizeof(buf), "%lld", (long long) detected[i].value);
+                r = config_set(cfg, detected[i].name, buf);
+                if (r < 0)
+                        return r;
+        }
         return 0;
 }
 
@@ -493,11 +568,15 @@ int agent_machine_detect(const Config *cfg, AgentMachine *ret, ConfigError *err)
         _cleanup_free_ char *host = NULL;
         char hostbuf[256] = "";
         AgentRes d = {};
+        AgentCpus allowed;
         struct utsname u;
-        int64_t kb, cg;
+        int64_t kb, cg, physical = 0;
         int r;
 
         d.cpus = detect_cpus();
+        if (agent_cpus_allowed(&allowed) < 0 || agent_cpus_count(&allowed) != (unsigned) d.cpus ||
+            agent_cpus_physical("/sys", &allowed, &physical) < 0)
+                physical = 0; /* unknown: as many as d.cpus */
         kb = meminfo_kb("MemTotal");
         d.memory = kb > 0 ? kb / 1024 : 0;
         /* A cgroup's memory.max (the agent's or above it) below MemTotal. */
@@ -520,5 +599,6 @@ int agent_machine_detect(const Config *cfg, AgentMachine *ret, ConfigError *err)
                         snprintf(hostbuf, sizeof(hostbuf), "localhost");
                 hostbuf[sizeof(hostbuf) - 1] = '\0';
         }
-        return agent_machine_configure(cfg, &d, u.machine, host && host[0] ? strip(host) : hostbuf, ret, err);
+        return agent_machine_configure_cpus(cfg, &d, physical, u.machine, host && host[0] ? strip(host) : hostbuf,
+                                            ret, err);
 }

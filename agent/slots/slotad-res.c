@@ -2,8 +2,9 @@
 /*
  * slotad-res.c — the identity and resource attributes of a slot's ad, with
  * HTCondor's names (seed 002, 3.5.10.1 and 3.5.10.6): Name, SlotID,
- * SlotType, Cpus, Memory, Disk, Total*, TotalSlot*, Detected*, one set per
- * custom resource, PartitionableSlot / DynamicSlot, MachineResources.
+ * SlotType, Machine, UidDomain, FileSystemDomain, Cpus, Memory, Disk,
+ * Total*, TotalSlot*, Detected*, one set per custom resource,
+ * PartitionableSlot / DynamicSlot, MachineResources.
  */
 #include <errno.h>
 #include <math.h>
@@ -55,18 +56,21 @@ int agent_slot_ad_resources(ClassAd *ad, const AgentMachine *m, const AgentSlotD
         const AgentRes *slot_total = dynamic ? res : &def->res;
         const char *kind = dynamic ? "Dynamic" : def->partitionable ? "Partitionable" : "Static";
         char full[512], resources[64 + AGENT_MAX_CUSTOM * 66];
+        const char *agent_name;
         size_t len, nlen, hlen;
         int r = 0;
 
         if (!ad || !m || !def || !name || !res || m->n_custom > AGENT_MAX_CUSTOM)
                 return -EINVAL;
+        agent_name = m->name[0] ? m->name : m->hostname; /* a machine made by hand may have no name */
         nlen = strlen(name);
-        hlen = strnlen(m->hostname, sizeof(m->hostname));
+        hlen = strnlen(agent_name, sizeof(m->name));
         if (!name[0] || strchr(name, '@') || nlen + hlen + 2 > sizeof(full))
                 return -EINVAL;
+        /* "slot1@" + the agent's name, as HTCondor's Resource names a slot. */
         memcpy(full, name, nlen);
         full[nlen] = '@';
-        memcpy(full + nlen + 1, m->hostname, hlen);
+        memcpy(full + nlen + 1, agent_name, hlen);
         full[nlen + 1 + hlen] = '\0';
 
         r = classad_set_string(ad, "Name", full);
@@ -94,6 +98,11 @@ int agent_slot_ad_resources(ClassAd *ad, const AgentMachine *m, const AgentSlotD
                 r = classad_set_string(ad, "Arch", m->arch);
         if (r >= 0)
                 r = classad_set_string(ad, "OpSys", m->opsys);
+        if (r >= 0)
+                r = classad_set_string(ad, "UidDomain", m->uid_domain[0] ? m->uid_domain : m->hostname);
+        if (r >= 0)
+                r = classad_set_string(ad, "FileSystemDomain",
+                                       m->filesystem_domain[0] ? m->filesystem_domain : m->hostname);
         if (r < 0)
                 return r;
 

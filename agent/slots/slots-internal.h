@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * slots-internal.h — what machine.c, slottype.c, pslot.c and slotad-res.c
- * share and nobody else needs.
+ * slots-internal.h — what machine.c, names.c, slottype.c, pslot.c and
+ * slotad-res.c share and nobody else needs.
  */
 #pragma once
 
@@ -24,13 +24,19 @@ static inline void agent_strvp(char ***p) {
 int agent_slots_error(ConfigError *err, const Config *cfg, const char *knob, int r, const char *fmt, ...)
         __attribute__((format(printf, 5, 6)));
 
-/* The expanded, trimmed value of knob, with $(DETECTED_CPUS), $(DETECTED_CORES)
- * and $(DETECTED_MEMORY) standing for `detected` (may be NULL: as cfg says).
+/* The expanded, trimmed value of knob, with $(DETECTED_CPUS), $(DETECTED_CORES),
+ * $(DETECTED_PHYSICAL_CPUS) and $(DETECTED_MEMORY) standing for what m detected
+ * (m->detected.cpus, m->detected_cores, m->detected_physical_cpus,
+ * m->detected.memory; m may be NULL: as cfg says).
  * -ENOENT when undefined or empty. *ret malloc'd. */
-int agent_knob_text(const Config *cfg, const char *knob, const AgentRes *detected, char **ret, ConfigError *err);
+int agent_knob_text(const Config *cfg, const char *knob, const AgentMachine *m, char **ret, ConfigError *err);
 /* The same read as a number: a literal, else a ClassAd expression of no ad
  * (as HTCondor's param_integer() reads). -EINVAL with err when it is not one. */
-int agent_knob_number(const Config *cfg, const char *knob, const AgentRes *detected, double *ret, ConfigError *err);
+int agent_knob_number(const Config *cfg, const char *knob, const AgentMachine *m, double *ret, ConfigError *err);
+
+/* m->name (STARTD_NAME), m->uid_domain and m->filesystem_domain of m, whose
+ * hostname is set (names.c); -EINVAL with err naming a bad knob. */
+int agent_machine_names(const Config *cfg, AgentMachine *m, ConfigError *err);
 
 /* Parses a whole number or real in text[0..len) with an optional unit suffix
  * (K, M, G, T, optionally followed by B, case-insensitive) into units of

@@ -381,7 +381,7 @@ static int read_count(Layout *l, const char *knob, int64_t def, int64_t *ret) {
         double d;
         int r;
 
-        r = agent_knob_number(l->cfg, knob, &l->m->detected, &d, l->err);
+        r = agent_knob_number(l->cfg, knob, l->m, &d, l->err);
         if (r == -ENOENT) {
                 *ret = def;
                 return 0;
@@ -492,7 +492,7 @@ static int read_type(Layout *l, SlotType *t) {
         else if (r < 0)
                 return r;
         snprintf(knob, sizeof(knob), "SLOT_TYPE_%u", t->type);
-        r = agent_knob_text(l->cfg, knob, &l->m->detected, &text, l->err);
+        r = agent_knob_text(l->cfg, knob, l->m, &text, l->err);
         if (r == -ENOENT)
                 return 0; /* everything auto */
         if (r < 0)

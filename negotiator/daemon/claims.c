@@ -137,8 +137,17 @@ static int claim_new(Nego *n, const char *id, const char *slot, const char *mach
 }
 
 /* The collector's record of a slot an agent names ("slot1_2", or in full). */
+/* The slot an agent of machine means by name ("slot1", or in full
+ * "slot1@name@machine" when it has a STARTD_NAME). An agent speaks for its
+ * own machine only: a full name of another machine's slot is no slot
+ * (NULL, full ""), as the collector refuses such a SlotUpdate. */
 static SlotRec *slot_named(Nego *n, const char *machine, const char *name, char *full, size_t len) {
-        if (strchr(name, '@'))
+        const char *at = strrchr(name, '@');
+
+        full[0] = '\0';
+        if (at && strcasecmp(at + 1, machine) != 0)
+                return NULL;
+        if (at)
                 snprintf(full, len, "%s", name);
         else
                 snprintf(full, len, "%s@%s", name, machine);
@@ -352,7 +361,7 @@ void nego_claim_granted(Nego *n, Claim *c, const ClassAd *reply) {
         glean_strmap_put(n->matching, c->jobkey, c); /* still on its way until it starts */
         if (classad_eval_string(reply, "Slot", GLEAN_CA_MODE, &slot) >= 0 && *slot) {
                 slot_named(n, c->machine, slot, full, sizeof full);
-                char *dup = strdup(full);
+                char *dup = full[0] ? strdup(full) : NULL;
                 if (dup) {
                         free(c->slot);
                         c->slot = dup;

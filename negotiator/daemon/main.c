@@ -231,6 +231,11 @@ static int load_config(Nego *n, Config **ret) {
                 for (char **m = warnings; *m; m++)
                         glean_log(LOG_WARNING, NULL, NULL, 0, "%s", *m);
         config_strv_free(warnings);
+        char **unused = NULL;
+        if (config_unused(cfg, &unused) > 0)
+                for (char **m = unused; *m; m++)
+                        glean_log(LOG_WARNING, NULL, NULL, 0, "%s", *m);
+        config_strv_free(unused);
         *ret = cfg;
         return 0;
 }

@@ -15,7 +15,9 @@
  * there is no manager; multi-part Submits kept until their last part (no
  * client waits behind another), a stalled series dropped after
  * RELAY_SUBMIT_TIMEOUT, one past RELAY_SUBMIT_MAX_BYTES or whose client
- * left dropped too, the upstream connection kept.
+ * left dropped too, the upstream connection kept. STARTD_NAME: the
+ * slots named slotN@name@machine in their ads and in what the agent says
+ * of them, the Hello naming the machine.
  *
  * The binaries: $GLEAN_AGENT (set by make check to the flavour being
  * tested), else build/bin/glean-agent.
@@ -1008,6 +1010,75 @@ static void test_no_manager(void) {
         mgr_close(&m);
 }
 
+/* STARTD_NAME = second: the Hello names the machine, the slots are
+ * slotN@second@machine in their ads and in everything the agent says of
+ * them (a claim's reply, the JobExit); a Vacate of its own slot by that
+ * name stays here, one of another agent's name on this machine goes up. */
+static void test_startd_name(void) {
+        Manager m;
+        Pool p;
+        CU_ASSERT_FATAL(start_pair(&m, &p, "FULL_HOSTNAME = agent.test\nSTARTD_NAME = second\n"));
+        char why[512];
+        GLEAN_TEST_CHECK_FATAL(mgr_accept(&m, NULL, 10, why, sizeof why) == 0, "handshake: %s", why);
+        GleanCommand c;
+        ClassAd *hello = mgr_recv(&m, 5000, &c);
+        GLEAN_TEST_CHECK(hello && c == GLEAN_CMD_HELLO && has_string(hello, "Machine", "agent.test"),
+                         "the Hello names the machine, not STARTD_NAME");
+        classad_free(hello);
+        ClassAd *ours = NULL;
+        glean_hello_new("glean-negotiator", &ours);
+        CU_ASSERT_FATAL(mgr_send(&m, ours));
+        classad_free(ours);
+        for (int i = 1; i <= 2; i++) {
+                ClassAd *u = mgr_wait(&m, GLEAN_CMD_SLOT_UPDATE, NULL, NULL, 5), *ad = NULL;
+                char want[64];
+                snprintf(want, sizeof want, "slot%d@second@agent.test", i);
+                GLEAN_TEST_CHECK(u && glean_msg_get_ad(u, "SlotAd", &ad) >= 0 && has_string(ad, "Name", want) &&
+                                         has_string(ad, "Machine", "agent.test") &&
+                                         has_string(ad, "FileSystemDomain", "agent.test") &&
+                                         has_string(ad, "UidDomain", "agent.test"),
+                                 "SlotUpdate %d: %s", i, want);
+                classad_free(ad);
+                classad_free(u);
+        }
+        /* The central manager claims by the full name; the agent answers with it. */
+        const char *id = "upstream-startd-name-0001";
+        ClassAd *job = shell_job(&p, "exit 5");
+        ClassAd *r = mgr_claim_cmd(&m, GLEAN_CMD_REQUEST_CLAIM, "slot1@second@agent.test", id, job);
+        GLEAN_TEST_CHECK(reply_ok(r, NULL) && has_string(r, "Slot", "slot1@second@agent.test"),
+                         "RequestClaim's reply names the slot in full");
+        classad_free(r);
+        r = mgr_claim_cmd(&m, GLEAN_CMD_ACTIVATE_CLAIM, NULL, id, job);
+        GLEAN_TEST_CHECK(reply_ok(r, NULL) && has_string(r, "Slot", "slot1@second@agent.test"),
+                         "ActivateClaim's reply names the slot in full");
+        classad_free(r);
+        ClassAd *ex = mgr_wait(&m, GLEAN_CMD_JOB_EXIT, "ClaimId", id, 10);
+        GLEAN_TEST_CHECK(ex && has_string(ex, "Slot", "slot1@second@agent.test") && int_of(ex, "ExitCode") == 5,
+                         "the JobExit names the slot in full");
+        if (ex)
+                mgr_ack(&m, ex);
+        classad_free(ex);
+        classad_free(job);
+        /* A user's Vacate: of this agent's slot here, of another agent's name up. */
+        int fd = connect_agent(&p);
+        CU_ASSERT_FATAL(fd >= 0);
+        ClassAd *v = NULL;
+        glean_msg_new(GLEAN_CMD_VACATE, &v);
+        classad_set_string(v, "Slot", "slot2@second@agent.test");
+        GLEAN_TEST_CHECK(ok_why(call(fd, v), why, sizeof why), "Vacate of slot2@second@agent.test here: %s", why);
+        classad_free(v);
+        glean_msg_new(GLEAN_CMD_VACATE, &v);
+        classad_set_string(v, "Slot", "slot2@first@agent.test");
+        CU_ASSERT_FATAL(glean_msg_send(fd, v, 5000) >= 0);
+        classad_free(v);
+        ClassAd *up = mgr_wait(&m, GLEAN_CMD_VACATE, "Slot", "slot2@first@agent.test", 5);
+        GLEAN_TEST_CHECK(up != NULL, "Vacate of another agent's slot on this machine relayed");
+        classad_free(up);
+        close(fd);
+        GLEAN_TEST_CHECK(pool_stop(&p) == 0, "the agent exits 0 after SIGTERM");
+        mgr_close(&m);
+}
+
 static CU_TestInfo tests[] = {
         { "handshake, Hello, slots, a job through the connection", test_connect_and_run },
         { "claims survive a lost connection; exits kept and delivered", test_reconnect },
@@ -1019,6 +1090,7 @@ static CU_TestInfo tests[] = {
         { "the parts of a Submit go up together, nobody waits", test_relay_submit_parts },
         { "a stalled or broken series is dropped, the connection stays", test_relay_series_broken },
         { "no central manager, no key", test_no_manager },
+        { "STARTD_NAME: the slots' names in ads, replies, exits and Vacates", test_startd_name },
         CU_TEST_INFO_NULL,
 };
 

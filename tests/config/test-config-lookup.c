@@ -611,10 +611,11 @@ static void test_load_default(void) {
         config_free(cfg);
         cfg = NULL;
 
+        /* A LOCAL_CONFIG_DIR that does not exist holds nothing to read (HTCondor). */
         r = config_load_path(path_of("std/no-dir.conf"), &cfg, &err);
-        GLEAN_TEST_CHECK(r == -ENOENT && err.line == 1 && strstr(err.msg, "LOCAL_CONFIG_DIR: cannot read directory"),
-                         "missing LOCAL_CONFIG_DIR: %d %s:%d %s", r, err.file, err.line, err.msg);
-        GLEAN_TEST_CHECK(!cfg, "a Config on failure");
+        GLEAN_TEST_CHECK(r == 0, "missing LOCAL_CONFIG_DIR: %d %s:%d %s", r, err.file, err.line, err.msg);
+        config_free(cfg);
+        cfg = NULL;
 
         r = config_load_path(path_of("std/broken.conf"), &cfg, &err);
         GLEAN_TEST_CHECK(r == -EINVAL && err.line == 2, "broken: %d %s:%d %s", r, err.file, err.line, err.msg);

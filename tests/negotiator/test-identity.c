@@ -252,11 +252,37 @@ static void test_slot_identity(void) {
         rig_done(&r, false);
 }
 
+/* An agent speaks for its own machine's slots only: a claim granted, or an
+ * event sent, naming another machine's slot in full is not about that
+ * slot. */
+static void test_foreign_slot_name(void) {
+        Rig r;
+        Agent a, b;
+        CU_ASSERT_FATAL(rig_init(&r, NULL));
+        CU_ASSERT_FATAL(rig_start(&r));
+        CU_ASSERT_FATAL(agent_connect(&a, &r, "fake5"));
+        CU_ASSERT_FATAL(agent_connect(&b, &r, "fake6"));
+        agent_slot(&b, "slot1", "Unclaimed", "Idle", NULL);
+        int64_t c = expect_accepted(relay_submit(&b, 1, "bob", 1007, NULL, NULL), "bob's job");
+        ClassAd *req = agent_expect(&b, GLEAN_CMD_REQUEST_CLAIM, 10);
+        CU_ASSERT_FATAL(req != NULL);
+        char *claim = agent_grant(&b, req, "slot1@fake5", 30);
+        classad_free(req);
+        GLEAN_TEST_CHECK(log_has(&r, "claimed slot1@fake6 for job", 5),
+                         "the claim of job %" PRId64 " stays on fake6's slot", c);
+        GLEAN_TEST_CHECK(!log_has(&r, "claimed slot1@fake5", 0), "fake6 cannot move a claim onto fake5's slot");
+        free(claim);
+        agent_close(&a);
+        agent_close(&b);
+        rig_done(&r, false);
+}
+
 static CU_TestInfo tests[] = {
         { "identity attributes are literals", test_literals },
         { "accounting names: one's own, allowed groups, requirements", test_accounting_names },
         { "administrators relayed by name, from allowed agents", test_relayed_admins },
         { "who runs on a slot of ours is the queue's word", test_slot_identity },
+        { "an agent names its own machine's slots only", test_foreign_slot_name },
         CU_TEST_INFO_NULL,
 };
 

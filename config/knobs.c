@@ -1,0 +1,588 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * knobs.c — the knob registry: every configuration name some part of glean
+ * reads (a daemon, the CLI, the configuration language itself), and the
+ * name patterns it builds at run time (SLOT<N>_NAME, SLOT_TYPE_<N>,
+ * GROUP_QUOTA_<group>, ALLOW_<level>, ...). From it config_used() and
+ * config_unused() (config.h) tell the knobs read from those read by
+ * nothing, so that a knob HTCondor honours and glean does not is never
+ * silently ignored: a name a file sets counts as read when glean reads it,
+ * or when a name read refers to it as $(NAME), directly or through other
+ * macros (policy macros like StartIdleTime, which START uses).
+ *
+ * Keep it honest: a new reader of a knob adds its name here (tests/config/
+ * test-config-knobs.c checks the defaults and a table of known names).
+ */
+#define _GNU_SOURCE
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "common/authz.h"
+#include "config-internal.h"
+
+enum {
+        KNOB_SLOT = 1u << 0, /* read through config_get_slot: SLOT<N>_NAME too */
+};
+
+typedef struct Knob {
+        const char *name;
+        unsigned flags;
+} Knob;
+
+/* Sorted by reader, not by name. */
+static const Knob knobs[] = {
+        /* the configuration language (config/load.c, getters.c) */
+        { "LOCAL_CONFIG_DIR", 0 },
+        { "LOCAL_CONFIG_DIR_EXCLUDE_REGEXP", 0 },
+        { "LOCAL_CONFIG_FILE", 0 },
+        { "REQUIRE_LOCAL_CONFIG_FILE", 0 },
+        { "GLEAN_CONFIG_COMMAND_TIMEOUT", 0 },
+        { "STARTD_ATTRS", KNOB_SLOT },
+        { "STARTD_EXPRS", KNOB_SLOT },
+        { "SEC_DEFAULT_AUTHENTICATION_METHODS", 0 },
+
+        /* agent: the slot policy (agent/policy/policy-config.c) */
+        { "START", KNOB_SLOT },
+        { "IS_OWNER", KNOB_SLOT },
+        { "WANT_SUSPEND", KNOB_SLOT },
+        { "SUSPEND", KNOB_SLOT },
+        { "CONTINUE", KNOB_SLOT },
+        { "PREEMPT", KNOB_SLOT },
+        { "WANT_VACATE", KNOB_SLOT },
+        { "KILL", KNOB_SLOT },
+        { "RANK", KNOB_SLOT },
+        { "MaxJobRetirementTime", KNOB_SLOT },
+        { "MachineMaxVacateTime", KNOB_SLOT },
+        { "START_BACKFILL", KNOB_SLOT },
+        { "EVICT_BACKFILL", KNOB_SLOT },
+        { "PERIODIC_CHECKPOINT", KNOB_SLOT },
+        { "RunBenchmarks", KNOB_SLOT },
+        { "WANT_SUSPEND_VANILLA", KNOB_SLOT },
+        { "SUSPEND_VANILLA", KNOB_SLOT },
+        { "CONTINUE_VANILLA", KNOB_SLOT },
+        { "PREEMPT_VANILLA", KNOB_SLOT },
+        { "WANT_VACATE_VANILLA", KNOB_SLOT },
+        { "KILL_VANILLA", KNOB_SLOT },
+        { "CPU_BUSY", 0 },
+        { "CPUBusy", 0 },
+        { "MATCH_TIMEOUT", KNOB_SLOT },
+        { "KILLING_TIMEOUT", KNOB_SLOT },
+        { "CLAIM_WORKLIFE", KNOB_SLOT },
+        { "ALIVE_INTERVAL", KNOB_SLOT },
+        { "MAX_CLAIM_ALIVES_MISSED", KNOB_SLOT },
+        { "MAX_CLAIM_LEASE_DURATION", KNOB_SLOT },
+        { "ENABLE_BACKFILL", 0 },
+        { "BACKFILL_COMMAND", 0 },
+
+        /* agent: the machine and its slots (agent/slots/) */
+        { "NUM_CPUS", 0 },
+        { "MEMORY", 0 },
+        { "DISK", 0 },
+        { "RESERVED_DISK", 0 },
+        { "RESERVED_SWAP", 0 },
+        { "NUM_SLOTS", 0 },
+        { "MACHINE_RESOURCE_NAMES", 0 },
+        { "DETECTED_CPUS", 0 },
+        { "DETECTED_CORES", 0 },
+        { "DETECTED_MEMORY", 0 },
+        { "SLOTS_CONNECTED_TO_KEYBOARD", 0 },
+        { "SLOTS_CONNECTED_TO_CONSOLE", 0 },
+        { "DISCONNECTED_KEYBOARD_IDLE_BOOST", 0 },
+        { "STARTD_SLOT_ATTRS", 0 },
+
+        /* agent: the daemon (agent/daemon/) */
+        { "AGENT_LOG_LEVEL", 0 },
+        { "AGENT_SOCKET", 0 },
+        { "AGENT_EXECUTOR", 0 },
+        { "AGENT_JOBS_SCOPE", 0 },
+        { "AGENT_MAX_CONNECTIONS", 0 },
+        { "AGENT_MAX_CONNECTIONS_PER_USER", 0 },
+        { "AGENT_HELLO_TIMEOUT", 0 },
+        { "AGENT_CONNECTION_IDLE_TIMEOUT", 0 },
+        { "EXECUTE", 0 },
+        { "FULL_HOSTNAME", 0 },
+        { "SLOT_USER", 0 },
+        { "STARTER_ALLOW_RUNAS_OWNER", 0 },
+        { "ASSIGN_CPU_AFFINITY", 0 },
+        { "BASE_CGROUP", 0 },
+        { "FORK_EXECUTOR_CGROUP", 0 },
+        { "CGROUP_CPU_HARD_LIMIT", 0 },
+        { "CGROUP_MEMORY_HIGH_PERCENT", 0 },
+        { "CGROUP_MEMORY_LIMIT_POLICY", 0 },
+        { "CGROUP_PIDS_MAX", 0 },
+        { "CGROUP_SWAP_MAX", 0 },
+        { "UPDATE_INTERVAL", 0 },
+        { "POLLING_INTERVAL", 0 },
+        { "SENSOR_SAMPLE_INTERVAL", 0 },
+        { "SLOT_LOAD_DECAY_TIME", 0 },
+        { "CONSOLE_DEVICES", 0 },
+        { "INPUT_SENSOR_METHODS", 0 },
+        { "INPUT_SENSOR_IRQS", 0 },
+        { "TTY_SENSOR_METHODS", 0 },
+        { "LOAD_SENSOR", 0 },
+        { "REFUSE_UNKNOWN_OWNER", 0 },
+        { "RELAY_SUBMIT_TIMEOUT", 0 },
+        { "RELAY_SUBMIT_MAX_BYTES", 0 },
+        { "NEGOTIATOR_RECONNECT_MAX", 0 },
+
+        /* the pool: addresses, keys, identities (agent, negotiator, cli) */
+        { "COLLECTOR_HOST", 0 },
+        { "COLLECTOR_PORT", 0 },
+        { "NEGOTIATOR_ADDRESS", 0 },
+        { "NEGOTIATOR_SOCKET", 0 },
+        { "NEGOTIATOR_PORT_FILE", 0 },
+        { "NEGOTIATOR_DATABASE", 0 },
+        { "POOL_KEY_FILE", 0 },
+        { "SEC_TOKEN_POOL_SIGNING_KEY_FILE", 0 },
+        { "SEC_TOKEN_MANAGER_KEY_FILE", 0 },
+        { "SEC_TOKEN_DIRECTORY", 0 },
+        { "TOKEN_REGISTRY", 0 },
+        { "ADMINISTRATORS", 0 },
+        { "ADMINISTRATORS_RELAYED_BY", 0 },
+        { "UID_DOMAIN", 0 },
+
+        /* negotiator: the daemon and the matchmaker (negotiator/) */
+        { "NEGOTIATOR_LOG_LEVEL", 0 },
+        { "NEGOTIATOR_INTERVAL", 0 },
+        { "NEGOTIATOR_MIN_INTERVAL", 0 },
+        { "NEGOTIATOR_TIMEOUT", 0 },
+        { "NEGOTIATOR_IDLE_TIMEOUT", 0 },
+        { "NEGOTIATOR_MAX_CONNECTIONS_PER_USER", 0 },
+        { "NEGOTIATOR_MAX_HANDSHAKES_PER_ADDRESS", 0 },
+        { "NEGOTIATOR_MAX_OUTPUT", 0 },
+        { "NEGOTIATOR_MAX_WAITS_PER_USER", 0 },
+        { "NEGOTIATOR_PRE_JOB_RANK", 0 },
+        { "NEGOTIATOR_POST_JOB_RANK", 0 },
+        { "PREEMPTION_REQUIREMENTS", 0 },
+        { "PREEMPTION_RANK", 0 },
+        { "PREEMPTION_REQUIREMENTS_STABLE", 0 },
+        { "PREEMPTION_RANK_STABLE", 0 },
+        { "SLOT_WEIGHT", 0 },
+        { "GROUP_SORT_EXPR", 0 },
+        { "NEGOTIATOR_CONSIDER_PREEMPTION", 0 },
+        { "NEGOTIATOR_CONSIDER_EARLY_PREEMPTION", 0 },
+        { "NEGOTIATE_ALL_JOBS_IN_CLUSTER", 0 },
+        { "NEGOTIATOR_USE_SLOT_WEIGHTS", 0 },
+        { "NEGOTIATOR_MATCHLIST_CACHING", 0 },
+        { "GROUP_QUOTA_MAX_ALLOCATION_ROUNDS", 0 },
+        { "CLASSAD_LIFETIME", 0 },
+        { "JOB_DEFAULT_LEASE_DURATION", 0 },
+
+        /* accountant (accounting/) */
+        { "PRIORITY_HALFLIFE", 0 },
+        { "DEFAULT_PRIO_FACTOR", 0 },
+        { "NICE_USER_PRIO_FACTOR", 0 },
+        { "REMOTE_PRIO_FACTOR", 0 },
+        { "ACCOUNTANT_LOCAL_DOMAIN", 0 },
+        { "GROUP_NAMES", 0 },
+        { "NEGOTIATOR_ALLOW_QUOTA_OVERSUBSCRIPTION", 0 },
+        { "GROUP_ACCEPT_SURPLUS", 0 },
+        { "GROUP_AUTOREGROUP", 0 },
+
+        /* the queue (queue/) and submit (config/submit-*.c, cli/submit.c) */
+        { "HISTORY_DURATION", 0 },
+        { "HISTORY_MAX_JOBS", 0 },
+        { "MAX_JOBS_PER_SUBMISSION", 0 },
+        { "MAX_JOBS_PER_OWNER", 0 },
+        { "MAX_JOBS_SUBMITTED", 0 },
+        { "SUBMIT_ID_LIFETIME", 0 },
+        { "SUBMIT_IDS_PER_USER", 0 },
+        { "SUBMIT_RETRY_TIME", 0 },
+        { "PERIODIC_EXPR_INTERVAL", 0 },
+        { "SYSTEM_PERIODIC_HOLD", 0 },
+        { "SYSTEM_PERIODIC_RELEASE", 0 },
+        { "SYSTEM_PERIODIC_REMOVE", 0 },
+        { "SYSTEM_PERIODIC_HOLD_REASON", 0 },
+        { "SYSTEM_PERIODIC_RELEASE_REASON", 0 },
+        { "SYSTEM_PERIODIC_REMOVE_REASON", 0 },
+        { "SYSTEM_PERIODIC_HOLD_SUBCODE", 0 },
+        { "ACCOUNTING_GROUPS_ALLOWED", 0 },
+        { "SUBMIT_REQUIREMENT_NAMES", 0 },
+        { "JOB_DEFAULT_REQUESTCPUS", 0 },
+        { "JOB_DEFAULT_REQUESTMEMORY", 0 },
+        { "JOB_DEFAULT_REQUESTDISK", 0 },
+
+        /* partitionable slots (carve/) */
+        { "MODIFY_REQUEST_EXPR_REQUESTCPUS", 0 },
+        { "MODIFY_REQUEST_EXPR_REQUESTMEMORY", 0 },
+        { "MODIFY_REQUEST_EXPR_REQUESTDISK", 0 },
+        { "MUST_MODIFY_REQUEST_EXPRS", 0 },
+
+        /* ---- read by branches being merged (issue "HTCondor configuration
+         * as administrators write it"); listed ahead of their readers ---- */
+        { "RESERVED_MEMORY", 0 },
+        { "COUNT_HYPERTHREAD_CPUS", 0 },
+        { "STARTD_NAME", 0 },
+        { "MAX_HISTORY_LOG", 0 },
+        { "APPEND_REQUIREMENTS", 0 },
+        { "SUBMIT_ATTRS", 0 },
+        { "JOB_TRANSFORM_NAMES", 0 },
+        { "MAX_JOBS_RUNNING", 0 },
+        { "STARTD_CRON_JOBLIST", 0 },
+        /* ---- end of the knobs of branches being merged ---- */
+};
+
+static const Knob *knob_find(const char *name) {
+        for (size_t i = 0; i < sizeof knobs / sizeof *knobs; i++)
+                if (strcasecmp(knobs[i].name, name) == 0)
+                        return &knobs[i];
+        return NULL;
+}
+
+/* s starts with prefix (case-insensitively): what follows, else NULL. */
+static const char *after(const char *s, const char *prefix) {
+        size_t n = strlen(prefix);
+
+        return strncasecmp(s, prefix, n) == 0 ? s + n : NULL;
+}
+
+/* "<digits>" then end or "_": the rest ("" or "_..."), else NULL. */
+static const char *after_number(const char *s) {
+        const char *p = s;
+
+        while (isdigit((unsigned char) *p))
+                p++;
+        return p > s && (*p == '\0' || *p == '_') ? p : NULL;
+}
+
+/* ---- the lists whose items name knobs ---- */
+
+typedef struct StrSet {
+        char **items; /* sorted case-insensitively */
+        size_t n;
+        size_t cap;
+} StrSet;
+
+typedef struct KnobLists {
+        StrSet attrs;        /* STARTD_ATTRS, STARTD_EXPRS, SUBMIT_ATTRS */
+        StrSet slot_items;   /* the items of every SLOT<N>_STARTD_ATTRS and _EXPRS */
+        StrSet slot_attrs;   /* "<N>_item" for the items of SLOT<N>_STARTD_ATTRS and _EXPRS */
+        StrSet groups;       /* GROUP_NAMES */
+        StrSet requirements; /* SUBMIT_REQUIREMENT_NAMES */
+        StrSet transforms;   /* JOB_TRANSFORM_NAMES (a branch being merged) */
+} KnobLists;
+
+static int cmp_str(const void *a, const void *b) {
+        return strcasecmp(*(const char *const *) a, *(const char *const *) b);
+}
+
+static bool set_has(const StrSet *set, const char *item) {
+        return set->n > 0 && bsearch(&item, set->items, set->n, sizeof(char *), cmp_str) != NULL;
+}
+
+/* The items of the list knob (expanded; undefined or broken: none), each
+ * with prefix in front, added to set. */
+static int set_add_list(StrSet *set, const Config *cfg, const char *knob, const char *prefix) {
+        _cleanup_(config_strv_freep) char **items = NULL;
+
+        if (config_get_list(cfg, knob, &items, NULL) < 0)
+                return 0;
+        for (char **i = items; *i; i++) {
+                char *s = NULL;
+
+                if (set->n == set->cap) {
+                        size_t cap = set->cap ? set->cap * 2 : 16;
+                        char **grown = realloc(set->items, cap * sizeof(char *));
+
+                        if (!grown)
+                                return -ENOMEM;
+                        set->items = grown;
+                        set->cap = cap;
+                }
+                if (asprintf(&s, "%s%s", prefix, *i) < 0)
+                        return -ENOMEM;
+                set->items[set->n++] = s;
+        }
+        return 0;
+}
+
+static void set_sort(StrSet *set) {
+        if (set->n > 0)
+                qsort(set->items, set->n, sizeof(char *), cmp_str);
+}
+
+static void set_done(StrSet *set) {
+        for (size_t i = 0; i < set->n; i++)
+                free(set->items[i]);
+        free(set->items);
+        *set = (StrSet){};
+}
+
+static void lists_done(KnobLists *l) {
+        set_done(&l->attrs);
+        set_done(&l->slot_items);
+        set_done(&l->slot_attrs);
+        set_done(&l->groups);
+        set_done(&l->requirements);
+        set_done(&l->transforms);
+}
+
+/* The slot ad publishes the attributes STARTD_ATTRS and STARTD_EXPRS name,
+ * and slot N's those of SLOT<N>_STARTD_ATTRS and _EXPRS too, each from
+ * SLOT<N>_ATTR or else ATTR (agent/daemon/slots.c, config_get_slot); a job
+ * ad gets those SUBMIT_ATTRS names (a branch being merged). */
+static int lists_load(const Config *cfg, KnobLists *l) {
+        int r = 0;
+
+        if ((r = set_add_list(&l->attrs, cfg, "STARTD_ATTRS", "")) < 0 ||
+            (r = set_add_list(&l->attrs, cfg, "STARTD_EXPRS", "")) < 0 ||
+            (r = set_add_list(&l->attrs, cfg, "SUBMIT_ATTRS", "")) < 0 ||
+            (r = set_add_list(&l->groups, cfg, "GROUP_NAMES", "")) < 0 ||
+            (r = set_add_list(&l->requirements, cfg, "SUBMIT_REQUIREMENT_NAMES", "")) < 0 ||
+            (r = set_add_list(&l->transforms, cfg, "JOB_TRANSFORM_NAMES", "")) < 0)
+                return r;
+        for (size_t i = 0; i < cfg->n_entries && r >= 0; i++) {
+                const char *name = cfg->entries[i].name, *num = after(name, "SLOT"), *rest;
+                char prefix[32];
+
+                if (!num || !(rest = after_number(num)) || (size_t) (rest - num) > 20)
+                        continue;
+                if (strcasecmp(rest, "_STARTD_ATTRS") != 0 && strcasecmp(rest, "_STARTD_EXPRS") != 0)
+                        continue;
+                snprintf(prefix, sizeof prefix, "%.*s_", (int) (rest - num), num);
+                if ((r = set_add_list(&l->slot_items, cfg, name, "")) >= 0)
+                        r = set_add_list(&l->slot_attrs, cfg, name, prefix);
+        }
+        set_sort(&l->attrs);
+        set_sort(&l->slot_items);
+        set_sort(&l->slot_attrs);
+        set_sort(&l->groups);
+        set_sort(&l->requirements);
+        set_sort(&l->transforms);
+        return r;
+}
+
+/* A name glean reads by itself (not through a macro reference). */
+static bool knob_read(const KnobLists *l, const char *name) {
+        const Knob *k;
+        const char *rest;
+        int level;
+        bool deny;
+        const char *sub;
+
+        if (knob_find(name) || set_has(&l->attrs, name) || set_has(&l->slot_items, name))
+                return true;
+        /* SLOT<N>_NAME for the knobs read per slot (config_get_slot), and
+         * SLOT<N>_ATTR for the attributes slot N publishes. */
+        if ((rest = after(name, "SLOT")) && isdigit((unsigned char) *rest)) {
+                const char *tail = after_number(rest);
+
+                if (tail && *tail == '_' &&
+                    (((k = knob_find(tail + 1)) && (k->flags & KNOB_SLOT)) || set_has(&l->attrs, tail + 1)))
+                        return true;
+                if (tail && *tail == '_' && set_has(&l->slot_attrs, rest))
+                        return true;
+        }
+        /* agent/slots/slottype.c: SLOT_TYPE_<N>, SLOT_TYPE_<N>_PARTITIONABLE, NUM_SLOTS_TYPE_<N> */
+        if ((rest = after(name, "SLOT_TYPE_")) && (rest = after_number(rest)))
+                return *rest == '\0' || strcasecmp(rest, "_PARTITIONABLE") == 0;
+        if ((rest = after(name, "NUM_SLOTS_TYPE_")) && (rest = after_number(rest)))
+                return *rest == '\0';
+        /* agent/slots/machine.c: MACHINE_RESOURCE_<name> (not its INVENTORY_ form) */
+        if ((rest = after(name, "MACHINE_RESOURCE_")) && *rest && !after(rest, "INVENTORY_"))
+                return true;
+        /* common/authz.c: ALLOW_<level>[_<SUBSYS>], DENY_... */
+        if (glean_authz_knob(name, &level, &deny, &sub) == 0)
+                return true;
+        /* queue/jobcmd-policy.c: ACCOUNTING_GROUPS_ALLOWED_<user>;
+         * SUBMIT_REQUIREMENT_<name>[_REASON] for the names listed */
+        if ((rest = after(name, "ACCOUNTING_GROUPS_ALLOWED_")) && *rest)
+                return true;
+        if ((rest = after(name, "SUBMIT_REQUIREMENT_")) && *rest) {
+                char req[CONFIG_MAX_NAME + 1];
+                size_t n = strlen(rest);
+
+                if (set_has(&l->requirements, rest))
+                        return true;
+                if (n > 7 && n < sizeof req && strcasecmp(rest + n - 7, "_REASON") == 0) {
+                        memcpy(req, rest, n - 7);
+                        req[n - 7] = '\0';
+                        return set_has(&l->requirements, req);
+                }
+                return false;
+        }
+        /* accounting/groups.c: the knobs of each group GROUP_NAMES lists */
+        static const char *const group_prefixes[] = { "GROUP_QUOTA_DYNAMIC_", "GROUP_QUOTA_",
+                                                      "GROUP_ACCEPT_SURPLUS_", "GROUP_AUTOREGROUP_",
+                                                      "GROUP_PRIO_FACTOR_" };
+        for (size_t i = 0; i < sizeof group_prefixes / sizeof *group_prefixes; i++)
+                if ((rest = after(name, group_prefixes[i])) && *rest && set_has(&l->groups, rest))
+                        return true;
+        /* branches being merged: JOB_TRANSFORM_<name> for the names listed, STARTD_CRON_* */
+        if ((rest = after(name, "JOB_TRANSFORM_")) && *rest && set_has(&l->transforms, rest))
+                return true;
+        if (after(name, "STARTD_CRON_"))
+                return true;
+        return false;
+}
+
+/* ---- macro references ---- */
+
+/* Call fn for each name text refers to as $(NAME) or $(NAME:default),
+ * nested ones included; $$(...) is left to match time, $ENV(...) is the
+ * environment. */
+static int each_ref(const char *text, int (*fn)(const char *name, size_t n, void *userdata), void *userdata) {
+        for (const char *p = text; (p = strstr(p, "$(")); p += 2) {
+                const char *s = p + 2, *e = s;
+                int r;
+
+                if (p > text && p[-1] == '$')
+                        continue;
+                while (config_is_name_char((unsigned char) *e))
+                        e++;
+                if (e == s || (*e != ')' && *e != ':'))
+                        continue;
+                r = fn(s, (size_t) (e - s), userdata);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+typedef struct Reach {
+        const Config *cfg;
+        bool *read;      /* per entry */
+        size_t *queue;   /* entries to scan */
+        size_t n_queue;
+} Reach;
+
+static int mark(Reach *x, size_t i) {
+        if (x->read[i])
+                return 0;
+        x->read[i] = true;
+        x->queue[x->n_queue++] = i;
+        return 0;
+}
+
+static int mark_ref(const char *name, size_t n, void *userdata) {
+        Reach *x = userdata;
+        char buf[CONFIG_MAX_NAME + 1];
+        size_t i;
+
+        if (n >= sizeof buf)
+                return 0;
+        memcpy(buf, name, n);
+        buf[n] = '\0';
+        if (config_map_get(&x->cfg->index, buf, &i) < 0)
+                return 0;
+        return mark(x, i);
+}
+
+/* read[i]: entry i is read by glean or referred to by one that is. */
+static int reach(const Config *cfg, bool **ret) {
+        KnobLists lists = {};
+        Reach x = { .cfg = cfg };
+        int r = 0;
+
+        x.read = calloc(cfg->n_entries + 1, sizeof *x.read);
+        x.queue = calloc(cfg->n_entries + 1, sizeof *x.queue);
+        if (!x.read || !x.queue) {
+                free(x.read);
+                free(x.queue);
+                return -ENOMEM;
+        }
+        r = lists_load(cfg, &lists);
+        for (size_t i = 0; i < cfg->n_entries && r >= 0; i++)
+                if (knob_read(&lists, cfg->entries[i].name))
+                        (void) mark(&x, i);
+        lists_done(&lists);
+        while (x.n_queue > 0 && r >= 0)
+                r = each_ref(cfg->entries[x.queue[--x.n_queue]].value, mark_ref, &x);
+        free(x.queue);
+        if (r < 0) {
+                free(x.read);
+                return r;
+        }
+        *ret = x.read;
+        return 0;
+}
+
+/* ---- the lists ---- */
+
+/* Append s (taken; NULL: -ENOMEM) to strv of *n items (room made by the
+ * caller), keeping it NULL-terminated. */
+static int strv_push(char **strv, size_t *n, char *s) {
+        if (!s)
+                return -ENOMEM;
+        strv[(*n)++] = s;
+        strv[*n] = NULL;
+        return 0;
+}
+
+static int cmp_entry_name(const void *a, const void *b, void *userdata) {
+        const Config *cfg = userdata;
+
+        return strcasecmp(cfg->entries[*(const size_t *) a].name, cfg->entries[*(const size_t *) b].name);
+}
+
+/* The entries in lexical order of their names. */
+static int sorted_entries(const Config *cfg, size_t **ret) {
+        size_t *order = calloc(cfg->n_entries + 1, sizeof *order);
+
+        if (!order)
+                return -ENOMEM;
+        for (size_t i = 0; i < cfg->n_entries; i++)
+                order[i] = i;
+        qsort_r(order, cfg->n_entries, sizeof *order, cmp_entry_name, (void *) cfg);
+        *ret = order;
+        return 0;
+}
+
+/* used: the names read; else the names a file sets (not empty) that are
+ * not, as "file:line: NAME is set but glean reads nothing from it". */
+static int collect(const Config *cfg, bool used, char ***ret) {
+        _cleanup_config_free_ bool *read = NULL;
+        _cleanup_config_free_ size_t *order = NULL;
+        _cleanup_(config_strv_freep) char **out = NULL;
+        size_t n = 0;
+        int r;
+
+        if (!cfg || !ret)
+                return -EINVAL;
+        if ((r = reach(cfg, &read)) < 0 || (r = sorted_entries(cfg, &order)) < 0)
+                return r;
+        out = calloc(cfg->n_entries + 1, sizeof(char *));
+        if (!out)
+                return -ENOMEM;
+        for (size_t k = 0; k < cfg->n_entries; k++) {
+                const ConfigEntry *e = &cfg->entries[order[k]];
+                const char *file = config_entry_file(cfg, e);
+                char *s = NULL;
+
+                if (used) {
+                        if (!read[order[k]])
+                                continue;
+                        s = strdup(e->name);
+                } else {
+                        if (read[order[k]] || !e->value[0] || !file[0] || file[0] == '<')
+                                continue;
+                        if ((e->line > 0 ? asprintf(&s, "%s:%d: %s is set but glean reads nothing from it", file,
+                                                    e->line, e->name)
+                                         : asprintf(&s, "%s: %s is set but glean reads nothing from it", file,
+                                                    e->name)) < 0)
+                                s = NULL;
+                }
+                if ((r = strv_push(out, &n, s)) < 0)
+                        return r;
+        }
+        if (n == 0) {
+                *ret = NULL; /* none (out freed) */
+                return 0;
+        }
+        *ret = out;
+        out = NULL;
+        return (int) n;
+}
+
+int config_unused(const Config *cfg, char ***ret) {
+        return collect(cfg, false, ret);
+}
+
+int config_used(const Config *cfg, char ***ret) {
+        return collect(cfg, true, ret);
+}
