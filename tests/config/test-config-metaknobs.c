@@ -534,10 +534,26 @@ static const UseCase use_cases[] = {
         { "use policy : always_run_jobs", "START", "True" },
         { "USE Feature: partitionableslot", "NUM_SLOTS_TYPE_1", "1" },
         { "@use POLICY : ALWAYS_RUN_JOBS", "CLAIM_WORKLIFE", "1200" },
+        /* an argument reference in a value (a submit template's) is text */
+        { "SUBMIT_TEMPLATE_T @=end\n  if $(1?)\n    x = $(2+) $(0#)\n  endif\n@end", "SUBMIT_TEMPLATE_T",
+          "if $(1?)\nx = $(2+) $(0#)\nendif" },
         /* refused: nothing set */
         { "use FEATURE : AssignAccountingGroup(/etc/map)", "JOB_TRANSFORM_NAMES", NULL },
         { "use FEATURE : KRB", "DAEMON_LIST", "MASTER" },
 };
+
+/* ... and expands to itself, as HTCondor leaves it. */
+static void test_arg_text(void) {
+        Config *cfg = base(NULL);
+        ConfigError e;
+        char *v = NULL;
+
+        GLEAN_TEST_CHECK_FATAL(load(cfg, "T = a $(1?) b $(2+) c $(0#) $(1:x)", "<test>", &e) == 0, "%s", e.msg);
+        GLEAN_TEST_CHECK(config_get(cfg, "T", &v, &e) == 0 && strcmp(v, "a $(1?) b $(2+) c $(0#) x") == 0,
+                         "T expands to '%s' (%s)", v ? v : "", e.msg);
+        free(v);
+        config_free(cfg);
+}
 
 static void test_use(void) {
         for (size_t i = 0; i < sizeof(use_cases) / sizeof(use_cases[0]); i++) {
@@ -820,6 +836,7 @@ static CU_TestInfo table_tests[] = {
 static CU_TestInfo use_tests[] = {
         { "arguments", test_args },
         { "use", test_use },
+        { "argument-text", test_arg_text },
         { "lines-and-warnings", test_lines_and_warnings },
         { "errors", test_errors },
         { "limits", test_limits },
