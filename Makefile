@@ -299,12 +299,15 @@ $(BUILD)/man/%: man/%.in
 	$(Q)mkdir -p $(@D)
 	$(call quiet,GEN,$@)$(man_subst) $< >$@
 
-# The line @DEFAULTS@ of the page becomes one entry per knob.
+# The line @DEFAULTS@ of the page becomes one entry per knob, @METAKNOBS@ one per metaknob.
 $(BUILD)/man/glean.conf.5: man/glean.conf.5.in $(DEFAULTS_TOOL)
 	$(Q)mkdir -p $(@D)
 	$(call quiet,GEN,$@)$(DEFAULTS_TOOL) --man >$@.defaults && \
-	    $(man_subst) $< | awk -v f=$@.defaults '$$0 == "@DEFAULTS@" { while ((getline l <f) > 0) print l; next } { print }' >$@ && \
-	    rm -f $@.defaults
+	    $(DEFAULTS_TOOL) --metaknobs >$@.metaknobs && \
+	    $(man_subst) $< | awk -v f=$@.defaults -v m=$@.metaknobs \
+	        '$$0 == "@DEFAULTS@" { while ((getline l <f) > 0) print l; next } \
+	         $$0 == "@METAKNOBS@" { while ((getline l <m) > 0) print l; next } { print }' >$@ && \
+	    rm -f $@.defaults $@.metaknobs
 
 $(DEFAULT_CONF): $(DEFAULTS_TOOL)
 	$(Q)mkdir -p $(@D)

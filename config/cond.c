@@ -190,8 +190,8 @@ static int eval_defined(ConfigLoad *ld, const char *s, int at, bool *ret) {
                 category = strndup(rest, colon ? (size_t) (colon - rest) : strlen(rest));
                 if (!category)
                         return config_error(ld->err, ld->file, at, -ENOMEM, "out of memory");
-                *ret = config_template_names(category) &&
-                       (!colon || !colon[1] || config_template(category, colon + 1));
+                *ret = config_metaknob_category(category) &&
+                       (!colon || !colon[1] || config_metaknob_find(category, colon + 1));
                 return 0;
         }
         if (is_bool_word(s, ret) || is_number(s, NULL)) {

@@ -13,7 +13,8 @@
  *   load.c       files, includes, directories, globs, the standard files
  *   command.c    include command, LOCAL_CONFIG_FILE = COMMAND |
  *   defaults.c   built-in defaults and detected values
- *   templates.c  `use CATEGORY : NAME` templates
+ *   metaknobs.c  `use CATEGORY : NAME[(ARGS)]`: arguments, warnings
+ *   metaknob-texts.c  the metaknobs' table and texts
  *   getters.c    typed getters, SLOT<N>_ and _VANILLA lookups, STARTD_ATTRS
  *   knobs.c      the knob registry: the names glean reads (config_unused)
  */
@@ -253,6 +254,8 @@ unsigned *config_expander_evals(ConfigExpander *x); /* ClassAd evaluations in th
 enum {
         CONFIG_LOAD_NO_INCLUDE = 1 << 0, /* refuse include (fuzzing: no file system) */
         CONFIG_LOAD_COMMANDS = 1 << 1,   /* text (not a file) may run include commands: the program's own */
+        CONFIG_LOAD_WARNED = 1 << 2,     /* inside a metaknob that warned already: the partial
+                                          * ones it uses do not warn again (metaknobs.c) */
 };
 
 typedef struct ConfigIfStack {
@@ -318,12 +321,26 @@ int config_dir_files(const Config *cfg, const char *dir, char ***ret, char *why,
 int config_load_string_flags(Config *cfg, const char *text, const char *source_name, unsigned flags,
                              ConfigError *err);
 
-/* ---- built-in defaults and templates ---- */
+/* ---- built-in defaults ---- */
 
 /* Define every built-in default and detected value. */
 int config_add_defaults(Config *cfg);
 
-/* The text of template CATEGORY:NAME, NULL if unknown. */
-const char *config_template(const char *category, const char *name);
-/* "A, B, C": the known names of category (NULL: the categories). */
-const char *config_template_names(const char *category);
+/* ---- metaknobs (metaknobs.c; the table: metaknob-texts.c) ---- */
+
+extern const ConfigMetaknob config_metaknob_table[];
+extern const size_t config_metaknob_count;
+
+/* Whether category (any case) is one of the metaknobs' (ROLE, POLICY,
+ * FEATURE, SECURITY, EXPERIMENTAL). */
+bool config_metaknob_category(const char *category);
+
+/* `use category : rhs` read at line at of ld: rhs is NAME[(ARGS)], several
+ * separated by commas or white space. Errors fill ld->err with ld->file
+ * and at. */
+int config_use(ConfigLoad *ld, const char *category, const char *rhs, int at);
+/* text with the metaknob arguments args ("a, b, c"; NULL: none)
+ * substituted for $(0), $(N), $(N?), $(N+), $(N#), $(N:default), as
+ * HTCondor's expand_meta_args(); *ret malloc'd. -ENOMEM, -E2BIG, or
+ * -EINVAL with why filled (a malformed $(N...)). */
+int config_meta_args(const char *text, const char *args, char **ret, char *why, size_t why_size);

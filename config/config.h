@@ -173,6 +173,36 @@ int config_used(const Config *cfg, char ***ret);
  * a warning at start, `glean config` prints them on stderr. */
 int config_warnings(const Config *cfg, char ***ret);
 
+/* ---- metaknobs: use CATEGORY : NAME[(ARGS)] ---- */
+
+/* Every metaknob of HTCondor (param_info.in: ROLE, POLICY, FEATURE,
+ * SECURITY, EXPERIMENTAL) and glean's own, with what it means here:
+ * IMPLEMENTED (the knobs HTCondor's sets, with HTCondor's meaning),
+ * PARTIAL (set, but note says what glean leaves out; `use` warns) or
+ * REFUSED (nothing set, note says why; `use` warns). glean.conf(5) has
+ * the same table. */
+enum {
+        CONFIG_METAKNOB_IMPLEMENTED,
+        CONFIG_METAKNOB_PARTIAL,
+        CONFIG_METAKNOB_REFUSED,
+};
+typedef struct ConfigMetaknob {
+        const char *category; /* "ROLE", "POLICY", "FEATURE", "SECURITY", "EXPERIMENTAL" */
+        const char *name;     /* HTCondor's spelling; names compare case-insensitively */
+        int status;           /* CONFIG_METAKNOB_* */
+        const char *note;     /* what it means for glean; PARTIAL: what is left out; REFUSED: why */
+        const char *text;     /* what `use` reads in place of its line, before argument
+                               * substitution ($(0), $(1), $(1?), ...); NULL when refused */
+        bool glean;           /* glean's own, not HTCondor's */
+        const char *args;     /* the arguments it takes, "(policy_variable)"; NULL: none */
+} ConfigMetaknob;
+/* The table, in a fixed order (by category); *ret_n entries. */
+const ConfigMetaknob *config_metaknobs(size_t *ret_n);
+/* The entry of CATEGORY : NAME (any case), NULL if none. */
+const ConfigMetaknob *config_metaknob_find(const char *category, const char *name);
+/* "IMPLEMENTED", "PARTIAL", "REFUSED". */
+const char *config_metaknob_status_name(int status);
+
 /* Limits: a value (raw or expanded) is at most 1 MiB; one lookup copies
  * at most 1 MiB of text in all (every macro it expands counted) and nests
  * macro references at most 64 levels deep; beyond that, lookups fail with

@@ -208,7 +208,10 @@ static const Default defaults[] = {
         { "DEFRAG_MAX_CONCURRENT_DRAINING", "-1" },
 
         /* ---- the pool and the files ---- */
-        { "DAEMON_LIST", "MASTER, STARTD, SCHEDD" },
+        /* HTCondor's (param_info.in), informational: glean reads it nowhere (its
+         * daemons are systemd services); the ROLE metaknobs add to it as
+         * HTCondor's do (use ROLE : Execute: MASTER STARTD). */
+        { "DAEMON_LIST", "MASTER" },
         { "UID_DOMAIN", "$(FULL_HOSTNAME)" },
         { "SPOOL", "/var/lib/glean" },
         /* The central manager's database: the accounts and the job queue. */

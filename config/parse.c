@@ -6,7 +6,7 @@
  *   NAME @=tag             a value of several lines, up to a line "@tag"
  *   include [ifexist] : path
  *   include : COMMAND |    include [ifexist] command [into FILE] : COMMAND
- *   use CATEGORY : NAME[, NAME...]
+ *   use CATEGORY : NAME[(ARGS)][, NAME...]   metaknobs (metaknobs.c)
  *   if / elif / else / endif   (cond.c)
  *   error : message        refuse the configuration
  *   warning : message      recorded (config_warnings) and read on
@@ -138,45 +138,9 @@ static int check_name(ConfigLoad *ld, const char *name, int at) {
 
 /* ---- statements ---- */
 
+/* use CATEGORY : NAME[(ARGS)] [, NAME[(ARGS)] ...]: metaknobs.c. */
 static int use_templates(ConfigLoad *ld, const char *category, const char *names, int at) {
-        _cleanup_(config_strv_freep) char **items = NULL;
-        const char *known;
-        int r;
-
-        if (!category[0])
-                return config_error(ld->err, ld->file, at, -EINVAL,
-                                    "use needs a category and a name: use POLICY : NAME");
-        known = config_template_names(category);
-        if (!known)
-                return config_error(ld->err, ld->file, at, -EINVAL, "use: unknown category '%.64s' (known: %s)",
-                                    category, config_template_names(NULL));
-        if (strchr(names, '('))
-                return config_error(ld->err, ld->file, at, -EINVAL, "use %s: templates take no arguments",
-                                    category);
-        r = config_split_list(names, &items);
-        if (r < 0)
-                return config_error(ld->err, ld->file, at, r, "out of memory");
-        if (!items[0])
-                return config_error(ld->err, ld->file, at, -EINVAL, "use %s: which template? (known: %s)",
-                                    category, known);
-        for (char **i = items; *i; i++) {
-                const char *text = config_template(category, *i);
-                ConfigLoad sub = *ld;
-
-                if (!text)
-                        return config_error(ld->err, ld->file, at, -EINVAL,
-                                            "use %s: unknown template '%.64s' (known: %s)", category, *i, known);
-                if (ld->depth >= CONFIG_MAX_INCLUDE_DEPTH)
-                        return config_error(ld->err, ld->file, at, -ELOOP,
-                                            "include and use nested more than %d levels deep",
-                                            CONFIG_MAX_INCLUDE_DEPTH);
-                sub.depth++;
-                sub.line_offset = at;
-                r = config_parse_text(&sub, text);
-                if (r < 0)
-                        return r;
-        }
-        return 0;
+        return config_use(ld, category, names, at);
 }
 
 /* include [ifexist] : FILE, include : COMMAND |,

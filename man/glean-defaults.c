@@ -9,6 +9,8 @@
  *                           default as written; then the detected names
  *   glean-defaults --conf   the knobs commented out ("#NAME = default")
  *   glean-defaults --list   NAME<TAB>default, one a line
+ *   glean-defaults --metaknobs   troff: one .TP entry per metaknob
+ *                           (config_metaknobs()), its status and note
  *
  * Only definitions whose source is "<default>" are knobs; the "<detected>"
  * ones (DETECTED_CPUS, FULL_HOSTNAME, ...) are listed by name in --man.
@@ -74,6 +76,25 @@ static void print_knob(Mode mode, const char *name, const char *value) {
         }
 }
 
+/* The table of metaknobs, for glean.conf(5): "use CATEGORY : Name(args)",
+ * then its status and what it means for glean. */
+static int print_metaknobs(void) {
+        size_t n = 0;
+        const ConfigMetaknob *m = config_metaknobs(&n);
+
+        for (size_t i = 0; i < n; i++) {
+                printf(".TP\n\\fBuse %s : ", m[i].category);
+                put_troff(m[i].name);
+                fputs("\\fR", stdout);
+                if (m[i].args)
+                        put_troff(m[i].args);
+                printf("\n%s%s: ", config_metaknob_status_name(m[i].status), m[i].glean ? " (glean's own)" : "");
+                put_troff(m[i].note);
+                fputs(".\n", stdout);
+        }
+        return fflush(stdout) == 0 ? 0 : 1;
+}
+
 int main(int argc, char **argv) {
         Config *cfg = NULL;
         char **names = NULL;
@@ -88,6 +109,8 @@ int main(int argc, char **argv) {
                 mode = MODE_CONF;
         else if (strcmp(argv[1], "--list") == 0)
                 mode = MODE_LIST;
+        else if (strcmp(argv[1], "--metaknobs") == 0)
+                return print_metaknobs();
         else
                 goto usage;
 
@@ -135,6 +158,6 @@ int main(int argc, char **argv) {
         return fflush(stdout) == 0 ? 0 : 1;
 
 usage:
-        fprintf(stderr, "usage: glean-defaults --man | --conf | --list\n");
+        fprintf(stderr, "usage: glean-defaults --man | --conf | --list | --metaknobs\n");
         return 2;
 }
