@@ -122,11 +122,6 @@ static int ref_parse(const char *text, size_t pos, Ref *ret, char *why, size_t w
         body = p + 1;
         for (q = body; env ? (isalnum((unsigned char) *q) || *q == '_') : config_is_name_char((unsigned char) *q); q++)
                 ;
-        /* $(1?), $(2+), $(0#): an argument of a template (a metaknob's, a
-         * submit template's), substituted where the template is used, not
-         * a macro: kept as written, as HTCondor keeps it. */
-        if (!env && q > body && isdigit((unsigned char) *body) && (*q == '?' || *q == '+' || *q == '#'))
-                return 0;
         if (q == body) {
                 quote_ref(start, quoted, sizeof(quoted));
                 snprintf(why, why_size, "%s names no %s", quoted, env ? "environment variable" : "macro");
@@ -135,7 +130,10 @@ static int ref_parse(const char *text, size_t pos, Ref *ret, char *why, size_t w
         ret->name = body;
         ret->name_len = (size_t) (q - body);
         if (!env && (*q == '?' || *q == '#' || *q == '+') && strspn(body, "0123456789") == ret->name_len) {
-                /* $(1?), $(0#), $(2+:x): a metaknob argument, literal here */
+                /* $(1?), $(0#), $(2+:x): an argument of a template (a
+                 * metaknob's, a submit template's), substituted where the
+                 * template is used, not a macro: kept as written, as
+                 * HTCondor keeps it */
                 Ref m = { .kind = REF_TEXT };
 
                 if (ref_close(text, pos, q, &m, why, why_size) < 0)
