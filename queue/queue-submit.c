@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "common/cleanup.h"
 #include "common/proto.h"
@@ -47,6 +48,7 @@ struct QueueSubmission {
         QPlaceTally tally; /* of the jobs made */
         size_t cap_own;
         void *userdata;
+        char *warning; /* a submit warning for the answer */
 };
 
 /* What the queue sets: dropped from what is submitted. */
@@ -62,6 +64,26 @@ static const char *const managed_attrs[] = {
         "LastVacateTime",      "LastVacateReason", "LastRejMatchReason", "LastRejMatchTime",
         "ClaimId",             "GleanSubmitId",
 };
+
+bool queue_managed_attr(const char *name) {
+        for (size_t i = 0; name && i < sizeof(managed_attrs) / sizeof(managed_attrs[0]); i++)
+                if (strcasecmp(name, managed_attrs[i]) == 0)
+                        return true;
+        return false;
+}
+
+int queue_submission_set_warning(QueueSubmission *s, const char *warning) {
+        char *w = warning ? strdup(warning) : NULL;
+        if (warning && !w)
+                return -ENOMEM;
+        free(s->warning);
+        s->warning = w;
+        return 0;
+}
+
+const char *queue_submission_warning(const QueueSubmission *s) {
+        return s ? s->warning : NULL;
+}
 
 static void strip_managed(ClassAd *ad) {
         for (size_t i = 0; i < sizeof(managed_attrs) / sizeof(managed_attrs[0]); i++)
@@ -411,6 +433,7 @@ void queue_submission_free(JobQueue *q, QueueSubmission *s) {
                 qcluster_free(s->c);
         free(s->user);
         free(s->submit_id);
+        free(s->warning);
         free(s);
 }
 

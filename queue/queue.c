@@ -148,6 +148,8 @@ int queue_settings_from_config(const Config *cfg, QueueSettings *ret, ConfigErro
                 r = get_expr(cfg, "SYSTEM_PERIODIC_REMOVE_REASON", &s.system_periodic_remove_reason, err);
         if (r >= 0)
                 r = get_expr(cfg, "SYSTEM_PERIODIC_HOLD_SUBCODE", &s.system_periodic_hold_subcode, err);
+        if (r >= 0)
+                r = queue_limits_from_config(cfg, &s, err);
         if (r < 0) {
                 queue_settings_clear(&s);
                 return r;
@@ -671,6 +673,7 @@ static void queue_tx_end(void *userdata, bool committed) {
         q->touched_meta = false;
         qsubmit_ids_tx_end(q, committed);
         queue_submissions_tx_end(q, committed);
+        qhistory_bytes_tx_end(q, committed);
         compact(q);
 }
 
