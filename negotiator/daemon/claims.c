@@ -288,6 +288,11 @@ static void activate(Nego *n, Claim *c) {
         double now = nego_now();
         Job *job = queue_find(n->queue, c->job);
         unmatch(n, c);
+        if (queue_run_room(n->queue, glean_strmap_size(n->matching)) == 0) {
+                /* MAX_JOBS_RUNNING lowered while the claim was on its way. */
+                claim_end(n, c, true, "MAX_JOBS_RUNNING reached");
+                return;
+        }
         if (!job || job->status != JOB_IDLE) {
                 /* Removed or held while we claimed: the next one, or none. */
                 job = next_job(n, c);
@@ -661,6 +666,10 @@ void nego_claim_job_exit(Nego *n, Conn *from, const ClassAd *msg) {
                                   : s && c->gone_since == 0 ? "the central manager is stopping"
                                                             : "the agent no longer has it";
                 claim_end(n, c, true, why);
+                return;
+        }
+        if (queue_run_room(n->queue, glean_strmap_size(n->matching)) == 0) {
+                claim_end(n, c, true, "MAX_JOBS_RUNNING reached");
                 return;
         }
         Job *next = next_job(n, c);
