@@ -20,6 +20,7 @@
 
 #include "cli.h"
 #include "config/config.h"
+#include "queue/jobcmd.h"
 
 typedef struct ConfigOptions {
         bool raw;
@@ -159,6 +160,14 @@ int cli_verb_config(int argc, char **argv) {
         if (config_warnings(cfg, &warnings) > 0)
                 for (char **w = warnings; *w; w++)
                         fprintf(stderr, "glean config: warning: %s\n", *w);
+        {
+                /* The job queue's knobs glean does not do as written (HISTORY naming a file, ...). */
+                char **queue_warnings = NULL;
+                if (jobcmd_config_warnings(cfg, &queue_warnings) > 0)
+                        for (char **w = queue_warnings; *w; w++)
+                                fprintf(stderr, "glean config: warning: %s\n", *w);
+                config_strv_free(queue_warnings);
+        }
 
         if (!o.dump) {
                 for (; i < argc; i++)
