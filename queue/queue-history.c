@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * queue-history.c — the jobs that left the queue (queue_history): read
- * from the database, newest first; trimmed to HISTORY_DURATION and
- * HISTORY_MAX_JOBS. Without a database there is no history.
+ * from the database, newest first; trimmed to HISTORY_DURATION,
+ * HISTORY_MAX_JOBS and MAX_HISTORY_LOG x (MAX_HISTORY_ROTATIONS + 1) bytes
+ * (queue-limits.c keeps the count of bytes). Without a database, or with
+ * HISTORY = "", there is no history.
  */
 #include <errno.h>
 #include <stdio.h>
