@@ -228,6 +228,34 @@ static void test_append_requirements(void) {
         CU_ASSERT_EQUAL(matches(t.q, 1, 1, linux_foo), 1); /* a proc's own Requirements too */
         CU_ASSERT_EQUAL(matches(t.q, 1, 1, linux_nofoo), 0);
         CU_ASSERT_EQUAL(matches(t.q, 1, 1, "[ OpSys = \"WINDOWS\"; HasFoo = true ]"), 0);
+        /* In parts: the cluster's and'ed once, each part's procs too. */
+        {
+                JobCmdSubmit *pending = NULL;
+                JobCmdSink sink = { got_send, NULL, &g, p };
+                static const char *const parts[] = {
+                        "[ Command = \"Submit\"; More = true; Cluster = [ Cmd = \"/bin/true\"; Requirements = true ]; "
+                        "Procs = { [] } ]",
+                        "[ Command = \"Submit\"; Cluster = [ Cmd = \"/bin/true\"; Requirements = true ]; "
+                        "Procs = { [ Requirements = true ] } ]",
+                };
+                int64_t c = queue_next_cluster(t.q);
+                for (size_t i = 0; i < 2; i++) {
+                        ClassAd *req = NULL;
+                        GleanCommand cmd;
+                        char why[128];
+                        CU_ASSERT_FATAL(glean_msg_parse(parts[i], strlen(parts[i]), &req, &cmd, why, sizeof why) == 0);
+                        CU_ASSERT_EQUAL(jobcmd_submit(&pending, t.q, qt_user("alice"), req, QT_T0, &sink), i == 1);
+                        classad_free(req);
+                }
+                CU_ASSERT_TRUE(ok_of(&g));
+                got_clear(&g);
+                char *r0 = classad_unparse_attr(qt_job(t.q, c, 0)->ad, "Requirements");
+                char *r1 = classad_unparse_attr(qt_job(t.q, c, 1)->ad, "Requirements");
+                CU_ASSERT_STRING_EQUAL(r0, "(true) && (TARGET.HasFoo)");
+                CU_ASSERT_STRING_EQUAL(r1, "(true) && (TARGET.HasFoo)");
+                free(r0);
+                free(r1);
+        }
         /* Without Requirements the queue refuses the job (nothing to and with). */
         CU_ASSERT_EQUAL(submit(t.q, p, &g, "RequestCpus = 1", NULL), 0);
         CU_ASSERT_FALSE(ok_of(&g));
