@@ -30,7 +30,7 @@ struct JobCmdSubmit {
         bool repeated;   /* the queue knows submit_id: answered with repeat_cluster, repeat_procs */
         bool in_progress; /* the queue is taking submit_id: the answer is its */
         int64_t repeat_cluster, repeat_procs;
-        int64_t max_procs; /* MAX_JOBS_PER_SUBMISSION (0: none) */
+        int64_t max_procs; /* MAX_JOBS_PER_SUBMISSION (queue_over_limit) */
         int64_t total;     /* TotalProcs of the first part (-1: not declared) */
         ClassAd *cluster;
         char *cluster_text;
@@ -128,10 +128,10 @@ static void take_part(JobCmdSubmit *s, JobQueue *q, const QueueRequester *who, c
                 fail(s, r == -ENOMEM ? r : -EINVAL, "Procs is not a list of ads");
                 return;
         }
-        if (s->max_procs > 0 && s->n + n > (uint64_t) s->max_procs) {
+        if (queue_over_limit(s->max_procs, s->n + n)) {
                 glean_ad_list_free(procs, n);
                 fail(s, -EDQUOT, "submit refused: %zu jobs in one submission exceed MAX_JOBS_PER_SUBMISSION (%" PRId64 ")",
-                     s->n + n, s->max_procs);
+                     s->n + n, queue_limit_shown(s->max_procs));
                 return;
         }
         if (s->n + n > SUBMIT_MAX_PROCS) {
@@ -185,10 +185,10 @@ static void take_submit_id(JobCmdSubmit *s, const JobQueue *q, const ClassAd *re
                 fail(s, -EINVAL, "TotalProcs is not a number of procs");
                 return;
         }
-        if (s->max_procs > 0 && s->total > s->max_procs) {
+        if (s->total > 0 && queue_over_limit(s->max_procs, (uint64_t) s->total)) {
                 fail(s, -EDQUOT,
                      "submit refused: %" PRId64 " jobs in one submission exceed MAX_JOBS_PER_SUBMISSION (%" PRId64 ")",
-                     s->total, s->max_procs);
+                     s->total, queue_limit_shown(s->max_procs));
                 return;
         }
         s->submit_id = TAKE_PTR(id);

@@ -36,11 +36,9 @@
 #define DEFAULT_MAX_HISTORY_LOG (20 * 1024 * 1024) /* HTCondor's */
 #define DEFAULT_MAX_HISTORY_ROTATIONS 2
 
-static int get_nonneg(const Config *cfg, const char *name, int64_t def, int64_t *ret, bool *ret_set, ConfigError *err) {
+static int get_nonneg(const Config *cfg, const char *name, int64_t def, int64_t *ret, ConfigError *err) {
         int r = config_get_int(cfg, name, ret, err);
 
-        if (ret_set)
-                *ret_set = r >= 0;
         if (r == -ENOENT) {
                 *ret = def;
                 return 0;
@@ -67,17 +65,21 @@ int queue_limits_from_config(const Config *cfg, QueueSettings *s, ConfigError *e
         char *history = NULL;
         int r;
 
-        r = get_nonneg(cfg, "MAX_JOBS_RUNNING", 0, &s->max_jobs_running, &s->limit_running, err);
-        if (r < 0)
+        /* MAX_JOBS_RUNNING: 0 or less, none starts (condor_schedd). */
+        r = config_get_int(cfg, "MAX_JOBS_RUNNING", &s->max_jobs_running, err);
+        if (r < 0 && r != -ENOENT)
                 return r;
+        s->limit_running = r >= 0;
+        if (!s->limit_running || s->max_jobs_running < 0)
+                s->max_jobs_running = 0;
         /* HISTORY undefined: glean's default (kept); defined empty: off. */
         r = config_get(cfg, "HISTORY", &history, err);
         if (r < 0 && r != -ENOENT)
                 return r;
         s->history_off = r >= 0 && history[strspn(history, " \t")] == '\0';
         free(history);
-        if ((r = get_nonneg(cfg, "MAX_HISTORY_LOG", DEFAULT_MAX_HISTORY_LOG, &log_size, NULL, err)) < 0 ||
-            (r = get_nonneg(cfg, "MAX_HISTORY_ROTATIONS", DEFAULT_MAX_HISTORY_ROTATIONS, &rotations, NULL, err)) < 0)
+        if ((r = get_nonneg(cfg, "MAX_HISTORY_LOG", DEFAULT_MAX_HISTORY_LOG, &log_size, err)) < 0 ||
+            (r = get_nonneg(cfg, "MAX_HISTORY_ROTATIONS", DEFAULT_MAX_HISTORY_ROTATIONS, &rotations, err)) < 0)
                 return r;
         r = config_get_bool(cfg, "ENABLE_HISTORY_ROTATION", &rotate, err);
         if (r == -ENOENT)

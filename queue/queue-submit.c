@@ -155,24 +155,24 @@ static int check_begin(JobQueue *q, const QueueRequester *who, const char *submi
                 return glean_why(-EBUSY, why, whylen, "submission %s is being queued", submit_id);
         if (submit_id && (r = qsubmit_id_check(q, who->user, why, whylen)) < 0)
                 return r;
-        if (q->settings.max_jobs_per_submission > 0 && n > (uint64_t) q->settings.max_jobs_per_submission)
+        if (queue_over_limit(q->settings.max_jobs_per_submission, n))
                 return glean_why(-EDQUOT, why, whylen,
                                  "submit refused: %zu jobs in one submission exceed MAX_JOBS_PER_SUBMISSION (%" PRId64 ")",
-                                 n, q->settings.max_jobs_per_submission);
-        if (q->settings.max_jobs_per_owner > 0) {
+                                 n, queue_limit_shown(q->settings.max_jobs_per_submission));
+        if (q->settings.max_jobs_per_owner != 0) {
                 QCount *cnt = glean_strmap_get(q->owners, who->user);
                 size_t have = (cnt ? cnt->n : 0) + in_progress(q, who->user);
-                if (have + n > (uint64_t) q->settings.max_jobs_per_owner)
+                if (queue_over_limit(q->settings.max_jobs_per_owner, have + n))
                         return glean_why(-EDQUOT, why, whylen,
                                          "%s has %zu jobs in the queue; %zu more would pass MAX_JOBS_PER_OWNER (%" PRId64
-                                         ")", who->user, have, n, q->settings.max_jobs_per_owner);
+                                         ")", who->user, have, n, queue_limit_shown(q->settings.max_jobs_per_owner));
         }
-        if (q->settings.max_jobs_submitted > 0) {
+        if (q->settings.max_jobs_submitted != 0) {
                 size_t have = q->n_jobs + in_progress(q, NULL);
-                if (have + n > (uint64_t) q->settings.max_jobs_submitted)
+                if (queue_over_limit(q->settings.max_jobs_submitted, have + n))
                         return glean_why(-EDQUOT, why, whylen,
                                          "the queue holds %zu jobs; %zu more would pass MAX_JOBS_SUBMITTED (%" PRId64 ")",
-                                         have, n, q->settings.max_jobs_submitted);
+                                         have, n, queue_limit_shown(q->settings.max_jobs_submitted));
         }
         return 0;
 }

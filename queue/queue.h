@@ -144,9 +144,12 @@ typedef struct QueueSettings {
         char *uid_domain;            /* UID_DOMAIN: User = Owner@uid_domain */
         int64_t history_duration;    /* HISTORY_DURATION: seconds a job stays in the history (0: no limit) */
         int64_t history_max_jobs;    /* HISTORY_MAX_JOBS: at most so many (oldest go first; 0: none kept) */
-        int64_t max_jobs_per_submission; /* MAX_JOBS_PER_SUBMISSION: procs of one cluster (0: no limit) */
-        int64_t max_jobs_per_owner;  /* MAX_JOBS_PER_OWNER (0: no limit) */
-        int64_t max_jobs_submitted;  /* MAX_JOBS_SUBMITTED: the whole queue (0: no limit) */
+        /* The queue's limits (queue_over_limit): 0 no limit (unset); < 0 a
+         * limit of none (HTCondor's 0 or less: MAX_JOBS_SUBMITTED = 0 is how
+         * an administrator stops submissions). */
+        int64_t max_jobs_per_submission; /* MAX_JOBS_PER_SUBMISSION: procs of one cluster */
+        int64_t max_jobs_per_owner;  /* MAX_JOBS_PER_OWNER */
+        int64_t max_jobs_submitted;  /* MAX_JOBS_SUBMITTED: the whole queue */
         int64_t submit_id_lifetime;  /* SUBMIT_ID_LIFETIME: seconds a submission id is remembered (0: no limit) */
         int64_t submit_ids_per_user; /* SUBMIT_IDS_PER_USER: ids one user may have remembered (0: no limit) */
         ClassAdExpr *system_periodic_hold, *system_periodic_release, *system_periodic_remove; /* NULL: unset */
@@ -175,6 +178,15 @@ bool queue_managed_attr(const char *name);
  * before a claim takes its next job. */
 size_t queue_run_room(const JobQueue *q, size_t on_the_way);
 size_t queue_claimed(const JobQueue *q); /* jobs with a claim attached */
+
+/* Whether n jobs pass limit (a QueueSettings limit: 0 none, < 0 nothing
+ * allowed), and the limit as configured (for reasons). */
+static inline bool queue_over_limit(int64_t limit, uint64_t n) {
+        return limit != 0 && (limit < 0 || n > (uint64_t) limit);
+}
+static inline int64_t queue_limit_shown(int64_t limit) {
+        return limit < 0 ? 0 : limit;
+}
 
 /* Reads the knobs above (built-in defaults apply); a knob set to an
  * expression that does not parse, or a number out of range, is -EINVAL

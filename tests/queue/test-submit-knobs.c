@@ -455,11 +455,15 @@ static void test_max_jobs_running(void) {
         GLEAN_TEST_CHECK(settings_of(&t)->max_jobs_running >= 1 && settings_of(&t)->max_jobs_running <= 10000,
                          "default MAX_JOBS_RUNNING %" PRId64, settings_of(&t)->max_jobs_running);
         qt_close(&t);
-        /* A negative one: an error. */
+        /* Less than 0: none starts either (condor_schedd: "less than or equal to 0"). */
+        qt_open(&t, NULL, "MAX_JOBS_RUNNING = -5\n");
+        CU_ASSERT_EQUAL(queue_run_room(t.q, 0), 0);
+        qt_close(&t);
+        /* Not a number: an error naming it. */
         char why2[512] = "";
-        GLEAN_TEST_CHECK(!qt_open_why(&t, NULL, "MAX_JOBS_RUNNING = -1\n", why2, sizeof why2) &&
-                                 strstr(why2, "MAX_JOBS_RUNNING = -1: must be 0 or more"),
-                         "MAX_JOBS_RUNNING = -1: %s", why2);
+        GLEAN_TEST_CHECK(!qt_open_why(&t, NULL, "MAX_JOBS_RUNNING = lots\n", why2, sizeof why2) &&
+                                 strstr(why2, "MAX_JOBS_RUNNING"),
+                         "MAX_JOBS_RUNNING = lots: %s", why2);
 
         /* The manual's example (configuration/schedd.rst), the expression chain as written. */
         Config *cfg = NULL;
@@ -472,6 +476,59 @@ static void test_max_jobs_running(void) {
                          "the manual's MAX_JOBS_RUNNING: %" PRId64, qs.max_jobs_running);
         queue_settings_clear(&qs);
         config_free(cfg);
+}
+
+/* ---- MAX_JOBS_SUBMITTED, MAX_JOBS_PER_OWNER, MAX_JOBS_PER_SUBMISSION: 0 or less, none ---- */
+
+static void expect_refused_by(const char *knobs, const char *needle) {
+        QT t;
+        Got g = {};
+        char why[512] = "";
+        ClassAd *c;
+        int64_t id = 0;
+
+        qt_open(&t, NULL, knobs);
+        c = qt_cluster_ad("");
+        GLEAN_TEST_CHECK(queue_submit(t.q, qt_user("alice"), c, NULL, 1, QT_T0, &id, why, sizeof why) == -EDQUOT &&
+                                 strstr(why, needle),
+                         "%s: refused: %s", knobs, why);
+        classad_free(c);
+        /* and through the Submit command */
+        CU_ASSERT_EQUAL(submit(t.q, NULL, &g, "Requirements = true", NULL), 0);
+        const char *reason = g.n ? qt_str(g.replies[0], "Reason") : "";
+        GLEAN_TEST_CHECK(!ok_of(&g) && strstr(reason, needle), "%s: Submit refused: %s", knobs, reason);
+        got_clear(&g);
+        CU_ASSERT_EQUAL(queue_size(t.q), 0);
+        qt_close(&t);
+}
+
+static void test_queue_limits_zero(void) {
+        expect_refused_by("MAX_JOBS_SUBMITTED = 0\n", "MAX_JOBS_SUBMITTED (0)");
+        expect_refused_by("MAX_JOBS_PER_OWNER = 0\n", "MAX_JOBS_PER_OWNER (0)");
+        expect_refused_by("MAX_JOBS_PER_SUBMISSION = 0\n", "MAX_JOBS_PER_SUBMISSION (0)");
+        expect_refused_by("MAX_JOBS_SUBMITTED = -3\n", "MAX_JOBS_SUBMITTED (0)");
+
+        /* The manual's "disable new submissions" (installation-startup-shutdown-reconfiguration.rst). */
+        Config *cfg = NULL;
+        ConfigError err = {};
+        QueueSettings qs = {};
+        CU_ASSERT_FATAL(config_new(&cfg) == 0);
+        CU_ASSERT_FATAL(config_load_file(cfg,
+                                         "tests/config/htcondor/manual/installation-startup-shutdown-reconfiguration-01.conf",
+                                         &err) == 0);
+        CU_ASSERT_EQUAL(queue_settings_from_config(cfg, &qs, &err), 0);
+        CU_ASSERT_TRUE(queue_over_limit(qs.max_jobs_submitted, 1));
+        queue_settings_clear(&qs);
+        config_free(cfg);
+
+        /* Empty: no limit; the defaults: HTCondor's numbers. */
+        QT t;
+        qt_open(&t, NULL, "MAX_JOBS_SUBMITTED =\nMAX_JOBS_PER_OWNER =\n");
+        CU_ASSERT_EQUAL(settings_of(&t)->max_jobs_submitted, 0);
+        CU_ASSERT_EQUAL(settings_of(&t)->max_jobs_per_owner, 0);
+        CU_ASSERT_EQUAL(settings_of(&t)->max_jobs_per_submission, 20000);
+        qt_submit(t.q, "alice", "", 3, QT_T0);
+        qt_close(&t);
 }
 
 /* ---- the history in bytes ---- */
@@ -569,6 +626,7 @@ static CU_TestInfo tests[] = {
         { "the manual's submit requirements and warning", test_manual_requirements },
         { "warnings of the queue's knobs", test_config_warnings },
         { "MAX_JOBS_RUNNING", test_max_jobs_running },
+        { "MAX_JOBS_SUBMITTED, _PER_OWNER, _PER_SUBMISSION of 0: none", test_queue_limits_zero },
         { "MAX_HISTORY_LOG, MAX_HISTORY_ROTATIONS, HISTORY", test_history_bytes },
         CU_TEST_INFO_NULL,
 };
