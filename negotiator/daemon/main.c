@@ -291,6 +291,7 @@ static void reload(Nego *n) {
         /* MAX_JOBS_RUNNING, the history's bounds, SYSTEM_PERIODIC_*: at once, as condor_reconfig. */
         queue_reconfigure(n->queue, &qs);
         nego_batch(n);
+        nego_claims_over_limit(n);
         int r = acct_reconfigure(n->acct, &as, groups, nego_now());
         if (r < 0) {
                 acct_settings_clear(&as);

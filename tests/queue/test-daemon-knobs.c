@@ -7,7 +7,8 @@
  *   - MAX_JOBS_RUNNING = 1 with two free slots and two jobs: one claim is
  *     asked for, the other match waits (its LastRejMatchReason says why);
  *     the claim takes the next job when the first exits; a SIGHUP raising
- *     the limit to 2 lets a waiting job be claimed at once;
+ *     the limit to 2 lets a waiting job be claimed at once, one lowering it
+ *     to 1 vacates the newest of the two runs;
  *   - a user who sends a pre-built ad over the protocol (Requirements =
  *     true, no glean submit) still gets APPEND_REQUIREMENTS and'ed and the
  *     SUBMIT_ATTRS attribute; a submit warning comes back as the Reply's
@@ -100,7 +101,30 @@ static void test_max_jobs_running(void) {
         kill(r.pid, SIGHUP);
         more = agent_expect(&a, GLEAN_CMD_REQUEST_CLAIM, 6);
         GLEAN_TEST_CHECK(more != NULL, "claimed once MAX_JOBS_RUNNING is 2");
+        char *claim2 = more ? agent_grant(&a, more, "slot2", 30) : NULL;
         classad_free(more);
+        act = claim2 ? agent_expect(&a, GLEAN_CMD_ACTIVATE_CLAIM, 5) : NULL;
+        if (act)
+                agent_reply(&a, act, true, NULL);
+        classad_free(act);
+        CU_ASSERT(wait_status(fd, c2, 0, 2, 5));
+
+        /* Lowered to 1 below the 2 running: the newest run is vacated (condor_schedd aborts jobs over it). */
+        f = fopen(r.conf, "ae");
+        CU_ASSERT_FATAL(f != NULL);
+        fputs("MAX_JOBS_RUNNING = 1\n", f);
+        fclose(f);
+        kill(r.pid, SIGHUP);
+        ClassAd *deact = agent_expect(&a, GLEAN_CMD_DEACTIVATE, 6);
+        char *gone = NULL;
+        if (deact)
+                classad_eval_string(deact, "ClaimId", MODE, &gone);
+        GLEAN_TEST_CHECK(gone && claim2 && strcmp(gone, claim2) == 0, "the newest run is vacated: %s (want %s)",
+                         gone ? gone : "(none)", claim2 ? claim2 : "?");
+        CU_ASSERT(log_has(&r, "vacating the 1 newest", 2));
+        free(gone);
+        classad_free(deact);
+        free(claim2);
 
         free(claim);
         close(fd);
