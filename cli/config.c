@@ -24,6 +24,7 @@
 
 #include "cli.h"
 #include "config/config.h"
+#include "queue/jobcmd.h"
 
 #ifndef GLEAN_VERSION
 #define GLEAN_VERSION "unknown"
@@ -713,6 +714,14 @@ int cli_verb_config(int argc, char **argv) {
                 for (char **w = warnings; *w; w++)
                         fprintf(stderr, "glean config: warning: %s\n", *w);
         run.cfg = cfg;
+        {
+                /* The job queue's knobs glean does not do as written (HISTORY naming a file, ...). */
+                char **queue_warnings = NULL;
+                if (jobcmd_config_warnings(cfg, &queue_warnings) > 0)
+                        for (char **w = queue_warnings; *w; w++)
+                                fprintf(stderr, "glean config: warning: %s\n", *w);
+                config_strv_free(queue_warnings);
+        }
 
         if (o.sources)
                 status = worse(status, print_sources(cfg));

@@ -290,6 +290,11 @@ static SubmitOutcome submit_once(CliConn *c, const CliSubmitPlan *plan, const ch
                         return relay_lost(reason) ? SUBMIT_LOST : relay_unsent(reason) ? SUBMIT_UNREACHED : SUBMIT_REFUSED;
                 }
                 if (rid == last_id || classad_has(msg, "ClusterId")) {
+                        _cleanup_free_ char *warning = NULL;
+                        /* A submit warning (SUBMIT_REQUIREMENT_<Name>_IS_WARNING): queued all the same. */
+                        if (classad_eval_string(msg, "Warning", GLEAN_CA_MODE, &warning) >= 0 && *warning)
+                                fprintf(stderr, "glean submit: WARNING: committed the submission with this warning: %s\n",
+                                        warning);
                         r = classad_eval_int(msg, "ClusterId", GLEAN_CA_MODE, ret_cluster);
                         if (r >= 0 && classad_eval_int(msg, "NumProcs", GLEAN_CA_MODE, ret_procs) < 0)
                                 *ret_procs = (int64_t) plan->n;

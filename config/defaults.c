@@ -249,6 +249,22 @@ static const Default defaults[] = {
         { "SUBMIT_RETRY_TIME", "120" },               /* glean submit retries a lost answer so long */
         { "HISTORY_DURATION", "604800" },            /* a week in the history */
         { "HISTORY_MAX_JOBS", "1000000" },
+        /* HTCondor's schedd and condor_submit knobs the central manager does
+         * (queue/submit-knobs.c, queue/queue-limits.c; HTCondor's defaults).
+         * The history is in NEGOTIATOR_DATABASE: HISTORY = "" turns it off,
+         * a path is not written; it keeps at most MAX_HISTORY_LOG x
+         * (MAX_HISTORY_ROTATIONS + 1) bytes of ads. MAX_JOBS_RUNNING: jobs
+         * with a claim at once. APPEND_REQ_VANILLA (else APPEND_REQUIREMENTS)
+         * is and'ed to every job's Requirements and SUBMIT_ATTRS inserted, at
+         * the central manager. */
+        { "HISTORY", "$(SPOOL)/history" },
+        { "ENABLE_HISTORY_ROTATION", "true" },
+        { "MAX_HISTORY_LOG", "20971520" },
+        { "MAX_HISTORY_ROTATIONS", "2" },
+        { "MAX_JOBS_RUNNING", "MIN({$(DETECTED_MEMORY), 10000})" },
+        { "APPEND_REQUIREMENTS", "" },
+        { "APPEND_REQ_VANILLA", "" },
+        { "SUBMIT_ATTRS", "" },
         { "NEGOTIATOR_RECONNECT_MAX", "60" },        /* the agent's back-off ceiling, seconds */
         /* The agent keeps a user's multi-part submit until its last part (agent/daemon/relay.c): dropped when
          * the next part does not come within so many seconds, or past so many bytes kept for one user. */

@@ -213,18 +213,41 @@ static const Knob knobs[] = {
         { "MODIFY_REQUEST_EXPR_REQUESTDISK", 0 },
         { "MUST_MODIFY_REQUEST_EXPRS", 0 },
 
-        /* ---- read by branches being merged (issue "HTCondor configuration
-         * as administrators write it"); listed ahead of their readers ---- */
+        /* agent: the machine (agent/slots/machine.c, names.c, topology.c) */
         { "RESERVED_MEMORY", 0 },
         { "COUNT_HYPERTHREAD_CPUS", 0 },
         { "STARTD_NAME", 0 },
-        { "MAX_HISTORY_LOG", 0 },
+
+        /* agent: startd cron (agent/cron/cron-config.c); STARTD_CRON_<job>_*
+         * for the jobs STARTD_CRON_JOBLIST names: knob_read() */
+        { "STARTD_CRON_JOBLIST", 0 },
+        { "STARTD_CRON_AUTOPUBLISH", 0 },
+        { "STARTD_CRON_MAX_JOB_LOAD", 0 },
+        { "STARTD_CRON_CONFIG_VAL", 0 },
+        { "STARTD_CRON_LOG_NON_ZERO_EXIT", 0 },
+        { "STARTD_CRON_USER", 0 },
+
+        /* the queue at submit (queue/submit-knobs.c, queue-limits.c,
+         * queue-history.c, jobcmd-transform.c) */
         { "APPEND_REQUIREMENTS", 0 },
+        { "APPEND_REQ_VANILLA", 0 },
         { "SUBMIT_ATTRS", 0 },
+        { "SUBMIT_EXPRS", 0 },
+        { "SYSTEM_SUBMIT_ATTRS", 0 },
         { "JOB_TRANSFORM_NAMES", 0 },
         { "MAX_JOBS_RUNNING", 0 },
-        { "STARTD_CRON_JOBLIST", 0 },
-        /* ---- end of the knobs of branches being merged ---- */
+        { "HISTORY", 0 },
+        { "MAX_HISTORY_LOG", 0 },
+        { "MAX_HISTORY_ROTATIONS", 0 },
+        { "ENABLE_HISTORY_ROTATION", 0 },
+};
+
+/* What agent/cron/cron-config.c reads of each job: STARTD_CRON_<job>_<item>
+ * (RECONFIG and RECONFIG_RERUN need nothing: the agent reads its
+ * configuration only at start, which runs every job again). */
+static const char *const cron_items[] = {
+        "EXECUTABLE", "ARGS", "ENV", "CWD", "MODE", "PERIOD", "PREFIX", "KILL", "SLOTS", "JOB_LOAD",
+        "CONDITION", "METRICS", "RECONFIG", "RECONFIG_RERUN",
 };
 
 static const Knob *knob_find(const char *name) {
@@ -264,7 +287,8 @@ typedef struct KnobLists {
         StrSet slot_attrs;   /* "<N>_item" for the items of SLOT<N>_STARTD_ATTRS and _EXPRS */
         StrSet groups;       /* GROUP_NAMES */
         StrSet requirements; /* SUBMIT_REQUIREMENT_NAMES */
-        StrSet transforms;   /* JOB_TRANSFORM_NAMES (a branch being merged) */
+        StrSet transforms;   /* JOB_TRANSFORM_NAMES */
+        StrSet cron;         /* STARTD_CRON_JOBLIST */
 } KnobLists;
 
 static int cmp_str(const void *a, const void *b) {
@@ -320,6 +344,7 @@ static void lists_done(KnobLists *l) {
         set_done(&l->groups);
         set_done(&l->requirements);
         set_done(&l->transforms);
+        set_done(&l->cron);
 }
 
 /* The slot ad publishes the attributes STARTD_ATTRS and STARTD_EXPRS name,
@@ -332,6 +357,9 @@ static int lists_load(const Config *cfg, KnobLists *l) {
         if ((r = set_add_list(&l->attrs, cfg, "STARTD_ATTRS", "")) < 0 ||
             (r = set_add_list(&l->attrs, cfg, "STARTD_EXPRS", "")) < 0 ||
             (r = set_add_list(&l->attrs, cfg, "SUBMIT_ATTRS", "")) < 0 ||
+            (r = set_add_list(&l->attrs, cfg, "SUBMIT_EXPRS", "")) < 0 ||
+            (r = set_add_list(&l->attrs, cfg, "SYSTEM_SUBMIT_ATTRS", "")) < 0 ||
+            (r = set_add_list(&l->cron, cfg, "STARTD_CRON_JOBLIST", "")) < 0 ||
             (r = set_add_list(&l->groups, cfg, "GROUP_NAMES", "")) < 0 ||
             (r = set_add_list(&l->requirements, cfg, "SUBMIT_REQUIREMENT_NAMES", "")) < 0 ||
             (r = set_add_list(&l->transforms, cfg, "JOB_TRANSFORM_NAMES", "")) < 0)
@@ -354,6 +382,7 @@ static int lists_load(const Config *cfg, KnobLists *l) {
         set_sort(&l->groups);
         set_sort(&l->requirements);
         set_sort(&l->transforms);
+        set_sort(&l->cron);
         return r;
 }
 
@@ -399,10 +428,16 @@ static bool knob_read(const KnobLists *l, const char *name) {
 
                 if (set_has(&l->requirements, rest))
                         return true;
-                if (n > 7 && n < sizeof req && strcasecmp(rest + n - 7, "_REASON") == 0) {
-                        memcpy(req, rest, n - 7);
-                        req[n - 7] = '\0';
-                        return set_has(&l->requirements, req);
+                static const char *const suffixes[] = { "_REASON", "_IS_WARNING" };
+                for (size_t i = 0; i < sizeof suffixes / sizeof *suffixes; i++) {
+                        size_t len = strlen(suffixes[i]);
+
+                        if (n > len && n < sizeof req && strcasecmp(rest + n - len, suffixes[i]) == 0) {
+                                memcpy(req, rest, n - len);
+                                req[n - len] = '\0';
+                                if (set_has(&l->requirements, req))
+                                        return true;
+                        }
                 }
                 return false;
         }
@@ -413,11 +448,26 @@ static bool knob_read(const KnobLists *l, const char *name) {
         for (size_t i = 0; i < sizeof group_prefixes / sizeof *group_prefixes; i++)
                 if ((rest = after(name, group_prefixes[i])) && *rest && set_has(&l->groups, rest))
                         return true;
-        /* branches being merged: JOB_TRANSFORM_<name> for the names listed, STARTD_CRON_* */
+        /* queue/jobcmd-transform.c: JOB_TRANSFORM_<name> for the names listed */
         if ((rest = after(name, "JOB_TRANSFORM_")) && *rest && set_has(&l->transforms, rest))
                 return true;
-        if (after(name, "STARTD_CRON_"))
-                return true;
+        /* agent/cron/cron-config.c: STARTD_CRON_<job>_<item> for the jobs listed */
+        if ((rest = after(name, "STARTD_CRON_")) && *rest) {
+                size_t n = strlen(rest);
+
+                for (size_t i = 0; i < sizeof cron_items / sizeof *cron_items; i++) {
+                        size_t len = strlen(cron_items[i]);
+                        char job[CONFIG_MAX_NAME + 1];
+
+                        if (n > len + 1 && n - len - 1 < sizeof job && rest[n - len - 1] == '_' &&
+                            strcasecmp(rest + n - len, cron_items[i]) == 0) {
+                                memcpy(job, rest, n - len - 1);
+                                job[n - len - 1] = '\0';
+                                if (set_has(&l->cron, job))
+                                        return true;
+                        }
+                }
+        }
         return false;
 }
 

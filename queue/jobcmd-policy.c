@@ -10,9 +10,11 @@
  * must be the caller's own name and the group one the configuration lets
  * the caller use (ACCOUNTING_GROUPS_ALLOWED, ACCOUNTING_GROUPS_ALLOWED_<user>);
  * root and ADMINISTRATORS may name anyone. Then SUBMIT_REQUIREMENT_NAMES:
- * each SUBMIT_REQUIREMENT_<Name> must be true of every job (the job's ad
- * as MY, its Owner and User the caller's), else the submit is refused with
- * SUBMIT_REQUIREMENT_<Name>_REASON.
+ * each SUBMIT_REQUIREMENT_<Name> must be true of every job (a scheduler ad
+ * as MY, the job's ad as TARGET, its Owner and User the caller's, as
+ * condor_schedd evaluates them), else the submit is refused with
+ * SUBMIT_REQUIREMENT_<Name>_REASON; one with _IS_WARNING true is a submit
+ * warning: the submission is accepted, the reason told.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -35,6 +37,7 @@ typedef struct UserGroups {
 typedef struct Requirement {
         char *name;
         ClassAdExpr *expr, *reason;
+        bool is_warning; /* SUBMIT_REQUIREMENT_<Name>_IS_WARNING */
 } Requirement;
 
 struct JobCmdPolicy {
@@ -43,6 +46,8 @@ struct JobCmdPolicy {
         size_t n_users;
         Requirement *reqs;      /* SUBMIT_REQUIREMENT_NAMES, in order */
         size_t n_reqs;
+        ClassAd *schedd;        /* MY of the requirements: the scheduler's ad */
+        JobCmdKnobs *knobs;     /* SUBMIT_ATTRS, APPEND_REQUIREMENTS (submit-knobs.c) */
 };
 
 void jobcmd_policy_free(JobCmdPolicy *p) {
@@ -60,7 +65,13 @@ void jobcmd_policy_free(JobCmdPolicy *p) {
                 classad_expr_free(p->reqs[i].reason);
         }
         free(p->reqs);
+        classad_free(p->schedd);
+        jobcmd_knobs_free(p->knobs);
         free(p);
+}
+
+const JobCmdKnobs *jobcmd_policy_knobs(const JobCmdPolicy *p) {
+        return p ? p->knobs : NULL;
 }
 
 static void jobcmd_policy_freep(JobCmdPolicy **p) {
@@ -118,6 +129,8 @@ static int load_requirements(const Config *cfg, JobCmdPolicy *p, ConfigError *er
                 return -ENOMEM;
         }
         for (size_t i = 0; i < n && r >= 0; i++) {
+                if (strcmp(names[i], "NAMES") == 0)
+                        continue; /* SUBMIT_REQUIREMENT_NAMES itself: HTCondor passes over it too */
                 Requirement *q = &p->reqs[p->n_reqs++];
                 if (!(q->name = strdup(names[i]))) {
                         r = -ENOMEM;
@@ -126,7 +139,13 @@ static int load_requirements(const Config *cfg, JobCmdPolicy *p, ConfigError *er
                 snprintf(knob, sizeof knob, "SUBMIT_REQUIREMENT_%s", names[i]);
                 r = config_get_expr(cfg, knob, JOBCMD_MODE, &q->expr, err);
                 if (r == -ENOENT) {
+                        const char *file = NULL;
+                        int line = 0;
                         *err = (ConfigError){ 0 };
+                        if (config_where(cfg, "SUBMIT_REQUIREMENT_NAMES", &file, &line) >= 0 && file) {
+                                snprintf(err->file, sizeof err->file, "%s", file);
+                                err->line = line;
+                        }
                         snprintf(err->msg, sizeof err->msg,
                                  "SUBMIT_REQUIREMENT_NAMES names %s, but %s is not defined", names[i], knob);
                         r = -EINVAL;
@@ -138,9 +157,24 @@ static int load_requirements(const Config *cfg, JobCmdPolicy *p, ConfigError *er
                 r = config_get_expr(cfg, knob, JOBCMD_MODE, &q->reason, err);
                 if (r == -ENOENT)
                         r = 0;
+                if (r < 0)
+                        break;
+                snprintf(knob, sizeof knob, "SUBMIT_REQUIREMENT_%s_IS_WARNING", names[i]);
+                r = config_get_bool(cfg, knob, &q->is_warning, err);
+                if (r == -ENOENT)
+                        r = 0;
         }
         config_strv_free(names);
         return r;
+}
+
+/* The scheduler's ad, MY of SUBMIT_REQUIREMENT_<Name>: SCHEDD. is it,
+ * JOB. the job (TARGET), as condor_schedd names them. */
+static int schedd_ad(ClassAd **ret) {
+        static const char text[] = "[ MyType = \"Scheduler\"; SCHEDD = MY; JOB = TARGET ]";
+        CaError cerr = {};
+        int r = classad_parse(text, sizeof text - 1, JOBCMD_MODE, ret, &cerr);
+        return r == -ENOMEM ? r : r < 0 ? -EINVAL : 0;
 }
 
 int jobcmd_policy_from_config(const Config *cfg, JobCmdPolicy **ret, ConfigError *err) {
@@ -150,7 +184,8 @@ int jobcmd_policy_from_config(const Config *cfg, JobCmdPolicy **ret, ConfigError
         if (!p)
                 return -ENOMEM;
         if ((r = get_list(cfg, ALLOWED_KNOB, &p->groups, err)) < 0 || (r = load_users(cfg, p, err)) < 0 ||
-            (r = load_requirements(cfg, p, err)) < 0)
+            (r = load_requirements(cfg, p, err)) < 0 || (r = jobcmd_knobs_from_config(cfg, &p->knobs, err)) < 0 ||
+            (r = schedd_ad(&p->schedd)) < 0)
                 return r;
         *ret = p;
         p = NULL;
@@ -256,31 +291,58 @@ static int check_names(const JobCmdPolicy *p, const QueueRequester *who, const C
 
 /* ---- SUBMIT_REQUIREMENT_<Name> ---- */
 
-static bool holds(const ClassAdExpr *e, const ClassAd *ad) {
-        CaValue v;
-        bool yes = false;
-        if (classad_expr_eval(e, ad, NULL, JOBCMD_MODE, &v) >= 0) {
-                yes = v.type == CA_BOOL && v.u.b;
+/* 1 met, 0 not met, -EDOM neither a boolean nor a number. */
+static int holds(const JobCmdPolicy *p, const ClassAdExpr *e, const ClassAd *job) {
+        CaValue v = ca_undefined();
+        int yes = -EDOM;
+
+        if (classad_expr_eval(e, p->schedd, job, JOBCMD_MODE, &v) >= 0) {
+                if (v.type == CA_BOOL)
+                        yes = v.u.b;
+                else if (v.type == CA_INT)
+                        yes = v.u.i != 0;
+                else if (v.type == CA_REAL)
+                        yes = v.u.r != 0;
                 ca_value_clear(&v);
         }
         return yes;
 }
 
-static int refuse_requirement(const Requirement *q, const ClassAd *job, char *why, size_t whylen) {
+/* The reason of a requirement not met (its _REASON when a string). */
+static void reason_of(const JobCmdPolicy *p, const Requirement *q, const ClassAd *job, char *why, size_t whylen) {
         CaValue v = ca_undefined();
-        int r = -EPERM;
-        if (q->reason && classad_expr_eval(q->reason, job, NULL, JOBCMD_MODE, &v) >= 0 && v.type == CA_STRING)
-                glean_why(r, why, whylen, "SUBMIT_REQUIREMENT_%s: %s", q->name, v.u.s->s);
+        if (q->reason && classad_expr_eval(q->reason, p->schedd, job, JOBCMD_MODE, &v) >= 0 && v.type == CA_STRING)
+                snprintf(why, whylen, "SUBMIT_REQUIREMENT_%s: %s", q->name, v.u.s->s);
         else
-                glean_why(r, why, whylen, "the job does not meet SUBMIT_REQUIREMENT_%s", q->name);
+                snprintf(why, whylen, "the job does not meet SUBMIT_REQUIREMENT_%s", q->name);
         ca_value_clear(&v);
-        return r;
+}
+
+/* Every requirement of one job: 0, 1 with why a warning's reason, -EPERM. */
+static int check_job(const JobCmdPolicy *p, const ClassAd *job, char *why, size_t whylen) {
+        int warned = 0;
+
+        for (size_t k = 0; k < p->n_reqs; k++) {
+                const Requirement *q = &p->reqs[k];
+                int met = holds(p, q->expr, job);
+                if (met == -EDOM)
+                        return glean_why(-EPERM, why, whylen,
+                                         "SUBMIT_REQUIREMENT_%s evaluated to neither true nor false for this job",
+                                         q->name);
+                if (met)
+                        continue;
+                reason_of(p, q, job, why, whylen);
+                if (!q->is_warning)
+                        return -EPERM;
+                warned = 1; /* HTCondor: a warning goes on; the last one is told */
+        }
+        return warned;
 }
 
 static int check_requirements(const JobCmdPolicy *p, const QueueRequester *who, const char *uid_domain,
                               const ClassAd *cluster, ClassAd *const *procs, size_t n, char *why, size_t whylen) {
         ClassAd *base = NULL;
-        char user[600];
+        char user[600], warning[512] = "";
         int r;
 
         if (!p || p->n_reqs == 0)
@@ -298,9 +360,9 @@ static int check_requirements(const JobCmdPolicy *p, const QueueRequester *who, 
                         r = -ENOMEM;
                         break;
                 }
-                for (size_t k = 0; k < p->n_reqs && r >= 0; k++)
-                        if (!holds(p->reqs[k].expr, job))
-                                r = refuse_requirement(&p->reqs[k], job, why, whylen);
+                r = check_job(p, job, why, whylen);
+                if (r == 1)
+                        snprintf(warning, sizeof warning, "%s", why);
                 if (chained)
                         classad_unchain(job);
                 if (job == base && r >= 0) {
@@ -311,7 +373,11 @@ static int check_requirements(const JobCmdPolicy *p, const QueueRequester *who, 
         }
 out:
         classad_free(base);
-        return r;
+        if (r >= 0 && warning[0]) {
+                snprintf(why, whylen, "%s", warning);
+                return 1;
+        }
+        return r < 0 ? r : 0;
 }
 
 int jobcmd_policy_check(const JobCmdPolicy *p, const QueueRequester *who, const char *uid_domain,

@@ -30,7 +30,7 @@ struct JobCmdSubmit {
         bool repeated;   /* the queue knows submit_id: answered with repeat_cluster, repeat_procs */
         bool in_progress; /* the queue is taking submit_id: the answer is its */
         int64_t repeat_cluster, repeat_procs;
-        int64_t max_procs; /* MAX_JOBS_PER_SUBMISSION (0: none) */
+        int64_t max_procs; /* MAX_JOBS_PER_SUBMISSION (queue_over_limit) */
         int64_t total;     /* TotalProcs of the first part (-1: not declared) */
         ClassAd *cluster;
         char *cluster_text;
@@ -38,6 +38,7 @@ struct JobCmdSubmit {
         size_t n, cap, parts;
         int error;     /* the first error: later parts are dropped */
         char why[512];
+        char warning[512]; /* a submit warning not met (the last): told in the answer */
 };
 
 void jobcmd_submit_free(JobCmdSubmit *s) {
@@ -71,10 +72,15 @@ __attribute__((format(printf, 3, 4))) static void fail(JobCmdSubmit *s, int r, c
 static int check_identity(JobCmdSubmit *s, JobQueue *q, const QueueRequester *who, ClassAd *const *procs, size_t n,
                           const JobCmdSink *sink) {
         char why[512] = "";
-        int r = jobcmd_policy_check_part(sink->policy, who, queue_settings(q)->uid_domain, s->cluster, procs, n, s->n,
-                                         why, sizeof why);
+        /* What the configuration adds first (submit-knobs.c), as condor_submit would have. */
+        int r = jobcmd_knobs_apply_part(jobcmd_policy_knobs(sink->policy), s->cluster, s->parts == 1, procs, n);
+        if (r >= 0)
+                r = jobcmd_policy_check_part(sink->policy, who, queue_settings(q)->uid_domain, s->cluster, procs, n,
+                                             s->n, why, sizeof why);
+        if (r == 1)
+                snprintf(s->warning, sizeof s->warning, "%s", why);
         if (r < 0)
-                fail(s, r, "%s", r == -ENOMEM ? "out of memory" : why);
+                fail(s, r, "%s", r == -ENOMEM ? "out of memory" : why[0] ? why : "a Requirements that does not parse");
         return r;
 }
 
@@ -122,10 +128,10 @@ static void take_part(JobCmdSubmit *s, JobQueue *q, const QueueRequester *who, c
                 fail(s, r == -ENOMEM ? r : -EINVAL, "Procs is not a list of ads");
                 return;
         }
-        if (s->max_procs > 0 && s->n + n > (uint64_t) s->max_procs) {
+        if (queue_over_limit(s->max_procs, s->n + n)) {
                 glean_ad_list_free(procs, n);
                 fail(s, -EDQUOT, "submit refused: %zu jobs in one submission exceed MAX_JOBS_PER_SUBMISSION (%" PRId64 ")",
-                     s->n + n, s->max_procs);
+                     s->n + n, queue_limit_shown(s->max_procs));
                 return;
         }
         if (s->n + n > SUBMIT_MAX_PROCS) {
@@ -179,10 +185,10 @@ static void take_submit_id(JobCmdSubmit *s, const JobQueue *q, const ClassAd *re
                 fail(s, -EINVAL, "TotalProcs is not a number of procs");
                 return;
         }
-        if (s->max_procs > 0 && s->total > s->max_procs) {
+        if (s->total > 0 && queue_over_limit(s->max_procs, (uint64_t) s->total)) {
                 fail(s, -EDQUOT,
                      "submit refused: %" PRId64 " jobs in one submission exceed MAX_JOBS_PER_SUBMISSION (%" PRId64 ")",
-                     s->total, s->max_procs);
+                     s->total, queue_limit_shown(s->max_procs));
                 return;
         }
         s->submit_id = TAKE_PTR(id);
@@ -196,8 +202,16 @@ static void take_submit_id(JobCmdSubmit *s, const JobQueue *q, const ClassAd *re
  * submission of the same id). */
 int jobcmd_submit_answer(const ClassAd *request, int64_t cluster, int64_t procs, bool repeated,
                          const JobCmdSink *sink) {
+        return jobcmd_submit_answer_warned(request, cluster, procs, repeated, NULL, sink);
+}
+
+int jobcmd_submit_answer_warned(const ClassAd *request, int64_t cluster, int64_t procs, bool repeated,
+                                const char *warning, const JobCmdSink *sink) {
         ClassAd *reply = NULL;
         int r = glean_msg_reply(request, true, NULL, &reply);
+
+        if (r >= 0 && warning && *warning)
+                r = classad_set_string(reply, "Warning", warning);
 
         if (r >= 0)
                 r = classad_set_int(reply, "ClusterId", cluster);
@@ -291,6 +305,10 @@ int jobcmd_submit_parking(JobCmdSubmit **pending, JobQueue *q, const QueueReques
                                            sizeof(why));
                 s->procs = NULL;
                 s->n = s->cap = 0;
+                if (r >= 0 && s->warning[0] && queue_submission_set_warning(qs, s->warning) < 0) {
+                        queue_submission_free(q, qs);
+                        r = glean_why(-ENOMEM, why, sizeof why, "out of memory");
+                }
                 if (r >= 0 && parked && n > JOBCMD_SUBMIT_SLICE) {
                         *parked = (JobCmdParked) { qs, false };
                         jobcmd_submit_free(s);
@@ -306,7 +324,7 @@ int jobcmd_submit_parking(JobCmdSubmit **pending, JobQueue *q, const QueueReques
                 jobcmd_submit_free(s);
                 return r < 0 ? r : 0;
         }
-        r = reply_cluster(request, id, (int64_t) n, false, sink);
+        r = jobcmd_submit_answer_warned(request, id, (int64_t) n, false, s->warning, sink);
         jobcmd_submit_free(s);
         return r < 0 ? r : 1;
 }

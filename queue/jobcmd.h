@@ -69,7 +69,20 @@ void jobcmd_policy_free(JobCmdPolicy *p); /* accepts NULL */
  * the accounting ones the same for every proc; the accounting user who's
  * own and the group one p lets who use (root and ADMINISTRATORS: any);
  * every SUBMIT_REQUIREMENT true of every job. -EINVAL / -EPERM with why
- * naming the rule, -ENOMEM. */
+ * naming the rule, -ENOMEM.
+ *
+ * SUBMIT_REQUIREMENT_<Name> as condor_schedd evaluates it: in the listed
+ * order, with a scheduler ad as MY (MyType "Scheduler"; SCHEDD. names it)
+ * and the job as TARGET (JOB. names it; a plain name not in the
+ * scheduler's ad is the job's), Owner and User the caller's. false (or a
+ * number 0) refuses the submission with SUBMIT_REQUIREMENT_<Name>_REASON
+ * (when it is a string; else "the job does not meet
+ * SUBMIT_REQUIREMENT_<Name>"); a value that is no boolean nor number
+ * (UNDEFINED, ERROR, a string) refuses it, saying so. A requirement with
+ * SUBMIT_REQUIREMENT_<Name>_IS_WARNING true does not refuse: the
+ * evaluation goes on and 1 is returned with why holding the last such
+ * reason (the submission is accepted with that warning). A name NAMES in
+ * the list is skipped, as HTCondor does. */
 int jobcmd_policy_check(const JobCmdPolicy *p, const QueueRequester *who, const char *uid_domain,
                         const ClassAd *cluster, ClassAd *const *procs, size_t n, char *why, size_t whylen);
 /* The same of one part of a submission: procs are procs first.. of it
@@ -78,6 +91,43 @@ int jobcmd_policy_check(const JobCmdPolicy *p, const QueueRequester *who, const 
 int jobcmd_policy_check_part(const JobCmdPolicy *p, const QueueRequester *who, const char *uid_domain,
                              const ClassAd *cluster, ClassAd *const *procs, size_t n, size_t first, char *why,
                              size_t whylen);
+
+/* The knobs of what the configuration adds to every job (submit-knobs.c),
+ * held by the policy (jobcmd_policy_knobs; NULL policy: none). */
+typedef struct JobCmdKnobs JobCmdKnobs;
+const JobCmdKnobs *jobcmd_policy_knobs(const JobCmdPolicy *p);
+
+/* ---- what the configuration adds to every job (submit-knobs.c) ---- */
+
+/* SUBMIT_ATTRS, SUBMIT_EXPRS and SYSTEM_SUBMIT_ATTRS (names of macros,
+ * "+Name" and "MY.Name" the same as Name; each macro's value a ClassAd
+ * expression, an undefined one skipped) and the expression and'ed to
+ * every job's Requirements: APPEND_REQ_VANILLA, or APPEND_REQUIREMENTS when
+ * that is unset or empty. A value that does not parse, a name that is not
+ * an attribute name, or a name that decides who a job is (Owner, User,
+ * AccountingGroup, AcctGroup, AcctGroupUser, NiceUser) is -EINVAL with err
+ * naming the knob's file and line. */
+int jobcmd_knobs_from_config(const Config *cfg, JobCmdKnobs **ret, ConfigError *err);
+void jobcmd_knobs_free(JobCmdKnobs *k); /* accepts NULL */
+const char *jobcmd_knobs_append(const JobCmdKnobs *k); /* the appended expression, NULL: none */
+size_t jobcmd_knobs_attrs(const JobCmdKnobs *k);        /* how many SUBMIT_ATTRS */
+/* On a submission as it arrives, before SUBMIT_REQUIREMENT_<Name>: each
+ * SUBMIT_ATTRS attribute the cluster ad lacks set on it (a job's own value
+ * wins, as "+Name" does over condor_submit's); the Requirements of the
+ * cluster and of each proc that has its own become (theirs) && (append).
+ * k NULL: nothing. -ENOMEM, -EINVAL (a Requirements that no longer parses
+ * once and'ed: not met). */
+int jobcmd_knobs_apply_cluster(const JobCmdKnobs *k, ClassAd *cluster);
+int jobcmd_knobs_apply_procs(const JobCmdKnobs *k, ClassAd *const *procs, size_t n);
+/* Both, for one part of a submission: the cluster at its first part. */
+int jobcmd_knobs_apply_part(const JobCmdKnobs *k, ClassAd *cluster, bool first, ClassAd *const *procs, size_t n);
+/* What the central manager's configuration says of the queue's knobs that
+ * glean cannot do as written: SUBMIT_ATTRS naming an undefined macro or an
+ * attribute the queue sets itself, HISTORY naming a file (the history is
+ * in the database), ROTATE_HISTORY_*. "file:line: reason" each, *ret
+ * NULL-terminated (NULL when none; config_strv_free), the count returned;
+ * -ENOMEM. The daemon logs them at start and at each reload. */
+int jobcmd_config_warnings(const Config *cfg, char ***ret);
 
 /* ---- Submit ---- */
 
@@ -120,6 +170,11 @@ int jobcmd_submit_parking(JobCmdSubmit **pending, JobQueue *q, const QueueReques
 int jobcmd_submit_answer(const ClassAd *request, int64_t cluster, int64_t procs, bool repeated,
                          const JobCmdSink *sink);
 int jobcmd_submit_refusal(const ClassAd *request, const char *why, const JobCmdSink *sink);
+/* jobcmd_submit_answer with Warning = warning when it is not NULL (a
+ * submit warning the submission did not meet: accepted all the same). A
+ * parked submission keeps its warning (queue_submission_warning). */
+int jobcmd_submit_answer_warned(const ClassAd *request, int64_t cluster, int64_t procs, bool repeated,
+                                const char *warning, const JobCmdSink *sink);
 
 /* For the client (glean submit): the Submit messages of the jobs of one
  * cluster, as config_submit_parse_* makes them (one ad per proc, in

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * queue-history.c — the jobs that left the queue (queue_history): read
- * from the database, newest first; trimmed to HISTORY_DURATION and
- * HISTORY_MAX_JOBS. Without a database there is no history.
+ * from the database, newest first; trimmed to HISTORY_DURATION,
+ * HISTORY_MAX_JOBS and MAX_HISTORY_LOG x (MAX_HISTORY_ROTATIONS + 1) bytes
+ * (queue-limits.c keeps the count of bytes). Without a database, or with
+ * HISTORY = "", there is no history.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -120,7 +122,8 @@ static int run_delete(JobQueue *q, sqlite3_stmt *st, const char *what) {
         int rc;
 
         while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-                ;
+                if (sqlite3_column_count(st) > 0) /* RETURNING the bytes of the ad forgotten */
+                        q->history_bytes_pending -= sqlite3_column_int64(st, 0);
         sqlite3_reset(st);
         sqlite3_clear_bindings(st);
         if (rc != SQLITE_DONE) {
@@ -129,6 +132,39 @@ static int run_delete(JobQueue *q, sqlite3_stmt *st, const char *what) {
                 return rc == SQLITE_FULL ? -ENOSPC : -EIO;
         }
         return sqlite3_changes(q->db);
+}
+
+/* How many of the oldest ads to forget so that excess bytes go; -EIO. */
+static int64_t oldest_covering(JobQueue *q, int64_t excess) {
+        sqlite3_stmt *st = NULL;
+        int64_t k = 0, got = 0;
+        int rc = sqlite3_prepare_v2(q->db,
+                                    "SELECT length(CAST(ad AS BLOB)) FROM queue_history ORDER BY left_at, cluster, proc",
+                                    -1, &st, NULL);
+
+        if (rc != SQLITE_OK)
+                return -EIO;
+        while (got < excess && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+                got += sqlite3_column_int64(st, 0);
+                k++;
+        }
+        sqlite3_finalize(st);
+        return rc == SQLITE_ROW || rc == SQLITE_DONE || got >= excess ? k : -EIO;
+}
+
+/* MAX_HISTORY_LOG x (MAX_HISTORY_ROTATIONS + 1): the oldest go first. */
+static int trim_bytes(JobQueue *q) {
+        int64_t bytes = 0, k;
+        int r = qhistory_bytes(q, &bytes);
+
+        if (r < 0 || bytes <= q->settings.history_max_bytes)
+                return r < 0 ? r : 0;
+        k = oldest_covering(q, bytes - q->settings.history_max_bytes);
+        if (k <= 0)
+                return k < 0 ? (int) k : 0;
+        sqlite3_bind_int64(q->stmt[QS_TRIM_HISTORY_COUNT], 1, (sqlite3_int64) k);
+        return run_delete(q, q->stmt[QS_TRIM_HISTORY_COUNT],
+                          "forgetting history beyond MAX_HISTORY_LOG x (MAX_HISTORY_ROTATIONS + 1) bytes");
 }
 
 int queue_history_trim(JobQueue *q, double now) {
@@ -149,6 +185,11 @@ int queue_history_trim(JobQueue *q, double now) {
         if (r >= 0 && (n = queue_history_size(q)) > (size_t) q->settings.history_max_jobs) {
                 sqlite3_bind_int64(q->stmt[QS_TRIM_HISTORY_COUNT], 1, (sqlite3_int64) (n - q->settings.history_max_jobs));
                 r = run_delete(q, q->stmt[QS_TRIM_HISTORY_COUNT], "forgetting history beyond HISTORY_MAX_JOBS");
+                if (r > 0)
+                        gone += r;
+        }
+        if (r >= 0 && q->settings.history_max_bytes > 0) {
+                r = trim_bytes(q);
                 if (r > 0)
                         gone += r;
         }

@@ -107,6 +107,12 @@ struct JobQueue {
         QueueSubmission *submissions;
         size_t unfinished_rows; /* job rows without their cluster's row, dropped at the open */
 
+        /* The bytes of the history's ads (queue-limits.c): what the last
+         * commit holds (when known) and what the open transaction added
+         * (negative: removed). A rollback makes it unknown: counted again. */
+        int64_t history_bytes, history_bytes_pending;
+        bool history_bytes_known;
+
         char reason[512];    /* ret_reason of queue_job_exit */
         char write_why[512]; /* what the failed write of this change was ("" none) */
 };
@@ -115,6 +121,12 @@ typedef struct QCount {
         size_t n;
         char name[];
 } QCount;
+
+/* ---- queue-limits.c ---- */
+
+/* MAX_JOBS_RUNNING, HISTORY, MAX_HISTORY_LOG, MAX_HISTORY_ROTATIONS,
+ * ENABLE_HISTORY_ROTATION into s. */
+int queue_limits_from_config(const Config *cfg, QueueSettings *s, ConfigError *err);
 
 /* ---- queue.c ---- */
 
@@ -209,6 +221,11 @@ void qsubmit_ids_tx_end(JobQueue *q, bool committed);
 /* -EDQUOT with why when user has SUBMIT_IDS_PER_USER ids remembered. */
 int qsubmit_id_check(const JobQueue *q, const char *user, char *why, size_t whylen);
 void qsubmit_ids_free(JobQueue *q);
+
+/* queue-limits.c: a transaction ended (the history's bytes). */
+void qhistory_bytes_tx_end(JobQueue *q, bool committed);
+/* The history's bytes now, counted when not known: -EIO. */
+int qhistory_bytes(JobQueue *q, int64_t *ret);
 
 /* queue-submit.c: a transaction ended (rolled back: the submissions write
  * again what it took). */

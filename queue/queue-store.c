@@ -33,9 +33,11 @@ static const char *const stmt_sql[_QS_MAX] = {
         [QS_GET_JOB] = "SELECT ad, claim, slot FROM queue_jobs WHERE cluster = ?1 AND proc = ?2",
         [QS_PUT_HISTORY] = "INSERT OR REPLACE INTO queue_history (cluster, proc, left_at, ad) VALUES (?1, ?2, ?3, ?4)",
         [QS_FIND_HISTORY] = "SELECT ad FROM queue_history WHERE cluster = ?1 AND proc = ?2",
-        [QS_TRIM_HISTORY_TIME] = "DELETE FROM queue_history WHERE left_at < ?1",
+        /* The trims say the bytes of each ad they forget (queue-limits.c). */
+        [QS_TRIM_HISTORY_TIME] = "DELETE FROM queue_history WHERE left_at < ?1 RETURNING length(CAST(ad AS BLOB))",
         [QS_TRIM_HISTORY_COUNT] = ("DELETE FROM queue_history WHERE (cluster, proc) IN (SELECT cluster, proc FROM "
-                                   "queue_history ORDER BY left_at, cluster, proc LIMIT ?1)"),
+                                   "queue_history ORDER BY left_at, cluster, proc LIMIT ?1)"
+                                   " RETURNING length(CAST(ad AS BLOB))"),
         [QS_COUNT_HISTORY] = "SELECT count(*) FROM queue_history",
         [QS_SET_META] = "INSERT OR REPLACE INTO queue_meta (key, value) VALUES (?1, ?2)",
         [QS_GET_META] = "SELECT value FROM queue_meta WHERE key = ?1",
@@ -173,8 +175,8 @@ int qstore_put_history(JobQueue *q, const QJob *j, double left_at) {
         sqlite3_stmt *st = q->stmt[QS_PUT_HISTORY];
         int r;
 
-        if (!q->db)
-                return 0;
+        if (!q->db || q->settings.history_off)
+                return 0; /* HISTORY = "": none kept */
         sqlite3_bind_int64(st, 1, j->pub.id.cluster);
         sqlite3_bind_int64(st, 2, j->pub.id.proc);
         sqlite3_bind_double(st, 3, left_at);
@@ -183,7 +185,10 @@ int qstore_put_history(JobQueue *q, const QJob *j, double left_at) {
                 sqlite3_clear_bindings(st);
                 return r;
         }
-        return run(q, st, "writing the history of job", j->pub.id);
+        r = run(q, st, "writing the history of job", j->pub.id);
+        if (r >= 0)
+                q->history_bytes_pending += (int64_t) strlen(text);
+        return r;
 }
 
 int qstore_set_next_cluster(JobQueue *q, int64_t next) {

@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "common/cleanup.h"
 #include "common/proto.h"
@@ -47,6 +48,7 @@ struct QueueSubmission {
         QPlaceTally tally; /* of the jobs made */
         size_t cap_own;
         void *userdata;
+        char *warning; /* a submit warning for the answer */
 };
 
 /* What the queue sets: dropped from what is submitted. */
@@ -62,6 +64,26 @@ static const char *const managed_attrs[] = {
         "LastVacateTime",      "LastVacateReason", "LastRejMatchReason", "LastRejMatchTime",
         "ClaimId",             "GleanSubmitId",
 };
+
+bool queue_managed_attr(const char *name) {
+        for (size_t i = 0; name && i < sizeof(managed_attrs) / sizeof(managed_attrs[0]); i++)
+                if (strcasecmp(name, managed_attrs[i]) == 0)
+                        return true;
+        return false;
+}
+
+int queue_submission_set_warning(QueueSubmission *s, const char *warning) {
+        char *w = warning ? strdup(warning) : NULL;
+        if (warning && !w)
+                return -ENOMEM;
+        free(s->warning);
+        s->warning = w;
+        return 0;
+}
+
+const char *queue_submission_warning(const QueueSubmission *s) {
+        return s ? s->warning : NULL;
+}
 
 static void strip_managed(ClassAd *ad) {
         for (size_t i = 0; i < sizeof(managed_attrs) / sizeof(managed_attrs[0]); i++)
@@ -133,24 +155,24 @@ static int check_begin(JobQueue *q, const QueueRequester *who, const char *submi
                 return glean_why(-EBUSY, why, whylen, "submission %s is being queued", submit_id);
         if (submit_id && (r = qsubmit_id_check(q, who->user, why, whylen)) < 0)
                 return r;
-        if (q->settings.max_jobs_per_submission > 0 && n > (uint64_t) q->settings.max_jobs_per_submission)
+        if (queue_over_limit(q->settings.max_jobs_per_submission, n))
                 return glean_why(-EDQUOT, why, whylen,
                                  "submit refused: %zu jobs in one submission exceed MAX_JOBS_PER_SUBMISSION (%" PRId64 ")",
-                                 n, q->settings.max_jobs_per_submission);
-        if (q->settings.max_jobs_per_owner > 0) {
+                                 n, queue_limit_shown(q->settings.max_jobs_per_submission));
+        if (q->settings.max_jobs_per_owner != 0) {
                 QCount *cnt = glean_strmap_get(q->owners, who->user);
                 size_t have = (cnt ? cnt->n : 0) + in_progress(q, who->user);
-                if (have + n > (uint64_t) q->settings.max_jobs_per_owner)
+                if (queue_over_limit(q->settings.max_jobs_per_owner, have + n))
                         return glean_why(-EDQUOT, why, whylen,
                                          "%s has %zu jobs in the queue; %zu more would pass MAX_JOBS_PER_OWNER (%" PRId64
-                                         ")", who->user, have, n, q->settings.max_jobs_per_owner);
+                                         ")", who->user, have, n, queue_limit_shown(q->settings.max_jobs_per_owner));
         }
-        if (q->settings.max_jobs_submitted > 0) {
+        if (q->settings.max_jobs_submitted != 0) {
                 size_t have = q->n_jobs + in_progress(q, NULL);
-                if (have + n > (uint64_t) q->settings.max_jobs_submitted)
+                if (queue_over_limit(q->settings.max_jobs_submitted, have + n))
                         return glean_why(-EDQUOT, why, whylen,
                                          "the queue holds %zu jobs; %zu more would pass MAX_JOBS_SUBMITTED (%" PRId64 ")",
-                                         have, n, q->settings.max_jobs_submitted);
+                                         have, n, queue_limit_shown(q->settings.max_jobs_submitted));
         }
         return 0;
 }
@@ -411,6 +433,7 @@ void queue_submission_free(JobQueue *q, QueueSubmission *s) {
                 qcluster_free(s->c);
         free(s->user);
         free(s->submit_id);
+        free(s->warning);
         free(s);
 }
 

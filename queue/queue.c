@@ -113,6 +113,20 @@ static int get_count(const Config *cfg, const char *name, int64_t def, int64_t *
         return 0;
 }
 
+/* A limit of the queue as HTCondor's schedd reads it: unset (or empty) no
+ * limit (0); 0 or less: none allowed (-1). */
+static int get_limit(const Config *cfg, const char *name, int64_t *ret, ConfigError *err) {
+        int r = config_get_int(cfg, name, ret, err);
+
+        if (r == -ENOENT) {
+                *ret = 0;
+                return 0;
+        }
+        if (r >= 0 && *ret <= 0)
+                *ret = -1;
+        return r;
+}
+
 int queue_settings_from_config(const Config *cfg, QueueSettings *ret, ConfigError *err) {
         QueueSettings s = {};
         int r;
@@ -125,11 +139,11 @@ int queue_settings_from_config(const Config *cfg, QueueSettings *ret, ConfigErro
         if (r >= 0)
                 r = get_count(cfg, "HISTORY_MAX_JOBS", 1000000, &s.history_max_jobs, err);
         if (r >= 0)
-                r = get_count(cfg, "MAX_JOBS_PER_SUBMISSION", 0, &s.max_jobs_per_submission, err);
+                r = get_limit(cfg, "MAX_JOBS_PER_SUBMISSION", &s.max_jobs_per_submission, err);
         if (r >= 0)
-                r = get_count(cfg, "MAX_JOBS_PER_OWNER", 0, &s.max_jobs_per_owner, err);
+                r = get_limit(cfg, "MAX_JOBS_PER_OWNER", &s.max_jobs_per_owner, err);
         if (r >= 0)
-                r = get_count(cfg, "MAX_JOBS_SUBMITTED", 0, &s.max_jobs_submitted, err);
+                r = get_limit(cfg, "MAX_JOBS_SUBMITTED", &s.max_jobs_submitted, err);
         if (r >= 0)
                 r = get_count(cfg, "SUBMIT_ID_LIFETIME", 86400, &s.submit_id_lifetime, err);
         if (r >= 0)
@@ -148,6 +162,8 @@ int queue_settings_from_config(const Config *cfg, QueueSettings *ret, ConfigErro
                 r = get_expr(cfg, "SYSTEM_PERIODIC_REMOVE_REASON", &s.system_periodic_remove_reason, err);
         if (r >= 0)
                 r = get_expr(cfg, "SYSTEM_PERIODIC_HOLD_SUBCODE", &s.system_periodic_hold_subcode, err);
+        if (r >= 0)
+                r = queue_limits_from_config(cfg, &s, err);
         if (r < 0) {
                 queue_settings_clear(&s);
                 return r;
@@ -671,6 +687,7 @@ static void queue_tx_end(void *userdata, bool committed) {
         q->touched_meta = false;
         qsubmit_ids_tx_end(q, committed);
         queue_submissions_tx_end(q, committed);
+        qhistory_bytes_tx_end(q, committed);
         compact(q);
 }
 

@@ -144,16 +144,49 @@ typedef struct QueueSettings {
         char *uid_domain;            /* UID_DOMAIN: User = Owner@uid_domain */
         int64_t history_duration;    /* HISTORY_DURATION: seconds a job stays in the history (0: no limit) */
         int64_t history_max_jobs;    /* HISTORY_MAX_JOBS: at most so many (oldest go first; 0: none kept) */
-        int64_t max_jobs_per_submission; /* MAX_JOBS_PER_SUBMISSION: procs of one cluster (0: no limit) */
-        int64_t max_jobs_per_owner;  /* MAX_JOBS_PER_OWNER (0: no limit) */
-        int64_t max_jobs_submitted;  /* MAX_JOBS_SUBMITTED: the whole queue (0: no limit) */
+        /* The queue's limits (queue_over_limit): 0 no limit (unset); < 0 a
+         * limit of none (HTCondor's 0 or less: MAX_JOBS_SUBMITTED = 0 is how
+         * an administrator stops submissions). */
+        int64_t max_jobs_per_submission; /* MAX_JOBS_PER_SUBMISSION: procs of one cluster */
+        int64_t max_jobs_per_owner;  /* MAX_JOBS_PER_OWNER */
+        int64_t max_jobs_submitted;  /* MAX_JOBS_SUBMITTED: the whole queue */
         int64_t submit_id_lifetime;  /* SUBMIT_ID_LIFETIME: seconds a submission id is remembered (0: no limit) */
         int64_t submit_ids_per_user; /* SUBMIT_IDS_PER_USER: ids one user may have remembered (0: no limit) */
         ClassAdExpr *system_periodic_hold, *system_periodic_release, *system_periodic_remove; /* NULL: unset */
         ClassAdExpr *system_periodic_hold_reason, *system_periodic_release_reason,
                 *system_periodic_remove_reason;          /* SYSTEM_PERIODIC_*_REASON */
         ClassAdExpr *system_periodic_hold_subcode;       /* SYSTEM_PERIODIC_HOLD_SUBCODE */
+        /* HTCondor's schedd knobs of the running jobs and the history file
+         * (queue-limits.c; zeroed: no limit, history kept). */
+        bool limit_running;          /* MAX_JOBS_RUNNING is set */
+        int64_t max_jobs_running;    /* MAX_JOBS_RUNNING: jobs with a claim at once (0: none starts) */
+        bool history_off;            /* HISTORY = "": no history kept (as HTCondor without a history file) */
+        int64_t history_max_bytes;   /* MAX_HISTORY_LOG x (MAX_HISTORY_ROTATIONS + 1) when
+                                        ENABLE_HISTORY_ROTATION: bytes of history ads kept (0: no limit) */
 } QueueSettings;
+
+/* Whether the queue sets attribute name itself (a submitted value is
+ * replaced): ClusterId, ProcId, Owner, QDate, JobStatus, ... (above). */
+bool queue_managed_attr(const char *name);
+
+/* MAX_JOBS_RUNNING, as condor_schedd's cap on its running jobs (its
+ * shadows): how many more jobs may be given a claim now, on_the_way being
+ * the matches whose claims are on their way (not started yet): the limit
+ * less the jobs with a claim attached (Running, or removed or held while
+ * running and not vacated yet) less on_the_way; 0 at or over it; SIZE_MAX
+ * without a limit. The daemon asks before it claims slots for matches and
+ * before a claim takes its next job. */
+size_t queue_run_room(const JobQueue *q, size_t on_the_way);
+size_t queue_claimed(const JobQueue *q); /* jobs with a claim attached */
+
+/* Whether n jobs pass limit (a QueueSettings limit: 0 none, < 0 nothing
+ * allowed), and the limit as configured (for reasons). */
+static inline bool queue_over_limit(int64_t limit, uint64_t n) {
+        return limit != 0 && (limit < 0 || n > (uint64_t) limit);
+}
+static inline int64_t queue_limit_shown(int64_t limit) {
+        return limit < 0 ? 0 : limit;
+}
 
 /* Reads the knobs above (built-in defaults apply); a knob set to an
  * expression that does not parse, or a number out of range, is -EINVAL
@@ -256,6 +289,9 @@ size_t queue_submission_procs(const QueueSubmission *s);
 const char *queue_submission_user(const QueueSubmission *s);
 void queue_submission_set_userdata(QueueSubmission *s, void *userdata);
 void *queue_submission_userdata(const QueueSubmission *s);
+/* A submit warning for the answer (jobcmd_submit_answer_warned); NULL: none. */
+int queue_submission_set_warning(QueueSubmission *s, const char *warning);
+const char *queue_submission_warning(const QueueSubmission *s);
 size_t queue_unfinished_rows(const JobQueue *q);
 
 /* 1 with *ret_cluster and *ret_procs when user's id is known, else 0. */
@@ -395,10 +431,15 @@ int queue_history(JobQueue *q, JobId only, const ClassAdExpr *constraint, size_t
                   void *userdata);
 /* The history ad of one job (for Wait; free it): -ENOENT when not there. */
 int queue_history_find(JobQueue *q, JobId id, ClassAd **ret);
-/* Forgets what left before now - HISTORY_DURATION and what is beyond the
- * newest HISTORY_MAX_JOBS. A change. Returns the number forgotten. */
+/* Forgets what left before now - HISTORY_DURATION, what is beyond the
+ * newest HISTORY_MAX_JOBS, then the oldest until the ads kept (their text
+ * as stored, in bytes) total at most history_max_bytes (MAX_HISTORY_LOG
+ * and MAX_HISTORY_ROTATIONS: what HTCondor's rotated history files would
+ * hold). A change. Returns the number forgotten. With HISTORY = "" no job
+ * is written to the history (what is there ages out as above). */
 int queue_history_trim(JobQueue *q, double now);
 size_t queue_history_size(JobQueue *q);
+int64_t queue_history_bytes(JobQueue *q); /* the bytes of the ads kept (a scan when not known) */
 
 /* ---- batches (the Accountant's: acct_batch_begin / acct_batch_commit) ---- */
 

@@ -297,6 +297,11 @@ static void activate(Nego *n, Claim *c) {
         double now = nego_now();
         Job *job = queue_find(n->queue, c->job);
         unmatch(n, c);
+        if (queue_run_room(n->queue, glean_strmap_size(n->matching)) == 0) {
+                /* MAX_JOBS_RUNNING lowered while the claim was on its way. */
+                claim_end(n, c, true, "MAX_JOBS_RUNNING reached");
+                return;
+        }
         if (!job || job->status != JOB_IDLE) {
                 /* Removed or held while we claimed: the next one, or none. */
                 job = next_job(n, c);
@@ -504,6 +509,51 @@ int nego_claim_vacate(Nego *n, Claim *c, bool fast, const char *why) {
         return claim_send(n, c, m, PEND_OTHER);
 }
 
+typedef struct Run {
+        Claim *c;
+        double started;
+} Run;
+
+static int newest_first(const void *a, const void *b) {
+        double x = ((const Run *) a)->started, y = ((const Run *) b)->started;
+        return x < y ? 1 : x > y ? -1 : 0;
+}
+
+void nego_claims_over_limit(Nego *n) {
+        const QueueSettings *qs = queue_settings(n->queue);
+        size_t pos = 0, k = 0, total = glean_strmap_size(n->claims);
+        const char *key;
+        void *v;
+        Run *runs;
+
+        if (!qs->limit_running || queue_claimed(n->queue) <= (uint64_t) qs->max_jobs_running)
+                return;
+        runs = calloc(total ? total : 1, sizeof *runs);
+        if (!runs)
+                return;
+        while (glean_strmap_next(n->claims, &pos, &key, &v)) {
+                Claim *c = v;
+                const Job *j = queue_find(n->queue, c->job);
+                double started = 0;
+                if (c->ending || (c->state != CLAIM_RUNNING && c->state != CLAIM_ACTIVATING) || !j ||
+                    !j->claim_id || strcmp(j->claim_id, c->id) != 0)
+                        continue; /* not running, or going already */
+                (void) classad_eval_real(j->ad, "JobCurrentStartDate", GLEAN_CA_MODE, &started);
+                runs[k++] = (Run) { c, started };
+        }
+        if (k > (uint64_t) qs->max_jobs_running) {
+                char why[160];
+                size_t over = k - (size_t) qs->max_jobs_running;
+                snprintf(why, sizeof why, "MAX_JOBS_RUNNING lowered to %" PRId64 "", qs->max_jobs_running);
+                qsort(runs, k, sizeof *runs, newest_first);
+                glean_log(LOG_NOTICE, NULL, NULL, 0, "%zu jobs run, MAX_JOBS_RUNNING is %" PRId64 ": vacating the %zu newest",
+                          k, qs->max_jobs_running, over);
+                for (size_t i = 0; i < over; i++)
+                        nego_claim_vacate(n, runs[i].c, false, why);
+        }
+        free(runs);
+}
+
 void nego_job_leaving(Nego *n, JobId id, const char *why) {
         Claim *c = nego_claim_of_job(n, id);
         if (c)
@@ -670,6 +720,10 @@ void nego_claim_job_exit(Nego *n, Conn *from, const ClassAd *msg) {
                                   : s && c->gone_since == 0 ? "the central manager is stopping"
                                                             : "the agent no longer has it";
                 claim_end(n, c, true, why);
+                return;
+        }
+        if (queue_run_room(n->queue, glean_strmap_size(n->matching)) == 0) {
+                claim_end(n, c, true, "MAX_JOBS_RUNNING reached");
                 return;
         }
         Job *next = next_job(n, c);

@@ -83,6 +83,8 @@ static bool slot_free(Nego *n, SlotRec *s) {
 bool nego_cycle_could_start(Nego *n) {
         if (queue_count(n->queue, JOB_IDLE) <= glean_strmap_size(n->matching))
                 return false;
+        if (queue_run_room(n->queue, glean_strmap_size(n->matching)) == 0)
+                return false; /* MAX_JOBS_RUNNING: nothing would start */
         size_t pos = 0;
         const char *key;
         void *v;
@@ -238,7 +240,14 @@ int nego_cycle_run(Nego *n) {
         size_t jobs = 0;
         for (size_t i = 0; i < x.in.n_submitters; i++)
                 jobs += x.in.submitters[i].n_jobs;
-        if (r >= 0 && jobs > 0 && x.open > 0) {
+        /* MAX_JOBS_RUNNING: as condor_schedd at its limit takes no more
+         * matches, the claims the central manager asks for this cycle are
+         * at most room, the first matches made (the best priorities). */
+        size_t room = queue_run_room(n->queue, glean_strmap_size(n->matching));
+        if (room == 0 && jobs > 0)
+                glean_log(LOG_DEBUG, NULL, NULL, 0, "cycle: MAX_JOBS_RUNNING (%" PRId64 ") reached: no match this cycle",
+                          queue_settings(n->queue)->max_jobs_running);
+        if (r >= 0 && jobs > 0 && x.open > 0 && room > 0) {
                 x.in.accounts = n->acct;
                 x.in.settings = n->settings;
                 r = nego_cycle(&x.in, &res);
@@ -264,15 +273,27 @@ int nego_cycle_run(Nego *n) {
                 reasons[i] = res.rejections[i].reason;
                 holds[i] = res.rejections[i].hold;
         }
-        size_t preemptions = 0;
+        size_t preemptions = 0, capped = 0;
         for (size_t i = 0; i < res.n_matches; i++) {
                 const NegoMatch *m = &res.matches[i];
+                if (i >= room) {
+                        char why[160];
+                        snprintf(why, sizeof why,
+                                 "matched, but MAX_JOBS_RUNNING (%" PRId64 ") jobs run or are starting: it waits",
+                                 queue_settings(n->queue)->max_jobs_running);
+                        queue_job_rejected(n->queue, matched[i]->id, why, now);
+                        capped++;
+                        continue;
+                }
                 preemptions += m->reason != NEGO_NO_PREEMPTION;
                 r = nego_claim_request(n, x.slots[m->slot], matched[i], m->cost, m->reason);
                 if (r < 0)
                         glean_log_errno(LOG_ERR, r, "cannot claim %s: %m", x.slots[m->slot]->name);
         }
         free(matched);
+        if (capped > 0)
+                glean_log(LOG_INFO, NULL, NULL, 0, "cycle: %zu of %zu matches left for later: MAX_JOBS_RUNNING (%" PRId64 ")",
+                          capped, res.n_matches, queue_settings(n->queue)->max_jobs_running);
         for (size_t i = 0; i < res.n_rejections; i++) {
                 if (holds[i]) {
                         (void) hold_too_expensive(n, rejected[i], reasons[i], now);

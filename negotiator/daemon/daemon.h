@@ -459,6 +459,10 @@ void nego_claim_event(Nego *n, Conn *from, const ClassAd *msg);
 void nego_claim_seen(Nego *n, Conn *from, SlotRec *s, const char *claim_id);
 /* Ends c's job (vacate, rm, hold): Deactivate (graceful unless fast). */
 int nego_claim_vacate(Nego *n, Claim *c, bool fast, const char *why);
+/* MAX_JOBS_RUNNING lowered below the jobs running (a reload): the newest
+ * runs beyond it are vacated, as condor_schedd aborts jobs until the
+ * number running is within the limit; their jobs go back to Idle. */
+void nego_claims_over_limit(Nego *n);
 /* The claim is gone (lost, refused, released): its job back to Idle when
  * it ran, its usage stops, it is forgotten. */
 void nego_claim_lost(Nego *n, Claim *c, const char *why);

@@ -236,6 +236,12 @@ static int load_config(Nego *n, Config **ret) {
                 for (char **m = unused; *m; m++)
                         glean_log(LOG_WARNING, NULL, NULL, 0, "%s", *m);
         config_strv_free(unused);
+        warnings = NULL;
+        /* The queue's knobs glean does not do as written (HISTORY naming a file, ...). */
+        if (jobcmd_config_warnings(cfg, &warnings) > 0)
+                for (char **m = warnings; *m; m++)
+                        glean_log(LOG_WARNING, NULL, NULL, 0, "%s", *m);
+        config_strv_free(warnings);
         *ret = cfg;
         return 0;
 }
@@ -275,13 +281,22 @@ static void reload(Nego *n) {
                 glean_log(LOG_ERR, NULL, NULL, 0, "SIGHUP: the configuration has errors; keeping the old one");
                 return;
         }
-        if (load_settings(cfg, &as, &groups, &ns) < 0) {
+        QueueSettings qs = { 0 };
+        ConfigError qerr = { 0 };
+        int qr = queue_settings_from_config(cfg, &qs, &qerr);
+        if (qr < 0)
+                log_config_error(&qerr, qr, "job queue");
+        if (qr < 0 || load_settings(cfg, &as, &groups, &ns) < 0) {
+                queue_settings_clear(&qs);
                 knobs_clear(&k);
                 config_free(cfg);
                 glean_log(LOG_ERR, NULL, NULL, 0, "SIGHUP: the configuration has errors; keeping the old one");
                 return;
         }
+        /* MAX_JOBS_RUNNING, the history's bounds, SYSTEM_PERIODIC_*: at once, as condor_reconfig. */
+        queue_reconfigure(n->queue, &qs);
         nego_batch(n);
+        nego_claims_over_limit(n);
         int r = acct_reconfigure(n->acct, &as, groups, nego_now());
         if (r < 0) {
                 acct_settings_clear(&as);

@@ -402,7 +402,8 @@ static void parked_done(Nego *n, Parked *p, int r, int64_t cluster, const char *
                 if (r < 0)
                         (void) jobcmd_submit_refusal(p->w[i].req, why, &sink);
                 else
-                        (void) jobcmd_submit_answer(p->w[i].req, cluster, (int64_t) procs, p->w[i].repeat, &sink);
+                        (void) jobcmd_submit_answer_warned(p->w[i].req, cluster, (int64_t) procs, p->w[i].repeat,
+                                                           queue_submission_warning(p->s), &sink);
         }
         for (Parked **pp = &n->parked; *pp; pp = &(*pp)->next)
                 if (*pp == p) {

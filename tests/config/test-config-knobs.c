@@ -32,9 +32,17 @@ static const KnobCase cases[] = {
         /* knobs read */
         { "START = True\nNEGOTIATOR_INTERVAL = 30\nRANK = Memory\nSLOT_WEIGHT = Cpus\n", { NULL } },
         { "UID_DOMAIN = example.org\nCOLLECTOR_HOST = cm.example.org\n", { NULL } },
-        /* knobs of the branches being merged: in the registry already */
-        { "MAX_JOBS_RUNNING = 100\nRESERVED_MEMORY = 512\nSTARTD_CRON_JOBLIST = A\nSTARTD_CRON_A_EXECUTABLE = /x\n",
+        /* the machine, the queue, startd cron: the jobs listed only, their items only */
+        { "MAX_JOBS_RUNNING = 100\nRESERVED_MEMORY = 512\nSTARTD_CRON_JOBLIST = A, B_C\nSTARTD_CRON_A_EXECUTABLE = /x\n"
+          "STARTD_CRON_B_C_PERIOD = 5m\nSTARTD_CRON_B_C_RECONFIG_RERUN = true\nSTARTD_CRON_USER = nobody\n"
+          "APPEND_REQ_VANILLA = True\nHISTORY =\n",
           { NULL } },
+        { "STARTD_CRON_JOBLIST = A\nSTARTD_CRON_AA_EXECUTABLE = /x\nSTARTD_CRON_A_EXECUTABEL = /x\n",
+          { "STARTD_CRON_A_EXECUTABEL", "STARTD_CRON_AA_EXECUTABLE" } },
+        /* JOB_TRANSFORM_<name> and SUBMIT_ATTRS' macros for the names listed */
+        { "JOB_TRANSFORM_NAMES = T\nJOB_TRANSFORM_T = SET X 1\nJOB_TRANSFORM_U = SET Y 1\n"
+          "SUBMIT_ATTRS = Site\nSite = \"here\"\nSUBMIT_EXPRS = Zone\nZone = 1\n",
+          { "JOB_TRANSFORM_U" } },
         /* SLOT<N>_ for the knobs read per slot, not for the others */
         { "SLOT2_START = False\nSLOT1_RANK = 1\nSLOT3_MATCH_TIMEOUT = 5\n", { NULL } },
         { "SLOT2_NEGOTIATOR_INTERVAL = 5\nSLOTX_START = 1\n", { "SLOT2_NEGOTIATOR_INTERVAL", "SLOTX_START" } },
@@ -49,8 +57,9 @@ static const KnobCase cases[] = {
           { "GROUP_QUOTA_group_c" } },
         /* SUBMIT_REQUIREMENT_<name> for the names listed */
         { "SUBMIT_REQUIREMENT_NAMES = Small\nSUBMIT_REQUIREMENT_Small = RequestCpus < 2\n"
-          "SUBMIT_REQUIREMENT_Small_REASON = \"too big\"\nSUBMIT_REQUIREMENT_Big = True\n",
-          { "SUBMIT_REQUIREMENT_Big" } },
+          "SUBMIT_REQUIREMENT_Small_REASON = \"too big\"\nSUBMIT_REQUIREMENT_Small_IS_WARNING = True\n"
+          "SUBMIT_REQUIREMENT_Big = True\nSUBMIT_REQUIREMENT_Big_IS_WARNING = True\n",
+          { "SUBMIT_REQUIREMENT_Big", "SUBMIT_REQUIREMENT_Big_IS_WARNING" } },
         /* authorization, per-user groups, machine resources */
         { "ALLOW_WRITE = *\nDENY_READ_COLLECTOR = bad.example.org\nACCOUNTING_GROUPS_ALLOWED_alice = group_a\n"
           "MACHINE_RESOURCE_GPUS = 2\nALLOW_BOGUS = 1\n",

@@ -526,6 +526,7 @@ static void test_all_parse(void) {
                 "FULL_HOSTNAME", "HOSTNAME", "UID_DOMAIN", "FILESYSTEM_DOMAIN", "SPOOL", "NEGOTIATOR_DATABASE",
                 "POOL_KEY_FILE", "NEGOTIATOR_SOCKET", "SEC_TOKEN_POOL_SIGNING_KEY_FILE", "SEC_TOKEN_MANAGER_KEY_FILE",
                 "SEC_TOKEN_DIRECTORY", "TOKEN_REGISTRY", "SEC_DEFAULT_AUTHENTICATION_METHODS",
+                "HISTORY", /* a file path (queue/queue-limits.c) */
         };
         static const char *const texts[] = {
                 "", "use POLICY : DESKTOP", "use POLICY : ALWAYS_RUN_JOBS", "use POLICY : TIME_OF_DAY",
