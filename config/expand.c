@@ -205,6 +205,14 @@ int config_resolve_self(const Config *cfg, const char *name, const char *value, 
         char why[256] = "";
         int r;
 
+        /* JOB_TRANSFORM_<Name>: HTCondor reads it as written, in the
+         * transform language with macros of its own ($INT(), $(MY.attr),
+         * ...): queue/transform.c compiles it and reports its errors. */
+        if (strncasecmp(name, "JOB_TRANSFORM_", 14) == 0 && strcasecmp(name, "JOB_TRANSFORM_NAMES") != 0) {
+                *ret = strdup(value);
+                return *ret ? 0 : -ENOMEM;
+        }
+
         r = subst_self(value, strlen(value), name, config_raw(cfg, name), 0, &out, why, sizeof(why));
         if (r < 0) {
                 config_buf_done(&out);

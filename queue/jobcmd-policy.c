@@ -43,7 +43,12 @@ struct JobCmdPolicy {
         size_t n_users;
         Requirement *reqs;      /* SUBMIT_REQUIREMENT_NAMES, in order */
         size_t n_reqs;
+        QueueXforms *xforms;    /* JOB_TRANSFORM_NAMES (jobcmd-transform.c) */
 };
+
+const QueueXforms *jobcmd_policy_xforms(const JobCmdPolicy *p) {
+        return p ? p->xforms : NULL;
+}
 
 void jobcmd_policy_free(JobCmdPolicy *p) {
         if (!p)
@@ -60,6 +65,7 @@ void jobcmd_policy_free(JobCmdPolicy *p) {
                 classad_expr_free(p->reqs[i].reason);
         }
         free(p->reqs);
+        queue_xforms_free(p->xforms);
         free(p);
 }
 
@@ -150,7 +156,7 @@ int jobcmd_policy_from_config(const Config *cfg, JobCmdPolicy **ret, ConfigError
         if (!p)
                 return -ENOMEM;
         if ((r = get_list(cfg, ALLOWED_KNOB, &p->groups, err)) < 0 || (r = load_users(cfg, p, err)) < 0 ||
-            (r = load_requirements(cfg, p, err)) < 0)
+            (r = load_requirements(cfg, p, err)) < 0 || (r = queue_xforms_from_config(cfg, &p->xforms, err)) < 0)
                 return r;
         *ret = p;
         p = NULL;

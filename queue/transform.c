@@ -122,7 +122,7 @@ typedef struct Comp {
         QueueXform *x;
         const Config *cfg;
         int line;            /* the line being compiled */
-        const char *text;    /* its text */
+        char text[160];      /* its text (cut short) */
         size_t ifs[QUEUE_XFORM_MAX_IF_DEPTH]; /* open ifs: the last branch's statement */
         bool saw_else[QUEUE_XFORM_MAX_IF_DEPTH];
         int if_lines[QUEUE_XFORM_MAX_IF_DEPTH];
@@ -722,14 +722,14 @@ static int compile_text(Comp *c, const char *text) {
                 size_t len = strlen(s);
                 while (len && isspace((unsigned char) s[len - 1]))
                         s[--len] = '\0';
-                c->text = s;
+                snprintf(c->text, sizeof c->text, "%s", s);
                 if ((r = compile_line(c, s)) < 0)
                         return r;
                 p += n + (nl ? 1 : 0);
         }
         if (c->depth > 0) {
                 c->line = c->if_lines[c->depth - 1];
-                c->text = "if";
+                snprintf(c->text, sizeof c->text, "if");
                 return bad(c, "if without endif");
         }
         return 0;
@@ -851,10 +851,10 @@ static int fill_error(ConfigError *err, const QueueXform *x, const char *file, i
         if (r == -ENOMEM)
                 snprintf(err->msg, sizeof err->msg, "JOB_TRANSFORM_%s: out of memory", x->name);
         else if (c->line > 0)
-                snprintf(err->msg, sizeof err->msg, "JOB_TRANSFORM_%s, line %d of its value ('%.80s'): %s", x->name,
-                         c->line, c->text ? c->text : "", c->why);
+                snprintf(err->msg, sizeof err->msg, "JOB_TRANSFORM_%.40s, line %d of its value ('%.80s'): %.300s", x->name,
+                         c->line, c->text, c->why);
         else
-                snprintf(err->msg, sizeof err->msg, "JOB_TRANSFORM_%s: %s", x->name, c->why);
+                snprintf(err->msg, sizeof err->msg, "JOB_TRANSFORM_%.40s: %.400s", x->name, c->why);
         return r;
 }
 
