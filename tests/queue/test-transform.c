@@ -609,6 +609,28 @@ static void test_submit_path(void) {
         CHECK_ATTR(k->ad, "AccountingGroup", "\"group_ok.alice\"");
         CU_ASSERT_STRING_EQUAL(k->submitter, "group_ok.alice@" QT_DOMAIN);
 
+        /* What a transform gives an identity attribute must be a literal, as a user's. */
+        {
+                JobCmdPolicy *p2 = NULL;
+                Got g2;
+                CU_ASSERT_FATAL(config_new(&cfg) == 0);
+                CU_ASSERT_FATAL(config_load_string(cfg,
+                                                   "ACCOUNTING_GROUPS_ALLOWED = group_ok\n"
+                                                   "JOB_TRANSFORM_NAMES = G\nJOB_TRANSFORM_G @=end\n"
+                                                   "SET AccountingGroup = strcat(\"group_ok.\", Owner)\n@end\n",
+                                                   "xf.conf", &err) == 0);
+                CU_ASSERT_FATAL(jobcmd_policy_from_config(cfg, &p2, &err) == 0);
+                config_free(cfg);
+                CU_ASSERT_EQUAL(submit_text(t.q, p2,
+                                            "[ Command = \"Submit\"; Cluster = [ Cmd = \"/bin/true\"; "
+                                            "Requirements = true; RequestMemory = 2048 ]; Procs = { [ ProcId = 0 ] } ]",
+                                            &g2),
+                                0);
+                GLEAN_TEST_CHECK(!g2.ok && strstr(g2.reason, "AccountingGroup must be a literal string"), "%s",
+                                 g2.reason);
+                jobcmd_policy_free(p2);
+        }
+
         /* A user's RequestMemory that the default leaves alone: SUBMIT_REQUIREMENT refuses. */
         CU_ASSERT_EQUAL(submit_text(t.q, p,
                                     "[ Command = \"Submit\"; Cluster = [ Cmd = \"/bin/true\"; Requirements = true; "
