@@ -170,6 +170,40 @@ static void test_manual_examples(void) {
         classad_free(ad);
 }
 
+/* The manual's transform blocks as shipped in the fixtures (tests/config/htcondor/manual). */
+static void test_manual_fixtures(void) {
+        static const struct {
+                const char *file, *job, *attr, *want;
+        } cases[] = {
+                { "tests/config/htcondor/manual/ap-policy-configuration-01.conf",
+                  "[ Owner = \"alice\"; JobUniverse = 5; WantSL6 = true; Requirements = TARGET.Memory > 1 ]",
+                  "Requirements", "TARGET.HasDocker && (TARGET.Memory > 1)" },
+                { "tests/config/htcondor/manual/file-and-cred-transfer-11.conf",
+                  "[ Owner = \"alice\"; JobUniverse = 5; OAuthServicesNeeded = \"box\" ]", "OAuthServicesNeeded",
+                  "\"scitokens box\"" },
+                { "tests/config/htcondor/manual/file-and-cred-transfer-11.conf", "[ Owner = \"alice\"; JobUniverse = 7 ]",
+                  "OAuthServicesNeeded", "(absent)" },
+        };
+        for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+                Config *cfg = NULL;
+                ConfigError err = { 0 };
+                QueueXforms *xs = NULL;
+                char why[512] = "";
+                CU_ASSERT_FATAL(config_new(&cfg) == 0);
+                int r = config_load_file(cfg, cases[i].file, &err);
+                if (r >= 0)
+                        r = queue_xforms_from_config(cfg, &xs, &err);
+                config_free(cfg);
+                GLEAN_TEST_CHECK_FATAL(r == 0, "%s: %s:%d: %s", cases[i].file, err.file, err.line, err.msg);
+                ClassAd *ad = ad_of(cases[i].job);
+                r = queue_xforms_apply(xs, ad, NULL, why, sizeof why);
+                GLEAN_TEST_CHECK(r == 0, "%s: %s", cases[i].file, why);
+                CHECK_ATTR(ad, cases[i].attr, cases[i].want);
+                classad_free(ad);
+                queue_xforms_free(xs);
+        }
+}
+
 /* ---- each statement ---- */
 
 static void test_statements(void) {
@@ -673,6 +707,7 @@ static void test_submit_path(void) {
 
 static CU_TestInfo tests[] = {
         { "manual_examples", test_manual_examples },
+        { "manual_fixtures", test_manual_fixtures },
         { "statements", test_statements },
         { "requirements_order", test_requirements_order },
         { "classad_form", test_classad_form },
