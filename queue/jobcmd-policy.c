@@ -12,7 +12,9 @@
  * root and ADMINISTRATORS may name anyone. Then SUBMIT_REQUIREMENT_NAMES:
  * each SUBMIT_REQUIREMENT_<Name> must be true of every job (the job's ad
  * as MY, its Owner and User the caller's), else the submit is refused with
- * SUBMIT_REQUIREMENT_<Name>_REASON.
+ * SUBMIT_REQUIREMENT_<Name>_REASON. JOB_TRANSFORM_NAMES (transform.h) is
+ * loaded here too; a Submit's parts go through it first
+ * (jobcmd-transform.c), and these checks see what it made of the jobs.
  */
 #define _GNU_SOURCE
 #include <errno.h>

@@ -705,6 +705,63 @@ static void test_submit_path(void) {
         qt_close(&t);
 }
 
+/* A submission in many parts: the cluster transformed once, every part's procs over it. */
+static void test_submit_parts(void) {
+        Config *cfg = NULL;
+        ConfigError err = { 0 };
+        JobCmdPolicy *p = NULL;
+        ClassAd **jobs = NULL, **msgs = NULL;
+        size_t n = 0, n_msgs = 0;
+        char *text = NULL;
+        QT t;
+        Got g = { 0 };
+        JobCmdSink sink = { got_send, NULL, &g, NULL };
+        JobCmdSubmit *pending = NULL;
+
+        CU_ASSERT_FATAL(config_new(&cfg) == 0);
+        CU_ASSERT_FATAL(config_load_string(cfg,
+                                           "JOB_TRANSFORM_NAMES = T\nJOB_TRANSFORM_T @=end\n"
+                                           "SET Tag = \"job-$(MY.ProcId)\"\nEVALSET Site = \"here\"\n"
+                                           "DELETE RequestDisk\n@end\n",
+                                           "xf.conf", &err) == 0);
+        GLEAN_TEST_CHECK_FATAL(jobcmd_policy_from_config(cfg, &p, &err) == 0, "%s", err.msg);
+        config_free(cfg);
+        sink.policy = p;
+        CU_ASSERT_FATAL(asprintf(&text,
+                                 "executable = /bin/echo\nuniverse = vanilla\narguments = %0600d $(Process)\n"
+                                 "request_memory = 64\nqueue 3000\n",
+                                 7) > 0);
+        int r = config_submit_parse_string(text, "<test>", NULL,
+                                           &(ConfigSubmitOptions){ .owner = "alice", .iwd = "/tmp" }, &jobs, &n, &err);
+        free(text);
+        GLEAN_TEST_CHECK_FATAL(r == 0 && n == 3000, "submit text: %d %s", r, err.msg);
+        CU_ASSERT_TRUE(classad_has(jobs[0], "RequestDisk")); /* what DELETE takes away */
+        CU_ASSERT_EQUAL_FATAL(jobcmd_submit_messages(jobs, n, 5, &msgs, &n_msgs), 0);
+        CU_ASSERT(n_msgs >= 2);
+        qt_open(&t, qt_new_db(), NULL);
+        for (size_t i = 0; i < n_msgs; i++)
+                CU_ASSERT_EQUAL(jobcmd_submit(&pending, t.q, qt_user("alice"), msgs[i], QT_T0, &sink),
+                                i + 1 == n_msgs ? 1 : 0);
+        GLEAN_TEST_CHECK(g.n == 1 && g.ok, "%s", g.reason);
+        CU_ASSERT_EQUAL_FATAL(queue_size(t.q), 3000);
+        for (int64_t i = 0; i < 3000; i += 1499) {
+                Job *j = qt_job(t.q, 1, i);
+                char want[32];
+                CU_ASSERT_FATAL(j != NULL);
+                snprintf(want, sizeof want, "\"job-%d\"", (int) i);
+                CHECK_ATTR(j->ad, "Tag", want);
+                CHECK_ATTR(j->ad, "Site", "\"here\"");
+                CHECK_ATTR(j->ad, "RequestDisk", "(absent)");
+                /* The proc's own attributes stay few: the cluster holds what they share. */
+                GLEAN_TEST_CHECK(classad_size_own(j->ad) < 20, "job %d: %zu own attributes", (int) i,
+                                 classad_size_own(j->ad));
+        }
+        glean_ad_list_free(msgs, n_msgs);
+        config_submit_free(jobs, n);
+        jobcmd_policy_free(p);
+        qt_close(&t);
+}
+
 static CU_TestInfo tests[] = {
         { "manual_examples", test_manual_examples },
         { "manual_fixtures", test_manual_fixtures },
@@ -715,6 +772,7 @@ static CU_TestInfo tests[] = {
         { "hostile_jobs", test_hostile_jobs },
         { "regex_bombs", test_regex_bombs },
         { "submit_path", test_submit_path },
+        { "submit_parts", test_submit_parts },
         CU_TEST_INFO_NULL,
 };
 
