@@ -14,10 +14,13 @@
  *     says why and names the transform; a success leaves Owner and User
  *     as they were, and the ad unparses to text that parses again;
  *   - the job split as a submission splits it (the ad as the cluster, a
- *     proc [ ProcId = 0 ]) through queue_xform_part fails exactly when
- *     the direct application does, and when it succeeds the proc's ad
- *     over the new cluster shows every attribute (Owner and User aside)
- *     as the direct application made it, an absent one as undefined.
+ *     proc [ ProcId = 0 ], a proc without attributes of its own) through
+ *     queue_xform_part fails exactly when the direct application to the
+ *     job with ProcId 0 or 1 does, and when it succeeds each proc's ad
+ *     over the new cluster shows every attribute (Owner, User and ProcId
+ *     aside) as the direct application made it, an absent one as
+ *     undefined: the proc without attributes shares the cluster's run
+ *     only when nothing read ProcId.
  *     Transforms with a regex COPY or RENAME are not compared (the two
  *     list the attributes in different orders, and two names copied to
  *     one may then end differently).
@@ -87,7 +90,8 @@ static void compare(const ClassAd *direct, const ClassAd *view) {
                 ClassAdIter it = classad_iter(ads[k]);
                 const char *name;
                 while (classad_iter_next(&it, &name, NULL)) {
-                        if (strcasecmp(name, "Owner") == 0 || strcasecmp(name, "User") == 0)
+                        if (strcasecmp(name, "Owner") == 0 || strcasecmp(name, "User") == 0 ||
+                            strcasecmp(name, "ProcId") == 0)
                                 continue;
                         char *a = text_of(direct, name), *b = text_of(view, name);
                         if (!a || !b)
@@ -147,28 +151,40 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 free(text);
         }
 
-        /* The same job as a submission: cluster and one proc. */
-        ClassAd *cluster = NULL, *procs[1] = { NULL };
+        /* Proc 1 without attributes of its own: the same job with ProcId 1. */
+        ClassAd *direct1 = NULL;
+        char why1[512] = "";
+        if (classad_copy(job, &direct1) < 0 || classad_set_int(direct1, "ProcId", 1) < 0)
+                fail("out of memory", NULL);
+        int r1 = queue_xforms_apply(xs, direct1, NULL, why1, sizeof why1);
+
+        /* The same jobs as a submission: the cluster, [ ProcId = 0 ] and a proc without attributes. */
+        ClassAd *cluster = NULL, *procs[2] = { NULL, NULL };
         QueueXformSubmit *state = NULL;
         if (classad_copy(job, &cluster) < 0 || classad_delete(cluster, "Owner") < 0 ||
             classad_delete(cluster, "User") < 0 || classad_parse("[ ProcId = 0 ]", 14, XF_MODE, &procs[0], NULL) < 0)
                 fail("out of memory", NULL);
-        int r2 = queue_xform_part(xs, &state, &cluster, procs, 1, 0, "alice", "alice@fuzz", why2, sizeof why2);
-        bool compared = r != -ENOMEM && r2 != -ENOMEM && !has_regex_copy(xs);
-        if (compared && (r < 0) != (r2 < 0)) {
-                fprintf(stderr, "direct: %d %s\nsplit: %d %s\n", r, why, r2, why2);
+        int r2 = queue_xform_part(xs, &state, &cluster, procs, 2, 0, "alice", "alice@fuzz", why2, sizeof why2);
+        bool compared = r != -ENOMEM && r1 != -ENOMEM && r2 != -ENOMEM && !has_regex_copy(xs);
+        if (compared && (r < 0 || r1 < 0) != (r2 < 0)) {
+                fprintf(stderr, "direct: %d %s\ndirect proc 1: %d %s\nsplit: %d %s\n", r, why, r1, why1, r2, why2);
                 fail("the split submission and the direct transform disagree on failing", NULL);
         }
-        if (compared && r >= 0) {
-                ClassAd *view = NULL;
-                if (procs[0]) {
-                        if (classad_copy_own(procs[0], &view) < 0 || classad_chain(view, cluster) < 0)
-                                fail("the proc does not chain to the cluster", NULL);
-                } else if (classad_copy(cluster, &view) < 0)
-                        fail("out of memory", NULL);
-                compare(direct, view);
-                classad_free(view);
+        if (compared && r2 >= 0) {
+                const ClassAd *directs[2] = { direct, direct1 };
+                for (int k = 0; k < 2; k++) {
+                        ClassAd *view = NULL;
+                        if (procs[k]) {
+                                if (classad_copy_own(procs[k], &view) < 0 || classad_chain(view, cluster) < 0)
+                                        fail("the proc does not chain to the cluster", NULL);
+                        } else if (classad_copy(cluster, &view) < 0)
+                                fail("out of memory", NULL);
+                        compare(directs[k], view);
+                        classad_free(view);
+                }
         }
+        classad_free(procs[1]);
+        classad_free(direct1);
         queue_xform_submit_free(state);
         classad_free(procs[0]);
         classad_free(cluster);

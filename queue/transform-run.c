@@ -37,6 +37,8 @@ typedef struct Run {
         Var *vars;
         size_t n_vars;
         size_t written;         /* bytes written into the job by every transform */
+        bool track;             /* note whether anything read ProcId (read_procid) */
+        bool read_procid;
         char *why;
         size_t whylen;
 } Run;
@@ -62,8 +64,94 @@ static bool is_deleted(const Run *run, const char *name) {
         return run->deleted && glean_strmap_get(run->deleted, name);
 }
 
-static bool exists(const Run *run, const char *name) {
+static bool is_procid(const char *name) {
+        return strcasecmp(name, "ProcId") == 0;
+}
+
+static bool exists(Run *run, const char *name) {
+        if (is_procid(name))
+                run->read_procid = true;
         return classad_has(run->w, name) && !is_deleted(run, name);
+}
+
+/* ---- what reads ProcId ----
+ *
+ * The procs of a submission that have no attributes of their own are
+ * one job but for ProcId: when no transform reads it, directly or
+ * through the job's attributes an evaluated expression refers to, one
+ * run serves them all. An evaluation is followed through the names it
+ * refers to, and theirs, in the job (at most DEP_MAX of them; more, or a
+ * reference the tree does not name, counts as reading ProcId). */
+
+#define DEP_MAX 4096
+
+typedef struct Dep {
+        const CaName **todo;
+        size_t n_todo, cap;
+        GleanStrMap *seen;
+        bool target, dep;
+        size_t visited;
+} Dep;
+
+static void dep_ref(const CaName *name, CaRefKind kind, void *userdata) {
+        Dep *d = userdata;
+        if (d->dep)
+                return;
+        if (kind == CA_REF_OPAQUE || !name) {
+                d->dep = true;
+                return;
+        }
+        if (kind == CA_REF_TARGET && !d->target)
+                return;
+        const char *s = classad_name_str(name);
+        if (is_procid(s)) {
+                d->dep = true;
+                return;
+        }
+        if (glean_strmap_get(d->seen, s))
+                return;
+        if (++d->visited > DEP_MAX || glean_strmap_put(d->seen, s, (void *) s) < 0) {
+                d->dep = true;
+                return;
+        }
+        if (d->n_todo == d->cap) {
+                size_t cap = d->cap ? 2 * d->cap : 32;
+                const CaName **v = realloc(d->todo, cap * sizeof *v);
+                if (!v) {
+                        d->dep = true;
+                        return;
+                }
+                d->todo = v;
+                d->cap = cap;
+        }
+        d->todo[d->n_todo++] = name;
+}
+
+/* e (or, when e is NULL, the attribute attr) read against the job. */
+static void note_reads(Run *run, const ClassAdExpr *e, const char *attr, bool target) {
+        Dep d = { .target = target };
+
+        if (!run->track || run->read_procid)
+                return;
+        if (glean_strmap_new(true, &d.seen) < 0) {
+                run->read_procid = true;
+                return;
+        }
+        if (e)
+                classad_expr_refs(e, dep_ref, &d);
+        else {
+                const CaName *cn = classad_name(attr);
+                if (cn)
+                        dep_ref(cn, CA_REF_MY, &d);
+                else
+                        d.dep = true;
+        }
+        while (!d.dep && d.n_todo > 0)
+                (void) classad_attr_refs(run->w, d.todo[--d.n_todo], dep_ref, &d);
+        if (d.dep)
+                run->read_procid = true;
+        free(d.todo);
+        glean_strmap_free(d.seen);
 }
 
 static void undelete(Run *run, const char *name) {
@@ -81,6 +169,7 @@ static int charge(Run *run, const char *name, size_t len) {
 
 /* Evaluates e against the job (as TARGET too when target). */
 static int eval(Run *run, const ClassAdExpr *e, bool target, CaValue *ret) {
+        note_reads(run, e, NULL, target);
         uint64_t hits = classad_budget_hits();
         int r = classad_expr_eval(e, run->w, target ? run->w : NULL, XF_MODE, ret);
         if (r < 0)
@@ -224,6 +313,7 @@ static int put_eval(Run *run, Out *o, const XfSeg *seg, unsigned depth) {
 
         if (strncasecmp(seg->text, "MY.", 3) == 0) {
                 uint64_t hits = classad_budget_hits();
+                note_reads(run, NULL, seg->text + 3, false);
                 r = exists(run, seg->text + 3) ? classad_eval_attr(run->w, seg->text + 3, XF_MODE, &v) : 0;
                 if (r >= 0 && classad_budget_hits() != hits) {
                         ca_value_clear(&v);
@@ -447,6 +537,8 @@ static int regex_op(Run *run, const XfStmt *st) {
                 int rc = pcre2_match(st->re, (PCRE2_SPTR) name, strlen(name), 0, 0, md, mc);
                 if (rc == PCRE2_ERROR_NOMATCH)
                         continue;
+                if (is_procid(name))
+                        run->read_procid = true;
                 if (rc < 0) {
                         r = fail(run, -E2BIG, "matching %s took past the regex limits", name);
                         goto done;
@@ -738,7 +830,13 @@ struct QueueXformSubmit {
         char **changed;     /* the attributes the cluster's transform wrote or deleted */
         size_t n_changed;
         char *cluster_why;  /* when the cluster's transform failed: why (the cluster is the old one) */
+        bool per_proc;      /* the transforms read ProcId: every proc is transformed on its own */
 };
+
+/* What the queue sets, whatever a transform made of it. */
+static bool queue_sets(const char *name) {
+        return queue_xform_protected(name) || is_procid(name);
+}
 
 void queue_xform_submit_free(QueueXformSubmit *s) {
         if (!s)
@@ -760,10 +858,12 @@ static int set_from(ClassAd *dst, const char *name, const ClassAd *src) {
 }
 
 /* The job's view made by the transforms: W (own attributes) over base. */
-static int job_over(QueueXformSubmit *s, const ClassAd *own, const char *owner, const char *user, ClassAd **ret) {
+static int job_over(QueueXformSubmit *s, const ClassAd *own, size_t procid, const char *owner, const char *user,
+                    ClassAd **ret) {
         ClassAd *w = NULL;
         int r = own ? classad_copy_own(own, &w) : classad_new(&w);
-        if (r >= 0 && (r = classad_set_string(w, "Owner", owner)) >= 0 && (r = classad_set_string(w, "User", user)) >= 0)
+        if (r >= 0 && (r = classad_set_string(w, "Owner", owner)) >= 0 && (r = classad_set_string(w, "User", user)) >= 0 &&
+            (r = classad_set_int(w, "ProcId", (int64_t) procid)) >= 0)
                 r = classad_chain(w, s->base);
         if (r < 0) {
                 classad_free(w);
@@ -773,8 +873,8 @@ static int job_over(QueueXformSubmit *s, const ClassAd *own, const char *owner, 
         return 0;
 }
 
-static int first_part(const QueueXforms *xs, QueueXformSubmit **state, ClassAd **cluster, const char *owner,
-                      const char *user, char *why, size_t whylen) {
+static int first_part(const QueueXforms *xs, QueueXformSubmit **state, ClassAd **cluster, size_t first,
+                      const char *owner, const char *user, char *why, size_t whylen) {
         QueueXformSubmit *s = calloc(1, sizeof *s);
         ClassAd *w = NULL, *out = NULL;
         Run run = { 0 };
@@ -784,24 +884,28 @@ static int first_part(const QueueXforms *xs, QueueXformSubmit **state, ClassAd *
         if (!s)
                 return -ENOMEM;
         if ((r = classad_copy(*cluster, &s->base)) < 0 || (r = classad_set_string(s->base, "Owner", owner)) < 0 ||
-            (r = classad_set_string(s->base, "User", user)) < 0 || (r = classad_new(&w)) < 0 ||
-            (r = classad_chain(w, s->base)) < 0 || (r = classad_copy(*cluster, &out)) < 0)
+            (r = classad_set_string(s->base, "User", user)) < 0 || (r = job_over(s, NULL, first, owner, user, &w)) < 0 ||
+            (r = classad_copy(*cluster, &out)) < 0)
                 goto fail;
-        run = (Run){ .w = w, .why = cwhy, .whylen = sizeof cwhy };
+        /* The job of a proc without attributes of its own (ProcId first). */
+        run = (Run){ .w = w, .why = cwhy, .whylen = sizeof cwhy, .track = true };
         r = run_all(&run, xs, NULL);
+        s->per_proc = run.read_procid;
         if (r == -ENOMEM)
                 goto fail;
         if (r < 0) {
-                /* Only a proc without attributes of its own is this job: it fails then. */
-                if (!(s->cluster_why = strdup(cwhy))) {
+                /* Only a proc without attributes of its own is this job: it fails then
+                 * (each on its own when the failure may depend on its ProcId). */
+                if (!s->per_proc && !(s->cluster_why = strdup(cwhy))) {
                         r = -ENOMEM;
                         goto fail;
                 }
         } else {
-                ClassAdIter it = classad_iter_own(w);
+                classad_unchain(w);
+                ClassAdIter it = classad_iter(w);
                 const char *name;
                 while (r >= 0 && classad_iter_next(&it, &name, NULL)) {
-                        if (queue_xform_protected(name))
+                        if (queue_sets(name))
                                 continue;
                         char **v = realloc(s->changed, (s->n_changed + 1) * sizeof *v);
                         if (!v || !(v[s->n_changed] = strdup(name))) {
@@ -841,7 +945,7 @@ static int one_proc(const QueueXforms *xs, QueueXformSubmit *s, ClassAd **proc, 
         ClassAd *w = NULL, *out = NULL;
         char pwhy[512] = "";
         Run run = { 0 };
-        int r = job_over(s, *proc, owner, user, &w);
+        int r = job_over(s, *proc, no, owner, user, &w);
 
         if (r < 0)
                 return r;
@@ -864,7 +968,7 @@ static int one_proc(const QueueXforms *xs, QueueXformSubmit *s, ClassAd **proc, 
                         r = -ENOMEM;
                         break;
                 }
-                if (queue_xform_protected(name))
+                if (queue_sets(name))
                         continue;
                 if (is_deleted(&run, name)) {
                         if (classad_has(s->cluster, name))
@@ -906,10 +1010,12 @@ int queue_xform_part(const QueueXforms *xs, QueueXformSubmit **state, ClassAd **
 
         if (!xs || xs->n == 0)
                 return 0;
-        if (!*state && (r = first_part(xs, state, cluster, owner, user, why, whylen)) < 0)
+        if (!*state && (r = first_part(xs, state, cluster, first, owner, user, why, whylen)) < 0)
                 return r;
+        if (!procs && n > 0 && (*state)->per_proc)
+                return glean_why(-EINVAL, why, whylen, "no array to hold the transformed procs in");
         for (size_t i = 0; i < n; i++) {
-                if (!procs || !procs[i]) {
+                if ((!procs || !procs[i]) && !(*state)->per_proc) {
                         if ((*state)->cluster_why)
                                 return glean_why(-EINVAL, why, whylen, "proc %zu: %s", first + i,
                                                  (*state)->cluster_why);

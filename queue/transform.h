@@ -58,7 +58,7 @@
  *   target that only the job's data names ($(MY.x) in COPY's new name, a
  *   regex's groups) fails the transform on that job; regex RENAME and
  *   DELETE pass over them. The transforms see Owner and User as the queue
- *   will set them (the caller's).
+ *   will set them (the caller's), and ProcId as the queue numbers the job.
  * - Text from the job ($(MY.attr), $STRING, EVALMACRO's value) does not
  *   become expression code where the transform did not put code: inside a
  *   string literal of SET, DEFAULT, EVALSET or EVALMACRO it is escaped;
@@ -132,8 +132,11 @@ int queue_xforms_apply(const QueueXforms *xs, ClassAd *ad, size_t *ret_applied, 
  * (the old one freed); every call replaces each procs[i] that is not NULL
  * with the attributes that make it, chained to the new cluster, the job
  * the transforms make of it over the old one (NULL when that is the
- * cluster's). The jobs are seen with Owner = owner and User = user (what
- * the queue gives them). Proc numbers in reasons start at first. On
+ * cluster's). The jobs are seen with Owner = owner, User = user and
+ * ProcId = first + i (what the queue gives them; a transform's value of
+ * those is not kept). When no transform reads ProcId (through what it
+ * evaluates, too), the procs without attributes of their own share one
+ * run (they stay NULL); else each is transformed on its own. On
  * failure the arrays hold ads already replaced and ads not yet; the
  * submission is to be refused. Free the state with
  * queue_xform_submit_free when the submission is done. */

@@ -702,6 +702,34 @@ static void test_submit_path(void) {
         CHECK_ATTR(c->ad, "Requirements", "TARGET.X && (Foo)");
         CU_ASSERT_EQUAL(queue_size(t.q), 7);
         jobcmd_policy_free(p);
+
+        /* ProcId is the queue's number, also for procs without attributes of their own;
+         * read through an evaluated attribute too. */
+        CU_ASSERT_FATAL(config_new(&cfg) == 0);
+        CU_ASSERT_FATAL(config_load_string(cfg,
+                                           "JOB_TRANSFORM_NAMES = First Eval\n"
+                                           "JOB_TRANSFORM_First @=end\nREQUIREMENTS ProcId == 1\n"
+                                           "SET Second = true\n@end\n"
+                                           "JOB_TRANSFORM_Eval @=end\nEVALSET Slot = Which\n@end\n",
+                                           "xf.conf", &err) == 0);
+        CU_ASSERT_FATAL(jobcmd_policy_from_config(cfg, &p, &err) == 0);
+        config_free(cfg);
+        CU_ASSERT_EQUAL(submit_text(t.q, p,
+                                    "[ Command = \"Submit\"; Cluster = [ Cmd = \"/bin/true\"; Requirements = true; "
+                                    "Which = ProcId * 10 ]; Procs = { [ ], [ ], [ ] } ]",
+                                    &g),
+                        1);
+        GLEAN_TEST_CHECK(g.ok, "%s", g.reason);
+        for (int64_t i = 0; i < 3; i++) {
+                Job *j = qt_job(t.q, 4, i);
+                char want[16];
+                CU_ASSERT_FATAL(j != NULL);
+                CHECK_ATTR(j->ad, "Second", i == 1 ? "true" : "(absent)");
+                snprintf(want, sizeof want, "%d", (int) (10 * i));
+                CHECK_ATTR(j->ad, "Slot", want);
+                CU_ASSERT_EQUAL(qt_int(j->ad, "ProcId"), i);
+        }
+        jobcmd_policy_free(p);
         qt_close(&t);
 }
 
