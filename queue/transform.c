@@ -950,8 +950,12 @@ int queue_xforms_from_config(const Config *cfg, QueueXforms **ret, ConfigError *
                 if (*skip_ws(raw) == '[') {
                         /* The ClassAd form is read expanded, as HTCondor did. */
                         _cleanup_free_ char *v = NULL;
-                        if ((r = config_get(cfg, knob, &v, err)) < 0)
+                        if ((r = config_expand(cfg, raw, &v, err)) < 0) {
+                                err->line = err->line ? err->line : line;
+                                if (!err->file[0])
+                                        snprintf(err->file, sizeof err->file, "%s", file ? file : "");
                                 break;
+                        }
                         r = queue_xforms_add(xs, names[i], v, file, line, cfg, err);
                 } else
                         r = queue_xforms_add(xs, names[i], raw, file, line, cfg, err);

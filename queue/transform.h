@@ -108,7 +108,10 @@ typedef struct QueueXforms QueueXforms;
  * *ret is an empty set when the list is unset or empty. A name listed
  * twice, a JOB_TRANSFORM_<Name> not defined, a statement that does not
  * compile: -EINVAL with err naming the knob's file and line, the line
- * inside its value and the reason. */
+ * inside its value (counted as the configuration keeps the value: a
+ * NAME @=end value without its comment and blank lines) with its text,
+ * and the reason. The configuration keeps JOB_TRANSFORM_<Name> as
+ * written (config/expand.c): its macros are the transform's. */
 int queue_xforms_from_config(const Config *cfg, QueueXforms **ret, ConfigError *err);
 int queue_xforms_new(QueueXforms **ret);
 void queue_xforms_free(QueueXforms *xs); /* accepts NULL */

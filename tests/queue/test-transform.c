@@ -790,6 +790,27 @@ static void test_submit_parts(void) {
         qt_close(&t);
 }
 
+/* JOB_TRANSFORM_<Name> is kept and looked up as written; other knobs are not. */
+static void test_config_verbatim(void) {
+        Config *cfg = NULL;
+        ConfigError err = { 0 };
+        char *v = NULL;
+
+        CU_ASSERT_FATAL(config_new(&cfg) == 0);
+        CU_ASSERT_EQUAL(config_load_string(cfg,
+                                           "JOB_TRANSFORM_NAMES = A\nJOB_TRANSFORM_A @=end\n"
+                                           "SET X $INT(MY.RequestCpus) * 2\nSET Y \"$(MY.Owner) $(KNOWN)\"\n@end\n"
+                                           "KNOWN = k\n",
+                                           "xf.conf", &err),
+                        0);
+        CU_ASSERT_EQUAL(config_get(cfg, "JOB_TRANSFORM_A", &v, &err), 0);
+        CU_ASSERT_STRING_EQUAL(v, "SET X $INT(MY.RequestCpus) * 2\nSET Y \"$(MY.Owner) $(KNOWN)\"");
+        free(v);
+        CU_ASSERT_EQUAL(config_load_string(cfg, "OTHER = $INT(X)\n", "xf2.conf", &err), -EINVAL);
+        CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "$INT() is not supported"));
+        config_free(cfg);
+}
+
 static CU_TestInfo tests[] = {
         { "manual_examples", test_manual_examples },
         { "manual_fixtures", test_manual_fixtures },
@@ -801,6 +822,7 @@ static CU_TestInfo tests[] = {
         { "regex_bombs", test_regex_bombs },
         { "submit_path", test_submit_path },
         { "submit_parts", test_submit_parts },
+        { "config_verbatim", test_config_verbatim },
         CU_TEST_INFO_NULL,
 };
 
