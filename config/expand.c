@@ -237,10 +237,23 @@ static int subst_self(const char *text, size_t len, const char *name, const char
         }
 }
 
+/* JOB_TRANSFORM_<Name>: HTCondor reads it as written, in the transform
+ * language with macros of its own ($INT(), $(MY.attr), ...):
+ * queue/transform.c compiles it and reports its errors. Kept and looked
+ * up as written. */
+static bool verbatim(const char *name) {
+        return strncasecmp(name, "JOB_TRANSFORM_", 14) == 0 && strcasecmp(name, "JOB_TRANSFORM_NAMES") != 0;
+}
+
 int config_resolve_self(const Config *cfg, const char *name, const char *value, char **ret, ConfigError *err) {
         ConfigBuf out = {};
         char why[256] = "";
         int r;
+
+        if (verbatim(name)) {
+                *ret = strdup(value);
+                return *ret ? 0 : -ENOMEM;
+        }
 
         r = subst_self(value, strlen(value), name, config_raw(cfg, name), 0, &out, why, sizeof(why));
         if (r < 0) {
@@ -600,6 +613,10 @@ int config_get(const Config *cfg, const char *name, char **ret, ConfigError *err
                 return -EINVAL;
         if (config_resolve((void *) cfg, name, &self) < 0)
                 return -ENOENT;
+        if (verbatim(name)) {
+                *ret = strdup(self.value);
+                return *ret ? 0 : -ENOMEM;
+        }
         return config_expand_full(self.value, config_resolve, (void *) cfg, &self, ret, err);
 }
 

@@ -7,6 +7,7 @@
 
 #include "common/proto.h"
 #include "jobcmd.h"
+#include "transform.h"
 
 #define JOBCMD_MODE GLEAN_CA_MODE
 
@@ -35,3 +36,14 @@ int jobcmd_listing_end_ok(JobCmdListing *l, int64_t count, bool ok, const char *
 
 /* Sends a built reply ad (unparsed). */
 int jobcmd_send_ad(const ClassAd *reply, const JobCmdSink *sink);
+
+/* ---- job transforms at submit (jobcmd-transform.c) ---- */
+
+/* JOB_TRANSFORM_NAMES of p (NULL: none). */
+const QueueXforms *jobcmd_policy_xforms(const JobCmdPolicy *p);
+/* One part of a submit through p's transforms (queue_xform_part), the
+ * jobs seen as who's (Owner, User = Owner@uid_domain); before
+ * jobcmd_policy_check_part, which then checks what they made. */
+int jobcmd_transform_part(const JobCmdPolicy *p, QueueXformSubmit **state, const QueueRequester *who,
+                          const char *uid_domain, ClassAd **cluster, ClassAd **procs, size_t n, size_t first,
+                          char *why, size_t whylen);

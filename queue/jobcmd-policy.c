@@ -14,7 +14,10 @@
  * as MY, the job's ad as TARGET, its Owner and User the caller's, as
  * condor_schedd evaluates them), else the submit is refused with
  * SUBMIT_REQUIREMENT_<Name>_REASON; one with _IS_WARNING true is a submit
- * warning: the submission is accepted, the reason told.
+ * warning: the submission is accepted, the reason told. JOB_TRANSFORM_NAMES
+ * (transform.h) is loaded here too; a Submit's parts go through it after
+ * what the configuration adds (submit-knobs.c) and before these checks,
+ * which see what it made of the jobs (jobcmd-transform.c).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -48,7 +51,12 @@ struct JobCmdPolicy {
         size_t n_reqs;
         ClassAd *schedd;        /* MY of the requirements: the scheduler's ad */
         JobCmdKnobs *knobs;     /* SUBMIT_ATTRS, APPEND_REQUIREMENTS (submit-knobs.c) */
+        QueueXforms *xforms;    /* JOB_TRANSFORM_NAMES (jobcmd-transform.c) */
 };
+
+const QueueXforms *jobcmd_policy_xforms(const JobCmdPolicy *p) {
+        return p ? p->xforms : NULL;
+}
 
 void jobcmd_policy_free(JobCmdPolicy *p) {
         if (!p)
@@ -67,6 +75,7 @@ void jobcmd_policy_free(JobCmdPolicy *p) {
         free(p->reqs);
         classad_free(p->schedd);
         jobcmd_knobs_free(p->knobs);
+        queue_xforms_free(p->xforms);
         free(p);
 }
 
@@ -185,7 +194,7 @@ int jobcmd_policy_from_config(const Config *cfg, JobCmdPolicy **ret, ConfigError
                 return -ENOMEM;
         if ((r = get_list(cfg, ALLOWED_KNOB, &p->groups, err)) < 0 || (r = load_users(cfg, p, err)) < 0 ||
             (r = load_requirements(cfg, p, err)) < 0 || (r = jobcmd_knobs_from_config(cfg, &p->knobs, err)) < 0 ||
-            (r = schedd_ad(&p->schedd)) < 0)
+            (r = queue_xforms_from_config(cfg, &p->xforms, err)) < 0 || (r = schedd_ad(&p->schedd)) < 0)
                 return r;
         *ret = p;
         p = NULL;

@@ -36,6 +36,7 @@ struct JobCmdSubmit {
         char *cluster_text;
         ClassAd **procs;
         size_t n, cap, parts;
+        QueueXformSubmit *xform; /* JOB_TRANSFORM_NAMES over this submit (jobcmd-transform.c) */
         int error;     /* the first error: later parts are dropped */
         char why[512];
         char warning[512]; /* a submit warning not met (the last): told in the answer */
@@ -49,6 +50,7 @@ void jobcmd_submit_free(JobCmdSubmit *s) {
         classad_free(s->cluster);
         free(s->cluster_text);
         glean_ad_list_free(s->procs, s->n);
+        queue_xform_submit_free(s->xform);
         free(s);
 }
 
@@ -69,11 +71,16 @@ __attribute__((format(printf, 3, 4))) static void fail(JobCmdSubmit *s, int r, c
 
 /* Who the part's jobs say they are and the pool's submit requirements
  * (jobcmd-policy.c), as the part comes, before anything is queued. */
-static int check_identity(JobCmdSubmit *s, JobQueue *q, const QueueRequester *who, ClassAd *const *procs, size_t n,
+static int check_identity(JobCmdSubmit *s, JobQueue *q, const QueueRequester *who, ClassAd **procs, size_t n,
                           const JobCmdSink *sink) {
         char why[512] = "";
-        /* What the configuration adds first (submit-knobs.c), as condor_submit would have. */
+        /* What the configuration adds first (submit-knobs.c), as condor_submit
+         * would have; then the job transforms (jobcmd-transform.c); then the
+         * submit requirements, as condor_schedd orders them. */
         int r = jobcmd_knobs_apply_part(jobcmd_policy_knobs(sink->policy), s->cluster, s->parts == 1, procs, n);
+        if (r >= 0)
+                r = jobcmd_transform_part(sink->policy, &s->xform, who, queue_settings(q)->uid_domain, &s->cluster,
+                                          procs, n, s->n, why, sizeof why);
         if (r >= 0)
                 r = jobcmd_policy_check_part(sink->policy, who, queue_settings(q)->uid_domain, s->cluster, procs, n,
                                              s->n, why, sizeof why);

@@ -57,9 +57,11 @@ typedef struct JobCmdSink {
 
 /* ---- who a submitted job may say it is (jobcmd-policy.c) ---- */
 
-/* ACCOUNTING_GROUPS_ALLOWED, ACCOUNTING_GROUPS_ALLOWED_<user> and
- * SUBMIT_REQUIREMENT_NAMES / SUBMIT_REQUIREMENT_<Name>[_REASON] of cfg;
- * err says which knob is broken. */
+/* ACCOUNTING_GROUPS_ALLOWED, ACCOUNTING_GROUPS_ALLOWED_<user>,
+ * SUBMIT_REQUIREMENT_NAMES / SUBMIT_REQUIREMENT_<Name>[_REASON] and
+ * JOB_TRANSFORM_NAMES / JOB_TRANSFORM_<Name> (transform.h, applied by
+ * jobcmd_submit before these checks) of cfg; err says which knob is
+ * broken. */
 #define JOBCMD_SUBMIT_POLICY 1 /* for bench/submit-identity.c, built against older trees too */
 typedef struct JobCmdPolicy JobCmdPolicy;
 int jobcmd_policy_from_config(const Config *cfg, JobCmdPolicy **ret, ConfigError *err);
