@@ -78,6 +78,7 @@ typedef struct AgentCronTable {
         char *config_val;                 /* STARTD_CRON_CONFIG_VAL (NULL: unset) */
         bool log_non_zero_exit;           /* STARTD_CRON_LOG_NON_ZERO_EXIT */
         char *user;                       /* STARTD_CRON_USER (glean's; default "nobody") */
+        char user_at[300];                /* "file:line" of STARTD_CRON_USER; "" when not set */
 } AgentCronTable;
 
 /* The table of cfg's STARTD_CRON_JOBLIST (an empty one without). An error

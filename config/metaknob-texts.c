@@ -122,7 +122,7 @@ const ConfigMetaknob config_metaknob_table[] = {
         { "POLICY", "Desktop_Idle", IMPL,
           "run jobs on idle desktops, vacate (never suspend) when the owner or a load comes back; optional work "
           "hours (start_hour, end_hour [, first_day, last_day]) as DESKTOP_HOURS. CpuBusyTimer is glean's "
-          "CpuBusyTime. The work hours need the $INT() macro function",
+          "CpuBusyTime",
           "if $(1?)\n"
           "  use FEATURE : POLICY_HOURS_TO_START($(1+))\n"
           "endif\n"
@@ -154,7 +154,7 @@ const ConfigMetaknob config_metaknob_table[] = {
           false, "([start_hour, end_hour [, first_day, last_day]])" },
         { "POLICY", "Desktop_Hours", IMPL,
           "run jobs outside work hours only (start_hour, end_hour [, first_day, last_day]; 8, 12+5 by default), "
-          "vacate when they begin. Needs the $INT() macro function",
+          "vacate when they begin.",
           "use FEATURE : POLICY_HOURS_TO_START($(1+))\n"
           "NonCondorLoadAvg = (LoadAvg - CondorLoadAvg)\n"
           "CpuBusy = ($(NonCondorLoadAvg) >= $(HighLoad))\n"
@@ -174,8 +174,7 @@ const ConfigMetaknob config_metaknob_table[] = {
           "IS_OWNER = (START =?= False)\n",
           false, "([start_hour, end_hour [, first_day, last_day]])" },
         { "POLICY", "UWCS_Desktop", IMPL,
-          "HTCondor's desktop policy before 8.1.6, through FEATURE : UWCS_Desktop_Policy_Values (which needs "
-          "the $RANDOM_INTEGER() macro function)",
+          "HTCondor's desktop policy before 8.1.6, through FEATURE : UWCS_Desktop_Policy_Values",
           "use FEATURE : UWCS_DESKTOP_POLICY_VALUES\n"
           "WANT_SUSPEND = $(UWCS_WANT_SUSPEND)\n"
           "WANT_VACATE = $(UWCS_WANT_VACATE)\n"
@@ -298,7 +297,7 @@ const ConfigMetaknob config_metaknob_table[] = {
           "WANT_HOLD_REASON = ifThenElse($($(1)), \"$(3+)\", $(WANT_HOLD_REASON:UNDEFINED))\n",
           false, "(policy_variable, subcode, reason_text)" },
         { "POLICY", "OnlyRegisteredCheckpointDestinations", REFU,
-          "glean has no checkpoint destinations (checkpoint_destination), user maps or job transforms", NULL,
+          "glean has no checkpoint destinations (checkpoint_destination) or user maps (userMap())", NULL,
           false, NULL },
         /* glean's own */
         { "POLICY", "Desktop_Toggle", IMPL,
@@ -356,7 +355,7 @@ const ConfigMetaknob config_metaknob_table[] = {
           false, NULL },
         { "FEATURE", "POLICY_HOURS_TO_START", IMPL,
           "RunJobsHours and NoJobsHours for the desktop "
-          "policies. Needs the $INT() macro function",
+          "policies.",
           "WorkdayBeginHour = $(1:8)\n"
           "WorkdayEndHour = $(2:12+5)\n"
           "WorkdayBeginMinuteStartJobs = ($(WorkdayBeginHour))*60 - 29.5\n"
@@ -390,7 +389,7 @@ const ConfigMetaknob config_metaknob_table[] = {
           false, NULL },
         { "FEATURE", "UWCS_DESKTOP_POLICY_VALUES", IMPL,
           "the UWCS_* values of POLICY : UWCS_Desktop. CpuBusyTimer is glean's CpuBusyTime; "
-          "UWCS_PERIODIC_CHECKPOINT needs the $RANDOM_INTEGER() macro function",
+          "UWCS_PERIODIC_CHECKPOINT's $RANDOM_INTEGER() is drawn once, when the line is read",
           "if ! defined PolicyExprFragments\n"
           "  use FEATURE : POLICY_EXPR_FRAGMENTS\n"
           "endif\n"
@@ -543,11 +542,11 @@ const ConfigMetaknob config_metaknob_table[] = {
         { "FEATURE", "CommonCloudAttributesAWS", REFU,
           "glean ships no common-cloud-attributes script to run as a startd cron job", NULL, false, NULL },
         { "FEATURE", "HPC_ANNEX", REFU, "glean has no HPC annexes (htcondor annex)", NULL, false, NULL },
-        { "FEATURE", "PelicanRetryPolicy", REFU, "glean has no Pelican file transfers, job transforms or cool-downs",
+        { "FEATURE", "PelicanRetryPolicy", REFU, "glean has no Pelican file transfers or cool-downs",
           NULL, false, NULL },
         { "FEATURE", "GANGLIA", REFU, "glean has no condor_gangliad", NULL, false, NULL },
         { "FEATURE", "DefaultCheckpointDestination", REFU,
-          "glean has no checkpoint destinations (checkpoint_destination) or job transforms", NULL, false, NULL },
+          "glean has no checkpoint destinations (checkpoint_destination)", NULL, false, NULL },
 
         /* ---------------- SECURITY ---------------- */
         { "SECURITY", "Host_Based", IMPL,

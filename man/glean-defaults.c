@@ -133,6 +133,16 @@ int main(int argc, char **argv) {
                       "# comes from. A pool needs at least, on every execute machine:\n"
                       "#   CONDOR_HOST = central-manager.example\n"
                       "# and the same /etc/glean/pool.key everywhere (glean pool-key --new).\n"
+                      "\n"
+                      "# What this machine is, as HTCondor's packages say it: an execute machine\n"
+                      "# runs jobs whenever a slot is free (HTCondor's policy: START = True,\n"
+                      "# never suspend or preempt for the owner). glean-agent runs jobs,\n"
+                      "# glean-negotiator is the central manager. Instead, or as well:\n"
+                      "#   use ROLE : CentralManager   the central manager (glean-negotiator)\n"
+                      "#   use ROLE : Personal         the whole pool on this one machine\n"
+                      "#   use POLICY : Desktop        a desktop: jobs only while the owner is away\n"
+                      "# (glean.conf(5), METAKNOBS; glean config -v START shows what applies).\n"
+                      "use ROLE : Execute\n"
                       "\n",
                       stdout);
 

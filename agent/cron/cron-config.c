@@ -441,6 +441,8 @@ static int read_globals(Config *cfg, AgentCronTable *t, ConfigError *err) {
         t->config_val = TAKE_PTR(k.value);
         if ((r = knob_get(cfg, NULL, "USER", &k, err)) < 0)
                 return r;
+        if (r > 0)
+                snprintf(t->user_at, sizeof t->user_at, "%s:%d", k.file, k.line);
         t->user = r > 0 ? TAKE_PTR(k.value) : strdup("nobody");
         return t->user ? 0 : -ENOMEM;
 }

@@ -247,6 +247,11 @@ int agent_cron_start(Agent *a) {
                 glean_log(LOG_ERR, NULL, NULL, 0, "startd cron: %s", why);
                 return r;
         }
+        if (!c->cred.change && c->t->user_at[0] && strcmp(c->t->user, c->cred.user ? c->cred.user : "") != 0)
+                glean_log(LOG_WARNING, NULL, NULL, 0,
+                          "%s: STARTD_CRON_USER %s is not used: the agent does not run as root, its cron jobs "
+                          "run as its own user %s",
+                          c->t->user_at, c->t->user, c->cred.user && *c->cred.user ? c->cred.user : "(unknown)");
         if (c->t->config_val) {
                 size_t n = strlen(c->t->config_val) + sizeof "STARTD_CRON_CONFIG_VAL=";
                 if (!(c->extra_env[0] = malloc(n)))

@@ -244,7 +244,7 @@ static int frozen(const SensorPool *sp) {
         return f ? f[7] == '1' : -1;
 }
 
-/* The desktop policy (the built-in default) with its minute shortened to
+/* The desktop policy (glean's built-in default, the seeds') with its minute shortened to
  * 2 s: a key press makes KeyboardBusy, the job is suspended (frozen);
  * ContinueIdleTime (3 s) of idleness and 10 s suspended continue it. */
 static void test_desktop_keypress(void) {

@@ -115,6 +115,16 @@ static void test_knobs_good(void) {
         CU_ASSERT_DOUBLE_EQUAL(t->max_job_load, 0.2, 1e-12);
         CU_ASSERT_EQUAL(t->autopublish, AGENT_CRON_PUBLISH_IF_CHANGED);
         CU_ASSERT_STRING_EQUAL(t->user, "nobody");
+        CU_ASSERT_STRING_EQUAL(t->user_at, ""); /* the default: nothing to warn of as non-root */
+        agent_cron_table_free(t);
+        config_free(cfg);
+
+        /* STARTD_CRON_USER set: where, for the warning a non-root agent gives */
+        cfg = load("STARTD_CRON_JOBLIST = a\nSTARTD_CRON_a_EXECUTABLE = /bin/true\nSTARTD_CRON_USER = daemon\n"
+                   "STARTD_CRON_a_PERIOD = 60\n");
+        GLEAN_TEST_CHECK_FATAL(agent_cron_read(cfg, &t, &err) == 0, "read: %s", err.msg);
+        CU_ASSERT_STRING_EQUAL(t->user, "daemon");
+        CU_ASSERT_STRING_EQUAL(t->user_at, "cron.conf:3");
         agent_cron_table_free(t);
         config_free(cfg);
 
