@@ -323,8 +323,12 @@ static void test_conf_page_lists_every_knob(void) {
         size_t n = parse_defaults(src, knobs, 512);
         GLEAN_TEST_CHECK_FATAL(n > 100, "config/defaults.c has %zu knobs", n);
         unroff(page);
+        /* the entries of the DEFAULTS section (the others describe knobs too) */
+        const char *defaults = strstr(page, "\n.SH DEFAULTS\n");
+        GLEAN_TEST_CHECK_FATAL(defaults != NULL, "glean.conf(5) has a DEFAULTS section");
+        const char *next = strstr(defaults + 1, "\n.SH ");
         size_t entries = 0;
-        for (const char *p = page; (p = strstr(p, "\n.TP\n.B ")); p++)
+        for (const char *p = defaults; (p = strstr(p, "\n.TP\n.B ")) && (!next || p < next); p++)
                 entries++;
         GLEAN_TEST_CHECK(entries == n, "glean.conf(5) has %zu entries for the %zu knobs", entries, n);
         for (size_t i = 0; i < n; i++) {
