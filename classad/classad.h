@@ -148,6 +148,10 @@ int classad_set_string(ClassAd *ad, const char *name, const char *v);
 int classad_set_value(ClassAd *ad, const char *name, const CaValue *v);
 int classad_delete(ClassAd *ad, const char *name); /* -ENOENT if absent (from ad itself: see chains) */
 bool classad_has(const ClassAd *ad, const char *name);
+/* name can be written without quotes: a letter or '_', then letters,
+ * digits and '_', and not a reserved word (true, false, undefined, error,
+ * is, isnt). */
+bool classad_is_plain_name(const char *name);
 size_t classad_size(const ClassAd *ad);
 /* Copy all attributes of src into dst (replacing same-named ones). */
 int classad_update(ClassAd *dst, const ClassAd *src);

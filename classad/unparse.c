@@ -87,6 +87,10 @@ bool ca_name_needs_quotes(const char *name) {
         return is_reserved(name);
 }
 
+bool classad_is_plain_name(const char *name) {
+        return name && !ca_name_needs_quotes(name);
+}
+
 void ca_unparse_name(CaBuf *b, const char *name) {
         if (ca_name_needs_quotes(name))
                 quoted(b, name, strlen(name), '\'');

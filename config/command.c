@@ -350,11 +350,8 @@ int config_include_command(ConfigLoad *ld, const char *command, const char *into
         unsigned timeout_s = CONFIG_COMMAND_TIMEOUT;
         int r;
 
-        if (ld->flags & CONFIG_LOAD_NO_INCLUDE)
-                return config_error(ld->err, ld->file, at, -EPERM, "include is not allowed here");
-        if (ld->depth + 1 > CONFIG_MAX_INCLUDE_DEPTH)
-                return config_error(ld->err, ld->file, at, -ELOOP, "include and use nested more than %d levels deep",
-                                    CONFIG_MAX_INCLUDE_DEPTH);
+        if ((r = config_include_check(ld, at)) < 0)
+                return r;
         if (into && into[0] != '/' && ld->dir) {
                 if (asprintf(&cache, "%s/%s", ld->dir, into) < 0) {
                         cache = NULL;

@@ -286,6 +286,9 @@ int config_parse_text(ConfigLoad *ld, const char *text);
 int config_cond_line(ConfigLoad *ld, ConfigIfStack *st, const char *line, int lineno);
 bool config_cond_active(const ConfigIfStack *st);
 
+/* May ld include (not CONFIG_LOAD_NO_INCLUDE, not nested too deep)?
+ * 0, or < 0 with ld->err naming line at. */
+int config_include_check(ConfigLoad *ld, int at);
 /* include [ifexist] : path — a file, a directory or a glob. */
 int config_include(ConfigLoad *ld, const char *path, bool if_exists, int lineno);
 /* include [ifexist] command [into FILE] : COMMAND, and include : COMMAND |

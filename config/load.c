@@ -121,12 +121,20 @@ static int parse_file_at(Config *cfg, const char *path, unsigned depth, unsigned
         return config_parse_text(&ld, text);
 }
 
-int config_include_file(ConfigLoad *ld, const char *path, int at) {
+int config_include_check(ConfigLoad *ld, int at) {
         if (ld->flags & CONFIG_LOAD_NO_INCLUDE)
                 return config_error(ld->err, ld->file, at, -EPERM, "include is not allowed here");
         if (ld->depth + 1 > CONFIG_MAX_INCLUDE_DEPTH)
                 return config_error(ld->err, ld->file, at, -ELOOP, "include and use nested more than %d levels deep",
                                     CONFIG_MAX_INCLUDE_DEPTH);
+        return 0;
+}
+
+int config_include_file(ConfigLoad *ld, const char *path, int at) {
+        int r = config_include_check(ld, at);
+
+        if (r < 0)
+                return r;
         return parse_file_at(ld->cfg, path, ld->depth + 1, ld->flags, ld->err, ld->file, at);
 }
 
@@ -311,11 +319,8 @@ int config_include(ConfigLoad *ld, const char *path, bool if_exists, int at) {
         struct stat st;
         int r;
 
-        if (ld->flags & CONFIG_LOAD_NO_INCLUDE)
-                return config_error(ld->err, ld->file, at, -EPERM, "include is not allowed here");
-        if (ld->depth + 1 > CONFIG_MAX_INCLUDE_DEPTH)
-                return config_error(ld->err, ld->file, at, -ELOOP, "include and use nested more than %d levels deep",
-                                    CONFIG_MAX_INCLUDE_DEPTH);
+        if ((r = config_include_check(ld, at)) < 0)
+                return r;
         full = join_path(ld->dir, path);
         if (!full)
                 return config_error(ld->err, ld->file, at, -ENOMEM, "out of memory");

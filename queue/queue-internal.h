@@ -127,6 +127,9 @@ typedef struct QCount {
 /* MAX_JOBS_RUNNING, HISTORY, MAX_HISTORY_LOG, MAX_HISTORY_ROTATIONS,
  * ENABLE_HISTORY_ROTATION into s. */
 int queue_limits_from_config(const Config *cfg, QueueSettings *s, ConfigError *err);
+/* A count knob: def when unset or empty; -EINVAL when below 0, err naming
+ * the knob's file and line. */
+int queue_knob_count(const Config *cfg, const char *name, int64_t def, int64_t *ret, ConfigError *err);
 
 /* ---- queue.c ---- */
 

@@ -36,7 +36,7 @@
 #define DEFAULT_MAX_HISTORY_LOG (20 * 1024 * 1024) /* HTCondor's */
 #define DEFAULT_MAX_HISTORY_ROTATIONS 2
 
-static int get_nonneg(const Config *cfg, const char *name, int64_t def, int64_t *ret, ConfigError *err) {
+int queue_knob_count(const Config *cfg, const char *name, int64_t def, int64_t *ret, ConfigError *err) {
         int r = config_get_int(cfg, name, ret, err);
 
         if (r == -ENOENT) {
@@ -78,8 +78,8 @@ int queue_limits_from_config(const Config *cfg, QueueSettings *s, ConfigError *e
                 return r;
         s->history_off = r >= 0 && history[strspn(history, " \t")] == '\0';
         free(history);
-        if ((r = get_nonneg(cfg, "MAX_HISTORY_LOG", DEFAULT_MAX_HISTORY_LOG, &log_size, err)) < 0 ||
-            (r = get_nonneg(cfg, "MAX_HISTORY_ROTATIONS", DEFAULT_MAX_HISTORY_ROTATIONS, &rotations, err)) < 0)
+        if ((r = queue_knob_count(cfg, "MAX_HISTORY_LOG", DEFAULT_MAX_HISTORY_LOG, &log_size, err)) < 0 ||
+            (r = queue_knob_count(cfg, "MAX_HISTORY_ROTATIONS", DEFAULT_MAX_HISTORY_ROTATIONS, &rotations, err)) < 0)
                 return r;
         r = config_get_bool(cfg, "ENABLE_HISTORY_ROTATION", &rotate, err);
         if (r == -ENOENT)

@@ -97,22 +97,6 @@ static int get_expr(const Config *cfg, const char *name, ClassAdExpr **ret, Conf
         return r;
 }
 
-static int get_count(const Config *cfg, const char *name, int64_t def, int64_t *ret, ConfigError *err) {
-        int r = config_get_int(cfg, name, ret, err);
-
-        if (r == -ENOENT) {
-                *ret = def;
-                return 0;
-        }
-        if (r < 0)
-                return r;
-        if (*ret < 0) {
-                snprintf(err->msg, sizeof(err->msg), "%s = %" PRId64 ": must be 0 or more", name, *ret);
-                return -EINVAL;
-        }
-        return 0;
-}
-
 /* A limit of the queue as HTCondor's schedd reads it: unset (or empty) no
  * limit (0); 0 or less: none allowed (-1). */
 static int get_limit(const Config *cfg, const char *name, int64_t *ret, ConfigError *err) {
@@ -135,9 +119,9 @@ int queue_settings_from_config(const Config *cfg, QueueSettings *ret, ConfigErro
         if (r == -ENOENT)
                 r = (s.uid_domain = strdup("")) ? 0 : -ENOMEM;
         if (r >= 0)
-                r = get_count(cfg, "HISTORY_DURATION", 604800, &s.history_duration, err);
+                r = queue_knob_count(cfg, "HISTORY_DURATION", 604800, &s.history_duration, err);
         if (r >= 0)
-                r = get_count(cfg, "HISTORY_MAX_JOBS", 1000000, &s.history_max_jobs, err);
+                r = queue_knob_count(cfg, "HISTORY_MAX_JOBS", 1000000, &s.history_max_jobs, err);
         if (r >= 0)
                 r = get_limit(cfg, "MAX_JOBS_PER_SUBMISSION", &s.max_jobs_per_submission, err);
         if (r >= 0)
@@ -145,9 +129,9 @@ int queue_settings_from_config(const Config *cfg, QueueSettings *ret, ConfigErro
         if (r >= 0)
                 r = get_limit(cfg, "MAX_JOBS_SUBMITTED", &s.max_jobs_submitted, err);
         if (r >= 0)
-                r = get_count(cfg, "SUBMIT_ID_LIFETIME", 86400, &s.submit_id_lifetime, err);
+                r = queue_knob_count(cfg, "SUBMIT_ID_LIFETIME", 86400, &s.submit_id_lifetime, err);
         if (r >= 0)
-                r = get_count(cfg, "SUBMIT_IDS_PER_USER", 1000000, &s.submit_ids_per_user, err);
+                r = queue_knob_count(cfg, "SUBMIT_IDS_PER_USER", 1000000, &s.submit_ids_per_user, err);
         if (r >= 0)
                 r = get_expr(cfg, "SYSTEM_PERIODIC_HOLD", &s.system_periodic_hold, err);
         if (r >= 0)

@@ -75,15 +75,6 @@ static const char *bare_name(const char *item) {
         return item;
 }
 
-static bool valid_attr_name(const char *s) {
-        if (!isalpha((unsigned char) *s) && *s != '_')
-                return false;
-        for (; *s; s++)
-                if (!isalnum((unsigned char) *s) && *s != '_')
-                        return false;
-        return true;
-}
-
 static bool is_identity(const char *name) {
         for (size_t i = 0; i < sizeof identity_attrs / sizeof *identity_attrs; i++)
                 if (strcasecmp(name, identity_attrs[i]) == 0)
@@ -127,7 +118,7 @@ static int load_list(const Config *cfg, const char *knob, JobCmdKnobs *k, Config
                 const char *name = bare_name(items[i]);
                 ClassAdExpr *e = NULL;
 
-                if (!valid_attr_name(name)) {
+                if (!classad_is_plain_name(name)) {
                         r = knob_error(cfg, knob, err, "%s names '%.100s', which is not an attribute name", knob,
                                        items[i]);
                         break;
@@ -327,7 +318,7 @@ static int warn_lists(const Config *cfg, Warnings *w) {
                         const char *name = bare_name(items[k]);
                         char *v = NULL;
 
-                        if (!valid_attr_name(name) || is_identity(name))
+                        if (!classad_is_plain_name(name) || is_identity(name))
                                 continue; /* an error at the start */
                         if (queue_managed_attr(name))
                                 r = warn(w, cfg, list_knobs[i],

@@ -265,12 +265,7 @@ int rp_parse_time(const char *tok, bool rel_ok, int64_t prev, int64_t *ret) {
 /* ---- parsing helpers ---- */
 
 bool rp_is_attr_name(const char *s) {
-        if (!isalpha((unsigned char) *s) && *s != '_')
-                return false;
-        for (; *s; s++)
-                if (!isalnum((unsigned char) *s) && *s != '_')
-                        return false;
-        return true;
+        return classad_is_plain_name(s);
 }
 
 int rp_parse_ad(Replay *rp, const char *text, int line, ClassAd **ret, ConfigError *err) {
