@@ -142,6 +142,7 @@ typedef struct ConfigEntry {
         char *value;   /* raw, self-references already resolved */
         size_t source; /* index into Config.sources */
         int line;      /* 0 when not from a line of a file */
+        bool metaknob; /* set by a `use` line's metaknob: the metaknob's status says what glean does with it */
 } ConfigEntry;
 
 struct Config {
@@ -152,6 +153,7 @@ struct Config {
         char **sources;   /* file names and pseudo names, each once */
         size_t n_sources;
         size_t cap_sources;
+        unsigned in_metaknob; /* > 0 while a metaknob's text is read (config_define marks what it sets) */
         char **warnings;  /* "file:line: reason", each once, in the order met */
         size_t n_warnings;
         char **files;     /* files (and "COMMAND |") read, each once, in order: config_files_read */

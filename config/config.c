@@ -153,6 +153,7 @@ int config_define(Config *cfg, const char *name, const char *value, const char *
         e->value = v;
         e->source = source;
         e->line = line;
+        e->metaknob = cfg->in_metaknob > 0;
         n = v = NULL;
         return 0;
 }
@@ -208,6 +209,7 @@ int config_copy(const Config *src, Config **ret) {
                                 return -ENOMEM;
                         e->source = src->entries[i].source;
                         e->line = src->entries[i].line;
+                        e->metaknob = src->entries[i].metaknob;
                         r = config_map_put(&cfg->index, e->name, i);
                         if (r < 0)
                                 return r;

@@ -158,9 +158,12 @@ int config_unenforced(const Config *cfg, char ***ret);
  * patterns: SLOT<N>_NAME, SLOT_TYPE_<N>, GROUP_QUOTA_<group of
  * GROUP_NAMES>, ALLOW_<level>, ...) nor as a $(NAME) reference of a value
  * read (policy macros): "file:line: NAME is set but glean reads nothing
- * from it", each knob once, by name. *ret NULL-terminated (NULL when none;
- * free with config_strv_free), the count returned; -ENOMEM. The daemons
- * log each as a warning at start. */
+ * from it", each knob once, by name. What a `use` line's metaknob set is
+ * left out: the metaknob's status (config_metaknobs) says what glean does
+ * with it, and a PARTIAL or REFUSED one warned at its line already; a
+ * file's own definition after the use line counts again. *ret
+ * NULL-terminated (NULL when none; free with config_strv_free), the count
+ * returned; -ENOMEM. The daemons log each as a warning at start. */
 int config_unused(const Config *cfg, char ***ret);
 /* The defined names that glean reads or that a name read refers to, in
  * lexical order; as config_unused. (`glean config -used`.) */

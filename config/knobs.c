@@ -609,7 +609,9 @@ static int collect(const Config *cfg, bool used, char ***ret) {
                                 continue;
                         s = strdup(e->name);
                 } else {
-                        if (read[order[k]] || !e->value[0] || !file[0] || file[0] == '<')
+                        /* what a metaknob set is the metaknob's: its status (IMPLEMENTED,
+                         * PARTIAL with a warning, REFUSED) says what glean does with it */
+                        if (read[order[k]] || !e->value[0] || !file[0] || file[0] == '<' || e->metaknob)
                                 continue;
                         if ((e->line > 0 ? asprintf(&s, "%s:%d: %s is set but glean reads nothing from it", file,
                                                     e->line, e->name)

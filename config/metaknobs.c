@@ -399,13 +399,13 @@ static int apply(ConfigLoad *ld, const ConfigMetaknob *m, const char *args, int 
                                     r == -EINVAL ? why : r == -E2BIG ? "the text is too long" : "out of memory");
         sub.depth++;
         sub.line_offset = at;
+        ld->cfg->in_metaknob++;
         r = config_parse_text(&sub, text);
-        if (r < 0)
-                return r;
-        if (strcasecmp(m->category, "ROLE") == 0 &&
+        if (r >= 0 && strcasecmp(m->category, "ROLE") == 0 &&
             (strcasecmp(m->name, "Execute") == 0 || strcasecmp(m->name, "Personal") == 0))
-                return set_default_policy(ld, at);
-        return 0;
+                r = set_default_policy(ld, at);
+        ld->cfg->in_metaknob--;
+        return r < 0 ? r : 0;
 }
 
 int config_use(ConfigLoad *ld, const char *category, const char *rhs, int at) {

@@ -78,6 +78,10 @@ static const KnobCase cases[] = {
         { "SLOT2_STARTD_ATTRS = Color\nSLOT2_Color = 1\nSLOT3_Color = 2\nColor = 3\n", { "SLOT3_Color" } },
         /* an empty value sets nothing; $$(...) is match time, $ENV() the environment */
         { "DEFRAG_INTERVAL =\nSTART = $$(Foo) && $ENV(HOME) != \"\"\nFoo = 1\n", { "Foo" } },
+        /* what a metaknob sets is the metaknob's (SEC_DEFAULT_ENCRYPTION, STARTD_LATCH_EXPRS, DAEMON_LIST, ...);
+         * the file's own definition after it counts again */
+        { "use SECURITY : Recommended\nuse ROLE : Execute\nuse POLICY : Desktop\n", { NULL } },
+        { "use SECURITY : Recommended\nSEC_DEFAULT_ENCRYPTION = OPTIONAL\n", { "SEC_DEFAULT_ENCRYPTION" } },
         /* each knob once, with the line of its last definition */
         { "FOO = 1\nFOO = 2\n", { "FOO" } },
 };
