@@ -98,6 +98,7 @@ static void usage(FILE *f) {
                 "  --dump                 every name, NAME = value, expanded unless --raw\n"
                 "  -used                  only the names glean reads (or a name read refers to)\n"
                 "  -unused                only the names a file sets that glean reads nothing from\n"
+                "                         (not those a metaknob set: its status says)\n"
                 "                         (alone: -dump -unused)\n"
                 "  -config                the configuration files read, in order\n"
                 "  -summary               the knobs the files change from the defaults, by file\n"
@@ -181,7 +182,8 @@ static bool wanted(ConfigRun *run, const char *name) {
                 return is_used(run, name);
         case USE_UNUSED:
                 raw = config_raw(run->cfg, name);
-                return raw && raw[0] && from_file(run->cfg, name) && !is_used(run, name);
+                return raw && raw[0] && from_file(run->cfg, name) && !config_from_metaknob(run->cfg, name) &&
+                       !is_used(run, name);
         default:
                 return true;
         }

@@ -242,6 +242,12 @@ const char *config_raw(const Config *cfg, const char *name) {
         return e ? e->value : NULL;
 }
 
+bool config_from_metaknob(const Config *cfg, const char *name) {
+        const ConfigEntry *e = config_find(cfg, name);
+
+        return e && e->metaknob;
+}
+
 int config_where(const Config *cfg, const char *name, const char **ret_file, int *ret_line) {
         const ConfigEntry *e = config_find(cfg, name);
 

@@ -165,6 +165,8 @@ int config_unenforced(const Config *cfg, char ***ret);
  * NULL-terminated (NULL when none; free with config_strv_free), the count
  * returned; -ENOMEM. The daemons log each as a warning at start. */
 int config_unused(const Config *cfg, char ***ret);
+/* Was name's current definition set by a `use` line's metaknob? */
+bool config_from_metaknob(const Config *cfg, const char *name);
 /* The defined names that glean reads or that a name read refers to, in
  * lexical order; as config_unused. (`glean config -used`.) */
 int config_used(const Config *cfg, char ***ret);

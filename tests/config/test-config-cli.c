@@ -48,7 +48,9 @@ static const char unused_text[] = "# knobs read and not\n"
                                   "line one\n"
                                   "line two\n"
                                   "@end\n"
-                                  "LOCAL_CONFIG_DIR =\n";
+                                  "LOCAL_CONFIG_DIR =\n"
+                                  "# what a metaknob sets is not listed as unused\n"
+                                  "use SECURITY : Recommended\n";
 
 static const char broken_text[] = "A = 1\n"
                                   "B = 2\n"
