@@ -297,6 +297,13 @@ static int evaluate(Call *c, const char *text, bool *ret_parsed, CaValue *ret) {
 
 /* text as an integer: a decimal number, or an expression that evaluates
  * to a number (a real truncated, a boolean 0 or 1). */
+/* Nothing but white space from s on. */
+static bool rest_blank(const char *s) {
+        while (isspace((unsigned char) *s))
+                s++;
+        return !*s;
+}
+
 static int to_integer(Call *c, const char *text, int64_t *ret, bool *ret_ok) {
         CaValue v;
         bool parsed;
@@ -306,14 +313,10 @@ static int to_integer(Call *c, const char *text, int64_t *ret, bool *ret_ok) {
         *ret_ok = false;
         errno = 0;
         long long ll = strtoll(text, &end, 10);
-        if (end != text && errno == 0) {
-                while (isspace((unsigned char) *end))
-                        end++;
-                if (!*end) {
-                        *ret = ll;
-                        *ret_ok = true;
-                        return 0;
-                }
+        if (end != text && errno == 0 && rest_blank(end)) {
+                *ret = ll;
+                *ret_ok = true;
+                return 0;
         }
         r = evaluate(c, text, &parsed, &v);
         if (r < 0 || !parsed)
@@ -336,14 +339,10 @@ static int to_real(Call *c, const char *text, double *ret, bool *ret_ok) {
 
         *ret_ok = false;
         double d = strtod(text, &end);
-        if (end != text) {
-                while (isspace((unsigned char) *end))
-                        end++;
-                if (!*end) {
-                        *ret = d;
-                        *ret_ok = true;
-                        return 0;
-                }
+        if (end != text && rest_blank(end)) {
+                *ret = d;
+                *ret_ok = true;
+                return 0;
         }
         r = evaluate(c, text, &parsed, &v);
         if (r < 0 || !parsed)
