@@ -55,6 +55,16 @@ int glean_daemon_log_level(const char *name) {
         return 0;
 }
 
+void glean_daemon_log_lines(int prio, char **lines) {
+        if (!lines)
+                return;
+        for (char **l = lines; *l; l++) {
+                glean_log(prio, NULL, NULL, 0, "%s", *l);
+                free(*l);
+        }
+        free(lines);
+}
+
 void glean_daemon_args_free(GleanDaemonArgs *a) {
         if (!a)
                 return;

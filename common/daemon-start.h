@@ -69,3 +69,8 @@ int glean_daemon_raise_fd_limit(uint64_t *ret_limit);
  * empty: the level unchanged, 0; a name that is no level: unchanged,
  * -EINVAL. */
 int glean_daemon_log_level(const char *name);
+
+/* Log each of lines (NULL-terminated "file:line: reason" messages, as the
+ * configuration's config_warnings(), config_unused(), ... give them; NULL:
+ * none) at priority prio, one record each, then free them and the array. */
+void glean_daemon_log_lines(int prio, char **lines);

@@ -240,6 +240,9 @@ static const Knob knobs[] = {
         { "MAX_HISTORY_LOG", 0 },
         { "MAX_HISTORY_ROTATIONS", 0 },
         { "ENABLE_HISTORY_ROTATION", 0 },
+        /* read to say what glean does instead (jobcmd_config_warnings) */
+        { "ROTATE_HISTORY_DAILY", 0 },
+        { "ROTATE_HISTORY_MONTHLY", 0 },
 };
 
 /* What agent/cron/cron-config.c reads of each job: STARTD_CRON_<job>_<item>

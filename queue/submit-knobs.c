@@ -347,18 +347,16 @@ int jobcmd_config_warnings(const Config *cfg, char ***ret) {
                          "HISTORY = \"\" turns the history off)",
                          v);
         free(v);
-        v = NULL;
-        if (r >= 0 && set_by_file(cfg, "ROTATE_HISTORY_DAILY", &v))
-                r = warn(&w, cfg, "ROTATE_HISTORY_DAILY",
-                         "ROTATE_HISTORY_DAILY: glean's history is not a file to rotate; it is bounded by "
-                         "MAX_HISTORY_LOG, MAX_HISTORY_ROTATIONS, HISTORY_MAX_JOBS and HISTORY_DURATION");
-        free(v);
-        v = NULL;
-        if (r >= 0 && set_by_file(cfg, "ROTATE_HISTORY_MONTHLY", &v))
-                r = warn(&w, cfg, "ROTATE_HISTORY_MONTHLY",
-                         "ROTATE_HISTORY_MONTHLY: glean's history is not a file to rotate; it is bounded by "
-                         "MAX_HISTORY_LOG, MAX_HISTORY_ROTATIONS, HISTORY_MAX_JOBS and HISTORY_DURATION");
-        free(v);
+        static const char *const rotations[] = { "ROTATE_HISTORY_DAILY", "ROTATE_HISTORY_MONTHLY" };
+        for (size_t i = 0; i < sizeof rotations / sizeof *rotations && r >= 0; i++) {
+                v = NULL;
+                if (set_by_file(cfg, rotations[i], &v))
+                        r = warn(&w, cfg, rotations[i],
+                                 "%s: glean's history is not a file to rotate; it is bounded by MAX_HISTORY_LOG, "
+                                 "MAX_HISTORY_ROTATIONS, HISTORY_MAX_JOBS and HISTORY_DURATION",
+                                 rotations[i]);
+                free(v);
+        }
         if (r < 0) {
                 config_strv_free(w.v);
                 return r;

@@ -126,20 +126,16 @@ static int agent_setup(Agent *a, const GleanDaemonArgs *args, const char *socket
         free(level);
         if ((r = agent_cron_configure(a)) < 0)
                 return r;
-        char **unenforced = NULL, **warnings = NULL;
-        if (config_unenforced(a->cfg, &unenforced) > 0)
-                for (char **m = unenforced; *m; m++)
-                        glean_log(LOG_WARNING, NULL, NULL, 0, "%s", *m);
-        config_strv_free(unenforced);
-        if (config_warnings(a->cfg, &warnings) > 0)
-                for (char **m = warnings; *m; m++)
-                        glean_log(LOG_WARNING, NULL, NULL, 0, "%s", *m);
-        config_strv_free(warnings);
-        char **unused = NULL;
-        if (config_unused(a->cfg, &unused) > 0)
-                for (char **m = unused; *m; m++)
-                        glean_log(LOG_WARNING, NULL, NULL, 0, "%s", *m);
-        config_strv_free(unused);
+        /* what the configuration asks that glean does not do, each with its line */
+        char **lines = NULL;
+        (void) config_unenforced(a->cfg, &lines);
+        glean_daemon_log_lines(LOG_WARNING, lines);
+        lines = NULL;
+        (void) config_warnings(a->cfg, &lines);
+        glean_daemon_log_lines(LOG_WARNING, lines);
+        lines = NULL;
+        (void) config_unused(a->cfg, &lines);
+        glean_daemon_log_lines(LOG_WARNING, lines);
 
         if ((r = agent_knob_string(a->cfg, "EXECUTE", "/var/lib/glean/execute", &a->execute)) < 0)
                 return r;

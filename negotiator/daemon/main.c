@@ -226,22 +226,17 @@ static int load_config(Nego *n, Config **ret) {
         if (config_get(cfg, "NEGOTIATOR_LOG_LEVEL", &level, &err) >= 0)
                 (void) glean_daemon_log_level(level);
         free(level);
-        char **warnings = NULL;
-        if (config_warnings(cfg, &warnings) > 0)
-                for (char **m = warnings; *m; m++)
-                        glean_log(LOG_WARNING, NULL, NULL, 0, "%s", *m);
-        config_strv_free(warnings);
-        char **unused = NULL;
-        if (config_unused(cfg, &unused) > 0)
-                for (char **m = unused; *m; m++)
-                        glean_log(LOG_WARNING, NULL, NULL, 0, "%s", *m);
-        config_strv_free(unused);
-        warnings = NULL;
-        /* The queue's knobs glean does not do as written (HISTORY naming a file, ...). */
-        if (jobcmd_config_warnings(cfg, &warnings) > 0)
-                for (char **m = warnings; *m; m++)
-                        glean_log(LOG_WARNING, NULL, NULL, 0, "%s", *m);
-        config_strv_free(warnings);
+        /* what the configuration asks that glean does not do, each with its line; the
+         * queue's knobs glean does not do as written (HISTORY naming a file, ...) */
+        char **lines = NULL;
+        (void) config_warnings(cfg, &lines);
+        glean_daemon_log_lines(LOG_WARNING, lines);
+        lines = NULL;
+        (void) config_unused(cfg, &lines);
+        glean_daemon_log_lines(LOG_WARNING, lines);
+        lines = NULL;
+        (void) jobcmd_config_warnings(cfg, &lines);
+        glean_daemon_log_lines(LOG_WARNING, lines);
         *ret = cfg;
         return 0;
 }

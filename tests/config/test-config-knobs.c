@@ -35,7 +35,7 @@ static const KnobCase cases[] = {
         /* the machine, the queue, startd cron: the jobs listed only, their items only */
         { "MAX_JOBS_RUNNING = 100\nRESERVED_MEMORY = 512\nSTARTD_CRON_JOBLIST = A, B_C\nSTARTD_CRON_A_EXECUTABLE = /x\n"
           "STARTD_CRON_B_C_PERIOD = 5m\nSTARTD_CRON_B_C_RECONFIG_RERUN = true\nSTARTD_CRON_USER = nobody\n"
-          "APPEND_REQ_VANILLA = True\nHISTORY =\n",
+          "APPEND_REQ_VANILLA = True\nHISTORY =\nROTATE_HISTORY_DAILY = True\n",
           { NULL } },
         { "STARTD_CRON_JOBLIST = A\nSTARTD_CRON_AA_EXECUTABLE = /x\nSTARTD_CRON_A_EXECUTABEL = /x\n",
           { "STARTD_CRON_A_EXECUTABEL", "STARTD_CRON_AA_EXECUTABLE" } },
