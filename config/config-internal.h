@@ -194,6 +194,14 @@ typedef int (*ConfigResolveFn)(void *userdata, const char *name, ConfigDef *ret)
  * loop detection, and errors in text point at it. */
 int config_expand_full(const char *text, ConfigResolveFn fn, void *userdata, const ConfigDef *self, char **ret,
                        ConfigError *err);
+/* Call fn for every name text refers to, as its expansion would look it
+ * up: $(NAME), the names in $(NAME:default) defaults, and the words of a
+ * macro function's arguments ($INT(NAME), $CHOICE(i, LIST), ...), which
+ * may name macros; not $$(...) (match time) nor $ENV(VAR). Malformed
+ * references refer to nothing. fn's < 0 stops the walk and is returned;
+ * -ENOMEM. (The knob registry: what a knob read uses.) */
+typedef int (*ConfigRefFn)(const char *name, size_t n, void *userdata);
+int config_refs(const char *text, ConfigRefFn fn, void *userdata);
 /* The resolver over a Config. */
 int config_resolve(void *userdata, const char *name, ConfigDef *ret);
 

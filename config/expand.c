@@ -180,6 +180,61 @@ static bool ref_names(const Ref *ref, const char *name) {
         return ref->kind == REF_MACRO && strlen(name) == ref->name_len && strncasecmp(ref->name, name, ref->name_len) == 0;
 }
 
+/* ---- the names a text refers to (config_refs) ---- */
+
+/* The words of a function's arguments (split on commas and white space):
+ * $INT(NAME), $CHOICE(1, LIST), $Fn(NAME) name macros so. */
+static int words_in(const char *s, size_t len, ConfigRefFn fn, void *userdata) {
+        for (size_t i = 0; i < len;) {
+                size_t n = 0;
+
+                while (i + n < len && config_is_name_char((unsigned char) s[i + n]))
+                        n++;
+                if (n > 0) {
+                        int r = fn(s + i, n, userdata);
+
+                        if (r < 0)
+                                return r;
+                }
+                i += n > 0 ? n : 1;
+        }
+        return 0;
+}
+
+static int refs_in(const char *text, size_t len, unsigned depth, ConfigRefFn fn, void *userdata) {
+        _cleanup_config_free_ char *copy = NULL;
+        int r = 0;
+
+        if (depth > CONFIG_MAX_DEPTH)
+                return 0;
+        if (!(copy = strndup(text, len)))
+                return -ENOMEM;
+        for (const char *d = strchr(copy, '$'); d && r >= 0; d = strchr(d, '$')) {
+                size_t at = (size_t) (d - copy);
+                char why[256];
+                Ref ref;
+
+                if (ref_parse(copy, at, &ref, why, sizeof(why)) < 0) {
+                        d++; /* malformed: the lookup says so; nothing referred to */
+                        continue;
+                }
+                if (ref.kind == REF_MACRO && !ref_is_dollar(&ref))
+                        r = fn(ref.name, ref.name_len, userdata);
+                if (r >= 0 && (ref.kind == REF_MACRO || ref.kind == REF_ENV) && ref.has_def)
+                        r = refs_in(ref.def, ref.def_len, depth + 1, fn, userdata);
+                if (r >= 0 && ref.kind == REF_FUNC)
+                        r = refs_in(ref.def, ref.def_len, depth + 1, fn, userdata);
+                if (r >= 0 && ref.kind == REF_FUNC)
+                        r = words_in(ref.def, ref.def_len, fn, userdata);
+                d = copy + ref.end;
+        }
+        return r;
+}
+
+int config_refs(const char *text, ConfigRefFn fn, void *userdata) {
+        return text && fn ? refs_in(text, strlen(text), 0, fn, userdata) : -EINVAL;
+}
+
 /* ---- self-references, resolved when a definition is read ---- */
 
 static int subst_self(const char *text, size_t len, const char *name, const char *prev, unsigned depth,

@@ -476,27 +476,6 @@ static bool knob_read(const KnobLists *l, const char *name) {
 
 /* ---- macro references ---- */
 
-/* Call fn for each name text refers to as $(NAME) or $(NAME:default),
- * nested ones included; $$(...) is left to match time, $ENV(...) is the
- * environment. */
-static int each_ref(const char *text, int (*fn)(const char *name, size_t n, void *userdata), void *userdata) {
-        for (const char *p = text; (p = strstr(p, "$(")); p += 2) {
-                const char *s = p + 2, *e = s;
-                int r;
-
-                if (p > text && p[-1] == '$')
-                        continue;
-                while (config_is_name_char((unsigned char) *e))
-                        e++;
-                if (e == s || (*e != ')' && *e != ':'))
-                        continue;
-                r = fn(s, (size_t) (e - s), userdata);
-                if (r < 0)
-                        return r;
-        }
-        return 0;
-}
-
 typedef struct Reach {
         const Config *cfg;
         bool *read;      /* per entry */
@@ -545,7 +524,7 @@ static int reach(const Config *cfg, bool **ret) {
                         (void) mark(&x, i);
         lists_done(&lists);
         while (x.n_queue > 0 && r >= 0)
-                r = each_ref(cfg->entries[x.queue[--x.n_queue]].value, mark_ref, &x);
+                r = config_refs(cfg->entries[x.queue[--x.n_queue]].value, mark_ref, &x);
         free(x.queue);
         if (r < 0) {
                 free(x.read);

@@ -70,6 +70,10 @@ static const KnobCase cases[] = {
         { "WorkHours = (ClockHour >= 8)\nMyBusy = $(WorkHours:False)\nSTART = $(MyBusy) == False\n"
           "Unread = $(Lonely)\nLonely = 1\n",
           { "Lonely", "Unread" } },
+        /* the macros a macro function of a knob read names, and those of defaults inside it */
+        { "Foo = 3\nSTART = $INT(Foo) > 1\nBar = a.b\nRANK = $Fn(Bar) == $(Baz:$(Qux))\nQux = 1\nL = x,y\n"
+          "SLOT_WEIGHT = $CHOICE(1, L)\nNotNamed = 1\n",
+          { "NotNamed" } },
         /* STARTD_ATTRS names knobs the slot ad publishes (SLOT<N>_ too) */
         { "STARTD_ATTRS = $(STARTD_ATTRS) IsDesktop\nIsDesktop = True\nSLOT1_IsDesktop = False\n"
           "SLOT2_STARTD_EXPRS = Color\nColor = \"red\"\nNotListed = 1\n",
