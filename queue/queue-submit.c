@@ -35,6 +35,7 @@
 struct QueueSubmission {
         QueueSubmission *next; /* JobQueue.submissions */
         char *user, *submit_id;
+        char *machine; /* SubmitMachine: the relaying agent's, NULL on our own socket */
         int64_t id; /* the cluster's (reserved) */
         double now;
         bool hold_all;
@@ -62,7 +63,7 @@ static const char *const managed_attrs[] = {
         "HoldReason",          "HoldReasonCode",   "HoldReasonSubCode", "NumHolds",
         "LastHoldReason",      "LastHoldReasonCode", "ReleaseReason", "RemoveReason",
         "LastVacateTime",      "LastVacateReason", "LastRejMatchReason", "LastRejMatchTime",
-        "ClaimId",             "GleanSubmitId",
+        "ClaimId",             "GleanSubmitId",    "SubmitMachine",
 };
 
 bool queue_managed_attr(const char *name) {
@@ -195,6 +196,7 @@ static int make_cluster(JobQueue *q, QueueSubmission *s, const ClassAd *cluster,
         if (r >= 0 && (r = classad_set_int(cad, "ClusterId", s->id)) >= 0 &&
             (r = classad_set_string(cad, "Owner", s->user)) >= 0 && (r = classad_set_int(cad, "QDate", (int64_t) s->now)) >= 0 &&
             (!s->submit_id || (r = classad_set_string(cad, "GleanSubmitId", s->submit_id)) >= 0) &&
+            (!s->machine || (r = classad_set_string(cad, "SubmitMachine", s->machine)) >= 0) &&
             (r = classad_set_string(cad, "User", user)) >= 0 && !classad_has(cad, "JobPrio"))
                 r = classad_set_int(cad, "JobPrio", 0);
         if (r < 0) {
@@ -216,10 +218,11 @@ int queue_submission_begin(JobQueue *q, const QueueRequester *who, const char *s
         }
         s = calloc(1, sizeof(*s));
         if (!s || !(s->user = strdup(who->user)) || (submit_id && !(s->submit_id = strdup(submit_id))) ||
-            !(s->jobs = calloc(n, sizeof(*s->jobs)))) {
+            (who->machine && !(s->machine = strdup(who->machine))) || !(s->jobs = calloc(n, sizeof(*s->jobs)))) {
                 if (s) {
                         free(s->user);
                         free(s->submit_id);
+                        free(s->machine);
                         free(s);
                 }
                 glean_ad_list_free(procs, n);
@@ -433,6 +436,7 @@ void queue_submission_free(JobQueue *q, QueueSubmission *s) {
                 qcluster_free(s->c);
         free(s->user);
         free(s->submit_id);
+        free(s->machine);
         free(s->warning);
         free(s);
 }

@@ -221,6 +221,11 @@ typedef struct QueueRequester {
         const char *user;
         uid_t uid;
         bool admin;
+        /* The Machine of the agent that relayed the request (its identity
+         * on its sealed connection), NULL on the central manager's own
+         * socket: a submit records it as the jobs' SubmitMachine, where
+         * their files and event log live (docs/transfer.md). */
+        const char *machine;
 } QueueRequester;
 
 /* A new cluster from the attributes its procs share and each proc's own

@@ -179,7 +179,7 @@ static void on_relayed(Conn *c, const ClassAd *msg, GleanCommand cmd) {
                  * nobody from a machine with its own identity is nobody's. */
                 refusal = "a relayed request needs RelayUser and RelayUid";
         } else if (!user) {
-                who = (QueueRequester){ .user = "root", .uid = 0, .admin = true };
+                who = (QueueRequester){ .user = "root", .uid = 0, .admin = true, .machine = c->machine };
                 nego_user_message(c, msg, cmd, &who);
                 return;
         }
@@ -210,7 +210,7 @@ static void on_relayed(Conn *c, const ClassAd *msg, GleanCommand cmd) {
                 return;
         }
         bool admin = relays_admins(c) && (strcmp(user, "root") == 0 || glean_name_is_admin(user, c->nego->k.admins));
-        who = (QueueRequester){ .user = user, .uid = (uid_t) uid, .admin = admin };
+        who = (QueueRequester){ .user = user, .uid = (uid_t) uid, .admin = admin, .machine = c->machine };
         nego_user_message(c, msg, cmd, &who);
         free(user);
 }

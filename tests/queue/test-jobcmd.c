@@ -458,6 +458,18 @@ static void test_submit_identity(void) {
                         1);
         CU_ASSERT_TRUE(g.n == 1 && ok_of(g.replies[0]));
         got_clear(&g);
+        /* where the files live: the relaying agent's Machine, never what the
+         * submit said; nothing on the central manager's own socket */
+        CU_ASSERT(!classad_has(qt_job(t.q, 1, 0)->ad, "SubmitMachine"));
+        QueueRequester relayed = { .user = "alice", .uid = 1000, .machine = "submit.example.org" };
+        JobCmdSink sink = sink_of(&g);
+        ClassAd *req = request("[ Command = \"Submit\"; Cluster = [ Cmd = \"/bin/true\"; Requirements = true; "
+                               "SubmitMachine = \"victim.example.org\" ]; Procs = { [ SubmitMachine = \"x\" ] } ]");
+        CU_ASSERT_EQUAL(jobcmd_submit(&pending, t.q, &relayed, req, QT_T0, &sink), 1);
+        classad_free(req);
+        CU_ASSERT_TRUE(g.n == 1 && ok_of(g.replies[0]));
+        CU_ASSERT_STRING_EQUAL(qt_str(qt_job(t.q, 2, 0)->ad, "SubmitMachine"), "submit.example.org");
+        got_clear(&g);
         qt_close(&t);
 }
 
