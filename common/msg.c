@@ -68,6 +68,8 @@ static const CommandSpec commands[GLEAN_CMD__MAX] = {
         [GLEAN_CMD_HELLO] = { "Hello", (const AttrSpec[]){
                 { .name = "ProtocolVersion", .type = T_INT, .flags = A_REQUIRED },
                 { .name = "Peer", .type = T_STRING, .flags = A_REQUIRED | A_NONEMPTY, .allowed = peers },
+                /* an agent's: where it serves its jobs' files (docs/transfer.md) */
+                { .name = "TransferPort", .type = T_INT, .flags = A_RANGE, .min = 1, .max = 65535 },
                 END } },
         [GLEAN_CMD_REPLY] = { "Reply", (const AttrSpec[]){
                 REQ_BOOL("Ok"),
@@ -94,7 +96,9 @@ static const CommandSpec commands[GLEAN_CMD__MAX] = {
                 REQ_STRING("Slot"), REQ_STRING("ClaimId"), REQ_AD("JobAd"), OPT_REAL("Rank"),
                 OPT_BOOL("ByPriority"), END } },
         [GLEAN_CMD_ACTIVATE_CLAIM] = { "ActivateClaim", (const AttrSpec[]){
-                REQ_STRING("ClaimId"), REQ_AD("JobAd"), END } },
+                REQ_STRING("ClaimId"), REQ_AD("JobAd"),
+                /* [ TransferId; TransferKey; Address ]: where the job's files are */
+                { .name = "Transfer", .type = T_AD }, END } },
         [GLEAN_CMD_KEEP_ALIVE] = { "KeepAlive", (const AttrSpec[]){ REQ_STRING("ClaimId"), END } },
         [GLEAN_CMD_DEACTIVATE] = { "Deactivate", (const AttrSpec[]){
                 REQ_STRING("ClaimId"), OPT_BOOL("Graceful"), END } },
@@ -125,6 +129,11 @@ static const CommandSpec commands[GLEAN_CMD__MAX] = {
                 OPT_COUNT("ClusterId"),
                 OPT_COUNT("ProcId"),
                 OPT_COUNT("NumJobStarts"),
+                /* a run whose files could not travel: held (12 output, 13 input) */
+                { .name = "HoldReasonCode", .type = T_INT, .flags = A_RANGE, .min = 1, .max = 64 },
+                OPT_INT("HoldReasonSubCode"),
+                OPT_COUNT("BytesSent"),
+                OPT_COUNT("BytesRecvd"),
                 END } },
         [GLEAN_CMD_EVENT] = { "Event", (const AttrSpec[]){
                 REQ_STRING("Slot"), REQ_STRING("State"), REQ_STRING("Activity"), OPT_INT("Transition"), END } },
@@ -147,6 +156,15 @@ static const CommandSpec commands[GLEAN_CMD__MAX] = {
                 { .name = "Action", .type = T_STRING, .allowed = userprio_actions },
                 OPT_NAME("Submitter"), OPT_REAL("Value"), END } },
         [GLEAN_CMD_WAIT] = { "Wait", (const AttrSpec[]){ REQ_STRING("Id"), OPT_SECONDS("Timeout"), END } },
+        [GLEAN_CMD_TRANSFER_GRANT] = { "TransferGrant", (const AttrSpec[]){
+                REQ_STRING("TransferId"), REQ_STRING("TransferKey"), REQ_AD("JobAd"), OPT_NAME("ExecuteMachine"),
+                END } },
+        [GLEAN_CMD_TRANSFER_REVOKE] = { "TransferRevoke", (const AttrSpec[]){ REQ_STRING("TransferId"), END } },
+        [GLEAN_CMD_USER_LOG_EVENT] = { "UserLogEvent", (const AttrSpec[]){
+                { .name = "ClusterId", .type = T_INT, .flags = A_REQUIRED | A_RANGE, .min = 1, .max = INT64_MAX },
+                { .name = "ProcId", .type = T_INT, .flags = A_REQUIRED | A_RANGE, .min = 0, .max = INT64_MAX },
+                { .name = "Seq", .type = T_INT, .flags = A_REQUIRED | A_RANGE, .min = 0, .max = INT64_MAX },
+                REQ_STRING("Owner"), REQ_STRING("Path"), REQ_STRING("Text"), END } },
 };
 
 /* Every message may carry it. */

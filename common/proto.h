@@ -243,6 +243,9 @@ typedef enum GleanCommand {
         GLEAN_CMD_JOB_ACTION,
         GLEAN_CMD_USER_PRIO,
         GLEAN_CMD_WAIT,
+        GLEAN_CMD_TRANSFER_GRANT,  /* central manager -> submit agent (docs/transfer.md) */
+        GLEAN_CMD_TRANSFER_REVOKE, /* central manager -> submit agent */
+        GLEAN_CMD_USER_LOG_EVENT,  /* central manager -> submit agent: one event of a job's log */
         GLEAN_CMD__MAX,
 } GleanCommand;
 

@@ -69,6 +69,14 @@ static const struct {
         { GLEAN_CMD_USER_PRIO, "UserPrio",
           "[ Command = \"UserPrio\"; Action = \"setfactor\"; Submitter = \"a@pool\"; Value = 2 ]" },
         { GLEAN_CMD_WAIT, "Wait", "[ Command = \"Wait\"; Id = \"1.0\"; Timeout = 2.5 ]" },
+        { GLEAN_CMD_TRANSFER_GRANT, "TransferGrant",
+          "[ Command = \"TransferGrant\"; TransferId = \"0123456789abcdef0123456789abcdef\"; TransferKey = \"00\"; "
+          "JobAd = [ ClusterId = 1; ProcId = 0 ]; ExecuteMachine = \"node1\" ]" },
+        { GLEAN_CMD_TRANSFER_REVOKE, "TransferRevoke",
+          "[ Command = \"TransferRevoke\"; TransferId = \"0123456789abcdef0123456789abcdef\" ]" },
+        { GLEAN_CMD_USER_LOG_EVENT, "UserLogEvent",
+          "[ Command = \"UserLogEvent\"; ClusterId = 1; ProcId = 0; Seq = 3; Owner = \"alice\"; "
+          "Path = \"/home/alice/job.log\"; Text = \"000 (001.000.000) ...\" ]" },
 };
 
 static ClassAd *parse_ok(const char *text) {
