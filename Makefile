@@ -38,11 +38,12 @@ all:
 # (the link order). A folder M that exists and holds M/*.c (M/*.bpf.c
 # excluded) becomes $(BUILD)/lib/libglean-M.a. PKGS_M are the pkg-config
 # modules M needs, LIBS_M plain linker flags. Adding a module: one line.
-MODULES := agent sim negotiator queue carve accounting config bpf classad common
+MODULES := agent sim negotiator queue xfer userlog carve accounting config bpf classad common
 
 PKGS_classad    := libpcre2-8
 LIBS_classad    := -lm
 PKGS_common     := libsystemd libsodium
+PKGS_xfer       := libsodium
 PKGS_bpf        := libbpf
 PKGS_accounting := sqlite3
 PKGS_queue      := sqlite3
