@@ -12,6 +12,7 @@
  *   job.sh   2048 bytes (2 KiB)      a.txt  3000 bytes (3 KiB)
  *   d/x      1000 bytes, d/y 1500 bytes, d/sub/z 600 bytes (3100: 4 KiB)
  *   in.txt   5000 bytes (5 KiB)      big    3 MiB + 1 byte (3073 KiB)
+ *   fifo     a named pipe
  * (@T@ in a description stands for that directory).
  */
 #define _GNU_SOURCE
@@ -61,6 +62,9 @@ static int setup(void) {
             write_file("d/x", 1000, 0644) < 0 || write_file("d/y", 1500, 0644) < 0 ||
             write_file("d/sub/z", 600, 0644) < 0 || write_file("in.txt", 5000, 0644) < 0 ||
             write_file("big", (3u << 20) + 1, 0644) < 0)
+                return -1;
+        snprintf(path, sizeof(path), "%s/fifo", tdir);
+        if (mkfifo(path, 0644) < 0)
                 return -1;
         return 0;
 }
@@ -223,6 +227,17 @@ static void test_commands(void) {
                 { NULL, EXE "output = o\nerror = e\nstream_output = false\nstream_error = False\nqueue",
                   { "0:StreamOut = false", "0:StreamErr = false" } },
                 { NULL, EXE "log = run.log\nlog_xml = false\nqueue", { "0:UserLogUseXML = false" } },
+                /* the job's own attributes stand for the commands, as in condor_submit */
+                { NULL, EXE "+ShouldTransferFiles = \"NO\"\nqueue",
+                  { "0:ShouldTransferFiles = \"NO\"", "0:!WhenToTransferOutput",
+                    "0:Requirements ~ && (TARGET.FileSystemDomain == MY.FileSystemDomain)" } },
+                { NULL, EXE "+WhenToTransferOutput = \"ON_EXIT_OR_EVICT\"\nqueue",
+                  { "0:ShouldTransferFiles = \"YES\"", "0:WhenToTransferOutput = \"ON_EXIT_OR_EVICT\"" } },
+                { NULL, EXE "should_transfer_files = YES\n+ShouldTransferFiles = \"YES\"\nqueue",
+                  { "0:ShouldTransferFiles = \"YES\"" } },
+                /* /dev/null is nothing to look at (condor_submit's NULL_FILE) */
+                { NULL, EXE "transfer_input_files = a.txt, /dev/null\nqueue",
+                  { "0:TransferInput = \"a.txt,/dev/null\"", "0:DiskUsage = 5" } },
                 /* a command per job: $(Process) expands in each */
                 { NULL, EXE "transfer_output_files = out.$(Process)\nqueue", { "0:TransferOutput = \"out.0\"" } },
         };
@@ -371,6 +386,10 @@ static void test_errors(void) {
                 { NULL, EXE "transfer_input_files = a.txt/\nqueue", 2, "Not a directory" },
                 { NULL, EXE "transfer_input_files = file://@T@/nope\nqueue", 2, "No such file or directory" },
                 { NULL, EXE "n = 3\ntransfer_input_files = in.$(n)\nqueue", 3, "'in.3'" },
+                { NULL, EXE "transfer_input_files = fifo\nqueue", 2,
+                  "transfer_input_files: 'fifo' (@T@/fifo) is neither a file nor a directory" },
+                { NULL, EXE "+ShouldTransferFiles = \"sometimes\"\nqueue", 2,
+                  "should_transfer_files: invalid value 'sometimes'" },
                 /* URLs glean cannot fetch */
                 { NULL, EXE "transfer_input_files = https://example.org/data.tgz\nqueue", 2,
                   "transfer_input_files: 'https://example.org/data.tgz': URL scheme 'https' needs a transfer "
