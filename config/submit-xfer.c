@@ -563,12 +563,15 @@ static int resolve_transfer(Submit *s, Transfer *t, const Val *in_files, const V
         if (r < 0)
                 return r;
 
-        if (t->should == SHOULD_NO && (in_files->line > 0 || out_files->line > 0)) {
-                const Val *v = in_files->line > 0 ? in_files : out_files;
+        /* Input files count when there is one; output files when the
+         * command is there at all ("" asks for none, which is asking). */
+        bool has_input = in_files->line > 0 && in_files->v[strspn(in_files->v, ", \t")];
+        if (t->should == SHOULD_NO && (has_input || out_files->line > 0)) {
+                const Val *v = has_input ? in_files : out_files;
 
                 return config_error(s->err, s->file, v->line, -EINVAL,
                                     "%s names files to transfer, but should_transfer_files is NO%s",
-                                    in_files->line > 0 ? "transfer_input_files" : "transfer_output_files",
+                                    has_input ? "transfer_input_files" : "transfer_output_files",
                                     t->default_should ? " (SUBMIT_DEFAULT_SHOULD_TRANSFER_FILES)" : "");
         }
         /* NO with no when_to_transfer_output: nothing is ever sent back. */

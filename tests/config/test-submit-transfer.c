@@ -196,6 +196,9 @@ static void test_commands(void) {
                 /* only ON_EXIT_OR_EVICT: condor_submit makes it YES */
                 { NULL, EXE "when_to_transfer_output = ON_EXIT_OR_EVICT\nqueue",
                   { "0:ShouldTransferFiles = \"YES\"", "0:WhenToTransferOutput = \"ON_EXIT_OR_EVICT\"" } },
+                /* an input list with no entry names nothing */
+                { NULL, EXE "should_transfer_files = NO\ntransfer_input_files = , ,\nqueue",
+                  { "0:ShouldTransferFiles = \"NO\"", "0:!TransferInput" } },
                 { NULL, EXE "should_transfer_files = NO\nwhen_to_transfer_output = NONE\nqueue",
                   { "0:ShouldTransferFiles = \"NO\"", "0:!WhenToTransferOutput" } },
                 { NULL, EXE "transfer_executable = false\nqueue", { "0:TransferExecutable = false" } },
@@ -416,6 +419,8 @@ static void test_errors(void) {
                 { NULL, EXE "should_transfer_files = NO\ntransfer_input_files = a.txt\nqueue", 3,
                   "transfer_input_files names files to transfer, but should_transfer_files is NO" },
                 { NULL, EXE "transfer_output_files = o\nshould_transfer_files = NO\nqueue", 2,
+                  "transfer_output_files names files to transfer, but should_transfer_files is NO" },
+                { NULL, EXE "transfer_output_files = \"\"\nshould_transfer_files = NO\nqueue", 2,
                   "transfer_output_files names files to transfer, but should_transfer_files is NO" },
                 { "SUBMIT_DEFAULT_SHOULD_TRANSFER_FILES = NO\n", EXE "transfer_input_files = a.txt\nqueue", 2,
                   "but should_transfer_files is NO (SUBMIT_DEFAULT_SHOULD_TRANSFER_FILES)" },
