@@ -498,6 +498,7 @@ typedef struct Transfer {
         When when;
         bool default_should, default_when;
         int should_line, when_line;
+        char when_text[64]; /* as written, for errors */
 } Transfer;
 
 /* should_transfer_files, else SUBMIT_DEFAULT_SHOULD_TRANSFER_FILES (an
@@ -543,6 +544,7 @@ static int read_when(Submit *s, Transfer *t) {
                 return 0;
         }
         t->default_when = false;
+        snprintf(t->when_text, sizeof(t->when_text), "%s", c.v);
         if (parse_when(c.v, &t->when) < 0)
                 return config_error(s->err, s->file, c.line, -EINVAL,
                                     "when_to_transfer_output: invalid value '%s': ON_EXIT or ON_EXIT_OR_EVICT", c.v);
@@ -580,7 +582,8 @@ static int resolve_transfer(Submit *s, Transfer *t, const Val *in_files, const V
         if ((t->should == SHOULD_NO) != (t->when == WHEN_NEVER))
                 return config_error(s->err, s->file, t->when_line, -EINVAL,
                                     "when_to_transfer_output = %s, yet should_transfer_files = %s: remove this "
-                                    "contradiction", when_names[t->when], should_names[t->should]);
+                                    "contradiction", t->when_text[0] ? t->when_text : when_names[t->when],
+                                    should_names[t->should]);
         /* Only ON_EXIT_OR_EVICT given: it needs the files sent, so YES. */
         if (t->default_should && t->when == WHEN_ON_EXIT_OR_EVICT && t->should == SHOULD_IF_NEEDED)
                 t->should = SHOULD_YES;

@@ -412,10 +412,12 @@ static void test_errors(void) {
                 /* contradictions */
                 { NULL, EXE "should_transfer_files = NO\nwhen_to_transfer_output = ON_EXIT\nqueue", 3,
                   "when_to_transfer_output = ON_EXIT, yet should_transfer_files = NO" },
+                { "SUBMIT_DEFAULT_SHOULD_TRANSFER_FILES = NO\n", EXE "when_to_transfer_output = on_exit\nqueue", 2,
+                  "when_to_transfer_output = on_exit, yet should_transfer_files = NO" },
                 { NULL, EXE "when_to_transfer_output = ON_EXIT_OR_EVICT\nshould_transfer_files = NO\nqueue", 2,
                   "when_to_transfer_output = ON_EXIT_OR_EVICT, yet should_transfer_files = NO" },
                 { NULL, EXE "should_transfer_files = YES\nwhen_to_transfer_output = NONE\nqueue", 3,
-                  "when_to_transfer_output = NEVER, yet should_transfer_files = YES" },
+                  "when_to_transfer_output = NONE, yet should_transfer_files = YES" },
                 { NULL, EXE "should_transfer_files = NO\ntransfer_input_files = a.txt\nqueue", 3,
                   "transfer_input_files names files to transfer, but should_transfer_files is NO" },
                 { NULL, EXE "transfer_output_files = o\nshould_transfer_files = NO\nqueue", 2,
