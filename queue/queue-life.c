@@ -371,6 +371,24 @@ int queue_job_exit(JobQueue *q, JobId id, const ClassAd *exit_msg, double now, J
         return 0;
 }
 
+int queue_job_set_transferring(JobQueue *q, JobId id, bool input, bool output) {
+        QJob *j = NULL;
+        int r;
+
+        r = find_job(q, id, &j, NULL, 0);
+        if (r < 0)
+                return r;
+        if (!j->claim || j->pub.status != JOB_RUNNING)
+                return -EINVAL;
+        r = change_begin(q, id, NULL, 0);
+        if (r < 0)
+                return r;
+        r = qjob_set_bool(j, "TransferringInput", input);
+        if (r >= 0)
+                r = qjob_set_bool(j, "TransferringOutput", output);
+        return put_end(q, j, r, NULL, 0);
+}
+
 int queue_job_requeue(JobQueue *q, JobId id, const char *reason, double now, JobStatus *ret_status) {
         JobStatus became;
         QJob *j = NULL;

@@ -388,6 +388,9 @@ int queue_job_exit(JobQueue *q, JobId id, const ClassAd *exit_msg, double now, J
  * the history; a Held one stays Held. ret_status as above (may be NULL).
  * -ENOENT no such job; -EINVAL no claim attached. */
 int queue_job_requeue(JobQueue *q, JobId id, const char *reason, double now, JobStatus *ret_status);
+/* A Running job's TransferringInput and TransferringOutput, as its slot
+ * says them (removed when the run ends). -EINVAL when it does not run. */
+int queue_job_set_transferring(JobQueue *q, JobId id, bool input, bool output);
 
 /* The matchmaker's reason for not matching it this cycle (for -analyze):
  * LastRejMatchReason, LastRejMatchTime. Not a change of its own: nothing
