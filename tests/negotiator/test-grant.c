@@ -19,7 +19,10 @@
  *     = YES there is refused at submit, a UserLog gets a warning;
  *   - the submit agent away: the claim waits (no ActivateClaim), goes on
  *     when it is back; away longer than NEGOTIATOR_TRANSFER_WAIT: the
- *     claim is released, the job stays Idle with LastRejMatchReason.
+ *     claim is released, the job stays Idle with LastRejMatchReason;
+ *   - the slot's TransferringInput/TransferringOutput reach the job's ad;
+ *     a JobExit with HoldReasonCode 13 holds the job with its Reason, no
+ *     exit status, its BytesRecvd kept, the grant revoked.
  */
 #define _GNU_SOURCE
 #include "daemon-test.h"
@@ -346,12 +349,97 @@ static void test_submit_agent_gone(void) {
         rig_done(&r, false);
 }
 
+/* The slot of a running job, as its agent advertises it (extra inside). */
+static void busy_slot(Agent *a, const char *claim, const char *extra) {
+        char text[1200];
+        snprintf(text, sizeof text,
+                 "[ Command = \"SlotUpdate\"; ClaimId = \"%s\"; SlotAd = [ Name = \"slot1@%s\"; Machine = \"%s\"; "
+                 "MyType = \"Machine\"; State = \"Claimed\"; Activity = \"Busy\"; Cpus = 1; Memory = 1024; "
+                 "Disk = 100000; SlotWeight = Cpus; OpSys = \"LINUX\"; Arch = \"X86_64\"; START = true; "
+                 "Requirements = START; Rank = 0; CurrentRank = 0; SlotID = 1; %s ] ]",
+                 claim, a->machine, a->machine, extra);
+        CU_ASSERT(agent_send_text(a, text));
+}
+
+static bool job_bool(int fd, int64_t cluster, const char *name, bool want, double seconds) {
+        double end = now_mono() + seconds;
+        do {
+                ClassAd *job = user_job(fd, cluster, 0);
+                bool b = false;
+                bool has = job && classad_eval_bool(job, name, MODE, &b) >= 0;
+                classad_free(job);
+                if ((has ? b : false) == want)
+                        return true;
+                usleep(100000);
+        } while (now_mono() < end);
+        return false;
+}
+
+static void test_exit_hold(void) {
+        Rig r;
+        Agent sub, ex;
+        CU_ASSERT_FATAL(rig_init(&r, NULL));
+        CU_ASSERT_FATAL(rig_start(&r));
+        CU_ASSERT_FATAL(agent_connect_xfer(&sub, &r, "sub1", 9700));
+        CU_ASSERT_FATAL(agent_connect(&ex, &r, "exec1"));
+        int64_t cluster = relay_submit(&sub, 1, "ShouldTransferFiles = \"YES\"; TransferInput = \"a.txt\"");
+        CU_ASSERT_FATAL(cluster > 0);
+        agent_slot(&ex, "slot1", "Unclaimed", "Idle", NULL);
+        char *claim = run_one(&ex, "slot1", cluster);
+        CU_ASSERT_FATAL(claim != NULL);
+        int fd = user_connect(&r);
+        CU_ASSERT_FATAL(fd >= 0);
+
+        /* Its input on the way: the job ad says so (glean q's "<"), then its output. */
+        busy_slot(&ex, claim, "TransferringInput = true; TransferringOutput = false");
+        CU_ASSERT(job_bool(fd, cluster, "TransferringInput", true, 5));
+        busy_slot(&ex, claim, "TransferringInput = false; TransferringOutput = true");
+        CU_ASSERT(job_bool(fd, cluster, "TransferringOutput", true, 5));
+        CU_ASSERT(job_bool(fd, cluster, "TransferringInput", false, 1));
+
+        /* The input could not go: held 13 with the agent's Reason, no exit status. */
+        char text[800];
+        snprintf(text, sizeof text,
+                 "[ Command = \"JobExit\"; RequestId = 77; ClaimId = \"%s\"; Slot = \"slot1\"; ClusterId = %" PRId64
+                 "; ProcId = 0; NumJobStarts = 1; ExitBySignal = false; ExitCode = 0; HoldReasonCode = 13; "
+                 "HoldReasonSubCode = 2; Reason = \"cannot read input file 'a.txt': No such file or directory\"; "
+                 "BytesSent = 0; BytesRecvd = 12; RemoteWallClockTime = 1.0 ]",
+                 claim, cluster);
+        CU_ASSERT(agent_send_text(&ex, text));
+        ClassAd *ack = agent_wait_reply(&ex, 77, 5);
+        CU_ASSERT(reply_ok(ack));
+        classad_free(ack);
+        CU_ASSERT(wait_status(fd, cluster, 0, 5, 5));
+        ClassAd *job = user_job(fd, cluster, 0);
+        char *hr = str_of(job, "HoldReason");
+        CU_ASSERT_EQUAL(ad_int(job, "HoldReasonCode"), 13);
+        CU_ASSERT_EQUAL(ad_int(job, "HoldReasonSubCode"), 2);
+        GLEAN_TEST_CHECK(hr && strcmp(hr, "cannot read input file 'a.txt': No such file or directory") == 0,
+                         "HoldReason is the JobExit's Reason: %s", hr ? hr : "(none)");
+        CU_ASSERT_EQUAL(ad_int(job, "NumHolds"), 1);
+        CU_ASSERT(!classad_has(job, "ExitCode"));
+        CU_ASSERT_EQUAL(ad_int(job, "BytesRecvd"), 12);
+        CU_ASSERT(!classad_has(job, "TransferringInput") && !classad_has(job, "TransferringOutput"));
+        free(hr);
+        classad_free(job);
+        /* its grant revoked */
+        ClassAd *rv = agent_expect(&sub, GLEAN_CMD_TRANSFER_REVOKE, 5);
+        CU_ASSERT(rv != NULL);
+        classad_free(rv);
+        free(claim);
+        close(fd);
+        agent_close(&sub);
+        agent_close(&ex);
+        rig_done(&r, false);
+}
+
 static CU_TestInfo tests[] = {
         { "grant_flow", test_grant_flow },
         { "no_transfer", test_no_transfer },
         { "no_submit_machine", test_no_submit_machine },
         { "submit_agent_away", test_submit_agent_away },
         { "submit_agent_gone", test_submit_agent_gone },
+        { "exit_hold", test_exit_hold },
         CU_TEST_INFO_NULL,
 };
 
