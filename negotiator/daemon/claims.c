@@ -506,9 +506,16 @@ void nego_claim_granted(Nego *n, Claim *c, const ClassAd *reply) {
 }
 
 void nego_claim_activated(Nego *n, Claim *c, const ClassAd *reply) {
-        (void) reply;
+        bool in = false;
         if (c->state == CLAIM_ACTIVATING)
                 c->state = CLAIM_RUNNING;
+        /* A run that fetches its input first says so (glean q's "<"). */
+        const Job *j = queue_find(n->queue, c->job);
+        if (c->grant && j && j->claim_id && strcmp(j->claim_id, c->id) == 0 &&
+            classad_eval_bool(reply, "TransferringInput", GLEAN_CA_MODE, &in) >= 0 && in) {
+                nego_batch_queue(n);
+                (void) queue_job_set_transferring(n->queue, c->job, true, false);
+        }
         nego_backoff_forget(n, c->jobkey); /* it started: no failure counts any more */
 }
 
@@ -785,6 +792,12 @@ void nego_claim_job_exit(Nego *n, Conn *from, const ClassAd *msg) {
                 if (evicted) {
                         char why[400];
                         snprintf(why, sizeof why, "evicted from %s: %s", c->slot, reason ? reason : "vacated");
+                        int64_t sent = 0, recvd = 0; /* its files moved before, counted as HTCondor does */
+                        classad_eval_int(msg, "BytesSent", GLEAN_CA_MODE, &sent);
+                        classad_eval_int(msg, "BytesRecvd", GLEAN_CA_MODE, &recvd);
+                        if (queue_job_add_bytes(n->queue, c->job, sent, recvd) < 0)
+                                glean_log(LOG_WARNING, NULL, NULL, 0, "job %s: its bytes moved are not recorded",
+                                          c->jobkey);
                         int r = queue_job_requeue(n->queue, c->job, why, now, NULL);
                         if (r < 0)
                                 glean_log_errno(LOG_ERR, r, "job %s: cannot requeue it: %m", c->jobkey);

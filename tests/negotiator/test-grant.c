@@ -22,7 +22,9 @@
  *     claim is released, the job stays Idle with LastRejMatchReason;
  *   - the slot's TransferringInput/TransferringOutput reach the job's ad;
  *     a JobExit with HoldReasonCode 13 holds the job with its Reason, no
- *     exit status, its BytesRecvd kept, the grant revoked.
+ *     exit status, its BytesRecvd kept, the grant revoked; one the agent
+ *     ended (a Reason) requeues it with its BytesSent counted; the
+ *     activation's TransferringInput reaches the job at once.
  */
 #define _GNU_SOURCE
 #include "daemon-test.h"
@@ -433,6 +435,56 @@ static void test_exit_hold(void) {
         rig_done(&r, false);
 }
 
+static void test_evicted_bytes(void) {
+        Rig r;
+        Agent sub, ex;
+        CU_ASSERT_FATAL(rig_init(&r, NULL));
+        CU_ASSERT_FATAL(rig_start(&r));
+        CU_ASSERT_FATAL(agent_connect_xfer(&sub, &r, "sub1", 9700));
+        CU_ASSERT_FATAL(agent_connect(&ex, &r, "exec1"));
+        int64_t cluster = relay_submit(&sub, 1, "ShouldTransferFiles = \"YES\"");
+        CU_ASSERT_FATAL(cluster > 0);
+        agent_slot(&ex, "slot1", "Unclaimed", "Idle", NULL);
+        ClassAd *req = agent_expect(&ex, GLEAN_CMD_REQUEST_CLAIM, 10);
+        CU_ASSERT_FATAL(req != NULL);
+        char *claim = agent_grant(&ex, req, "slot1", 30);
+        classad_free(req);
+        ClassAd *act = agent_expect(&ex, GLEAN_CMD_ACTIVATE_CLAIM, 5);
+        CU_ASSERT_FATAL(act != NULL);
+        /* The agent starts by fetching the input: the job says so at once. */
+        agent_reply(&ex, act, true, "[ Slot = \"slot1\"; TransferringInput = true ]");
+        classad_free(act);
+        int fd = user_connect(&r);
+        CU_ASSERT(job_bool(fd, cluster, "TransferringInput", true, 5));
+        /* The run ends by the agent's doing (a lost transfer): Idle again,
+         * the bytes it moved counted. */
+        char text[800];
+        snprintf(text, sizeof text,
+                 "[ Command = \"JobExit\"; RequestId = 78; ClaimId = \"%s\"; Slot = \"slot1\"; ClusterId = %" PRId64
+                 "; ProcId = 0; NumJobStarts = 1; ExitBySignal = false; ExitCode = 0; "
+                 "Reason = \"the input transfer failed three times: Connection refused\"; BytesSent = 4096; "
+                 "BytesRecvd = 0 ]",
+                 claim, cluster);
+        CU_ASSERT(agent_send_text(&ex, text));
+        ClassAd *ack = agent_wait_reply(&ex, 78, 5);
+        CU_ASSERT(reply_ok(ack));
+        classad_free(ack);
+        CU_ASSERT(wait_status(fd, cluster, 0, 1, 5));
+        ClassAd *job = user_job(fd, cluster, 0);
+        CU_ASSERT_EQUAL(ad_int(job, "BytesSent"), 4096);
+        CU_ASSERT(!classad_has(job, "ExitCode") && !classad_has(job, "HoldReasonCode"));
+        CU_ASSERT(!classad_has(job, "TransferringInput"));
+        classad_free(job);
+        ClassAd *rv = agent_expect(&sub, GLEAN_CMD_TRANSFER_REVOKE, 5);
+        CU_ASSERT(rv != NULL);
+        classad_free(rv);
+        free(claim);
+        close(fd);
+        agent_close(&sub);
+        agent_close(&ex);
+        rig_done(&r, false);
+}
+
 static CU_TestInfo tests[] = {
         { "grant_flow", test_grant_flow },
         { "no_transfer", test_no_transfer },
@@ -440,6 +492,7 @@ static CU_TestInfo tests[] = {
         { "submit_agent_away", test_submit_agent_away },
         { "submit_agent_gone", test_submit_agent_gone },
         { "exit_hold", test_exit_hold },
+        { "evicted_bytes", test_evicted_bytes },
         CU_TEST_INFO_NULL,
 };
 
