@@ -304,6 +304,17 @@ static Job *next_job(Nego *n, Claim *c) {
  * return and the tick try again), for NEGOTIATOR_TRANSFER_WAIT at most:
  * then the claim is released and the job, Idle still, says why in
  * LastRejMatchReason. */
+/* c waited NEGOTIATOR_TRANSFER_WAIT for its job's submit agent: released,
+ * the job (Idle still) told why. */
+static void transfer_give_up(Nego *n, Claim *c, const char *why, double now) {
+        char reason[600];
+        snprintf(reason, sizeof reason, "%s for %" PRId64 " s (NEGOTIATOR_TRANSFER_WAIT)", why, n->k.transfer_wait);
+        queue_job_rejected(n->queue, c->job, reason, now);
+        nego_log_job(LOG_NOTICE, NULL, c->job, c->submitter, c->slot, c, reason, "job %s stays idle: %s", c->jobkey,
+                     reason);
+        claim_end(n, c, true, "its job's submit agent did not come");
+}
+
 static bool transfer_ready(Nego *n, Claim *c, Job *job, double now) {
         char why[400] = "";
         int t = nego_grant_check(n, c, job, why, sizeof why);
@@ -335,13 +346,7 @@ static bool transfer_ready(Nego *n, Claim *c, Job *job, double now) {
                              "job %s: waiting up to %" PRId64 " s on %s: %s", c->jobkey, n->k.transfer_wait, c->slot,
                              why);
         } else if (now - c->transfer_wait_since > (double) n->k.transfer_wait) {
-                char reason[600];
-                snprintf(reason, sizeof reason, "%s for %" PRId64 " s (NEGOTIATOR_TRANSFER_WAIT)", why,
-                         n->k.transfer_wait);
-                queue_job_rejected(n->queue, job->id, reason, now);
-                nego_log_job(LOG_NOTICE, NULL, job->id, job->submitter, c->slot, c, reason,
-                             "job %s stays idle: %s", c->jobkey, reason);
-                claim_end(n, c, true, "its job's submit agent did not come");
+                transfer_give_up(n, c, why, now);
                 return false;
         }
         /* Still on its way: out of the cycles, the slot kept. */
@@ -382,7 +387,7 @@ void nego_claims_transfer_retry(Nego *n, const char *machine, double now) {
                 if (s && slot_is_ours_idle(s, c))
                         activate(n, c);
                 else if (now - c->transfer_wait_since > (double) n->k.transfer_wait)
-                        claim_end(n, c, true, "its job's submit agent did not come");
+                        transfer_give_up(n, c, "its submit machine's agent did not come back", now);
         }
         free(w);
 }
