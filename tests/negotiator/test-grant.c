@@ -24,7 +24,9 @@
  *     a JobExit with HoldReasonCode 13 holds the job with its Reason, no
  *     exit status, its BytesRecvd kept, the grant revoked; one the agent
  *     ended (a Reason) requeues it with its BytesSent counted; the
- *     activation's TransferringInput reaches the job at once.
+ *     activation's TransferringInput reaches the job at once;
+ *   - Address: an IPv6 peer in brackets ("[::1]:port"), an IPv4 one
+ *     through a dual-stack socket as IPv4 ("127.0.0.1:port").
  */
 #define _GNU_SOURCE
 #include "daemon-test.h"
@@ -33,6 +35,42 @@
 static bool agent_connect_xfer(Agent *a, const Rig *r, const char *machine, int port) {
         memset(a, 0, sizeof *a);
         a->fd = tcp_connect(r->port);
+        snprintf(a->machine, sizeof a->machine, "%s", machine);
+        char why[256] = "", hello[300];
+        if (a->fd < 0 || glean_secure_handshake(a->fd, GLEAN_SECURE_AGENT, GLEAN_SECURE_POOL_AUTH(&r->key), 5000,
+                                                &a->s, why, sizeof why) < 0) {
+                agent_close(a);
+                return false;
+        }
+        snprintf(hello, sizeof hello,
+                 "[ Command = \"Hello\"; ProtocolVersion = 1; Peer = \"glean-agent\"; Machine = \"%s\"; "
+                 "AgentStartTime = 1000; TransferPort = %d ]",
+                 machine, port);
+        GleanCommand cmd;
+        ClassAd *m = agent_send_text(a, hello) ? agent_recv(a, 5000, &cmd) : NULL;
+        bool ok = m && cmd == GLEAN_CMD_HELLO;
+        classad_free(m);
+        if (!ok)
+                agent_close(a);
+        return ok;
+}
+
+static int tcp6_connect(int port) {
+        int fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        struct sockaddr_in6 sin6 = { .sin6_family = AF_INET6, .sin6_port = htons((uint16_t) port) };
+        sin6.sin6_addr = in6addr_loopback;
+        if (fd < 0 || connect(fd, (struct sockaddr *) &sin6, sizeof sin6) < 0) {
+                if (fd >= 0)
+                        close(fd);
+                return -1;
+        }
+        return fd;
+}
+
+/* The same over IPv6 (::1); false when the host has none. */
+static bool agent_connect_xfer6(Agent *a, const Rig *r, const char *machine, int port) {
+        memset(a, 0, sizeof *a);
+        a->fd = tcp6_connect(r->port);
         snprintf(a->machine, sizeof a->machine, "%s", machine);
         char why[256] = "", hello[300];
         if (a->fd < 0 || glean_secure_handshake(a->fd, GLEAN_SECURE_AGENT, GLEAN_SECURE_POOL_AUTH(&r->key), 5000,
@@ -485,6 +523,56 @@ static void test_evicted_bytes(void) {
         rig_done(&r, false);
 }
 
+/* The Address of the Transfer a job relayed by sub gets on ex. */
+static char *address_seen(Agent *sub, Agent *ex, const char *slot) {
+        int64_t cluster = relay_submit(sub, 1, "ShouldTransferFiles = \"YES\"");
+        if (cluster <= 0)
+                return NULL;
+        agent_slot(ex, slot, "Unclaimed", "Idle", NULL);
+        ClassAd *req = agent_expect(ex, GLEAN_CMD_REQUEST_CLAIM, 10);
+        if (!req)
+                return NULL;
+        free(agent_grant(ex, req, slot, 30));
+        classad_free(req);
+        ClassAd *act = agent_expect(ex, GLEAN_CMD_ACTIVATE_CLAIM, 5);
+        ClassAd *t = transfer_of(act);
+        char *addr = str_of(t, "Address");
+        if (act)
+                agent_reply(ex, act, true, NULL);
+        classad_free(act);
+        classad_free(t);
+        return addr;
+}
+
+static void test_address_families(void) {
+        Rig r;
+        Agent sub, ex;
+        /* Every address, IPv6 with IPv4 mapped in: an IPv4 peer is shown as IPv4. */
+        CU_ASSERT_FATAL(rig_init(&r, "NEGOTIATOR_ADDRESS =\n"));
+        CU_ASSERT_FATAL(rig_start(&r));
+        CU_ASSERT_FATAL(agent_connect(&ex, &r, "exec1"));
+        if (!agent_connect_xfer6(&sub, &r, "sub6", 9706)) {
+                fprintf(stderr, "no IPv6 loopback here: the IPv6 Address is not checked\n");
+        } else {
+                char *addr = address_seen(&sub, &ex, "slot1");
+                GLEAN_TEST_CHECK(addr && strcmp(addr, "[::1]:9706") == 0, "IPv6 Address in brackets: %s",
+                                 addr ? addr : "(none)");
+                free(addr);
+                agent_close(&sub);
+        }
+        Agent ex2;
+        CU_ASSERT_FATAL(agent_connect(&ex2, &r, "exec2"));
+        CU_ASSERT_FATAL(agent_connect_xfer(&sub, &r, "sub4", 9704));
+        char *addr = address_seen(&sub, &ex2, "slot1");
+        GLEAN_TEST_CHECK(addr && strcmp(addr, "127.0.0.1:9704") == 0, "IPv4 through a dual-stack socket: %s",
+                         addr ? addr : "(none)");
+        free(addr);
+        agent_close(&sub);
+        agent_close(&ex);
+        agent_close(&ex2);
+        rig_done(&r, false);
+}
+
 static CU_TestInfo tests[] = {
         { "grant_flow", test_grant_flow },
         { "no_transfer", test_no_transfer },
@@ -493,6 +581,7 @@ static CU_TestInfo tests[] = {
         { "submit_agent_gone", test_submit_agent_gone },
         { "exit_hold", test_exit_hold },
         { "evicted_bytes", test_evicted_bytes },
+        { "address_families", test_address_families },
         CU_TEST_INFO_NULL,
 };
 
