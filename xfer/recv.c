@@ -275,8 +275,9 @@ static int recv_file(Recv *rv, const XferHeader *h, int dfd, const char *base, c
                         if (type == XFER_T_FAIL) {
                                 XferResult o;
                                 if (xfer_parse_outcome(b, n, &o) == 0 && o.error < 0) {
-                                        *rv->res = o;
-                                        return refuse(rv, o.error, "%s", o.reason);
+                                        rv->hold = o.hold_code;
+                                        return refuse(rv, o.error, "%s",
+                                                      o.reason[0] ? o.reason : "the sender failed without a reason");
                                 }
                         }
                         return refuse(rv, -EBADMSG, "%s file '%s': %s", what(rv), shown,
@@ -434,7 +435,7 @@ int xfer_recv_files(XferConn *c, XferRecvMode mode, const XferJob *job, const ch
                                 break;
                         }
                         rv.hold = o.hold_code;
-                        r = refuse(&rv, o.error, "%s", o.reason);
+                        r = refuse(&rv, o.error, "%s", o.reason[0] ? o.reason : "the sender failed without a reason");
                         break;
                 }
                 r = refuse(&rv, -EBADMSG, "malformed %s transfer (unexpected frame type %d)", what(&rv), type);
