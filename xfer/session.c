@@ -130,7 +130,8 @@ typedef struct Relay {
 static int relay(Relay *rl) {
         _cleanup_(glean_outq_clear) GleanOutQueue toq = { 0 };
         GleanFrameReader *fr = NULL;
-        bool net_eof = false, wk_eof = false, wk_shut = false;
+        /* the handshake may have read frames already: look before polling */
+        bool net_eof = false, wk_eof = false, wk_shut = false, net_first = true;
         int64_t last = now_ms();
         int r = glean_frame_reader_new(0, &fr);
 
@@ -152,14 +153,17 @@ static int relay(Relay *rl) {
                         r = -ETIMEDOUT;
                         break;
                 }
-                int k = poll(p, 3, left);
+                int k = poll(p, 3, net_first ? 0 : left);
                 if (k < 0 && errno == EINTR)
                         continue;
                 if (k < 0) {
                         r = -errno;
                         break;
                 }
-                if (k == 0)
+                if (net_first) {
+                        p[0].revents |= POLLIN;
+                        net_first = false;
+                } else if (k == 0)
                         continue;
                 last = now_ms();
                 if (p[2].revents && (r = read_report(&rl->report, rl->rep)) < 0)
