@@ -312,7 +312,8 @@ static int send_file(Send *s, const Entry *e, XferHeader *h) {
                 return xfer_fail(s->res, -errno, s->hold, "cannot read %s file '%s': %m", s->what, e->src);
         if (!S_ISREG(st.st_mode))
                 return xfer_fail(s->res, -EINVAL, s->hold, "%s file '%s' is not a regular file", s->what, e->src);
-        (void) posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+        if (left >= XFER_DATA_CHUNK)
+                (void) posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
         r = xfer_put_header(s->c, h);
         if (r < 0)
                 return r;
@@ -366,7 +367,8 @@ static int stream(Send *s, uint64_t limit, const char *knob) {
                         break;
                 if (e->kind != XFER_KIND_DIR)
                         s->res->files++;
-                if (xfer_conn_pending(s->c))
+                /* an early STATUS (a refusal): looked for every 64 entries and after a big file */
+                if ((i % 64 == 63 || e->st.st_size >= (off_t) XFER_DATA_CHUNK) && xfer_conn_pending(s->c))
                         return adopt_status(s) < 0 ? s->res->error
                                                    : xfer_fail(s->res, -EBADMSG, 0, "the receiver ended early");
         }
