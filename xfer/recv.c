@@ -226,7 +226,7 @@ static void tmp_name(char buf[64]) {
 static int recv_file(Recv *rv, const XferHeader *h, int dfd, const char *base, const char *shown) {
         char tmp[64];
         _cleanup_close_ int fd = -1;
-        crypto_hash_sha256_state sha;
+        XferSum sha;
         uint64_t got = 0;
         int r;
 
@@ -244,7 +244,7 @@ static int recv_file(Recv *rv, const XferHeader *h, int dfd, const char *base, c
         }
         if (fd < 0)
                 return refuse(rv, -errno, "cannot write %s file '%s': %m", what(rv), shown);
-        crypto_hash_sha256_init(&sha);
+        xfer_sum_init(&sha, false);
         for (;;) {
                 int type;
                 const unsigned char *b;
@@ -260,7 +260,7 @@ static int recv_file(Recv *rv, const XferHeader *h, int dfd, const char *base, c
                                 return refuse(rv, -EBADMSG, "%s file '%s': the sender sent more than the %" PRIu64
                                               " bytes it announced", what(rv), shown, h->size);
                         }
-                        crypto_hash_sha256_update(&sha, b, n);
+                        xfer_sum_update(&sha, b, n);
                         for (size_t off = 0; off < n;) {
                                 ssize_t w = write(fd, b + off, n - off);
                                 if (w < 0 && errno == EINTR)
@@ -292,7 +292,7 @@ static int recv_file(Recv *rv, const XferHeader *h, int dfd, const char *base, c
                                               : "malformed transfer (expected data or its checksum)");
                 }
                 uint8_t sum[crypto_hash_sha256_BYTES];
-                crypto_hash_sha256_final(&sha, sum);
+                xfer_sum_final(&sha, sum);
                 if (sodium_memcmp(sum, b, sizeof sum) != 0) {
                         (void) unlinkat(dfd, tmp, 0);
                         return refuse(rv, -EBADMSG, "%s file '%s': checksum mismatch", what(rv), shown);

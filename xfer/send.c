@@ -303,7 +303,7 @@ static int adopt_status(Send *s) {
 
 static int send_file(Send *s, const Entry *e, XferHeader *h) {
         _cleanup_close_ int fd = open(e->src, O_RDONLY | O_CLOEXEC | (e->follow ? 0 : O_NOFOLLOW));
-        crypto_hash_sha256_state sha;
+        XferSum sha;
         struct stat st;
         uint64_t left = (uint64_t) e->st.st_size;
         int r;
@@ -317,7 +317,7 @@ static int send_file(Send *s, const Entry *e, XferHeader *h) {
         r = xfer_put_header(s->c, h);
         if (r < 0)
                 return r;
-        crypto_hash_sha256_init(&sha);
+        xfer_sum_init(&sha, false);
         while (left > 0) {
                 size_t want = left < XFER_DATA_CHUNK ? (size_t) left : XFER_DATA_CHUNK;
                 unsigned char *room = xfer_conn_data_room(s->c, want);
@@ -330,7 +330,7 @@ static int send_file(Send *s, const Entry *e, XferHeader *h) {
                         return xfer_fail(s->res, n < 0 ? -errno : -EIO, s->hold,
                                          "cannot read %s file '%s': %s", s->what, e->src,
                                          n < 0 ? strerror(errno) : "it shrank while being sent");
-                crypto_hash_sha256_update(&sha, room, (size_t) n);
+                xfer_sum_update(&sha, room, (size_t) n);
                 r = xfer_conn_commit_data(s->c, (size_t) n);
                 if (r < 0)
                         return r;
@@ -338,7 +338,7 @@ static int send_file(Send *s, const Entry *e, XferHeader *h) {
                 s->res->bytes_sent += (uint64_t) n;
         }
         uint8_t sum[crypto_hash_sha256_BYTES];
-        crypto_hash_sha256_final(&sha, sum);
+        xfer_sum_final(&sha, sum);
         return xfer_conn_put(s->c, XFER_T_SUM, sum, sizeof sum, NULL, 0);
 }
 
