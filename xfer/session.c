@@ -224,7 +224,15 @@ static int relay(Relay *rl) {
                                 size_t len = 0;
                                 r = glean_secure_read(rl->s, rl->net, &f, &len);
                                 if (r == 1) {
-                                        int q = bytes_push(&toq, f, len);
+                                        /* straight to the worker when nothing waits before it */
+                                        size_t off = 0;
+                                        while (bytes_size(&toq) == 0 && off < len) {
+                                                ssize_t sent = send(rl->wk, f + off, len - off, MSG_NOSIGNAL | MSG_DONTWAIT);
+                                                if (sent <= 0)
+                                                        break;
+                                                off += (size_t) sent;
+                                        }
+                                        int q = off < len ? bytes_push(&toq, f + off, len - off) : 0;
                                         free(f);
                                         if (q < 0) {
                                                 r = q;
