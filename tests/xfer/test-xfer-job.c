@@ -5,7 +5,8 @@
  * schemes refused, remaps, malformed ones refused), whether a run
  * transfers (ShouldTransferFiles and FileSystemDomain), the result's
  * one-line text both ways, the preamble written and parsed (hostile ones
- * refused), a dial to a listener and to nothing.
+ * refused), a dial to a listener and to nothing; SHA-256 with the CPU's
+ * extensions against libsodium's.
  */
 #define _GNU_SOURCE
 

@@ -6,7 +6,10 @@
  * sandbox owned by nobody (files owned by nobody, the manifest written by
  * root), the job's output served back into Iwd (owned by nobody); a
  * missing input holds (13) at both ends; a wrong key is refused by both
- * ends and moves nothing. Needs root: skipped otherwise.
+ * ends and moves nothing; a peer with the key that then sends nonsense is
+ * refused; the submit side killed -9 in the middle of a file leaves the
+ * execute side with a lost connection (no hold) and nothing under the
+ * file's name. Needs root: skipped otherwise.
  */
 #define _GNU_SOURCE
 
@@ -282,7 +285,32 @@ static void test_peer_killed(void) {
         cleanup();
 }
 
+/* A peer with the key that then speaks nonsense: refused, nothing written. */
+static void test_nonsense_after_handshake(void) {
+        fresh();
+        put(iwd, "a.txt", "alpha\n", 0644);
+        XferJob *j = job_of("[ Iwd = \"%s\"; TransferExecutable = false; TransferInput = \"a.txt\" ]", iwd);
+        Server sv;
+        XferResult rs;
+        server_start(&sv, &key, j);
+        int fd = -1;
+        char why[256];
+        GleanSecure *s = NULL;
+        CU_ASSERT_FATAL(xfer_dial(sv.address, ID, TIMEOUT_MS, &fd, why, sizeof why) == 0);
+        CU_ASSERT_FATAL(glean_secure_handshake(fd, GLEAN_SECURE_AGENT, GLEAN_SECURE_POOL_AUTH(&key), TIMEOUT_MS, &s, why,
+                                               sizeof why) == 0);
+        /* a frame of a frame: length 3, "Hxx" (a header too short) */
+        CU_ASSERT(glean_secure_send(s, fd, "\0\0\0\3Hxx", 7, TIMEOUT_MS) == 0);
+        server_wait(&sv, &rs);
+        GLEAN_TEST_CHECK(rs.error == -EBADMSG && strstr(rs.reason, "request"), "serve gave %d '%s'", rs.error, rs.reason);
+        glean_secure_free(s);
+        close(fd);
+        xfer_job_free(j);
+        cleanup();
+}
+
 static CU_TestInfo tests[] = {
+        { "nonsense after the handshake", test_nonsense_after_handshake },
         { "submit side killed mid-file", test_peer_killed },
         { "input fetched, output served", test_input_and_output },
         { "missing input", test_missing_input },
