@@ -386,6 +386,24 @@ int qlog_aborted(JobQueue *q, const QJob *j, const char *reason, double now) {
         return qlog_event(q, j, &ev);
 }
 
+int queue_job_log_suspension(JobQueue *q, JobId id, bool suspended, double now, char *why, size_t whylen) {
+        static UserlogEvent ev;
+        QJob *j = queue_lookup(q, id.cluster, id.proc);
+        int r;
+
+        if (!j)
+                return -ENOENT;
+        if (j->pub.status != JOB_RUNNING)
+                return -EINVAL;
+        r = queue_change_begin(q);
+        if (r < 0)
+                return glean_why(r, why, whylen, "%s", acct_last_error(q->acct));
+        init(&ev, suspended ? USERLOG_SUSPENDED : USERLOG_UNSUSPENDED, j, now);
+        ev.num_pids = 1;
+        r = qlog_event(q, j, &ev);
+        return queue_change_end(q, r, why, whylen);
+}
+
 /* ---- the outbox ---- */
 
 const QueueUserlogEvent *queue_userlog_next(const JobQueue *q, const char *machine, int64_t after_seq) {

@@ -476,3 +476,8 @@ int queue_userlog_done(JobQueue *q, int64_t seq, char *why, size_t whylen);
  * a sender to know when to look again. */
 uint64_t queue_userlog_generation(const JobQueue *q);
 size_t queue_userlog_pending(const JobQueue *q);
+/* The running job id was suspended (true) or resumed on its slot: 010
+ * ("Number of processes actually suspended": 1, the job's process tree
+ * stopped whole) or 011 in its log; one change. -ENOENT, -EINVAL when it
+ * is not running. */
+int queue_job_log_suspension(JobQueue *q, JobId id, bool suspended, double now, char *why, size_t whylen);

@@ -531,5 +531,8 @@ void nego_user_gone(Conn *c);
 void nego_userlog_pump(Nego *n);
 /* The agent on c is (back): it gets the events from the first again. */
 void nego_userlog_hello(Conn *c);
+/* The job of the claim holding s was suspended (the slot's Activity
+ * became Suspended) or runs again: 010 or 011 in its log. */
+void nego_userlog_suspended(Nego *n, SlotRec *s, bool suspended);
 /* Its Reply to a UserLogEvent: Ok forgets the event (in the batch). */
 void nego_userlog_reply(Conn *c, const Pending *p, bool ok, const char *reason);

@@ -102,3 +102,17 @@ void nego_userlog_reply(Conn *c, const Pending *p, bool ok, const char *reason) 
                 glean_log_errno(LOG_WARNING, r, "cannot forget event %" PRId64 " of a job's log: %s", p->seq,
                                 why[0] ? why : "");
 }
+
+void nego_userlog_suspended(Nego *n, SlotRec *s, bool suspended) {
+        Claim *cl = s->held;
+        char why[512] = "";
+        int r;
+
+        if (!cl || (cl->state != CLAIM_RUNNING && cl->state != CLAIM_ACTIVATING))
+                return;
+        nego_batch_queue(n);
+        r = queue_job_log_suspension(n->queue, cl->job, suspended, nego_now(), why, sizeof why);
+        if (r < 0 && r != -ENOENT)
+                glean_log_errno(LOG_WARNING, r, "cannot log the %s of job %" PRId64 ".%" PRId64 ": %s",
+                                suspended ? "suspension" : "resumption", cl->job.cluster, cl->job.proc, why);
+}

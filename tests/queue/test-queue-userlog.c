@@ -174,6 +174,29 @@ static void test_requeue_and_exit_hold(void) {
         qt_close(&t);
 }
 
+static void test_suspension(void) {
+        char buf[256], why[256];
+        int64_t c;
+        QT t;
+
+        qt_open(&t, qt_new_db(), NULL);
+        c = submit(&t, "UserLog = \"/l/s.log\"", 2, "s");
+        CU_ASSERT_EQUAL(queue_job_log_suspension(t.q, (JobId){ c, 0 }, true, QT_T0 + 1, why, sizeof(why)), -EINVAL);
+        CU_ASSERT_EQUAL(queue_job_log_suspension(t.q, (JobId){ c, 7 }, true, QT_T0 + 1, why, sizeof(why)), -ENOENT);
+        CU_ASSERT_EQUAL(queue_job_start(t.q, (JobId){ c, 0 }, "claim-1", "slot1@x", QT_T0 + 1), 0);
+        CU_ASSERT_EQUAL(queue_job_log_suspension(t.q, (JobId){ c, 0 }, true, QT_T0 + 2, why, sizeof(why)), 0);
+        CU_ASSERT_EQUAL(queue_job_log_suspension(t.q, (JobId){ c, 0 }, false, QT_T0 + 3, why, sizeof(why)), 0);
+        GLEAN_TEST_CHECK(strcmp(types(t.q, "s", buf, sizeof(buf)), "000 000 001 010 011") == 0, "%s", buf);
+        {
+                const QueueUserlogEvent *e = queue_userlog_next(t.q, "s", 0);
+                for (int k = 0; k < 3; k++)
+                        e = queue_userlog_next(t.q, "s", e->seq);
+                GLEAN_TEST_CHECK(strstr(e->text, "Job was suspended.\n\tNumber of processes actually suspended: 1\n"),
+                                 "%s", e->text);
+        }
+        qt_close(&t);
+}
+
 static void test_no_log(void) {
         char buf[256];
         QT t;
@@ -194,6 +217,7 @@ static CU_TestInfo tests[] = {
         { "life", test_life },
         { "hold-release-remove", test_hold_release_remove },
         { "requeue-and-exit-hold", test_requeue_and_exit_hold },
+        { "suspension", test_suspension },
         { "no-log", test_no_log },
         CU_TEST_INFO_NULL,
 };
