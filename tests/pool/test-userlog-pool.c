@@ -184,6 +184,51 @@ static void test_userlog(void) {
                 userlog_reader_free(rd);
                 free(text);
         }
+        /* a log the agent cannot write (its directory is not there): the job
+         * runs on, the failure is logged once for the job, not per event */
+        {
+                char bad[256], jid[32];
+                snprintf(bad, sizeof bad, "%s/no-such-dir/job.log", m.jobs);
+                snprintf(buf, sizeof buf, "executable = /bin/true\nlog = %s\nqueue\n", bad);
+                int64_t c3 = submit_user(&m, "bad.sub", buf);
+                CU_ASSERT_FATAL(c3 > 0);
+                snprintf(jid, sizeof jid, "%lld.0", (long long) c3);
+                const char *wait[] = { "wait", "--timeout", "60", jid, NULL };
+                int s3 = as_user(out, sizeof out, wait);
+                GLEAN_TEST_CHECK(s3 == 0, "glean wait %s (a log that cannot be written): exit %d: %s", jid, s3, out);
+                char needle[96];
+                snprintf(needle, sizeof needle, "of job %s: ", jid);
+                GLEAN_TEST_CHECK(wait_log(&a, 10, "cannot write the event log", needle), "no record of the failure");
+                usleep(1500000); /* its 001 and 005 come and go too */
+                char *alog = read_log(&a);
+                GLEAN_TEST_CHECK(count(alog, needle) == 1, "the failure logged %zu times", count(alog, needle));
+                free(alog);
+                GLEAN_TEST_CHECK(access(bad, F_OK) < 0, "the log was written after all");
+        }
+
+        /* a UserLogEvent on the agent's socket (a user forging one): refused, nothing written */
+        {
+                char forged[256];
+                snprintf(forged, sizeof forged, "%s/forged.log", m.jobs);
+                int fd = connect_agent(&a);
+                ClassAd *msg = NULL, *rep;
+                char *reason = NULL;
+                CU_ASSERT_FATAL(fd >= 0 && glean_msg_new(GLEAN_CMD_USER_LOG_EVENT, &msg) >= 0);
+                classad_set_int(msg, "ClusterId", 1);
+                classad_set_int(msg, "ProcId", 0);
+                classad_set_int(msg, "Seq", 999999);
+                classad_set_string(msg, "Owner", me());
+                classad_set_string(msg, "Path", forged);
+                classad_set_string(msg, "Text", "011 (001.000.000) 2026-12-01 10:00:00 Job was unsuspended.\n...\n");
+                rep = call(fd, msg);
+                GLEAN_TEST_CHECK(rep && !reply_ok(rep, &reason) && reason && strstr(reason, "central manager only"),
+                                 "a forged UserLogEvent: %s", reason ? reason : "accepted");
+                GLEAN_TEST_CHECK(access(forged, F_OK) < 0, "a forged event was written");
+                free(reason);
+                classad_free(rep);
+                classad_free(msg);
+                close(fd);
+        }
         unsetenv("GLEAN_AGENT_SOCKET");
         setenv("GLEAN_NEGOTIATOR_SOCKET", m.sock, 1);
         pool_stop(&a);
