@@ -273,6 +273,7 @@ int qlog_event(JobQueue *q, const QJob *j, const struct UserlogEvent *ev);
 int qlog_submitted(JobQueue *q, QJob *const *jobs, size_t n, double now);          /* 000 */
 int qlog_executing(JobQueue *q, const QJob *j, const char *slot, double now);      /* 001 */
 int qlog_terminated(JobQueue *q, const QJob *j, double now);                       /* 005 */
+int qlog_image_size(JobQueue *q, const QJob *j, double now);  /* 006, of the run that ends (qlog_note_run) */
 int qlog_evicted(JobQueue *q, const QJob *j, bool requeued, double now);           /* 004 */
 int qlog_held(JobQueue *q, const QJob *j, const char *reason, int code, int subcode, double now); /* 012 */
 int qlog_released(JobQueue *q, const QJob *j, const char *reason, double now);     /* 013 */

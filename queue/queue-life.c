@@ -323,7 +323,9 @@ int queue_job_exit(JobQueue *q, JobId id, const ClassAd *exit_msg, double now, J
                 return r;
         }
         r = record_exit(j, &e);
-        qlog_note_run(q, exit_msg); /* the run's figures for its 005 or 004 */
+        qlog_note_run(q, exit_msg); /* the run's figures for its 006, 005 or 004 */
+        if (r >= 0 && j->pub.status == JOB_RUNNING)
+                r = qlog_image_size(q, j, now);
         if (r >= 0 && j->pub.status == JOB_RUNNING) {
                 /* Decided while the ad still says Running, as the shadow does. */
                 if (e.hold_code > 0)

@@ -44,7 +44,7 @@ struct QLog {
         /* The run that just ended (queue_job_exit): its figures for the
          * 005 or 004 that follows. */
         bool have_run;
-        double run_user, run_sys, run_sent, run_recvd;
+        double run_user, run_sys, run_sent, run_recvd, run_image, run_rss;
 };
 
 static void entry_clear(QueueUserlogEvent *e) {
@@ -290,6 +290,23 @@ void qlog_note_run(JobQueue *q, const ClassAd *exit_msg) {
         l->run_sys = ad_real(exit_msg, "RemoteSysCpu", 0);
         l->run_sent = ad_real(exit_msg, "BytesSent", 0);
         l->run_recvd = ad_real(exit_msg, "BytesRecvd", 0);
+        l->run_image = ad_real(exit_msg, "ImageSize", 0);
+        l->run_rss = ad_real(exit_msg, "ResidentSetSize", 0);
+}
+
+int qlog_image_size(JobQueue *q, const QJob *j, double now) {
+        static UserlogEvent ev;
+        const QLog *l = q->ulog;
+
+        if (!l || !l->have_run || (l->run_image <= 0 && l->run_rss <= 0))
+                return 0;
+        init(&ev, USERLOG_IMAGE_SIZE, j, now);
+        ev.image_size_kb = (int64_t) (l->run_image > 0 ? l->run_image : l->run_rss);
+        if (l->run_rss > 0) {
+                ev.memory_mb = (int64_t) ceil(l->run_rss / 1024);
+                ev.rss_kb = (int64_t) l->run_rss;
+        }
+        return qlog_event(q, j, &ev);
 }
 
 /* The usage and bytes of this run (qlog_note_run) and of all. */

@@ -4,9 +4,10 @@
  * one-machine pool where the user submits through the agent's socket
  * (GLEAN_AGENT_SOCKET), so that the jobs have a SubmitMachine and that
  * agent writes their `log =`. A job that runs and exits writes 000, 001,
- * 005 in order, owned by the submitting user; a held and released job
+ * 006, 005 in order, owned by the submitting user; a held and released job
  * 012 and 013; a removed one 009 — each compared event by event (type and
- * key fields) with the sequence HTCondor writes for the same life; two
+ * key fields) with the sequence HTCondor writes for the same life (a run:
+ * 000 001 006 005, its quick-start guide's log); two
  * jobs share one log; `glean wait LOGFILE` returns when the jobs ended.
  * As root the user is nobody (the log written as nobody, never as root);
  * otherwise the test's own user.
@@ -106,7 +107,7 @@ static void test_userlog(void) {
         setenv("GLEAN_AGENT_SOCKET", a.sock, 1);
         snprintf(log, sizeof log, "%s/job.log", m.jobs);
 
-        /* a job that runs and exits 3: 000, 001, 005 (return value 3) */
+        /* a job that runs and exits 3: 000, 001, 006 (its size at exit), 005 (return value 3) */
         snprintf(buf, sizeof buf, "executable = /bin/sh\narguments = \"-c 'sleep 0.5; exit 3'\"\nlog = %s\nqueue\n",
                  log);
         c1 = submit_user(&m, "run.sub", buf);
@@ -117,16 +118,19 @@ static void test_userlog(void) {
                 int s = as_user(out, sizeof out, args);
                 GLEAN_TEST_CHECK(s == 0 && strstr(out, "All jobs done."), "glean wait %s: exit %d: %s", log, s, out);
         }
-        read_events(log, c1, 3, 10, &e);
-        GLEAN_TEST_CHECK(strcmp(type_list(&e, buf, sizeof buf), "000 001 005") == 0,
-                         "the life of a job that ran: %s, HTCondor writes 000 001 005", buf);
-        if (e.n == 3) {
+        read_events(log, c1, 4, 10, &e);
+        GLEAN_TEST_CHECK(strcmp(type_list(&e, buf, sizeof buf), "000 001 006 005") == 0,
+                         "the life of a job that ran: %s, HTCondor writes 000 001 006 005", buf);
+        if (e.n == 4) {
                 GLEAN_TEST_CHECK(strcmp(e.ev[0].host, "<a.test>") == 0, "000 from %s", e.ev[0].host);
                 GLEAN_TEST_CHECK(strcmp(e.ev[1].slot_name, "slot1@a.test") == 0 && strcmp(e.ev[1].host, "<a.test>") == 0,
                                  "001 on %s (%s)", e.ev[1].host, e.ev[1].slot_name);
-                GLEAN_TEST_CHECK(e.ev[2].normal && e.ev[2].return_value == 3, "005: normal %d return %d",
-                                 e.ev[2].normal, e.ev[2].return_value);
-                GLEAN_TEST_CHECK(e.ev[0].time <= e.ev[1].time && e.ev[1].time <= e.ev[2].time, "times out of order");
+                GLEAN_TEST_CHECK(e.ev[2].image_size_kb > 0 && e.ev[2].rss_kb > 0 && e.ev[2].memory_mb > 0,
+                                 "006: %lld KB, rss %lld KB", (long long) e.ev[2].image_size_kb,
+                                 (long long) e.ev[2].rss_kb);
+                GLEAN_TEST_CHECK(e.ev[3].normal && e.ev[3].return_value == 3, "005: normal %d return %d",
+                                 e.ev[3].normal, e.ev[3].return_value);
+                GLEAN_TEST_CHECK(e.ev[0].time <= e.ev[1].time && e.ev[1].time <= e.ev[3].time, "times out of order");
         }
         GLEAN_TEST_CHECK(stat(log, &st) == 0 && st.st_uid == (geteuid() == 0 ? nobody_uid() : geteuid()) &&
                                  (st.st_mode & 07777) == 0644,
@@ -177,7 +181,7 @@ static void test_userlog(void) {
                 CU_ASSERT_FATAL(glean_test_read_file(log, &text, &len) >= 0 && userlog_reader_new(&rd) >= 0);
                 userlog_reader_feed(rd, text, len, collect, &all);
                 skipped = userlog_reader_skipped(rd);
-                GLEAN_TEST_CHECK(all.n == 7 && skipped == 0 && !userlog_reader_pending(rd),
+                GLEAN_TEST_CHECK(all.n == 8 && skipped == 0 && !userlog_reader_pending(rd),
                                  "%zu events, %zu skipped:\n%s", all.n, skipped, text);
                 if (getenv("GLEAN_TEST_SHOW_LOG"))
                         printf("\n%s", text);

@@ -75,12 +75,16 @@ static void test_life(void) {
                         "BytesRecvd = 34");
         CU_ASSERT_EQUAL(queue_job_exit(t.q, (JobId){ c, 0 }, ex, QT_T0 + 70, NULL, NULL, why, sizeof(why)), 0);
         classad_free(ex);
-        GLEAN_TEST_CHECK(strcmp(types(t.q, "submit.example", buf, sizeof(buf)), "000 001 005") == 0, "life: %s", buf);
+        GLEAN_TEST_CHECK(strcmp(types(t.q, "submit.example", buf, sizeof(buf)), "000 001 006 005") == 0, "life: %s", buf);
         e = queue_userlog_next(t.q, "submit.example", queue_userlog_next(t.q, "submit.example", 0)->seq);
         GLEAN_TEST_CHECK(userlog_parse_event(e->text, strlen(e->text), &ev, NULL, 0) == 0 && ev.type == 1 &&
                                  strcmp(ev.host, "<exec.example>") == 0 &&
                                  strcmp(ev.slot_name, "slot1_1@exec.example") == 0,
                          "execute event: %s", e->text);
+        e = queue_userlog_next(t.q, "submit.example", e->seq);
+        GLEAN_TEST_CHECK(userlog_parse_event(e->text, strlen(e->text), &ev, NULL, 0) == 0 && ev.type == 6 &&
+                                 ev.image_size_kb == 20480 && ev.memory_mb == 20 && ev.rss_kb == 20480,
+                         "image size event: %s", e->text);
         e = queue_userlog_next(t.q, "submit.example", e->seq);
         GLEAN_TEST_CHECK(userlog_parse_event(e->text, strlen(e->text), &ev, NULL, 0) == 0 && ev.type == 5 &&
                                  ev.normal && ev.return_value == 3 && ev.run_remote.usr == 4 &&
@@ -92,7 +96,7 @@ static void test_life(void) {
 
         /* a restart keeps them; done ones are gone for good */
         qt_open(&t, db, NULL);
-        GLEAN_TEST_CHECK(strcmp(types(t.q, "submit.example", buf, sizeof(buf)), "000 001 005") == 0, "reopened: %s",
+        GLEAN_TEST_CHECK(strcmp(types(t.q, "submit.example", buf, sizeof(buf)), "000 001 006 005") == 0, "reopened: %s",
                          buf);
         {
                 int64_t seq = queue_userlog_next(t.q, "submit.example", 0)->seq; /* e is valid until a change */
@@ -101,7 +105,7 @@ static void test_life(void) {
         }
         qt_close(&t);
         qt_open(&t, db, NULL);
-        GLEAN_TEST_CHECK(strcmp(types(t.q, "submit.example", buf, sizeof(buf)), "001 005") == 0, "after done: %s", buf);
+        GLEAN_TEST_CHECK(strcmp(types(t.q, "submit.example", buf, sizeof(buf)), "001 006 005") == 0, "after done: %s", buf);
         done_all(t.q, "submit.example");
         CU_ASSERT_EQUAL(queue_userlog_pending(t.q), 0);
         qt_close(&t);
