@@ -188,6 +188,37 @@ static void test_userlog(void) {
                 userlog_reader_free(rd);
                 free(text);
         }
+        /* evicted and run again (glean vacate): 000 001 004 001 ... 005, the
+         * issue's "submit, execute, evicted, execute, terminated" */
+        {
+                char script[200], marker[200];
+                snprintf(script, sizeof script, "%s/twice.sh", m.jobs);
+                snprintf(marker, sizeof marker, "%s/twice.ran", m.jobs);
+                unlink(marker);
+                snprintf(buf, sizeof buf, "#!/bin/sh\nif [ -e %s ]; then exit 0; fi\ntouch %s\nexec sleep 60\n", marker,
+                         marker);
+                write_file(script, buf);
+                chmod(script, 0755);
+                snprintf(buf, sizeof buf, "executable = %s\nlog = %s\nqueue\n", script, log);
+                int64_t c4 = submit_user(&m, "twice.sub", buf);
+                CU_ASSERT_FATAL(c4 > 0);
+                read_events(log, c4, 2, 30, &e); /* running */
+                for (int i = 0; i < 100 && access(marker, F_OK) < 0; i++)
+                        usleep(100000);
+                const char *vac[] = { "vacate", "slot1@a.test", NULL };
+                GLEAN_TEST_CHECK(glean_as(NULL, out, sizeof out, vac) == 0, "glean vacate: %s", out);
+                read_events(log, c4, 6, 60, &e);
+                char want[64];
+                snprintf(want, sizeof want, "000 001 004 001 006 005");
+                if (e.n == 5)
+                        snprintf(want, sizeof want, "000 001 004 001 005"); /* no size reported: no 006 */
+                GLEAN_TEST_CHECK(strcmp(type_list(&e, buf, sizeof buf), want) == 0,
+                                 "evicted and run again: %s, HTCondor writes 000 001 004 001 (006) 005", buf);
+                if (e.n >= 3)
+                        GLEAN_TEST_CHECK(strstr(e.ev[2].reason, "evicted from slot1@a.test") != NULL && !e.ev[2].requeued,
+                                         "004: '%s'", e.ev[2].reason);
+        }
+
         /* a log the agent cannot write (its directory is not there): the job
          * runs on, the failure is logged once for the job, not per event */
         {
