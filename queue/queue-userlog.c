@@ -255,6 +255,10 @@ int qlog_submitted(JobQueue *q, QJob *const *jobs, size_t n, double now) {
         static UserlogEvent ev;
         int r = 0;
 
+        /* SubmitMachine is the cluster's (queue-submit.c): none, no agent
+         * to write any proc's log, and a big submit pays nothing here */
+        if (n == 0 || !classad_has(jobs[0]->cluster->ad, "SubmitMachine"))
+                return 0;
         for (size_t i = 0; r >= 0 && i < n; i++) {
                 _cleanup_free_ char *machine = ad_string(jobs[i]->pub.ad, "SubmitMachine");
                 _cleanup_free_ char *notes = ad_string(jobs[i]->pub.ad, "SubmitEventNotes");
@@ -458,9 +462,18 @@ int queue_userlog_done(JobQueue *q, int64_t seq, char *why, size_t whylen) {
 
         if (!l)
                 return -ENOENT;
-        for (size_t i = 0; i < l->n && !e; i++)
-                if (l->v[i].seq == seq && !l->v[i].done)
-                        e = &l->v[i];
+        {
+                size_t lo = 0, hi = l->n; /* v is sorted by seq */
+                while (lo < hi) {
+                        size_t mid = lo + (hi - lo) / 2;
+                        if (l->v[mid].seq < seq)
+                                lo = mid + 1;
+                        else
+                                hi = mid;
+                }
+                if (lo < l->n && l->v[lo].seq == seq && !l->v[lo].done)
+                        e = &l->v[lo];
+        }
         if (!e)
                 return -ENOENT;
         if (q->readonly)
