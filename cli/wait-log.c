@@ -20,7 +20,10 @@
  *     what is there and stops; `-allevents` reads on after the jobs ended
  *     (to the end of the file unless -wait);
  *   - `-echo` prints each event as read, `-status` one line per submit,
- *     execute and end.
+ *     execute and end;
+ *   - a log that does not exist yet is waited for (10 s, or -wait's
+ *     time), since the agent creates it with the job's first event; then
+ *     "couldn't open" as condor_wait says at once.
  *
  * Exit status: 0 when the jobs ended, 1 on a timeout or a missing or
  * unreadable log; 2 on a usage error.
@@ -42,6 +45,7 @@
 #include "userlog/userlog.h"
 
 #define ANY -1
+#define APPEAR_GRACE 10.0 /* seconds a log that is not there yet is waited for */
 #define JOBS_MAX 100000
 
 static const char usage[] = "usage: glean wait [-echo] [-status] [-wait SECONDS] [-num N] [-allevents] "
@@ -308,7 +312,15 @@ int cli_wait_log(int argc, char **argv) {
         else if (waittime > 0)
                 stop = now_s() + waittime;
 
-        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        /* The agent creates the log with the job's first event, a moment
+         * after the submit returned: a log not there yet is waited for,
+         * APPEAR_GRACE seconds (or -wait's) before giving up. */
+        for (double give_up = now_s() + (stop > 0 ? waittime : APPEAR_GRACE);;) {
+                fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+                if (fd >= 0 || errno != ENOENT || dont_wait || now_s() >= give_up)
+                        break;
+                (void) nanosleep(&(struct timespec){ .tv_nsec = 100 * 1000 * 1000 }, NULL);
+        }
         if (fd < 0) {
                 fprintf(stderr, "glean wait: couldn't open %s: %s\n", path, strerror(errno));
                 return CLI_EXIT_FAILURE;

@@ -263,9 +263,16 @@ static void test_errors(void) {
         Bg b;
         int r;
 
-        b = start(logpath("missing.log"), NULL, NULL, NULL, NULL);
-        r = finish(&b, 3000, out, sizeof(out));
+        b = start("-wait", "1", logpath("missing.log"), NULL, NULL);
+        r = finish(&b, 4000, out, sizeof(out));
         GLEAN_TEST_CHECK(r == 1, "missing log: exit %d", r);
+        /* a log that appears a moment later (the agent writes the first event) */
+        b = start(logpath("later.log"), NULL, NULL, NULL, NULL);
+        GLEAN_TEST_CHECK(running_after(&b, 500), "gave up on a log not there yet");
+        add(logpath("later.log"), 0, 8, 0);
+        add(logpath("later.log"), 5, 8, 0);
+        r = finish(&b, 3000, out, sizeof(out));
+        GLEAN_TEST_CHECK(r == 0 && strcmp(out, "All jobs done.\n") == 0, "a log that came later: exit %d, '%s'", r, out);
         append(logpath("e.log"), "");
         b = start("-num", "0", logpath("e.log"), NULL, NULL);
         GLEAN_TEST_CHECK(finish(&b, 3000, out, sizeof(out)) == 2, "-num 0");
