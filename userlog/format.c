@@ -116,6 +116,10 @@ static bool value_text(double v, bool has, char *buf, size_t len) {
                 buf[0] = 0;
                 return false;
         }
+        if (!isfinite(v) || fabs(v) >= 9e18) {
+                snprintf(buf, len, "%.0f", v); /* no integer holds it */
+                return false;
+        }
         if (modf(v, &whole) > 0.0) {
                 snprintf(buf, len, "%.2f", v);
                 return true;

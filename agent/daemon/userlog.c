@@ -8,7 +8,9 @@
  * (glean_open_as_user: O_WRONLY|O_APPEND|O_CREAT, 0644, O_NOFOLLOW; never
  * as root, and Owner root refused), the event written whole with one
  * write(2), so that the jobs sharing a log never interleave. The Reply Ok
- * goes only after the write.
+ * goes only after the write. The descriptor is kept a second for the
+ * events that follow (a cluster's thousand 000s would fork as many
+ * children), never once the file lost its name.
  *
  * A log that cannot be written (the directory gone, permission denied,
  * a symbolic link, no such user) is logged once per job and acknowledged
@@ -28,6 +30,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/asuser.h"
@@ -85,26 +89,75 @@ static int open_log(const GleanUserCred *cred, const char *path, int *ret_fd) {
         return 0;
 }
 
+/* The last log opened, kept a moment for the events that follow it (a
+ * cluster's thousand 000s, each of which would fork a child to open it):
+ * reused for CACHE_USEC at most, for the same owner and path, and not once
+ * the file lost its last name. */
+#define CACHE_USEC 1000000
+static struct {
+        int fd;
+        uid_t uid;
+        char path[4096];
+        uint64_t at;
+} cache = { .fd = -1 };
+
+static uint64_t mono_usec(void) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000000 + (uint64_t) ts.tv_nsec / 1000;
+}
+
+static void cache_drop(void) {
+        if (cache.fd >= 0)
+                close(cache.fd);
+        cache.fd = -1;
+}
+
+static int cached_fd(const GleanUserCred *cred, const char *path) {
+        struct stat st;
+
+        if (cache.fd < 0)
+                return -1;
+        if (cache.uid != cred->uid || strcmp(cache.path, path) != 0 || mono_usec() - cache.at > CACHE_USEC ||
+            fstat(cache.fd, &st) < 0 || st.st_nlink == 0) {
+                cache_drop();
+                return -1;
+        }
+        return cache.fd;
+}
+
 /* Appends text to path as owner: 0, or -errno with why. */
 static int append(const char *owner, const char *path, const char *text, size_t len, char *why, size_t whylen) {
         GleanUserCred cred;
         ssize_t n;
-        int fd = -1, r;
+        int fd, r;
 
         r = glean_user_cred(owner, &cred);
         if (r < 0)
                 return glean_why(r, why, whylen, "%s", r == -EPERM ? "the job's owner is root" : "no such user");
-        r = open_log(&cred, path, &fd);
-        if (r < 0)
-                return glean_why(r, why, whylen, "cannot open it as %s: %s", owner, strerror(-r));
+        fd = cached_fd(&cred, path);
+        if (fd < 0) {
+                r = open_log(&cred, path, &fd);
+                if (r < 0)
+                        return glean_why(r, why, whylen, "cannot open it as %s: %s", owner, strerror(-r));
+                if (strlen(path) < sizeof cache.path) {
+                        cache.fd = fd;
+                        cache.uid = cred.uid;
+                        snprintf(cache.path, sizeof cache.path, "%s", path);
+                        cache.at = mono_usec();
+                }
+        }
         n = write(fd, text, len);
         r = n < 0 ? -errno : (size_t) n != len ? -EIO : 0;
         if (r < 0)
                 glean_why(r, why, whylen, "%s", n < 0 ? strerror(-r) : "a short write");
-        if (close(fd) < 0 && r >= 0) {
-                r = -errno;
-                glean_why(r, why, whylen, "closing it: %s", strerror(-r));
-        }
+        if (fd != cache.fd) {
+                if (close(fd) < 0 && r >= 0) {
+                        r = -errno;
+                        glean_why(r, why, whylen, "closing it: %s", strerror(-r));
+                }
+        } else if (r < 0)
+                cache_drop();
         return r;
 }
 

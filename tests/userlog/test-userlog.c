@@ -261,6 +261,15 @@ static void test_format_utc_and_errors(void) {
         r = userlog_format(&e, false, &text);
         GLEAN_TEST_CHECK(r > 0 && strncmp(text, "011 (1234567.012.000) ", 22) == 0, "got %s", text);
         free(text);
+        /* a figure no integer holds is printed whole, not cast */
+        {
+                UserlogEvent big = mk(USERLOG_TERMINATED);
+                char *t = NULL;
+                userlog_event_set_resource(&big, "Memory", 1e30, true, -1e300, true, 0, false);
+                r = userlog_format(&big, false, &t);
+                GLEAN_TEST_CHECK(r > 0 && strstr(t, "1000000000000000019884624838656") != NULL, "got %s", t);
+                free(t);
+        }
         e.type = 3; /* checkpointed: not one glean writes */
         GLEAN_TEST_CHECK(userlog_format(&e, false, &text) == -EINVAL, "type 3 formatted");
         e = mk(USERLOG_FILE_TRANSFER); /* no kind */
