@@ -270,9 +270,63 @@ static void test_userlog(void) {
         manager_stop(&m);
 }
 
+/* The events wait in the central manager's database while the submit
+ * agent is away, survive a kill -9 of the central manager, and reach the
+ * log in order, once each, when the agent comes back. */
+static void test_agent_away(void) {
+        Manager m;
+        Pool a, b;
+        char log[160], nosock[192], buf[512], out[4096], id[32];
+        Events e;
+        int64_t c;
+
+        CU_ASSERT_TRUE_FATAL(manager_start(&m, NULL));
+        if (!GLEAN_TEST_CHECK(manager_agent(&m, &a, "a.test", "NUM_CPUS = 1\n"), "agent")) {
+                manager_stop(&m);
+                return;
+        }
+        CU_ASSERT_TRUE(wait_slot_listed("slot1@a.test", 20));
+        snprintf(nosock, sizeof nosock, "%s/not-here.sock", m.dir);
+        setenv("GLEAN_NEGOTIATOR_SOCKET", nosock, 1);
+        setenv("GLEAN_AGENT_SOCKET", a.sock, 1);
+        snprintf(log, sizeof log, "%s/away.log", m.jobs);
+        snprintf(buf, sizeof buf, "executable = /bin/true\nrequirements = false\nlog = %s\nqueue\n", log);
+        c = submit_user(&m, "away.sub", buf);
+        CU_ASSERT_FATAL(c > 0);
+        snprintf(id, sizeof id, "%lld.0", (long long) c);
+        GLEAN_TEST_CHECK(read_events(log, c, 1, 20, &e) == 1, "the 000 before the agent goes");
+
+        /* the agent goes; the job is held and released on the central manager */
+        pool_stop(&a);
+        unsetenv("GLEAN_AGENT_SOCKET");
+        setenv("GLEAN_NEGOTIATOR_SOCKET", m.sock, 1);
+        const char *hold[] = { "hold", id, NULL }, *rel[] = { "release", id, NULL }, *rm[] = { "rm", id, NULL };
+        GLEAN_TEST_CHECK(glean_as(NULL, out, sizeof out, hold) == 0, "hold: %s", out);
+        GLEAN_TEST_CHECK(glean_as(NULL, out, sizeof out, rel) == 0, "release: %s", out);
+        /* kill -9 of the central manager: the events are in its database */
+        manager_kill9(&m);
+        CU_ASSERT_TRUE_FATAL(manager_launch(&m));
+        GLEAN_TEST_CHECK(glean_as(NULL, out, sizeof out, rm) == 0, "rm: %s", out);
+        usleep(300000);
+        GLEAN_TEST_CHECK(read_events(log, c, 1, 0, &e) == 1, "written while the agent was away");
+
+        /* back: the rest, in order, once each */
+        CU_ASSERT_TRUE_FATAL(manager_agent(&m, &b, "a.test", "NUM_CPUS = 1\n"));
+        read_events(log, c, 4, 30, &e);
+        usleep(500000);
+        read_events(log, c, 4, 0, &e);
+        GLEAN_TEST_CHECK(strcmp(type_list(&e, buf, sizeof buf), "000 012 013 009") == 0,
+                         "after the agent came back: %s, want 000 012 013 009", buf);
+        pool_stop(&b);
+        remove_dir(a.dir);
+        manager_stop(&m);
+}
+
 int main(int argc, char **argv) {
         static CU_TestInfo tests[] = {
                 { "a job's event log written by its submit agent, as HTCondor writes it", test_userlog },
+                { "events wait for an agent that is away, across a kill -9 of the central manager",
+                  test_agent_away },
                 CU_TEST_INFO_NULL,
         };
         static CU_SuiteInfo suites[] = {
