@@ -46,6 +46,10 @@ int cli_verb_status(int argc, char **argv);
 int cli_verb_vacate(int argc, char **argv);
 int cli_verb_drain(int argc, char **argv);
 int cli_verb_wait(int argc, char **argv);
+/* `glean wait LOGFILE [JOBID]` (wait-log.c): whether the arguments name a
+ * log rather than a job, and condor_wait on it. */
+bool cli_wait_is_log(int argc, char **argv);
+int cli_wait_log(int argc, char **argv);
 
 /* The status ads of every slot of the agent at socket_opt (NULL: the
  * configured socket), from cli/agent.c; errors are printed. Free with

@@ -418,6 +418,8 @@ int cli_verb_wait(int argc, char **argv) {
         CliReply rep;
         int r;
 
+        if (cli_wait_is_log(argc, argv)) /* condor_wait on a job event log (wait-log.c) */
+                return cli_wait_log(argc, argv);
         for (int i = 1; i < argc; i++) {
                 const char *a = argv[i];
 

@@ -113,6 +113,8 @@ struct JobQueue {
         int64_t history_bytes, history_bytes_pending;
         bool history_bytes_known;
 
+        struct QLog *ulog;   /* the job event log's outbox (queue-userlog.c) */
+
         char reason[512];    /* ret_reason of queue_job_exit */
         char write_why[512]; /* what the failed write of this change was ("" none) */
 };
@@ -254,3 +256,28 @@ typedef struct QPolicyResult {
 /* The periodic policy of a job (at_exit false), or the whole exit policy
  * (at_exit true: the ad holds the exit's attributes). */
 void queue_policy(const JobQueue *q, const ClassAd *ad, JobStatus status, bool at_exit, QPolicyResult *ret);
+
+/* ---- queue-userlog.c: the job event log's outbox ---- */
+
+typedef struct QLog QLog;
+struct UserlogEvent;
+/* At open (after qstore_load): the events not yet written, read back. */
+int qlog_open(JobQueue *q, char *why, size_t whylen);
+void qlog_free(JobQueue *q);
+/* A transaction ended: a failed one's events forgotten, its dones undone. */
+void qlog_tx_end(JobQueue *q, bool committed);
+/* Inside a change: ev stored for j's log (nothing for a job without
+ * UserLog or SubmitMachine); a write failure fails the change. */
+int qlog_event(JobQueue *q, const QJob *j, const struct UserlogEvent *ev);
+/* The events of a job's life, each made from its ad as the change left it. */
+int qlog_submitted(JobQueue *q, QJob *const *jobs, size_t n, double now);          /* 000 */
+int qlog_executing(JobQueue *q, const QJob *j, const char *slot, double now);      /* 001 */
+int qlog_terminated(JobQueue *q, const QJob *j, double now);                       /* 005 */
+int qlog_image_size(JobQueue *q, const QJob *j, double now);  /* 006, of the run that ends (qlog_note_run) */
+int qlog_evicted(JobQueue *q, const QJob *j, bool requeued, double now);           /* 004 */
+int qlog_held(JobQueue *q, const QJob *j, const char *reason, int code, int subcode, double now); /* 012 */
+int qlog_released(JobQueue *q, const QJob *j, const char *reason, double now);     /* 013 */
+int qlog_aborted(JobQueue *q, const QJob *j, const char *reason, double now);      /* 009 */
+/* The exit message of the run that ends in this change (NULL: none): the
+ * run's usage and bytes for its 005 or 004. */
+void qlog_note_run(JobQueue *q, const ClassAd *exit_msg);

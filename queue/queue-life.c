@@ -66,6 +66,8 @@ static int hold_job(JobQueue *q, QJob *j, const char *reason, int code, int subc
                 r = qjob_set_int(j, "HoldReasonSubCode", subcode);
         if (r >= 0)
                 r = qjob_set_int(j, "NumHolds", holds + 1);
+        if (r >= 0)
+                r = qlog_held(q, j, reason, code, subcode, now); /* 012 */
         return r;
 }
 
@@ -83,6 +85,8 @@ static int release_job(JobQueue *q, QJob *j, const char *reason, double now) {
                 r = qjob_set_int(j, "LastHoldReasonCode", code);
         if (r >= 0)
                 r = qjob_set_string(j, "ReleaseReason", reason);
+        if (r >= 0)
+                r = qlog_released(q, j, reason, now); /* 013 */
         free(hold);
         qjob_delete(j, "HoldReason");
         qjob_delete(j, "HoldReasonCode");
@@ -96,6 +100,8 @@ static int remove_job(JobQueue *q, QJob *j, const char *reason, double now) {
 
         if (r >= 0)
                 r = qjob_set_string(j, "RemoveReason", reason);
+        if (r >= 0)
+                r = qlog_aborted(q, j, reason, now); /* 009 */
         if (r >= 0 && !j->claim)
                 r = queue_retire(q, j, now);
         return r;
@@ -106,6 +112,8 @@ static int complete_job(JobQueue *q, QJob *j, double now) {
 
         if (r >= 0)
                 r = qjob_set_int(j, "CompletionDate", (int64_t) now);
+        if (r >= 0)
+                r = qlog_terminated(q, j, now); /* 005 */
         if (r >= 0)
                 r = queue_retire(q, j, now);
         return r;
@@ -144,8 +152,10 @@ static int apply_policy(JobQueue *q, QJob *j, const QPolicyResult *p, double now
                 return remove_job(q, j, p->reason, now);
         case QP_COMPLETE:
                 return complete_job(q, j, now);
-        case QP_REQUEUE:
-                return qjob_set_status(q, j, JOB_IDLE, now);
+        case QP_REQUEUE: {
+                int r = qjob_set_status(q, j, JOB_IDLE, now);
+                return r >= 0 ? qlog_evicted(q, j, true, now) : r; /* 004, terminated and requeued */
+        }
         default:
                 return 0;
         }
@@ -187,6 +197,8 @@ int queue_job_start(JobQueue *q, JobId id, const char *claim_id, const char *slo
                 r = qjob_set_int(j, "LastMatchTime", (int64_t) now);
         if (r >= 0)
                 r = qjob_set_string(j, "RemoteHost", slot);
+        if (r >= 0)
+                r = qlog_executing(q, j, slot, now); /* 001 */
         if (r >= 0)
                 r = qstore_put_job(q, j);
         return queue_change_end(q, r, NULL, 0);
@@ -338,6 +350,9 @@ int queue_job_exit(JobQueue *q, JobId id, const ClassAd *exit_msg, double now, J
                 return r;
         }
         r = record_exit(j, &e);
+        qlog_note_run(q, exit_msg); /* the run's figures for its 006, 005 or 004 */
+        if (r >= 0 && j->pub.status == JOB_RUNNING)
+                r = qlog_image_size(q, j, now);
         if (r >= 0 && j->pub.status == JOB_RUNNING) {
                 /* Decided while the ad still says Running, as the shadow does. */
                 if (e.hold_code > 0)
@@ -357,6 +372,7 @@ int queue_job_exit(JobQueue *q, JobId id, const ClassAd *exit_msg, double now, J
                         r = queue_retire(q, j, now);
         }
         became = j->pub.status;
+        qlog_note_run(q, NULL);
         if (r >= 0)
                 r = put(q, j);
         free(e.hold_reason);
@@ -427,9 +443,11 @@ int queue_job_requeue(JobQueue *q, JobId id, const char *reason, double now, Job
                 r = qjob_set_string(j, "LastVacateReason", reason && *reason ? reason : "the claim ended");
         if (r >= 0)
                 r = end_run(q, j, -1, now);
-        if (r >= 0 && j->pub.status == JOB_RUNNING)
+        if (r >= 0 && j->pub.status == JOB_RUNNING) {
                 r = qjob_set_status(q, j, JOB_IDLE, now);
-        else if (r >= 0 && j->pub.status == JOB_REMOVED)
+                if (r >= 0)
+                        r = qlog_evicted(q, j, false, now); /* 004 */
+        } else if (r >= 0 && j->pub.status == JOB_REMOVED)
                 r = queue_retire(q, j, now);
         became = j->pub.status;
         r = put_end(q, j, r, NULL, 0);

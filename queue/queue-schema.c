@@ -55,6 +55,20 @@ static const AcctSchemaStep steps[] = {
              "  PRIMARY KEY (user, id)"
              ") WITHOUT ROWID;"
              "CREATE INDEX queue_submits_at ON queue_submits (at);" },
+        /* 3 -> 4: the job event log's outbox (queue-userlog.c): each event
+         * of a job with a UserLog, made in the transaction of the change
+         * that caused it, until the job's submit agent (machine, its
+         * SubmitMachine) appended it to path as owner. seq orders them and
+         * is never given twice (AUTOINCREMENT). */
+        { 4, "CREATE TABLE queue_userlog ("
+             "  seq INTEGER PRIMARY KEY AUTOINCREMENT,"
+             "  cluster INTEGER NOT NULL,"
+             "  proc INTEGER NOT NULL,"
+             "  machine TEXT NOT NULL,"
+             "  owner TEXT NOT NULL,"
+             "  path TEXT NOT NULL,"
+             "  text TEXT NOT NULL"
+             ");" },
 };
 
 static const AcctSchema schema = { steps, ELEMENTSOF(steps) };

@@ -342,6 +342,8 @@ static int publish(JobQueue *q, QueueSubmission *s, char *why, size_t whylen) {
                 s->c = NULL;
                 r = qstore_put_cluster(q, c);
         }
+        if (r >= 0 && placed)
+                r = qlog_submitted(q, s->jobs, s->n, s->now); /* 000 of each (queue-userlog.c) */
         if (r >= 0 && s->submit_id)
                 r = qsubmit_id_record(q, s->user, s->submit_id, s->id, (int64_t) s->n, s->now);
         if (placed) {

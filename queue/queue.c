@@ -672,6 +672,7 @@ static void queue_tx_end(void *userdata, bool committed) {
         qsubmit_ids_tx_end(q, committed);
         queue_submissions_tx_end(q, committed);
         qhistory_bytes_tx_end(q, committed);
+        qlog_tx_end(q, committed);
         compact(q);
 }
 
@@ -771,12 +772,20 @@ int queue_open(Accountant *a, QueueSettings *settings, JobQueue **ret, char *why
                 r = qstore_prepare(q, why, whylen);
                 if (r >= 0)
                         r = qstore_load(q, why, whylen);
+                if (r >= 0)
+                        r = qlog_open(q, why, whylen);
                 if (r < 0) {
                         queue_close(q);
                         return r;
                 }
-        } else
+        } else {
                 q->path = "(in memory)";
+                r = qlog_open(q, why, whylen);
+                if (r < 0) {
+                        queue_close(q);
+                        return r;
+                }
+        }
         acct_set_partner(a, &(AcctPartner) { queue_tx_end, q });
         *ret = q;
         return 0;
@@ -805,6 +814,7 @@ void queue_close(JobQueue *q) {
         free(q->placed);
         free(q->leaving);
         qsubmit_ids_free(q);
+        qlog_free(q);
         qstore_finalize(q);
         queue_settings_clear(&q->settings);
         free(q);

@@ -463,3 +463,33 @@ int64_t queue_history_bytes(JobQueue *q); /* the bytes of the ads kept (a scan w
 int queue_batch_begin(JobQueue *q);
 int queue_batch_commit(JobQueue *q, char *why, size_t whylen);
 bool queue_in_batch(const JobQueue *q); /* whichever of the two opened it */
+
+/* ---- the job event log's outbox (queue-userlog.c) ---- */
+
+/* An event of a job's log (`log =`, UserLog) that its submit agent has not
+ * appended yet: made by the change that caused it (submit, start, exit,
+ * hold, release, remove, requeue), stored in its transaction, kept until
+ * queue_userlog_done. machine is the job's SubmitMachine, owner its Owner,
+ * path the log (absolute), text the event as HTCondor writes it. */
+typedef struct QueueUserlogEvent {
+        int64_t seq; /* increasing, never given twice */
+        JobId job;
+        char *machine, *owner, *path, *text;
+        bool done;   /* (internal) marked done in the open transaction */
+} QueueUserlogEvent;
+
+/* The first event for machine (case-insensitive) with seq > after_seq, in
+ * seq order; NULL when none. Valid until the next change of the queue. */
+const QueueUserlogEvent *queue_userlog_next(const JobQueue *q, const char *machine, int64_t after_seq);
+/* The event seq was written (or given up on): forgotten, its row deleted,
+ * one change (the caller's batch). -ENOENT when there is none. */
+int queue_userlog_done(JobQueue *q, int64_t seq, char *why, size_t whylen);
+/* Changes whenever events are added (or come back after a rollback): for
+ * a sender to know when to look again. */
+uint64_t queue_userlog_generation(const JobQueue *q);
+size_t queue_userlog_pending(const JobQueue *q);
+/* The running job id was suspended (true) or resumed on its slot: 010
+ * ("Number of processes actually suspended": 1, the job's process tree
+ * stopped whole) or 011 in its log; one change. -ENOENT, -EINVAL when it
+ * is not running. */
+int queue_job_log_suspension(JobQueue *q, JobId id, bool suspended, double now, char *why, size_t whylen);

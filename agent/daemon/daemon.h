@@ -199,6 +199,9 @@ int agent_reply(Conn *c, const ClassAd *req, bool ok, const char *reason, const 
  * manager): the commands of the slots, and for local clients the relayed
  * ones. < 0 only when c cannot be written to any more. */
 int agent_dispatch(Conn *c, const ClassAd *req, GleanCommand cmd);
+/* ---- userlog.c: a UserLogEvent appended to the job's log as its Owner ---- */
+int agent_userlog_event(Conn *c, const ClassAd *req);
+
 /* Tell the claimant of s (if connected) about an event of its claim. */
 void agent_notify_claimant(Slot *s, GleanCommand cmd, ClassAd *msg);
 

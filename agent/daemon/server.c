@@ -665,6 +665,8 @@ int agent_dispatch(Conn *c, const ClassAd *req, GleanCommand cmd) {
                 agent_schedule(c->agent);
                 return r;
         }
+        case GLEAN_CMD_USER_LOG_EVENT:
+                return agent_userlog_event(c, req); /* userlog.c: from the upstream connection only */
         case GLEAN_CMD_SHUTDOWN:
                 if (c->upstream)
                         return refuse(c, req, "Shutdown", "the agent is shut down on its own machine only");

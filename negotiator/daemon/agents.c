@@ -140,6 +140,9 @@ static void on_reply(Conn *c, const ClassAd *msg) {
         case PEND_FORWARD:
                 forward_reply(n, p, msg);
                 break;
+        case PEND_USERLOG:
+                nego_userlog_reply(c, p, ok, reason);
+                break;
         }
         free(reason);
         nego_pending_free(p);
@@ -234,6 +237,7 @@ static void on_agent_hello(Conn *c) {
         nego_claims_transfer_retry(n, c->machine, nego_now());
         nego_claims_tick(n, nego_now());
         nego_want_cycle(n);
+        nego_userlog_hello(c);
 }
 
 /* The agent may forget msg (a JobExit or the end of a claim, taken): our

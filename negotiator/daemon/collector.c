@@ -157,6 +157,9 @@ int nego_slot_update(Nego *n, Conn *c, const ClassAd *msg) {
         }
         free(st);
         bool fresh = !s;
+        char was_state[32] = "", was_act[32] = "";
+        if (s && s->ad)
+                nego_slot_state(s, was_state, sizeof was_state, was_act, sizeof was_act);
         if (!s) {
                 s = calloc(1, sizeof *s);
                 if (!s || !(s->name = strdup(name)) || !(s->machine = strdup(c->machine)) ||
@@ -182,6 +185,8 @@ int nego_slot_update(Nego *n, Conn *c, const ClassAd *msg) {
         slot_transferring(n, s);
         char state[32], act[32];
         nego_slot_state(s, state, sizeof state, act, sizeof act);
+        if (!fresh && (strcmp(was_act, "Suspended") == 0) != (strcmp(act, "Suspended") == 0))
+                nego_userlog_suspended(n, s, strcmp(act, "Suspended") == 0); /* 010 / 011 (userlog.c) */
         if (fresh || strcmp(state, "Unclaimed") == 0)
                 nego_want_cycle(n);
 out:

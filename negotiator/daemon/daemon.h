@@ -178,6 +178,10 @@ struct Conn {
         size_t out_mark;        /* output queued when the batch opened: all a failed commit lets go */
         int64_t *batch_ids;     /* unix: RequestIds of the requests handled inside the batch (-1: none) */
         size_t n_batch_ids, cap_batch_ids;
+        /* The job event log (userlog.c): the last event sent it, how many
+         * wait for its Reply. */
+        int64_t ulog_sent;
+        unsigned ulog_in_flight;
 };
 
 /* The collector's record of one slot: the latest ad its agent sent. */
@@ -243,6 +247,7 @@ typedef enum PendingKind {
         PEND_KEEP_ALIVE,
         PEND_OTHER,             /* Release, Deactivate, Vacate: the Reply is logged */
         PEND_FORWARD,           /* a user's Vacate/Drain/CancelDrain: the Reply goes to the user */
+        PEND_USERLOG,           /* a UserLogEvent (userlog.c): the Reply says it was appended */
 } PendingKind;
 
 /* A request we sent an agent, until its Reply (by RequestId). */
@@ -253,6 +258,7 @@ struct Pending {
         char claim_id[NEGO_CLAIM_ID_LEN + 1];
         uint64_t user_conn;     /* PEND_FORWARD: who asked */
         ClassAd *user_req;      /* PEND_FORWARD: the request (its RequestId) */
+        int64_t seq;            /* PEND_USERLOG: the event's */
 };
 
 /* A user's Wait, parked until the job leaves the queue. */
@@ -345,6 +351,8 @@ struct Nego {
         bool cycle_wanted;      /* a submit or a freed slot: a cycle after NEGOTIATOR_MIN_INTERVAL */
         bool cycle_soon;        /* ... or sooner: an idle job and a free slot (nego_want_cycle) */
         double last_periodic;
+        uint64_t ulog_generation; /* the queue's outbox as last looked at (userlog.c) */
+        bool ulog_wanted;         /* look again: an agent came, or acknowledged */
         CycleStats cycle;
         double started;
         bool stopping;
@@ -550,3 +558,17 @@ void nego_waiters_check(Nego *n, double now);
 void nego_waiters_free(Nego *n);
 void nego_parked_free(Nego *n);
 void nego_user_gone(Conn *c);
+
+/* ---- userlog.c: the job event log, sent to the submit agents ---- */
+/* Sends each connected agent the events of its jobs' logs it has not
+ * been sent, in order, NEGO_USERLOG_IN_FLIGHT at most awaiting a Reply;
+ * cheap when nothing changed (the post work calls it). */
+#define NEGO_USERLOG_IN_FLIGHT 32
+void nego_userlog_pump(Nego *n);
+/* The agent on c is (back): it gets the events from the first again. */
+void nego_userlog_hello(Conn *c);
+/* The job of the claim holding s was suspended (the slot's Activity
+ * became Suspended) or runs again: 010 or 011 in its log. */
+void nego_userlog_suspended(Nego *n, SlotRec *s, bool suspended);
+/* Its Reply to a UserLogEvent: Ok forgets the event (in the batch). */
+void nego_userlog_reply(Conn *c, const Pending *p, bool ok, const char *reason);

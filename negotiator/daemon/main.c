@@ -432,6 +432,7 @@ static int on_post(sd_event_source *src, void *userdata) {
         }
         bool kill_after = n->in_batch && n->fault_due && n->fault == NEGO_FAULT_KILL_AFTER_COMMIT_SUBMIT;
         n->fault_due = false;
+        nego_userlog_pump(n); /* queued inside the batch: they leave once it committed */
         if (n->in_batch) {
                 char why[512];
                 int r = batch_commit(n, why, sizeof why);
