@@ -58,49 +58,11 @@ static int try_connect(const char *path, char *why, size_t whylen, int *ret_fd) 
 }
 
 int cli_cm_connect(const char *verb, const char *socket_opt, CliConn *ret) {
-        _cleanup_free_ char *cm = NULL, *agent = NULL;
-        char why_cm[600] = "", why_agent[600] = "";
-        struct stat st;
-        int fd, r, r_cm = -ENOENT;
-
-        if (socket_opt) {
-                r = try_connect(socket_opt, why_cm, sizeof why_cm, &fd);
-                if (r < 0) {
-                        fprintf(stderr, "glean %s: cannot talk to %s: %s\n", verb, socket_opt, why_cm);
-                        return r;
-                }
-                *ret = (CliConn){ .fd = fd, .next_id = 1, .path = strdup(socket_opt) };
-                return 0;
-        }
-
-        cm = socket_from("GLEAN_NEGOTIATOR_SOCKET", "NEGOTIATOR_SOCKET", "/run/glean/negotiator.sock");
-        agent = socket_from("GLEAN_AGENT_SOCKET", "AGENT_SOCKET", "/run/glean/agent.sock");
-        if (!cm || !agent) {
-                fprintf(stderr, "glean %s: out of memory\n", verb);
-                return -ENOMEM;
-        }
-        if (stat(cm, &st) == 0) {
-                r_cm = try_connect(cm, why_cm, sizeof why_cm, &fd);
-                if (r_cm >= 0) {
-                        *ret = (CliConn){ .fd = fd, .next_id = 1, .path = TAKE_PTR(cm) };
-                        return 0;
-                }
-        } else
-                snprintf(why_cm, sizeof why_cm, "no such socket");
-        r = try_connect(agent, why_agent, sizeof why_agent, &fd);
-        if (r >= 0) {
-                *ret = (CliConn){ .fd = fd, .next_id = 1, .path = TAKE_PTR(agent), .via_agent = true };
-                return 0;
-        }
-        fprintf(stderr,
-                "glean %s: cannot reach the central manager:\n"
-                "  its socket %s: %s%s\n"
-                "  through this machine's agent at %s: %s%s\n",
-                verb, cm, why_cm, hint(r_cm, false), agent, why_agent, hint(r, true));
-        return r;
+        return cli_cm_connect_via(verb, socket_opt, false, ret);
 }
 
-int cli_cm_connect_quiet(const char *path, bool via_agent, CliConn *ret, char *why, size_t whylen) {
+/* Tries path; fills *ret on success. */
+static int connect_one(const char *path, bool via_agent, char *why, size_t whylen, CliConn *ret) {
         int fd, r = try_connect(path, why, whylen, &fd);
         char *copy;
 
@@ -114,6 +76,53 @@ int cli_cm_connect_quiet(const char *path, bool via_agent, CliConn *ret, char *w
         }
         *ret = (CliConn){ .fd = fd, .next_id = 1, .path = copy, .via_agent = via_agent };
         return 0;
+}
+
+int cli_cm_connect_via(const char *verb, const char *socket_opt, bool agent_first, CliConn *ret) {
+        _cleanup_free_ char *cm = NULL, *agent = NULL;
+        char why_cm[600] = "", why_agent[600] = "";
+        struct stat st;
+        int r, r_cm = -ENOENT, r_agent = -ENOENT;
+
+        if (socket_opt) {
+                r = connect_one(socket_opt, false, why_cm, sizeof why_cm, ret);
+                if (r < 0)
+                        fprintf(stderr, "glean %s: cannot talk to %s: %s\n", verb, socket_opt, why_cm);
+                return r;
+        }
+
+        cm = socket_from("GLEAN_NEGOTIATOR_SOCKET", "NEGOTIATOR_SOCKET", "/run/glean/negotiator.sock");
+        agent = socket_from("GLEAN_AGENT_SOCKET", "AGENT_SOCKET", "/run/glean/agent.sock");
+        if (!cm || !agent) {
+                fprintf(stderr, "glean %s: out of memory\n", verb);
+                return -ENOMEM;
+        }
+        if (agent_first) {
+                r_agent = connect_one(agent, true, why_agent, sizeof why_agent, ret);
+                if (r_agent >= 0)
+                        return 0;
+        }
+        if (stat(cm, &st) == 0) {
+                r_cm = connect_one(cm, false, why_cm, sizeof why_cm, ret);
+                if (r_cm >= 0)
+                        return 0;
+        } else
+                snprintf(why_cm, sizeof why_cm, "no such socket");
+        if (!agent_first) {
+                r_agent = connect_one(agent, true, why_agent, sizeof why_agent, ret);
+                if (r_agent >= 0)
+                        return 0;
+        }
+        fprintf(stderr,
+                "glean %s: cannot reach the central manager:\n"
+                "  its socket %s: %s%s\n"
+                "  through this machine's agent at %s: %s%s\n",
+                verb, cm, why_cm, hint(r_cm, false), agent, why_agent, hint(r_agent, true));
+        return r_agent;
+}
+
+int cli_cm_connect_quiet(const char *path, bool via_agent, CliConn *ret, char *why, size_t whylen) {
+        return connect_one(path, via_agent, why, whylen, ret);
 }
 
 void cli_cm_close(CliConn *c) {

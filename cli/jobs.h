@@ -39,6 +39,10 @@ typedef struct CliConn {
 /* Connects as described above. verb names the command in error messages
  * ("glean VERB: ..."), which are printed here. -errno. */
 int cli_cm_connect(const char *verb, const char *socket_opt, CliConn *ret);
+/* The same, this machine's agent tried first when agent_first (a submit
+ * of jobs whose files or event log live here: the agent that relays them
+ * serves them, docs/transfer.md), the central manager's socket then. */
+int cli_cm_connect_via(const char *verb, const char *socket_opt, bool agent_first, CliConn *ret);
 /* The same at path (a socket connect_to'd before), printing nothing: why
  * gets the reason. -errno. */
 int cli_cm_connect_quiet(const char *path, bool via_agent, CliConn *ret, char *why, size_t whylen);

@@ -347,6 +347,25 @@ void cli_submit_record_umask(ClassAd **ads, size_t n) {
                         classad_set_int(ads[i], "Umask", (int64_t) mask);
 }
 
+/* Whether the jobs' files or event log live on this machine: then this
+ * machine's agent relays the submit, and so becomes their SubmitMachine,
+ * which serves their files and writes their log (docs/transfer.md). */
+static bool wants_submit_agent(ClassAd *const *ads, size_t n) {
+        static const char *const attrs[] = { "UserLog", "TransferInput", "TransferOutput" };
+        for (size_t i = 0; i < n; i++) {
+                char *v = NULL;
+                for (size_t k = 0; k < sizeof attrs / sizeof *attrs; k++)
+                        if (classad_has(ads[i], attrs[k]))
+                                return true;
+                bool yes = classad_eval_string(ads[i], "ShouldTransferFiles", GLEAN_CA_MODE, &v) >= 0 && v &&
+                           strcasecmp(v, "YES") == 0;
+                free(v);
+                if (yes)
+                        return true;
+        }
+        return false;
+}
+
 static int queue_jobs(const SubmitArgs *args, ClassAd **ads, size_t n) {
         CliSubmitPlan plan = {};
         char why[512] = "", submit_id[33], *path = NULL;
@@ -371,7 +390,7 @@ static int queue_jobs(const SubmitArgs *args, ClassAd **ads, size_t n) {
                 cli_submit_plan_clear(&plan);
                 return CLI_EXIT_FAILURE;
         }
-        if (cli_cm_connect("submit", args->socket, &c) < 0) {
+        if (cli_cm_connect_via("submit", args->socket, wants_submit_agent(ads, n), &c) < 0) {
                 cli_submit_plan_clear(&plan);
                 fprintf(stderr, "glean submit: nothing was sent; nothing was queued\n");
                 return CLI_EXIT_FAILURE;

@@ -76,13 +76,13 @@ static void serve_connection(int fd, Handler h) {
         }
 }
 
-/* Forks the server: it accepts connections on listen_fd until killed. */
-static pid_t start_server(Handler h) {
+/* Forks the server: it accepts connections on path until killed. */
+static pid_t start_server_at(const char *path, Handler h) {
         int lfd;
         pid_t pid;
 
-        unlink(sock_path);
-        GLEAN_TEST_CHECK_FATAL(glean_sock_listen_unix(sock_path, 0666, &lfd) == 0, "listen on %s", sock_path);
+        unlink(path);
+        GLEAN_TEST_CHECK_FATAL(glean_sock_listen_unix(path, 0666, &lfd) == 0, "listen on %s", path);
         fflush(NULL);
         pid = fork();
         if (pid == 0) {
@@ -102,12 +102,20 @@ static pid_t start_server(Handler h) {
         return pid;
 }
 
-static void stop_server(pid_t pid) {
+static pid_t start_server(Handler h) {
+        return start_server_at(sock_path, h);
+}
+
+static void stop_server_at(pid_t pid, const char *path) {
         int status;
 
         kill(pid, SIGTERM);
         waitpid(pid, &status, 0);
-        unlink(sock_path);
+        unlink(path);
+}
+
+static void stop_server(pid_t pid) {
+        stop_server_at(pid, sock_path);
 }
 
 /* Runs glean with up to 8 arguments. */
@@ -378,6 +386,67 @@ static void test_submit(void) {
         stop_server(pid);
 }
 
+/* ---- submit: which socket ---- */
+
+/* Each end answers with its own cluster: 100 the central manager, 200
+ * this machine's agent. */
+static int route_reply(int fd, const ClassAd *req, GleanCommand cmd, int cluster) {
+        char extra[96];
+        bool more = false;
+        if (cmd != GLEAN_CMD_SUBMIT)
+                return reply(fd, req, false, "unexpected command", NULL);
+        if (classad_eval_bool(req, "More", CA_MODE_OLD, &more) >= 0 && more)
+                return 0;
+        snprintf(extra, sizeof extra, "[ ClusterId = %d; NumProcs = 1 ]", cluster);
+        return reply(fd, req, true, NULL, extra);
+}
+static int route_cm(int fd, const ClassAd *req, GleanCommand cmd) {
+        return route_reply(fd, req, cmd, 100);
+}
+static int route_agent(int fd, const ClassAd *req, GleanCommand cmd) {
+        return route_reply(fd, req, cmd, 200);
+}
+
+/* A job whose files or event log live on this machine goes through its
+ * agent (which then serves them); any other straight to the central
+ * manager's socket when there is one; the agent is only a fallback then. */
+static void test_submit_route(void) {
+        static const struct {
+                const char *body;
+                bool agent;
+        } cases[] = {
+                { "executable = /bin/echo\nqueue\n", false },
+                { "executable = /bin/echo\nlog = job.log\nqueue\n", true },
+                { "executable = /bin/echo\nshould_transfer_files = YES\nqueue\n", true },
+                { "executable = /bin/echo\nshould_transfer_files = IF_NEEDED\ntransfer_input_files = /bin/sh\nqueue\n",
+                  true },
+                { "executable = /bin/echo\ntransfer_output_files = out.txt\nqueue\n", true },
+                { "executable = /bin/echo\nshould_transfer_files = NO\nqueue\n", false },
+        };
+        char sub[192];
+        pid_t cm = start_server(route_cm), agent = start_server_at(agent_path, route_agent);
+        for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+                GleanTestRun r;
+                snprintf(sub, sizeof sub, "%s/route%zu.sub", dir, i);
+                write_file(sub, cases[i].body);
+                run(&r, "submit", sub, NULL, NULL, NULL);
+                const char *want = cases[i].agent ? "1 job(s) submitted to cluster 200.\n"
+                                                  : "1 job(s) submitted to cluster 100.\n";
+                GLEAN_TEST_CHECK(r.status == 0 && strcmp(r.out, want) == 0, "%s: exit %d, want %s; got:\n%s%s",
+                                 cases[i].body, r.status, want, r.out, r.err);
+                glean_test_run_done(&r);
+        }
+        /* no agent here: the central manager's socket, which refuses what it must */
+        stop_server_at(agent, agent_path);
+        GleanTestRun r;
+        snprintf(sub, sizeof sub, "%s/route1.sub", dir);
+        run(&r, "submit", sub, NULL, NULL, NULL);
+        EXPECT(r, 0, "glean submit with a log and no agent");
+        CU_ASSERT_STRING_EQUAL(r.out, "1 job(s) submitted to cluster 100.\n");
+        glean_test_run_done(&r);
+        stop_server(cm);
+}
+
 /* ---- status ---- */
 
 static int status_handler(int fd, const ClassAd *req, GleanCommand cmd) {
@@ -612,6 +681,7 @@ static CU_TestInfo tests[] = {
         { "rm", test_rm },
         { "wait", test_wait },
         { "submit", test_submit },
+        { "submit_route", test_submit_route },
         { "status", test_status },
         { "userprio", test_userprio },
         { "malformed", test_malformed },
