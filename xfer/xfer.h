@@ -23,6 +23,14 @@
 #define XFER_HOLD_OUTPUT 12 /* TransferOutputError */
 #define XFER_HOLD_INPUT 13  /* TransferInputError */
 
+/* The job's standard output and error in its sandbox (HTCondor's names):
+ * the execute agent points the job's stdout and stderr there when Out and
+ * Err are transferred; xfer_send_output() sends them back as Out and Err
+ * (a sandbox file named like Out's basename is taken when these are
+ * missing). The executable is sent as its basename, In as its basename. */
+#define XFER_STDOUT_NAME "_condor_stdout"
+#define XFER_STDERR_NAME "_condor_stderr"
+
 typedef struct XferRemap {
         char *name; /* as the job wrote it in its sandbox */
         char *path; /* where it goes: relative to Iwd, or absolute inside Iwd */
