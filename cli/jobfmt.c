@@ -277,6 +277,19 @@ void cli_print_batch(FILE *f, ClassAd **jobs, size_t n) {
         }
 }
 
+const char *cli_job_status_cell(const ClassAd *ad) {
+        int64_t st = get_int(ad, "JobStatus", 0);
+        bool b = false;
+
+        /* condor_q: a running job whose files are on their way. */
+        if (st == 2 && classad_eval_bool(ad, "TransferringInput", MODE, &b) >= 0 && b)
+                return "<";
+        b = false;
+        if (st == 2 && classad_eval_bool(ad, "TransferringOutput", MODE, &b) >= 0 && b)
+                return ">";
+        return cli_job_status_letter(st);
+}
+
 /* ---- one line per job ---- */
 
 /* "   1.0  ": the cluster right-aligned in 4, the proc left in 3. */
@@ -305,7 +318,7 @@ void cli_print_nobatch(FILE *f, ClassAd **jobs, size_t n, int64_t now) {
                 _cleanup_free_ char *cmd = cli_job_cmd(refs[i].ad);
 
                 job_head(f, &refs[i], now);
-                fprintf(f, " %-2s %-3lld %-4.1f %s\n", cli_job_status_letter(get_int(refs[i].ad, "JobStatus", 0)),
+                fprintf(f, " %-2s %-3lld %-4.1f %s\n", cli_job_status_cell(refs[i].ad),
                         (long long) get_int(refs[i].ad, "JobPrio", 0), cli_job_size_mb(refs[i].ad), S(cmd));
         }
 }

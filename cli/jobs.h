@@ -102,6 +102,10 @@ double cli_job_size_mb(const ClassAd *job);
 char *cli_job_cmd(const ClassAd *job);
 /* "I", "R", "X", "C", "H", "S" ("?" unknown). */
 const char *cli_job_status_letter(int64_t status);
+/* The ST column of a job: its letter, or condor_q's "<" / ">" for a
+ * running job whose input / output is on its way (TransferringInput,
+ * TransferringOutput). */
+const char *cli_job_status_cell(const ClassAd *ad);
 
 typedef struct CliJobCounts {
         size_t total, completed, removed, idle, running, held, suspended;

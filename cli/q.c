@@ -273,7 +273,8 @@ static const char *view_attrs(View v) {
         case VIEW_RUN:
         case VIEW_HELD:
                 return "ClusterId ProcId Owner QDate JobStatus RemoteWallClockTime JobCurrentStartDate JobPrio "
-                       "MemoryUsage ImageSize Cmd Args Arguments RemoteHost HoldReason EnteredCurrentStatus";
+                       "MemoryUsage ImageSize Cmd Args Arguments RemoteHost HoldReason EnteredCurrentStatus "
+                       "TransferringInput TransferringOutput";
         default:
                 return NULL; /* everything: expressions may read any attribute */
         }

@@ -47,3 +47,12 @@ const QueueXforms *jobcmd_policy_xforms(const JobCmdPolicy *p);
 int jobcmd_transform_part(const JobCmdPolicy *p, QueueXformSubmit **state, const QueueRequester *who,
                           const char *uid_domain, ClassAd **cluster, ClassAd **procs, size_t n, size_t first,
                           char *why, size_t whylen);
+
+/* ---- what a submit that carries files needs (jobcmd-transfer.c) ---- */
+
+/* One part of a submit from who: -EPERM with why when a job transfers
+ * always (ShouldTransferFiles "YES") and no agent relayed it (who->machine
+ * NULL); 1 with why a warning when one names a UserLog then (it will not
+ * be written); else 0. */
+int jobcmd_transfer_check_part(const QueueRequester *who, const ClassAd *cluster, ClassAd *const *procs, size_t n,
+                               char *why, size_t whylen);

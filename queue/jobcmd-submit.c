@@ -86,6 +86,15 @@ static int check_identity(JobCmdSubmit *s, JobQueue *q, const QueueRequester *wh
                                              s->n, why, sizeof why);
         if (r == 1)
                 snprintf(s->warning, sizeof s->warning, "%s", why);
+        if (r >= 0) {
+                /* Files and event logs need an agent that relayed the submit. */
+                why[0] = '\0';
+                int t = jobcmd_transfer_check_part(who, s->cluster, procs, n, why, sizeof why);
+                if (t == 1)
+                        snprintf(s->warning, sizeof s->warning, "%s", why);
+                if (t < 0)
+                        r = t;
+        }
         if (r < 0)
                 fail(s, r, "%s", r == -ENOMEM ? "out of memory" : why[0] ? why : "a Requirements that does not parse");
         return r;

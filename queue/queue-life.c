@@ -45,6 +45,13 @@ static int add_real(QJob *j, const char *name, double v) {
         return qjob_set_real(j, name, have + v);
 }
 
+static int add_int(QJob *j, const char *name, int64_t v) {
+        int64_t have = 0;
+
+        (void) classad_eval_int(j->pub.ad, name, QUEUE_MODE, &have);
+        return qjob_set_int(j, name, have > INT64_MAX - v ? INT64_MAX : have + v);
+}
+
 static int hold_job(JobQueue *q, QJob *j, const char *reason, int code, int subcode, double now) {
         int64_t holds = 0;
         int r;
@@ -197,8 +204,11 @@ static int end_run(JobQueue *q, QJob *j, double wall, double now) {
         r = add_real(j, "RemoteWallClockTime", wall);
         if (r >= 0 && j->slot && *j->slot)
                 r = qjob_set_string(j, "LastRemoteHost", j->slot);
-        if (r >= 0)
+        if (r >= 0) {
                 qjob_delete(j, "RemoteHost");
+                qjob_delete(j, "TransferringInput"); /* its slot's, while it ran */
+                qjob_delete(j, "TransferringOutput");
+        }
         if (r >= 0)
                 r = qjob_set_claim(q, j, NULL, NULL);
         return r;
@@ -228,15 +238,22 @@ static int exit_number(const ClassAd *m, const char *name, double min, double ma
 
 typedef struct ExitReport {
         bool by_signal, core;
-        double code, signal, user_cpu, sys_cpu, wall, rss, image, hold_code, hold_subcode;
+        double code, signal, user_cpu, sys_cpu, wall, rss, image, hold_code, hold_subcode, sent, recvd;
         char *hold_reason;
 } ExitReport;
+
+/* A run held because its files could not travel: the job did not end by
+ * itself (its input never came, or its output could not go back), so
+ * the report's exit status is none of the job's and is not kept. */
+static bool transfer_hold(const ExitReport *e) {
+        return e->hold_code == QUEUE_HOLD_TRANSFER_INPUT || e->hold_code == QUEUE_HOLD_TRANSFER_OUTPUT;
+}
 
 static int parse_exit(const ClassAd *m, ExitReport *e, char *why, size_t whylen) {
         int r;
 
         *e = (ExitReport) { .code = -1, .signal = -1, .user_cpu = 0, .sys_cpu = 0, .wall = -1, .rss = -1,
-                            .image = -1, .hold_code = 0, .hold_subcode = 0 };
+                            .image = -1, .hold_code = 0, .hold_subcode = 0, .sent = 0, .recvd = 0 };
         if (!m || classad_eval_bool(m, "ExitBySignal", QUEUE_MODE, &e->by_signal) < 0)
                 return glean_why(-EINVAL, why, whylen, "exit report: no ExitBySignal (true or false)");
         if (classad_has(m, "CoreDumped") && classad_eval_bool(m, "CoreDumped", QUEUE_MODE, &e->core) < 0)
@@ -249,9 +266,11 @@ static int parse_exit(const ClassAd *m, ExitReport *e, char *why, size_t whylen)
             (r = exit_number(m, "ResidentSetSize", 0, 9e15, &e->rss, why, whylen)) < 0 ||
             (r = exit_number(m, "ImageSize", 0, 9e15, &e->image, why, whylen)) < 0 ||
             (r = exit_number(m, "HoldReasonCode", 0, 1e9, &e->hold_code, why, whylen)) < 0 ||
-            (r = exit_number(m, "HoldReasonSubCode", -1e9, 1e9, &e->hold_subcode, why, whylen)) < 0)
+            (r = exit_number(m, "HoldReasonSubCode", -1e9, 1e9, &e->hold_subcode, why, whylen)) < 0 ||
+            (r = exit_number(m, "BytesSent", 0, 9e18, &e->sent, why, whylen)) < 0 ||
+            (r = exit_number(m, "BytesRecvd", 0, 9e18, &e->recvd, why, whylen)) < 0)
                 return r;
-        if (e->by_signal ? e->signal < 0 : e->code < 0)
+        if (!transfer_hold(e) && (e->by_signal ? e->signal < 0 : e->code < 0))
                 return glean_why(-EINVAL, why, whylen, "exit report: no %s",
                                  e->by_signal ? "ExitSignal (1 to 64)" : "ExitCode (0 to 255)");
         if (e->hold_code > 0 && classad_eval_string(m, "HoldReason", QUEUE_MODE, &e->hold_reason) < 0 &&
@@ -264,7 +283,14 @@ static int record_exit(QJob *j, const ExitReport *e) {
         double image = 0;
         int r;
 
-        r = qjob_set_bool(j, "ExitBySignal", e->by_signal);
+        /* The bytes moved, over every run (HTCondor's BytesSent, BytesRecvd). */
+        r = e->sent > 0 ? add_int(j, "BytesSent", (int64_t) e->sent) : 0;
+        if (r >= 0 && e->recvd > 0)
+                r = add_int(j, "BytesRecvd", (int64_t) e->recvd);
+        if (r >= 0 && transfer_hold(e))
+                goto usage;
+        if (r >= 0)
+                r = qjob_set_bool(j, "ExitBySignal", e->by_signal);
         if (r >= 0 && e->by_signal) {
                 r = qjob_set_int(j, "ExitSignal", (int64_t) e->signal);
                 qjob_delete(j, "ExitCode");
@@ -274,6 +300,7 @@ static int record_exit(QJob *j, const ExitReport *e) {
         }
         if (r >= 0)
                 r = qjob_set_bool(j, "JobCoreDumped", e->core);
+usage:
         if (r >= 0)
                 r = add_real(j, "RemoteUserCpu", e->user_cpu);
         if (r >= 0)
@@ -342,6 +369,24 @@ int queue_job_exit(JobQueue *q, JobId id, const ClassAd *exit_msg, double now, J
         if (ret_reason)
                 *ret_reason = (p.action == QP_HOLD || p.action == QP_REMOVE) && *q->reason ? q->reason : NULL;
         return 0;
+}
+
+int queue_job_set_transferring(JobQueue *q, JobId id, bool input, bool output) {
+        QJob *j = NULL;
+        int r;
+
+        r = find_job(q, id, &j, NULL, 0);
+        if (r < 0)
+                return r;
+        if (!j->claim || j->pub.status != JOB_RUNNING)
+                return -EINVAL;
+        r = change_begin(q, id, NULL, 0);
+        if (r < 0)
+                return r;
+        r = qjob_set_bool(j, "TransferringInput", input);
+        if (r >= 0)
+                r = qjob_set_bool(j, "TransferringOutput", output);
+        return put_end(q, j, r, NULL, 0);
 }
 
 int queue_job_requeue(JobQueue *q, JobId id, const char *reason, double now, JobStatus *ret_status) {

@@ -64,6 +64,7 @@ static const char *const managed_attrs[] = {
         "LastHoldReason",      "LastHoldReasonCode", "ReleaseReason", "RemoveReason",
         "LastVacateTime",      "LastVacateReason", "LastRejMatchReason", "LastRejMatchTime",
         "ClaimId",             "GleanSubmitId",    "SubmitMachine",
+        "BytesSent",           "BytesRecvd",       "TransferringInput", "TransferringOutput",
 };
 
 bool queue_managed_attr(const char *name) {

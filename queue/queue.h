@@ -28,7 +28,9 @@
  * over runs), ResidentSetSize, ImageSize (largest seen), HoldReason,
  * HoldReasonCode, HoldReasonSubCode, NumHolds, LastHoldReason,
  * LastHoldReasonCode, ReleaseReason, RemoveReason, LastVacateTime,
- * LastVacateReason, LastRejMatchReason, LastRejMatchTime.
+ * LastVacateReason, LastRejMatchReason, LastRejMatchTime, BytesSent,
+ * BytesRecvd (summed over runs), TransferringInput, TransferringOutput
+ * (the slot's, while the job runs: queue_job_set_transferring).
  *
  * Running, vacating. A job runs under a claim (queue_job_start). rm or
  * hold of a Running job changes its JobStatus at once (Removed, Held: as
@@ -106,6 +108,8 @@ enum {
         QUEUE_HOLD_USER_REQUEST = 1,
         QUEUE_HOLD_JOB_POLICY = 3,
         QUEUE_HOLD_JOB_POLICY_UNDEFINED = 5,
+        QUEUE_HOLD_TRANSFER_OUTPUT = 12, /* TransferOutputError: the run's output could not come back */
+        QUEUE_HOLD_TRANSFER_INPUT = 13,  /* TransferInputError: its input could not go (or cannot travel) */
         QUEUE_HOLD_SUBMITTED_ON_HOLD = 15,
         QUEUE_HOLD_SYSTEM_POLICY = 26,
         QUEUE_HOLD_SYSTEM_POLICY_UNDEFINED = 27,
@@ -361,7 +365,9 @@ int queue_job_start(JobQueue *q, JobId id, const char *claim_id, const char *slo
  * RemoteWallClockTime of this run (now - JobCurrentStartDate when absent),
  * ResidentSetSize, ImageSize; and HoldReasonCode int > 0, HoldReason
  * string, HoldReasonSubCode int when the run is to hold the job, e.g. 34
- * for out of memory). Usage is added to the job's totals, the claim is
+ * for out of memory, 12 or 13 when its files could not travel: then the
+ * exit status is not the job's and is not kept; BytesSent, BytesRecvd of
+ * the run's files, added to the job's). Usage is added to the job's totals, the claim is
  * detached. A job Running: held when the message says so, else the exit
  * policy decides: Held (periodic hold, OnExitHold: code 3, 26 or 5),
  * Removed (periodic remove; to the history), Completed (OnExitRemove true
@@ -382,6 +388,9 @@ int queue_job_exit(JobQueue *q, JobId id, const ClassAd *exit_msg, double now, J
  * the history; a Held one stays Held. ret_status as above (may be NULL).
  * -ENOENT no such job; -EINVAL no claim attached. */
 int queue_job_requeue(JobQueue *q, JobId id, const char *reason, double now, JobStatus *ret_status);
+/* A Running job's TransferringInput and TransferringOutput, as its slot
+ * says them (removed when the run ends). -EINVAL when it does not run. */
+int queue_job_set_transferring(JobQueue *q, JobId id, bool input, bool output);
 
 /* The matchmaker's reason for not matching it this cycle (for -analyze):
  * LastRejMatchReason, LastRejMatchTime. Not a change of its own: nothing

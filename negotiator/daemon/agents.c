@@ -217,7 +217,9 @@ static void on_relayed(Conn *c, const ClassAd *msg, GleanCommand cmd) {
 
 /* The agent is (back) on a new connection: every claim it holds for us
  * gets a keep-alive at once, so that one it no longer has (it restarted
- * without the job) is known lost now rather than at the end of its lease. */
+ * without the job) is known lost now rather than at the end of its lease;
+ * the live grants whose submit agent it is are sent again, and the claims
+ * that waited for it to serve their job's files go on (grants.c). */
 static void on_agent_hello(Conn *c) {
         Nego *n = c->nego;
         size_t pos = 0;
@@ -228,6 +230,8 @@ static void on_agent_hello(Conn *c) {
                 if (cl->machine && strcasecmp(cl->machine, c->machine) == 0 && cl->state != CLAIM_REQUESTED)
                         cl->next_alive = 0;
         }
+        nego_grants_agent_back(n, c);
+        nego_claims_transfer_retry(n, c->machine, nego_now());
         nego_claims_tick(n, nego_now());
         nego_want_cycle(n);
 }

@@ -59,6 +59,9 @@ Claim *nego_claim_of_job(Nego *n, JobId id) {
         return j && j->claim_id ? nego_claim(n, j->claim_id) : NULL;
 }
 
+static bool slot_is_ours_idle(SlotRec *s, const Claim *c);
+static void activate(Nego *n, Claim *c);
+
 static void unmatch(Nego *n, Claim *c) {
         if (c->jobkey[0] && glean_strmap_get(n->matching, c->jobkey) == c)
                 glean_strmap_remove(n->matching, c->jobkey);
@@ -72,6 +75,7 @@ static void unmatch(Nego *n, Claim *c) {
 }
 
 static void claim_free(Nego *n, Claim *c) {
+        nego_grant_end(n, c); /* the run's files are done with, whatever ended it */
         if (c->state == CLAIM_RELEARNING)
                 n->relearning--;
         glean_strmap_remove(n->claims, c->id);
@@ -93,6 +97,7 @@ void nego_claims_free(Nego *n) {
         void *v;
         while (glean_strmap_next(n->claims, &pos, &key, &v)) {
                 Claim *c = v;
+                nego_grant_drop(c);
                 free(c->requested);
                 free(c->slot);
                 free(c->machine);
@@ -292,6 +297,96 @@ static Job *next_job(Nego *n, Claim *c) {
         return nj.slot ? queue_next_idle(n->queue, c->submitter, fits_slot, &nj) : NULL;
 }
 
+/* Whether c's job may start now as far as its files go (grants.c): a run
+ * that transfers needs its submit agent connected. A job without a
+ * SubmitMachine is held (HoldReasonCode 13) and the claim ends; one whose
+ * agent is away keeps the claim waiting (the slot's ads, the agent's
+ * return and the tick try again), for NEGOTIATOR_TRANSFER_WAIT at most:
+ * then the claim is released and the job, Idle still, says why in
+ * LastRejMatchReason. */
+static bool transfer_ready(Nego *n, Claim *c, Job *job, double now) {
+        char why[400] = "";
+        int t = nego_grant_check(n, c, job, why, sizeof why);
+        c->transfer_wanted = t > 0;
+        if (t >= 0) {
+                c->transfer_wait_since = 0;
+                return true;
+        }
+        if (t == -ENOENT) {
+                QueueRequester system = { .user = "root", .uid = 0, .admin = true };
+                char w[300] = "";
+                nego_batch(n);
+                int r = queue_job_hold(n->queue, &system, job->id, why, QUEUE_HOLD_TRANSFER_INPUT, 0, now, NULL, w,
+                                       sizeof w);
+                if (r < 0)
+                        glean_log_errno(LOG_ERR, r, "job %s: cannot hold it (%s): %m", c->jobkey, w);
+                else
+                        nego_log_job(LOG_NOTICE, MESSAGE_ID_JOB_HOLD, job->id, job->submitter, c->slot, c, why,
+                                     "job %s of %s held: %s (HoldReasonCode %d)", c->jobkey, job->submitter, why,
+                                     QUEUE_HOLD_TRANSFER_INPUT);
+                if (n->waiters)
+                        nego_waiters_check(n, now);
+                claim_end(n, c, true, "its job's files cannot travel");
+                return false;
+        }
+        if (c->transfer_wait_since == 0) {
+                c->transfer_wait_since = now;
+                nego_log_job(LOG_NOTICE, NULL, job->id, job->submitter, c->slot, c, why,
+                             "job %s: waiting up to %" PRId64 " s on %s: %s", c->jobkey, n->k.transfer_wait, c->slot,
+                             why);
+        } else if (now - c->transfer_wait_since > (double) n->k.transfer_wait) {
+                char reason[600];
+                snprintf(reason, sizeof reason, "%s for %" PRId64 " s (NEGOTIATOR_TRANSFER_WAIT)", why,
+                         n->k.transfer_wait);
+                queue_job_rejected(n->queue, job->id, reason, now);
+                nego_log_job(LOG_NOTICE, NULL, job->id, job->submitter, c->slot, c, reason,
+                             "job %s stays idle: %s", c->jobkey, reason);
+                claim_end(n, c, true, "its job's submit agent did not come");
+                return false;
+        }
+        /* Still on its way: out of the cycles, the slot kept. */
+        c->state = CLAIM_WAITING;
+        glean_strmap_put(n->matching, c->jobkey, c);
+        SlotRec *s = nego_slot(n, c->slot);
+        if (s) {
+                if (s->held == c)
+                        s->held = NULL;
+                s->waiting = c;
+        }
+        return false;
+}
+
+void nego_claims_transfer_retry(Nego *n, const char *machine, double now) {
+        size_t total = glean_strmap_size(n->claims), k = 0, pos = 0;
+        const char *key;
+        void *v;
+        Claim **w = calloc(total ? total : 1, sizeof *w);
+        if (!w)
+                return;
+        while (glean_strmap_next(n->claims, &pos, &key, &v)) {
+                Claim *c = v;
+                if (c->state != CLAIM_WAITING || c->transfer_wait_since == 0)
+                        continue;
+                if (machine) {
+                        const Job *j = queue_find(n->queue, c->job);
+                        _cleanup_free_ char *sm = NULL;
+                        if (!j || classad_eval_string(j->ad, "SubmitMachine", GLEAN_CA_MODE, &sm) < 0 ||
+                            strcasecmp(sm, machine) != 0)
+                                continue;
+                }
+                w[k++] = c;
+        }
+        for (size_t i = 0; i < k; i++) {
+                Claim *c = w[i];
+                SlotRec *s = nego_slot(n, c->slot);
+                if (s && slot_is_ours_idle(s, c))
+                        activate(n, c);
+                else if (now - c->transfer_wait_since > (double) n->k.transfer_wait)
+                        claim_end(n, c, true, "its job's submit agent did not come");
+        }
+        free(w);
+}
+
 /* Starts c's job (c->job) on its slot: charged, Running, ActivateClaim. */
 static void activate(Nego *n, Claim *c) {
         double now = nego_now();
@@ -312,6 +407,8 @@ static void activate(Nego *n, Claim *c) {
                 c->job = job->id;
                 snprintf(c->jobkey, sizeof c->jobkey, "%" PRId64 ".%" PRId64, job->id.cluster, job->id.proc);
         }
+        if (!transfer_ready(n, c, job, now))
+                return;
         nego_batch(n);
         if (!c->charged) {
                 int r = acct_claim_begin(n->acct, c->id, c->submitter, c->weight, now);
@@ -341,8 +438,20 @@ static void activate(Nego *n, Claim *c) {
         }
         nego_log_job(LOG_INFO, MESSAGE_ID_JOB_START, job->id, job->submitter, c->slot, c, NULL,
                      "job %s of %s starts on %s", c->jobkey, job->submitter, c->slot);
+        /* A run that transfers: the grant goes to the submit agent first,
+         * its Transfer with the ActivateClaim. */
+        ClassAd *transfer = NULL;
+        char twhy[300] = "";
+        if (c->transfer_wanted && nego_grant_make(n, c, job, &transfer, twhy, sizeof twhy) < 0) {
+                glean_log(LOG_WARNING, NULL, NULL, 0, "job %s: no grant for its files: %s; requeued", c->jobkey, twhy);
+                nego_claim_lost(n, c, twhy);
+                return;
+        }
         ClassAd *m = claim_msg(GLEAN_CMD_ACTIVATE_CLAIM, c);
         r = m ? glean_msg_set_ad(m, "JobAd", job->ad) : -ENOMEM;
+        if (r >= 0 && transfer)
+                r = glean_msg_set_ad(m, "Transfer", transfer);
+        classad_free(transfer);
         if (r >= 0)
                 r = claim_send(n, c, TAKE_AD(m), PEND_ACTIVATE);
         classad_free(m);
@@ -644,6 +753,11 @@ void nego_claim_job_exit(Nego *n, Conn *from, const ClassAd *msg) {
         int64_t code = 0, sig = 0;
         double wall = 0, ucpu = 0, scpu = 0;
         classad_eval_bool(msg, "Hold", GLEAN_CA_MODE, &hold);
+        /* A run whose files could not travel (HoldReasonCode 12 or 13, the
+         * Reason naming the file) holds the job, though the agent ended it. */
+        int64_t hold_code = 0;
+        if (classad_eval_int(msg, "HoldReasonCode", GLEAN_CA_MODE, &hold_code) >= 0 && hold_code > 0)
+                hold = true;
         classad_eval_bool(msg, "ExitBySignal", GLEAN_CA_MODE, &by_signal);
         classad_eval_int(msg, "ExitCode", GLEAN_CA_MODE, &code);
         classad_eval_int(msg, "ExitSignal", GLEAN_CA_MODE, &sig);
@@ -659,7 +773,10 @@ void nego_claim_job_exit(Nego *n, Conn *from, const ClassAd *msg) {
         bool evicted = (c->ending || c->evicting || by_agent) && !hold;
         Job *job = queue_find(n->queue, c->job);
         char what[64];
-        if (by_signal)
+        if (hold_code == QUEUE_HOLD_TRANSFER_INPUT || hold_code == QUEUE_HOLD_TRANSFER_OUTPUT)
+                snprintf(what, sizeof what, "could not transfer its %s", hold_code == QUEUE_HOLD_TRANSFER_INPUT
+                                                                                 ? "input" : "output");
+        else if (by_signal)
                 snprintf(what, sizeof what, "was killed by signal %" PRId64, sig);
         else
                 snprintf(what, sizeof what, "exited with status %" PRId64, code);
@@ -707,6 +824,7 @@ void nego_claim_job_exit(Nego *n, Conn *from, const ClassAd *msg) {
         if (n->waiters)
                 nego_waiters_check(n, now); /* a Wait on it is answered now, not at the next tick */
         nego_want_cycle(n);
+        nego_grant_end(n, c); /* the run is over: its files are done with */
         /* The claim: the next job, or its end. */
         if (c->state == CLAIM_RELEARNING)
                 n->relearning--;
@@ -919,6 +1037,7 @@ void nego_claim_seen(Nego *n, Conn *from, SlotRec *s, const char *claim_id) {
 
 void nego_claims_tick(Nego *n, double now) {
         nego_backoffs_tick(n, now);
+        nego_claims_transfer_retry(n, NULL, now);
         size_t total = glean_strmap_size(n->claims), k = 0, pos = 0;
         Claim **all = calloc(total ? total : 1, sizeof *all);
         const char *key;

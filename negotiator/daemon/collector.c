@@ -88,6 +88,29 @@ static void slot_identity(Nego *n, SlotRec *s) {
         free(user);
 }
 
+/* What the slot of a running job says of its files on the way
+ * (TransferringInput, TransferringOutput) goes to the job's ad when it
+ * changes, for `glean q` to show (< and >, as condor_q). */
+static void slot_transferring(Nego *n, SlotRec *s) {
+        Claim *cl = s->held;
+        if (!cl || (cl->state != CLAIM_RUNNING && cl->state != CLAIM_ACTIVATING))
+                return;
+        Job *j = queue_find(n->queue, cl->job);
+        if (!j || !j->claim_id || strcmp(j->claim_id, cl->id) != 0)
+                return;
+        bool in = false, out = false, was_in = false, was_out = false;
+        (void) classad_eval_bool(s->ad, "TransferringInput", GLEAN_CA_MODE, &in);
+        (void) classad_eval_bool(s->ad, "TransferringOutput", GLEAN_CA_MODE, &out);
+        (void) classad_eval_bool(j->ad, "TransferringInput", GLEAN_CA_MODE, &was_in);
+        (void) classad_eval_bool(j->ad, "TransferringOutput", GLEAN_CA_MODE, &was_out);
+        if (in == was_in && out == was_out)
+                return;
+        nego_batch_queue(n);
+        int r = queue_job_set_transferring(n->queue, cl->job, in, out);
+        if (r < 0)
+                glean_log_errno(LOG_WARNING, r, "job %s: cannot record its transfer state: %m", cl->jobkey);
+}
+
 int nego_slot_update(Nego *n, Conn *c, const ClassAd *msg) {
         ClassAd *ad = NULL;
         char *name = NULL, *claim = NULL;
@@ -156,6 +179,7 @@ int nego_slot_update(Nego *n, Conn *c, const ClassAd *msg) {
         s->dynamic = classad_eval_bool(s->ad, "DynamicSlot", GLEAN_CA_MODE, &b) >= 0 && b;
         nego_claim_seen(n, c, s, s->claim_id);
         slot_identity(n, s);
+        slot_transferring(n, s);
         char state[32], act[32];
         nego_slot_state(s, state, sizeof state, act, sizeof act);
         if (fresh || strcmp(state, "Unclaimed") == 0)

@@ -61,6 +61,7 @@ typedef struct SlotRec SlotRec;
 typedef struct Claim Claim;
 typedef struct Pending Pending;
 typedef struct Waiter Waiter;
+typedef struct Grant Grant;
 
 /* The knobs, read at start and on SIGHUP (those marked * only at start). */
 typedef struct NegoKnobs {
@@ -97,6 +98,8 @@ typedef struct NegoKnobs {
         int64_t max_addr_handshakes; /* NEGOTIATOR_MAX_HANDSHAKES_PER_ADDRESS: TCP before the handshake, per address */
         int64_t max_output;       /* NEGOTIATOR_MAX_OUTPUT: bytes waiting for one user (or agent) to read */
         int64_t max_waits;        /* NEGOTIATOR_MAX_WAITS_PER_USER: Waits parked for one user */
+        int64_t transfer_wait;    /* NEGOTIATOR_TRANSFER_WAIT: seconds a claim waits for its job's submit
+                                   * agent to be connected before it is released (grants.c) */
 } NegoKnobs;
 
 /* An intrusive list of connections (a Conn is on a list through one of
@@ -158,6 +161,8 @@ struct Conn {
         bool hello;             /* the Hello exchange is done */
         bool agent;             /* the peer is a glean-agent (tcp, Peer "glean-agent") */
         char *machine;          /* an agent's Machine */
+        char peer_ip[48];       /* tcp: the peer's address as we see it (IPv4 or IPv6, no port) */
+        uint16_t transfer_port; /* an agent's TransferPort (its Hello), 0: it serves no files */
         bool has_token;         /* tcp: it proved a token (auth.c), which names it */
         unsigned token_rights;
         uint8_t token_id[GLEAN_TOKEN_ID_SIZE];
@@ -226,6 +231,9 @@ struct Claim {
                                    its JobExit follows */
         bool relearned_idle;    /* relearned after our restart with its slot Claimed/Idle: its job may
                                    never have started (the ActivateClaim not sent before the stop) */
+        Grant *grant;           /* the file transfer of its run (grants.c), NULL: none */
+        bool transfer_wanted;   /* its run transfers (nego_grant_check said so at its activation) */
+        double transfer_wait_since; /* granted, its job's submit agent not there since then (grants.c) */
 };
 
 typedef enum PendingKind {
@@ -324,6 +332,7 @@ struct Nego {
         GleanStrMap *matching;  /* "C.P" -> Claim: jobs with a claim on the way (not matched again) */
         GleanStrMap *backoff;   /* "C.P" -> StartBackoff: jobs whose start failed, left out a while (claims.c) */
         GleanStrMap *pending;   /* RequestId text -> Pending */
+        GleanStrMap *revokes;   /* TransferId -> submit Machine: TransferRevokes not delivered yet (grants.c) */
         uint64_t next_request;
         Waiter *waiters;
         struct Parked *parked;  /* big submissions being taken in slices, and who waits for each (users.c) */
@@ -507,6 +516,33 @@ int nego_cycle_run(Nego *n);
  * job not on its way to a slot, and a slot with room (Unclaimed, nothing
  * asked of it, its agent connected). */
 bool nego_cycle_could_start(Nego *n);
+
+/* ---- grants.c: what the two agents of a run that transfers files get ---- */
+
+/* Whether activating c for job (Idle) needs a grant (docs/transfer.md):
+ * 0 the run does not transfer; 1 it does and its submit agent is there;
+ * -ENOTCONN its submit agent is not connected or serves no files (no
+ * TransferPort): try again later; -ENOENT it has no SubmitMachine (it was
+ * submitted on our own socket): its files cannot travel. why says which. */
+int nego_grant_check(Nego *n, const Claim *c, const Job *job, char *why, size_t whylen);
+/* The job started under c: a grant made and kept in c->grant, its
+ * TransferGrant queued to the submit agent; 1 and the Transfer ad of the
+ * ActivateClaim, or -errno with why (nothing kept). */
+int nego_grant_make(Nego *n, Claim *c, const Job *job, ClassAd **ret_transfer, char *why, size_t whylen);
+/* The run of c ended: its grant revoked (TransferRevoke to the submit
+ * agent, now or when it is back) and forgotten. No-op without one. */
+void nego_grant_end(Nego *n, Claim *c);
+/* The agent on conn is (back): every live grant whose submit agent it is
+ * sent again, and the revokes it missed. */
+void nego_grants_agent_back(Nego *n, Conn *conn);
+int nego_grants_init(Nego *n);
+void nego_grants_free(Nego *n);
+/* At our stop: c's grant forgotten, nothing sent. */
+void nego_grant_drop(Claim *c);
+/* claims.c: claims waiting for their job's submit agent (of machine, or
+ * any when NULL) tried again; those waiting longer than
+ * NEGOTIATOR_TRANSFER_WAIT released, their job told why. */
+void nego_claims_transfer_retry(Nego *n, const char *machine, double now);
 
 /* ---- users.c ---- */
 int nego_user_message(Conn *c, const ClassAd *msg, GleanCommand cmd, const QueueRequester *who);

@@ -175,7 +175,8 @@ static int knobs_load(const Config *cfg, const char *port_file, NegoKnobs *ret) 
                     0 ||
             (r = knob_int(cfg, "NEGOTIATOR_MAX_OUTPUT", 256 << 20, 2 * GLEAN_FRAME_MAX, INT64_MAX / 2, &k.max_output)) <
                     0 ||
-            (r = knob_int(cfg, "NEGOTIATOR_MAX_WAITS_PER_USER", 1000, 1, INT32_MAX, &k.max_waits)) < 0)
+            (r = knob_int(cfg, "NEGOTIATOR_MAX_WAITS_PER_USER", 1000, 1, INT32_MAX, &k.max_waits)) < 0 ||
+            (r = knob_int(cfg, "NEGOTIATOR_TRANSFER_WAIT", 300, 1, INT32_MAX, &k.transfer_wait)) < 0)
                 goto fail;
         k.max_lease = k.alive_interval * missed;
         if (port_file) {
@@ -629,7 +630,8 @@ static int setup(Nego *n) {
         if ((r = nego_auth_setup(n)) < 0)
                 return r;
         if ((r = glean_strmap_new(true, &n->slots)) < 0 || (r = glean_strmap_new(false, &n->claims)) < 0 ||
-            (r = glean_strmap_new(false, &n->matching)) < 0 || (r = glean_strmap_new(false, &n->pending)) < 0)
+            (r = glean_strmap_new(false, &n->matching)) < 0 || (r = glean_strmap_new(false, &n->pending)) < 0 ||
+            (r = nego_grants_init(n)) < 0)
                 return r;
         if ((r = open_state(n)) < 0)
                 return r;
@@ -684,6 +686,7 @@ static void teardown(Nego *n) {
         glean_strmap_free(n->claims);
         glean_strmap_free(n->matching);
         glean_strmap_free(n->pending);
+        nego_grants_free(n);
         queue_close(n->queue);
         acct_close(n->acct);
         nego_settings_free(n->settings);

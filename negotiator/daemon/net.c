@@ -600,6 +600,21 @@ void nego_net_batch_end(Nego *n, const char *why) {
         }
 }
 
+/* The peer's address without its port, an IPv4 one mapped into IPv6
+ * shown as IPv4: what a transfer's Address is made of (grants.c). */
+static void peer_ip_format(const struct sockaddr *sa, char *buf, size_t len) {
+        buf[0] = '\0';
+        if (sa->sa_family == AF_INET)
+                inet_ntop(AF_INET, &((const struct sockaddr_in *) sa)->sin_addr, buf, (socklen_t) len);
+        else if (sa->sa_family == AF_INET6) {
+                const struct in6_addr *a = &((const struct sockaddr_in6 *) sa)->sin6_addr;
+                if (IN6_IS_ADDR_V4MAPPED(a))
+                        inet_ntop(AF_INET, &a->s6_addr[12], buf, (socklen_t) len);
+                else
+                        inet_ntop(AF_INET6, a, buf, (socklen_t) len);
+        }
+}
+
 /* ---- the Hello ---- */
 
 /* A Hello refused: the answer says why and goes at once (nothing else
@@ -642,8 +657,11 @@ static int on_hello(Conn *c, const ClassAd *msg) {
                 Conn *old = nego_agent_conn(n, machine);
                 if (old)
                         nego_conn_fail(old, "the agent connected again");
-                int64_t interval = 0;
+                int64_t interval = 0, tport = 0;
                 classad_eval_int(msg, "UpdateInterval", GLEAN_CA_MODE, &interval);
+                /* Where it serves its jobs' files (range checked with the message). */
+                if (classad_eval_int(msg, "TransferPort", GLEAN_CA_MODE, &tport) >= 0 && tport > 0 && tport <= 65535)
+                        c->transfer_port = (uint16_t) tport;
                 if (glean_strmap_put(n->agent_conns, machine, c) < 0) {
                         free(machine);
                         nego_conn_fail(c, "out of memory");
@@ -958,6 +976,7 @@ static int on_accept_tcp(sd_event_source *src, int fd, uint32_t revents, void *u
                 setsockopt(cfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
                 c->addr = key;
                 snprintf(c->addr_text, sizeof c->addr_text, "%s", text);
+                peer_ip_format((struct sockaddr *) &sa, c->peer_ip, sizeof c->peer_ip);
                 (void) glean_authz_peer_sockaddr(&c->authz_peer, (struct sockaddr *) &sa, salen);
                 if ((r = glean_secure_new(GLEAN_SECURE_NEGOTIATOR, &n->auth, &c->sec)) < 0 ||
                     (r = hs_enter(c, text)) < 0) {
