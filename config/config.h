@@ -231,6 +231,14 @@ int config_expand_with(const char *text, ConfigLookupFn lookup, void *userdata, 
  * every run). Unseeded, it seeds itself from getrandom() at the first draw. */
 void config_random_seed(uint64_t seed);
 
+/* ---- the machine's file system domain (issue 24) ---- */
+
+/* FILESYSTEM_DOMAIN, expanded and trimmed; undefined or empty: the host's
+ * full name (FULL_HOSTNAME, else gethostname()), as the agent's slot ads
+ * say FileSystemDomain. *ret malloc'd. -EINVAL (err naming the knob's file
+ * and line) for a value with a blank, a quote or a backslash. */
+int config_filesystem_domain(const Config *cfg, char **ret, ConfigError *err);
+
 /* ---- submit description files ---- */
 
 typedef struct ConfigSubmitOptions {

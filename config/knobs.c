@@ -214,6 +214,11 @@ static const Knob knobs[] = {
         { "JOB_DEFAULT_REQUESTMEMORY", 0 },
         { "JOB_DEFAULT_REQUESTDISK", 0 },
 
+        /* submit: file transfer (config/submit-xfer.c, domains.c; the agent's
+         * slot ads read FILESYSTEM_DOMAIN too, agent/slots/names.c) */
+        { "SUBMIT_DEFAULT_SHOULD_TRANSFER_FILES", 0 },
+        { "FILESYSTEM_DOMAIN", 0 },
+
         /* partitionable slots (carve/) */
         { "MODIFY_REQUEST_EXPR_REQUESTCPUS", 0 },
         { "MODIFY_REQUEST_EXPR_REQUESTMEMORY", 0 },

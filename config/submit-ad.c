@@ -6,11 +6,15 @@
  *
  *   universe                  JobUniverse (vanilla = 5, the only one)
  *   executable                Cmd (absolute when transferred)
+ *   transfer_executable       TransferExecutable = false when false
  *   arguments                 Args (old syntax) or Arguments (new syntax)
  *   environment, getenv       Environment (new syntax)
  *   initialdir                Iwd
  *   input, output, error      In, Out, Err (default /dev/null)
  *   log                       UserLog (absolute)
+ *   should_transfer_files, transfer_input_files, ...
+ *                             ShouldTransferFiles, TransferInput, ...:
+ *                             submit-xfer.c
  *   request_*                 RequestCpus, RequestMemory, RequestDisk, Request<Name>
  *   requirements, rank        Requirements (completed), Rank (default 0.0)
  *   priority, nice_user       JobPrio, NiceUser
@@ -174,6 +178,8 @@ static int set_executable(Submit *s, ClassAd *ad) {
                         kb = 1;
         }
         r = classad_set_string(ad, "Cmd", path ? path : c.v);
+        if (r >= 0 && !transfer)
+                r = classad_set_bool(ad, "TransferExecutable", false);
         if (r >= 0)
                 r = classad_set_int(ad, "DiskUsage", kb);
         if (r >= 0)
@@ -561,6 +567,7 @@ int submit_job_ad(Submit *s, ClassAd **ret) {
             (r = set_arguments(s, ad)) < 0 ||
             (r = set_environment(s, ad)) < 0 ||
             (r = set_files(s, ad, iwd)) < 0 ||
+            (r = submit_set_transfer(s, ad, iwd)) < 0 ||
             (r = set_priority(s, ad, &nice)) < 0 ||
             (r = submit_set_requests(s, ad)) < 0 ||
             (r = set_requirements_and_rank(s, ad)) < 0 ||

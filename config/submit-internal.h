@@ -12,6 +12,8 @@
  *   submit-ad.c     one job ad from the variables of one job
  *   submit-req.c    what the job requests of a slot (request_*, their
  *                   defaults) and the Requirements condor_submit builds
+ *   submit-xfer.c   the file transfer commands (should_transfer_files,
+ *                   transfer_input_files, ...) and the sizes of the input
  */
 #pragma once
 
@@ -200,3 +202,11 @@ int submit_set_requests(Submit *s, ClassAd *ad);
  * requests of the slot, as condor_submit appends it. user_req is the
  * expanded requirements command or NULL; *ret malloc'd. */
 int submit_requirements(Submit *s, const ClassAd *job, const char *user_req, char **ret);
+
+/* ---- submit-xfer.c ---- */
+
+/* ShouldTransferFiles, WhenToTransferOutput, TransferInput, TransferOutput,
+ * TransferOutputRemaps, ..., FileSystemDomain, TransferInputSizeMB and
+ * DiskUsage (the executable's DiskUsage plus the input's), In/Out/Err set
+ * already; iwd is the job's Iwd, which input files are relative to. */
+int submit_set_transfer(Submit *s, ClassAd *ad, const char *iwd);

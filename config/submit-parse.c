@@ -397,9 +397,7 @@ static int do_statement(Submit *s, char *l, int line) {
 
 /* HTCondor commands glean reads nothing from. */
 static const char *const unsupported[] = {
-        "notification", "notify_user", "should_transfer_files", "when_to_transfer_output",
-        "transfer_input_files", "transfer_output_files", "transfer_output_remaps", "stream_output",
-        "stream_error", "concurrency_limits", "coresize", "image_size", "leave_in_queue",
+        "notification", "notify_user", "concurrency_limits", "coresize", "image_size", "leave_in_queue",
         "next_job_start_delay", "max_retries", "docker_image", "container_image", "x509userproxy", "use_x509userproxy", "getenv_exclude",
         "deferral_time", "cron_minute", "cron_hour", "want_graceful_removal", "allowed_job_duration",
 };

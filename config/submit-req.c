@@ -16,6 +16,18 @@
  * clause when RequestDisk is a literal number of at most 0, a resource's
  * clause when its request is a number of at most 0. A request written as a
  * string matches with regexp(Request<Name>, TARGET.<Name>).
+ *
+ * Last, where the job's files can be, by ShouldTransferFiles:
+ *
+ *   YES        && (TARGET.HasFileTransfer)
+ *   NO         && (TARGET.FileSystemDomain == MY.FileSystemDomain)
+ *   IF_NEEDED  && ((TARGET.FileSystemDomain == MY.FileSystemDomain) || (TARGET.HasFileTransfer))
+ *
+ * the HasFileTransfer part left out when the user's requirements look at
+ * HasFileTransfer (or HasJobTransferPlugins), the FileSystemDomain part
+ * when they look at FileSystemDomain. (condor_submit adds, for
+ * preserve_relative_paths, a test of the slot's CondorVersion, which glean's
+ * slot ads do not carry: left out.)
  */
 #define _GNU_SOURCE
 
@@ -158,7 +170,7 @@ int submit_set_requests(Submit *s, ClassAd *ad) {
 /* ---- what the user's requirements refer to ---- */
 
 typedef struct Refs {
-        bool arch, opsys, disk, cpus;
+        bool arch, opsys, disk, cpus, fsdomain, file_transfer;
 } Refs;
 
 static void note_machine_ref(Refs *refs, const char *name, size_t n) {
@@ -173,6 +185,10 @@ static void note_machine_ref(Refs *refs, const char *name, size_t n) {
                 refs->disk = true;
         else if (IS("Cpus"))
                 refs->cpus = true;
+        else if (IS("FileSystemDomain"))
+                refs->fsdomain = true;
+        else if (IS("HasFileTransfer") || IS("HasJobTransferPlugins"))
+                refs->file_transfer = true;
         for (size_t i = 0; i < sizeof(opsys) / sizeof(opsys[0]); i++)
                 if (IS(opsys[i]))
                         refs->opsys = true;
@@ -313,6 +329,23 @@ static int build(Submit *s, const ClassAd *job, const char *user_req, FILE *f) {
                         CLAUSE("regexp(%s, TARGET.%s)", attr, rname);
                 else if (!literal_number(job, attr, &v) || v > 0)
                         CLAUSE("(TARGET.%s >= %s)", rname, attr);
+        }
+
+        /* Where the job's files can be: transferred, or on the same file
+         * system (ShouldTransferFiles is always set: submit-xfer.c). */
+        _cleanup_config_free_ char *should = NULL;
+        if (classad_eval_string(job, "ShouldTransferFiles", CA_MODE_OLD, &should) >= 0) {
+                static const char domain_check[] = "(TARGET.FileSystemDomain == MY.FileSystemDomain)";
+
+                if (strcasecmp(should, "NO") == 0) {
+                        if (!refs.fsdomain)
+                                CLAUSE("%s", domain_check);
+                } else if (!refs.file_transfer) {
+                        if (strcasecmp(should, "IF_NEEDED") == 0 && !refs.fsdomain)
+                                CLAUSE("(%s || (TARGET.HasFileTransfer))", domain_check);
+                        else
+                                CLAUSE("(TARGET.HasFileTransfer)");
+                }
         }
 #undef CLAUSE
         return 0;

@@ -103,6 +103,8 @@ int agent_slot_ad_resources(ClassAd *ad, const AgentMachine *m, const AgentSlotD
         if (r >= 0)
                 r = classad_set_string(ad, "FileSystemDomain",
                                        m->filesystem_domain[0] ? m->filesystem_domain : m->hostname);
+        if (r >= 0)
+                r = classad_set_bool(ad, "HasFileTransfer", true); /* the agent serves and fetches files */
         if (r < 0)
                 return r;
 

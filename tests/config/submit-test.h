@@ -7,7 +7,10 @@
  * An expectation is "N:Attr = text" (job N's Attr unparses to text),
  * "N:!Attr" (job N has no Attr) or "N:Attr ~ text" (its unparsed text
  * contains text). In text, @ARCH@ stands for the Arch condor_submit
- * requires on this machine and @DIR@ for the directory of the test data.
+ * requires on this machine, @DIR@ for the directory of the test data,
+ * @FSDOMAIN@ for this machine's FileSystemDomain (the built-in
+ * configuration's) and @XFER@ for the clause condor_submit ends the
+ * Requirements of a job with should_transfer_files IF_NEEDED (the default).
  */
 #pragma once
 
@@ -45,7 +48,26 @@ static inline const char *submit_test_data_dir(void) {
         return dir;
 }
 
-/* text with @ARCH@ and @DIR@ replaced; malloc'd. */
+#define SUBMIT_TEST_XFER_CLAUSE "((TARGET.FileSystemDomain == MY.FileSystemDomain) || (TARGET.HasFileTransfer))"
+
+/* The FileSystemDomain of the built-in configuration, once. */
+static inline const char *submit_test_fsdomain(void) {
+        static char domain[512];
+
+        if (!domain[0]) {
+                Config *cfg = NULL;
+                char *d = NULL;
+
+                if (config_new(&cfg) < 0 || config_filesystem_domain(cfg, &d, NULL) < 0)
+                        abort();
+                snprintf(domain, sizeof(domain), "%s", d);
+                free(d);
+                config_free(cfg);
+        }
+        return domain;
+}
+
+/* text with @ARCH@, @DIR@, @FSDOMAIN@ and @XFER@ replaced; malloc'd. */
 static inline char *submit_test_subst(const char *text) {
         size_t cap = strlen(text) + 4096, n = 0;
         char *out = malloc(cap);
@@ -60,6 +82,10 @@ static inline char *submit_test_subst(const char *text) {
                         v = submit_test_arch(), skip = 6;
                 else if (strncmp(text, "@DIR@", 5) == 0)
                         v = submit_test_data_dir(), skip = 5;
+                else if (strncmp(text, "@FSDOMAIN@", 10) == 0)
+                        v = submit_test_fsdomain(), skip = 10;
+                else if (strncmp(text, "@XFER@", 6) == 0)
+                        v = SUBMIT_TEST_XFER_CLAUSE, skip = 6;
                 if (v) {
                         n += (size_t) snprintf(out + n, cap - n, "%s", v);
                         text += skip;

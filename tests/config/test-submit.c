@@ -61,7 +61,7 @@ static void test_defaults(void) {
                         "0:RequestMemory = ifThenElse(MemoryUsage isnt undefined,MemoryUsage,1)",
                         "0:RequestDisk = DiskUsage", "0:DiskUsage ~ ", "0:ImageSize ~ ",
                         "0:Requirements = (TARGET.Arch == \"@ARCH@\") && (TARGET.OpSys == \"LINUX\") && "
-                        "(TARGET.Disk >= RequestDisk) && (TARGET.Memory >= RequestMemory)",
+                        "(TARGET.Disk >= RequestDisk) && (TARGET.Memory >= RequestMemory) && @XFER@",
                         "0:!AcctGroup", "0:!AccountingGroup" } },
         };
         CHECK_ADS(cases);
@@ -183,16 +183,16 @@ static void test_requests(void) {
                 { "executable = /bin/sh\nrequest_memory = undefined\nrequest_cpus = UNDEFINED\nqueue", 1,
                   { "0:!RequestMemory", "0:!RequestCpus",
                     "0:Requirements = (TARGET.Arch == \"@ARCH@\") && (TARGET.OpSys == \"LINUX\") && "
-                    "(TARGET.Disk >= RequestDisk)" } },
+                    "(TARGET.Disk >= RequestDisk) && @XFER@" } },
                 /* literal requests of 1 (memory, cpus) or 0 (disk) need no clause */
                 { "executable = /bin/sh\nrequest_memory = 1\nrequest_cpus = 1\nrequest_disk = 0\nqueue", 1,
-                  { "0:Requirements = (TARGET.Arch == \"@ARCH@\") && (TARGET.OpSys == \"LINUX\")" } },
+                  { "0:Requirements = (TARGET.Arch == \"@ARCH@\") && (TARGET.OpSys == \"LINUX\") && @XFER@" } },
                 { "executable = /bin/sh\nrequest_gpu = 2\nrequest_actuator = 1\nqueue", 1,
                   { "0:RequestGpu = 2", "0:RequestActuator = 1",
                     "0:Requirements ~ (TARGET.Gpu >= RequestGpu) && (TARGET.Actuator >= RequestActuator)" } },
                 { "executable = /bin/sh\nrequest_GPUs = 0\nqueue", 1,
                   { "0:RequestGPUs = 0", "0:Requirements = (TARGET.Arch == \"@ARCH@\") && (TARGET.OpSys == "
-                    "\"LINUX\") && (TARGET.Disk >= RequestDisk) && (TARGET.Memory >= RequestMemory)" } },
+                    "\"LINUX\") && (TARGET.Disk >= RequestDisk) && (TARGET.Memory >= RequestMemory) && @XFER@" } },
                 { "executable = /bin/sh\nrequest_gpu_type = \"A100|H100\"\nqueue", 1,
                   { "0:RequestGpu_type = \"A100|H100\"", "0:Requirements ~ regexp(RequestGpu_type,TARGET.Gpu_type)" } },
                 { "executable = /bin/sh\nn = 3\nrequest_scratch = $(n) * 2\nqueue", 1,
@@ -207,19 +207,19 @@ static void test_requirements(void) {
                 { "executable = /bin/sh\nrequirements = Memory > 100 || Machine == \"a\"\nqueue", 1,
                   { "0:Requirements = (Memory > 100 || Machine == \"a\") && (TARGET.Arch == \"@ARCH@\") && "
                     "(TARGET.OpSys == \"LINUX\") && (TARGET.Disk >= RequestDisk) && "
-                    "(TARGET.Memory >= RequestMemory)" } },
+                    "(TARGET.Memory >= RequestMemory) && @XFER@" } },
                 { "executable = /bin/sh\nrequirements = Arch == \"aarch64\" && TARGET.OpSysAndVer == \"X\"\nqueue", 1,
                   { "0:Requirements = (Arch == \"aarch64\" && TARGET.OpSysAndVer == \"X\") && "
-                    "(TARGET.Disk >= RequestDisk) && (TARGET.Memory >= RequestMemory)" } },
+                    "(TARGET.Disk >= RequestDisk) && (TARGET.Memory >= RequestMemory) && @XFER@" } },
                 /* MY.Arch, strings and function names are not the slot's Arch */
                 { "executable = /bin/sh\nrequirements = MY.Arch =!= \"Arch\" && isUndefined(OpSys2)\nqueue", 1,
                   { "0:Requirements ~ (TARGET.Arch == \"@ARCH@\") && (TARGET.OpSys == \"LINUX\")" } },
                 { "executable = /bin/sh\nrequest_cpus = 8\nrequirements = TARGET.Cpus >= 8\nqueue", 1,
                   { "0:Requirements = (TARGET.Cpus >= 8) && (TARGET.Arch == \"@ARCH@\") && (TARGET.OpSys == "
-                    "\"LINUX\") && (TARGET.Disk >= RequestDisk) && (TARGET.Memory >= RequestMemory)" } },
+                    "\"LINUX\") && (TARGET.Disk >= RequestDisk) && (TARGET.Memory >= RequestMemory) && @XFER@" } },
                 { "executable = /bin/sh\nrequest_disk = undefined\nrequirements = Disk > 5\nqueue", 1,
                   { "0:!RequestDisk", "0:Requirements = (Disk > 5) && (TARGET.Arch == \"@ARCH@\") && "
-                    "(TARGET.OpSys == \"LINUX\") && (TARGET.Memory >= RequestMemory)" } },
+                    "(TARGET.OpSys == \"LINUX\") && (TARGET.Memory >= RequestMemory) && @XFER@" } },
                 { "executable = /bin/sh\nrequest_disk = undefined\nqueue", 1,
                   { "0:Requirements ~ (TARGET.Disk >= DiskUsage)" } },
                 { "executable = /bin/sh\nrank = Memory * 2 + KFlops\nqueue", 1, { "0:Rank = Memory * 2 + KFlops" } },

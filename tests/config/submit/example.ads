@@ -17,6 +17,13 @@ In = "/dev/null"
 Out = "out/42.0.out"
 Err = "out/42.0.err"
 UserLog = "@DIR@/sweep.log"
+TransferIn = false
+StreamOut = false
+StreamErr = false
+ShouldTransferFiles = "IF_NEEDED"
+WhenToTransferOutput = "ON_EXIT"
+FileSystemDomain = "@FSDOMAIN@"
+TransferInputSizeMB = 1
 JobPrio = 0
 NiceUser = false
 RequestCpus = 2
@@ -24,7 +31,7 @@ RequestMemory = 1536
 RequestDisk = 204800
 RequestGpu = 1
 Rank = KFlops
-Requirements = (OpSysMajorVer >= 12) && (TARGET.Arch == "@ARCH@") && (TARGET.OpSys == "LINUX") && (TARGET.Disk >= RequestDisk) && (TARGET.Memory >= RequestMemory) && (TARGET.Cpus >= RequestCpus) && (TARGET.Gpu >= RequestGpu)
+Requirements = (OpSysMajorVer >= 12) && (TARGET.Arch == "@ARCH@") && (TARGET.OpSys == "LINUX") && (TARGET.Disk >= RequestDisk) && (TARGET.Memory >= RequestMemory) && (TARGET.Cpus >= RequestCpus) && (TARGET.Gpu >= RequestGpu) && ((TARGET.FileSystemDomain == MY.FileSystemDomain) || (TARGET.HasFileTransfer))
 JobLeaseDuration = 1200
 AcctGroupUser = "alice"
 AcctGroup = "group_physics"
@@ -50,6 +57,13 @@ In = "/dev/null"
 Out = "out/42.1.out"
 Err = "out/42.1.err"
 UserLog = "@DIR@/sweep.log"
+TransferIn = false
+StreamOut = false
+StreamErr = false
+ShouldTransferFiles = "IF_NEEDED"
+WhenToTransferOutput = "ON_EXIT"
+FileSystemDomain = "@FSDOMAIN@"
+TransferInputSizeMB = 1
 JobPrio = 0
 NiceUser = false
 RequestCpus = 2
@@ -57,7 +71,7 @@ RequestMemory = 1536
 RequestDisk = 204800
 RequestGpu = 1
 Rank = KFlops
-Requirements = (OpSysMajorVer >= 12) && (TARGET.Arch == "@ARCH@") && (TARGET.OpSys == "LINUX") && (TARGET.Disk >= RequestDisk) && (TARGET.Memory >= RequestMemory) && (TARGET.Cpus >= RequestCpus) && (TARGET.Gpu >= RequestGpu)
+Requirements = (OpSysMajorVer >= 12) && (TARGET.Arch == "@ARCH@") && (TARGET.OpSys == "LINUX") && (TARGET.Disk >= RequestDisk) && (TARGET.Memory >= RequestMemory) && (TARGET.Cpus >= RequestCpus) && (TARGET.Gpu >= RequestGpu) && ((TARGET.FileSystemDomain == MY.FileSystemDomain) || (TARGET.HasFileTransfer))
 JobLeaseDuration = 1200
 AcctGroupUser = "alice"
 AcctGroup = "group_physics"
