@@ -87,7 +87,7 @@ static bool rig_start(Rig *r) {
                 return false;
         /* The submit agent: its slot never starts a job; it serves files. */
         r->sub_up = GLEAN_TEST_CHECK(netpool_agent(&r->np, 0, &r->m, &r->sub, "submit.test",
-                                                   "NUM_CPUS = 1\nSTART = False\nFILESYSTEM_DOMAIN = submit.test\n"
+                                                   "NUM_CPUS = 1\nSTART = False\nFILESYSTEM_DOMAIN = submit.test\nTRANSFER_PORT = 9620\n"
                                                    "UPDATE_INTERVAL = 1\n"),
                                      "submit agent");
         r->exe_up = r->sub_up && GLEAN_TEST_CHECK(netpool_agent(&r->np, 1, &r->m, &r->exe, "exec.test",
