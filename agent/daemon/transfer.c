@@ -397,6 +397,12 @@ static void format_peer(const struct sockaddr_storage *ss, char *buf, size_t len
                 snprintf(buf, len, "%s:%u", host, ntohs(in->sin_port));
         } else {
                 const struct sockaddr_in6 *in6 = (const void *) ss;
+                if (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr)) {
+                        /* an IPv4 peer of the dual-stack socket: as IPv4 */
+                        inet_ntop(AF_INET, &in6->sin6_addr.s6_addr[12], host, sizeof host);
+                        snprintf(buf, len, "%s:%u", host, ntohs(in6->sin6_port));
+                        return;
+                }
                 inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof host);
                 snprintf(buf, len, "[%s]:%u", host, ntohs(in6->sin6_port));
         }

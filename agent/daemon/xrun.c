@@ -12,8 +12,8 @@
  * counts them) and, when a transfer failed for the files' sake, the hold
  * (HoldReasonCode 13 input, 12 output; HoldReasonSubCode; the reason
  * naming the file). A failure of the connection is tried again after 1,
- * 4 and 16 s; after the third the run is reported ended with a Reason (the
- * job goes back to Idle). A Vacate or Deactivate while a transfer runs
+ * 4 and 16 s; after the fourth try the run is reported ended with a
+ * Reason (the job goes back to Idle). A Vacate or Deactivate while a transfer runs
  * kills its process and removes the sandbox. While a transfer runs the
  * slot stays Claimed/Busy and its ad says TransferringInput or
  * TransferringOutput = true.
@@ -29,7 +29,7 @@
 
 #include "daemon.h"
 
-#define TRIES 3
+#define TRIES 4 /* the first and three more, after 1, 4 and 16 s */
 #define XRUN_TIMEOUT_MS (600 * 1000)
 #define DIAL_TIMEOUT_MS (30 * 1000)
 

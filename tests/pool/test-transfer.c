@@ -194,10 +194,10 @@ static void test_round_trip(void) {
         user_file(data, "b.txt", "BBB\n", 0644);
         user_file(iwd, "mark", "in Iwd only\n", 0644);
         snprintf(body, sizeof body,
-                 "initialdir = %s\nexecutable = job.sh\nenvironment = \"IWD_MARK=%s/mark\"\n"
+                 "initialdir = %s\nexecutable = %s/job.sh\nenvironment = \"IWD_MARK=%s/mark\"\n"
                  "should_transfer_files = YES\nwhen_to_transfer_output = ON_EXIT\n"
                  "transfer_input_files = in.txt, data\noutput = out.txt\nerror = err.txt\nqueue\n",
-                 iwd, iwd);
+                 iwd, iwd, iwd);
         int64_t c = submit_via_agent(&r, "trip.sub", body);
         if (c <= 0)
                 goto out;
@@ -253,9 +253,9 @@ static void test_missing_input_holds(void) {
         user_file(iwd, "job.sh", job_script, 0755);
         user_file(iwd, "in.txt", "AAA\n", 0644);
         snprintf(body, sizeof body,
-                 "initialdir = %s\nexecutable = job.sh\nshould_transfer_files = YES\n"
+                 "initialdir = %s\nexecutable = %s/job.sh\nshould_transfer_files = YES\n"
                  "transfer_input_files = in.txt\nhold = true\nqueue\n",
-                 iwd);
+                 iwd, iwd);
         int64_t c = submit_via_agent(&r, "missing.sub", body);
         if (c <= 0)
                 goto out;
@@ -280,9 +280,9 @@ static void test_output_too_big_holds(void) {
         user_dir(&r, "big", iwd, sizeof iwd);
         user_file(iwd, "job.sh", "#!/bin/sh\nhead -c 3000000 /dev/zero > big.bin\nexit 0\n", 0755);
         snprintf(body, sizeof body,
-                 "initialdir = %s\nexecutable = job.sh\nshould_transfer_files = YES\n"
+                 "initialdir = %s\nexecutable = %s/job.sh\nshould_transfer_files = YES\n"
                  "when_to_transfer_output = ON_EXIT\nmax_transfer_output_mb = 1\nqueue\n",
-                 iwd);
+                 iwd, iwd);
         int64_t c = submit_via_agent(&r, "big.sub", body);
         if (c <= 0)
                 goto out;
@@ -304,9 +304,9 @@ static void test_kill9_mid_output(void) {
         user_dir(&r, "kill9", iwd, sizeof iwd);
         user_file(iwd, "job.sh", "#!/bin/sh\nhead -c 400000000 /dev/urandom > huge.bin\nexit 0\n", 0755);
         snprintf(body, sizeof body,
-                 "initialdir = %s\nexecutable = job.sh\nshould_transfer_files = YES\n"
+                 "initialdir = %s\nexecutable = %s/job.sh\nshould_transfer_files = YES\n"
                  "when_to_transfer_output = ON_EXIT\nqueue\n",
-                 iwd);
+                 iwd, iwd);
         int64_t c = submit_via_agent(&r, "kill9.sub", body);
         if (c <= 0)
                 goto out;
