@@ -207,9 +207,23 @@ static void sent_name(const Send *s, const char *as_written, char *out, size_t o
         char tmp[XFER_NAME_MAX + 1];
         size_t len = strlen(as_written);
 
-        snprintf(tmp, sizeof tmp, "%s", as_written);
-        while (len > 1 && tmp[len - 1] == '/')
-                tmp[--len] = '\0';
+        /* without "." and empty components */
+        size_t k = 0;
+        for (const char *p = as_written; *p;) {
+                const char *e = strchr(p, '/');
+                size_t n = e ? (size_t) (e - p) : strlen(p);
+                if (n > 0 && !(n == 1 && p[0] == '.') && k + n + 2 < sizeof tmp) {
+                        if (k || as_written[0] == '/')
+                                tmp[k++] = '/';
+                        memcpy(tmp + k, p, n);
+                        k += n;
+                }
+                if (!e)
+                        break;
+                p = e + 1;
+        }
+        tmp[k] = '\0';
+        (void) len;
         if (s->job->preserve_relative_paths && tmp[0] != '/' && xfer_name_ok(tmp)) {
                 snprintf(out, outlen, "%s", tmp);
                 return;
@@ -245,7 +259,7 @@ static int add_named(Send *s, const char *base, const char *as_written) {
                                  as_written);
         if (contents)
                 return add_tree(s, src, src, "", "");
-        if (strcmp(name, ".") == 0 || strcmp(name, "/") == 0 || strcmp(name, "..") == 0)
+        if (!*name || strcmp(name, ".") == 0 || strcmp(name, "/") == 0 || strcmp(name, "..") == 0)
                 return xfer_fail(s->res, -EINVAL, s->hold, "%s directory '%s' has no name to send it under", s->what,
                                  as_written);
         int r = add(s, src, name, XFER_KIND_DIR, XFER_ROLE_PLAIN, true, &st, NULL);
@@ -350,7 +364,8 @@ static int stream(Send *s, uint64_t limit, const char *knob) {
                         return adopt_status(s);
                 if (r < 0)
                         break;
-                s->res->files++;
+                if (e->kind != XFER_KIND_DIR)
+                        s->res->files++;
                 if (xfer_conn_pending(s->c))
                         return adopt_status(s) < 0 ? s->res->error
                                                    : xfer_fail(s->res, -EBADMSG, 0, "the receiver ended early");

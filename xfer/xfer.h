@@ -96,7 +96,10 @@ int xfer_preamble_parse(const char *payload, size_t len, char ret_id[XFER_ID_LEN
  * and writes the preamble for transfer_id: 0 and the connected socket. */
 int xfer_dial(const char *address, const char *transfer_id, int timeout_ms, int *ret_fd, char *why, size_t whylen);
 
-/* ---- the sessions (blocking; each in a process forked from the agent) ---- */
+/* ---- the sessions (blocking; each in a process forked from the agent) ----
+ *
+ * user (owner) NULL: the worker keeps the caller's identity (tests and
+ * benchmarks run by a plain user); an agent always passes the user. */
 
 /* Execute side, before the job: on a dialled fd, the sealed handshake with
  * key, then the job's input into sandbox (an existing directory the user
