@@ -14,7 +14,9 @@
  *   - an input gone before the run holds the job with HoldReasonCode 13;
  *   - an output over max_transfer_output_mb holds it with 12;
  *   - a kill -9 of the execute agent while the output travels leaves no
- *     file under its real name in Iwd.
+ *     file under its real name in Iwd;
+ *   - an eviction (a Vacate) with ON_EXIT_OR_EVICT brings the sandbox's
+ *     files back, and the job goes back to the queue.
  *
  * Needs root (namespaces, the user nobody, ip(8)): skipped otherwise.
  */
@@ -337,6 +339,51 @@ out:
         rig_stop(&r);
 }
 
+
+/* ---- an eviction with ON_EXIT_OR_EVICT brings the files back ---- */
+
+static void test_evict_brings_files(void) {
+        Rig r;
+        CU_ASSERT_TRUE_FATAL(rig_start(&r));
+        char iwd[256], body[2048], cl[32], why[512];
+        user_dir(&r, "evict", iwd, sizeof iwd);
+        user_file(iwd, "job.sh", "#!/bin/sh\necho step one > partial.txt\nsleep 300\n", 0755);
+        snprintf(body, sizeof body,
+                 "initialdir = %s\nexecutable = %s/job.sh\nshould_transfer_files = YES\n"
+                 "when_to_transfer_output = ON_EXIT_OR_EVICT\nqueue\n",
+                 iwd, iwd);
+        int64_t c = submit_via_agent(&r, "evict.sub", body);
+        if (c <= 0)
+                goto out;
+        snprintf(cl, sizeof cl, "%lld.0", (long long) c);
+        if (!GLEAN_TEST_CHECK(wait_attr("q", cl, "JobStatus", "2", 60), "job %s runs", cl))
+                goto out;
+        sleep(2); /* it wrote partial.txt */
+        int fd = connect_agent(&r.exe);
+        ClassAd *v = NULL;
+        glean_msg_new(GLEAN_CMD_VACATE, &v);
+        GLEAN_TEST_CHECK(ok_why(call(fd, v), why, sizeof why), "vacate: %s", why);
+        classad_free(v);
+        close(fd);
+        char *part = NULL;
+        for (int i = 0; i < 200 && !part; i++) {
+                part = slurp(iwd, "partial.txt");
+                if (!part)
+                        usleep(100000);
+        }
+        GLEAN_TEST_CHECK(part && strcmp(part, "step one\n") == 0, "partial.txt after the eviction: %s",
+                         part ? part : "(none)");
+        GLEAN_TEST_CHECK(owned_by_nobody(iwd, "partial.txt"), "partial.txt is not nobody's");
+        free(part);
+        char *st = gl_out("q", cl, "-af", "JobStatus", "NumJobStarts", NULL);
+        printf("\n    evicted job %s: JobStatus NumJobStarts = %s", cl, st ? st : "?\n");
+        GLEAN_TEST_CHECK(st && (st[0] == '1' || st[0] == '2'), "the evicted job is back in the queue: %s",
+                         st ? st : "");
+        free(st);
+out:
+        rig_stop(&r);
+}
+
 int main(int argc, char **argv) {
         static CU_TestInfo tests[] = {
                 { "a file and a directory across, the job in its sandbox, outputs back as nobody's",
@@ -345,6 +392,7 @@ int main(int argc, char **argv) {
                 { "an output over max_transfer_output_mb: held with code 12", test_output_too_big_holds },
                 { "kill -9 of the execute agent while the output travels: no half file in Iwd",
                   test_kill9_mid_output },
+                { "an eviction with ON_EXIT_OR_EVICT brings the sandbox's files back", test_evict_brings_files },
                 CU_TEST_INFO_NULL,
         };
         static CU_SuiteInfo suites[] = {
