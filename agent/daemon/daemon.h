@@ -426,6 +426,10 @@ bool agent_xrun_job_ended(Slot *s, const AgentJobExit *ex, const char *reason);
  * sandbox removed and the run reported over; true when there was one. */
 bool agent_xrun_kill(Slot *s, const char *reason);
 bool agent_xrun_busy(const Slot *s); /* a transfer runs (or waits to be tried again) */
+/* The run's Transfer into the slot's state file (adopt.c), so that an
+ * agent started again sends the output of the job it re-adopts
+ * (agent_xrun_prepare from the state file's Transfer). */
+int agent_xrun_state(const Slot *s, ClassAd *st);
 void agent_xrun_free(Slot *s);       /* the slot goes: its child killed, its sandbox removed */
 
 /* ---- slots.c, for xrun.c ---- */

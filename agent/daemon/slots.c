@@ -170,7 +170,7 @@ static void stuck_reason(const Slot *s, const char *what, const char *leaf, char
 
 static void start_job(Slot *s) {
         /* A run whose files travel: its input first (xrun.c), then agent_slot_start_job. */
-        if (s->spec && agent_xrun_start(s))
+        if (s->spec && !s->adopting && agent_xrun_start(s))
                 return;
         agent_slot_start_job(s);
 }

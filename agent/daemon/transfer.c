@@ -144,6 +144,7 @@ static void child_run(int keep_fd, int wfd, AgentXferRun fn, void *arg) {
         for (int sig = 1; sig < NSIG; sig++)
                 if (sig != SIGKILL && sig != SIGSTOP)
                         signal(sig, SIG_DFL);
+        signal(SIGPIPE, SIG_IGN); /* a peer gone is an error of the session, not its death */
         int k = lift(keep_fd), w = lift(wfd);
         if (w < 0 || (keep_fd >= 0 && k < 0))
                 _exit(70);

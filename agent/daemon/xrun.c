@@ -394,3 +394,23 @@ bool agent_xrun_kill(Slot *s, const char *reason) {
         finish(xr);
         return true;
 }
+
+/* ---- a run that outlives its agent ---- */
+
+int agent_xrun_state(const Slot *s, ClassAd *st) {
+        const AgentXrun *xr = s->xrun;
+        if (!xr)
+                return 0;
+        char hex[2 * sizeof xr->key.bytes + 1];
+        for (size_t i = 0; i < sizeof xr->key.bytes; i++)
+                snprintf(hex + 2 * i, 3, "%02x", xr->key.bytes[i]);
+        ClassAd *t = NULL;
+        int r = classad_new(&t);
+        if (r >= 0 && (r = classad_set_string(t, "TransferId", xr->id)) >= 0 &&
+            (r = classad_set_string(t, "TransferKey", hex)) >= 0 &&
+            (r = classad_set_string(t, "Address", xr->address)) >= 0)
+                r = glean_msg_set_ad(st, "Transfer", t);
+        explicit_bzero(hex, sizeof hex);
+        classad_free(t); /* the key's text in it: the state file is root's, 0600 */
+        return r;
+}

@@ -15,7 +15,8 @@
  *     JobExit says the bytes; an input missing holds with code 13; a
  *     submit side that cannot be reached is tried three times, then the
  *     run ends with a Reason; a Vacate during the input's transfer kills
- *     it and removes the sandbox.
+ *     it and removes the sandbox; an agent killed -9 while the job runs
+ *     and started again re-adopts it and still sends its output.
  *
  * Needs root (jobs of another user, the sandbox given to it): skipped
  * otherwise.
@@ -417,11 +418,77 @@ static void test_execute_vacate_during_input(void) {
         pool_stop(&p);
 }
 
+
+/* The agent killed (-9) while its transferring job runs, started again on
+ * the same EXECUTE: it re-adopts the job and still sends its output. */
+static void test_execute_restart(void) {
+        Pool p;
+        CU_ASSERT_TRUE_FATAL(pool_start(&p, NULL));
+        char path[512], why[512], old[sizeof p.dir], extra[300];
+        snprintf(old, sizeof old, "%s", p.dir);
+        snprintf(path, sizeof path, "%s/in.txt", p.jobs);
+        write_file(path, "the input\n");
+        int port, lfd = listen_port(&port);
+        GleanPoolKey key;
+        CU_ASSERT_FATAL(lfd >= 0 && glean_pool_key_generate(&key) == 0);
+        ClassAd *job = job_ad(&p, "/bin/sh", "-c 'sleep 4; cat in.txt > copy.txt'",
+                              "ShouldTransferFiles = \"YES\"; TransferExecutable = false; TransferInput = \"in.txt\"");
+        pid_t side = serve(lfd, &key, job, 2, true);
+        int fd = connect_agent(&p);
+        CU_ASSERT_FATAL(ok_why(claim(fd, "slot1", "transfer-claim-0005", job), why, sizeof why));
+        CU_ASSERT(ok_why(activate_transfer(fd, "transfer-claim-0005", job, &key, port), why, sizeof why));
+        close(fd);
+        snprintf(path, sizeof path, "%s/execute/.glean-state/slot1.ad", old);
+        bool recorded = false;
+        for (int i = 0; i < 100 && !recorded; i++) {
+                recorded = access(path, F_OK) == 0;
+                if (!recorded)
+                        usleep(50000);
+        }
+        if (!GLEAN_TEST_CHECK(recorded, "the job was never recorded"))
+                goto out;
+        int status;
+        kill(p.pid, SIGKILL);
+        waitpid(p.pid, &status, 0);
+        pool_exited(&p, status);
+        Pool q;
+        snprintf(extra, sizeof extra, "EXECUTE = %s/execute\n", old);
+        if (!GLEAN_TEST_CHECK(pool_start(&q, extra), "the agent again"))
+                goto out;
+        GLEAN_TEST_CHECK(wait_log(&q, 10, "re-adopted", NULL), "the job was not re-adopted");
+        char *copy = NULL;
+        snprintf(path, sizeof path, "%s/copy.txt", p.jobs);
+        for (int i = 0; i < 200 && !copy; i++) {
+                if (glean_test_read_file(path, &copy, NULL) < 0)
+                        copy = NULL;
+                if (!copy)
+                        usleep(100000);
+        }
+        GLEAN_TEST_CHECK(copy && strcmp(copy, "the input\n") == 0, "the output after the restart: %s",
+                         copy ? copy : "(none)");
+        free(copy);
+        waitpid(side, &status, 0);
+        side = 0;
+        GLEAN_TEST_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the serving side: %d", status);
+        GLEAN_TEST_CHECK(sandboxes(&q) == 0, "the sandbox is still there");
+        pool_stop(&q);
+out:
+        if (side > 0) {
+                kill(side, SIGKILL);
+                waitpid(side, NULL, 0);
+        }
+        classad_free(job);
+        close(lfd);
+        remove_dir(old);
+}
+
 static CU_TestInfo execute_tests[] = {
         { "input in, the job in its sandbox, output back, JobExit with the bytes", test_execute_round_trip },
         { "an input missing: JobExit holds with 13", test_execute_input_missing },
         { "a submit side that cannot be reached: four tries, then a Reason", test_execute_unreachable },
         { "a Vacate during the input's transfer: killed, the sandbox removed", test_execute_vacate_during_input },
+        { "the agent killed and started again while the job runs: re-adopted, its output still sent",
+          test_execute_restart },
         CU_TEST_INFO_NULL,
 };
 
