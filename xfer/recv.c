@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -39,6 +38,7 @@ typedef struct Recv {
         XferResult *res;
         int hold;
         uint64_t limit, bytes, files;
+        mode_t umask;
         char *cur_rel; /* the directory whose descriptor is cur_fd */
         int cur_fd;
         char **cleaned; /* directories whose leftovers were removed */
@@ -214,19 +214,19 @@ static void split(char *rel, const char **ret_dir, const char **ret_base) {
         }
 }
 
+/* ".glean-xfer.<16 random hex digits>": random once per process, then
+ * counted (a name taken is tried again by O_EXCL's caller). */
 static void tmp_name(char buf[64]) {
-        uint8_t rnd[8];
-        if (getrandom(rnd, sizeof rnd, 0) != (ssize_t) sizeof rnd)
-                randombytes_buf(rnd, sizeof rnd);
-        int n = snprintf(buf, 64, XFER_TMP_PREFIX);
-        for (size_t i = 0; i < sizeof rnd; i++)
-                n += snprintf(buf + n, (size_t) (64 - n), "%02x", rnd[i]);
+        static uint64_t next;
+        if (next == 0)
+                randombytes_buf(&next, sizeof next);
+        snprintf(buf, 64, XFER_TMP_PREFIX "%016llx", (unsigned long long) next++);
 }
 
 static int recv_file(Recv *rv, const XferHeader *h, int dfd, const char *base, const char *shown) {
         char tmp[64];
         _cleanup_close_ int fd = -1;
-        crypto_hash_sha256_state sha;
+        XferSum sha;
         uint64_t got = 0;
         int r;
 
@@ -234,11 +234,17 @@ static int recv_file(Recv *rv, const XferHeader *h, int dfd, const char *base, c
                 return refuse(rv, -EFBIG, "%s file '%s' (%" PRIu64 " bytes) exceeds MAX_TRANSFER_%s_MB (%" PRIu64 " MB)",
                               what(rv), shown, h->size, rv->mode == XFER_RECV_INPUT ? "INPUT" : "OUTPUT",
                               rv->limit / (1024 * 1024));
-        tmp_name(tmp);
-        fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        /* created with its mode (the umask permitting): no fchmod for most */
+        mode_t mode = (mode_t) (h->mode & 0777);
+        for (int tries = 0; tries < 8; tries++) {
+                tmp_name(tmp);
+                fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+                if (fd >= 0 || errno != EEXIST)
+                        break;
+        }
         if (fd < 0)
                 return refuse(rv, -errno, "cannot write %s file '%s': %m", what(rv), shown);
-        crypto_hash_sha256_init(&sha);
+        xfer_sum_init(&sha, false);
         for (;;) {
                 int type;
                 const unsigned char *b;
@@ -254,7 +260,7 @@ static int recv_file(Recv *rv, const XferHeader *h, int dfd, const char *base, c
                                 return refuse(rv, -EBADMSG, "%s file '%s': the sender sent more than the %" PRIu64
                                               " bytes it announced", what(rv), shown, h->size);
                         }
-                        crypto_hash_sha256_update(&sha, b, n);
+                        xfer_sum_update(&sha, b, n);
                         for (size_t off = 0; off < n;) {
                                 ssize_t w = write(fd, b + off, n - off);
                                 if (w < 0 && errno == EINTR)
@@ -275,8 +281,9 @@ static int recv_file(Recv *rv, const XferHeader *h, int dfd, const char *base, c
                         if (type == XFER_T_FAIL) {
                                 XferResult o;
                                 if (xfer_parse_outcome(b, n, &o) == 0 && o.error < 0) {
-                                        *rv->res = o;
-                                        return refuse(rv, o.error, "%s", o.reason);
+                                        rv->hold = o.hold_code;
+                                        return refuse(rv, o.error, "%s",
+                                                      o.reason[0] ? o.reason : "the sender failed without a reason");
                                 }
                         }
                         return refuse(rv, -EBADMSG, "%s file '%s': %s", what(rv), shown,
@@ -285,7 +292,7 @@ static int recv_file(Recv *rv, const XferHeader *h, int dfd, const char *base, c
                                               : "malformed transfer (expected data or its checksum)");
                 }
                 uint8_t sum[crypto_hash_sha256_BYTES];
-                crypto_hash_sha256_final(&sha, sum);
+                xfer_sum_final(&sha, sum);
                 if (sodium_memcmp(sum, b, sizeof sum) != 0) {
                         (void) unlinkat(dfd, tmp, 0);
                         return refuse(rv, -EBADMSG, "%s file '%s': checksum mismatch", what(rv), shown);
@@ -293,7 +300,7 @@ static int recv_file(Recv *rv, const XferHeader *h, int dfd, const char *base, c
                 break;
         }
         struct timespec ts[2] = { { .tv_nsec = UTIME_OMIT }, { h->mtime_sec, (long) h->mtime_nsec } };
-        if (fchmod(fd, (mode_t) (h->mode & 0777)) < 0 || futimens(fd, ts) < 0 || close(TAKE_FD(fd)) < 0 ||
+        if (((mode & ~rv->umask) != mode && fchmod(fd, mode) < 0) || futimens(fd, ts) < 0 || close(TAKE_FD(fd)) < 0 ||
             renameat(dfd, tmp, dfd, base) < 0) {
                 r = -errno;
                 (void) unlinkat(dfd, tmp, 0);
@@ -387,6 +394,8 @@ int xfer_recv_files(XferConn *c, XferRecvMode mode, const XferJob *job, const ch
         rv.limit = mode == XFER_RECV_INPUT ? job->max_input_bytes : job->max_output_bytes;
         if (sodium_init() < 0)
                 return refuse(&rv, -EIO, "cannot initialise libsodium");
+        rv.umask = umask(0077);
+        umask(rv.umask);
         rv.rootfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (rv.rootfd < 0)
                 return refuse(&rv, -errno, "cannot open the %s directory '%s': %m",
@@ -434,7 +443,7 @@ int xfer_recv_files(XferConn *c, XferRecvMode mode, const XferJob *job, const ch
                                 break;
                         }
                         rv.hold = o.hold_code;
-                        r = refuse(&rv, o.error, "%s", o.reason);
+                        r = refuse(&rv, o.error, "%s", o.reason[0] ? o.reason : "the sender failed without a reason");
                         break;
                 }
                 r = refuse(&rv, -EBADMSG, "malformed %s transfer (unexpected frame type %d)", what(&rv), type);

@@ -303,7 +303,7 @@ static int adopt_status(Send *s) {
 
 static int send_file(Send *s, const Entry *e, XferHeader *h) {
         _cleanup_close_ int fd = open(e->src, O_RDONLY | O_CLOEXEC | (e->follow ? 0 : O_NOFOLLOW));
-        crypto_hash_sha256_state sha;
+        XferSum sha;
         struct stat st;
         uint64_t left = (uint64_t) e->st.st_size;
         int r;
@@ -312,11 +312,12 @@ static int send_file(Send *s, const Entry *e, XferHeader *h) {
                 return xfer_fail(s->res, -errno, s->hold, "cannot read %s file '%s': %m", s->what, e->src);
         if (!S_ISREG(st.st_mode))
                 return xfer_fail(s->res, -EINVAL, s->hold, "%s file '%s' is not a regular file", s->what, e->src);
-        (void) posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+        if (left >= XFER_DATA_CHUNK)
+                (void) posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
         r = xfer_put_header(s->c, h);
         if (r < 0)
                 return r;
-        crypto_hash_sha256_init(&sha);
+        xfer_sum_init(&sha, false);
         while (left > 0) {
                 size_t want = left < XFER_DATA_CHUNK ? (size_t) left : XFER_DATA_CHUNK;
                 unsigned char *room = xfer_conn_data_room(s->c, want);
@@ -329,7 +330,7 @@ static int send_file(Send *s, const Entry *e, XferHeader *h) {
                         return xfer_fail(s->res, n < 0 ? -errno : -EIO, s->hold,
                                          "cannot read %s file '%s': %s", s->what, e->src,
                                          n < 0 ? strerror(errno) : "it shrank while being sent");
-                crypto_hash_sha256_update(&sha, room, (size_t) n);
+                xfer_sum_update(&sha, room, (size_t) n);
                 r = xfer_conn_commit_data(s->c, (size_t) n);
                 if (r < 0)
                         return r;
@@ -337,7 +338,7 @@ static int send_file(Send *s, const Entry *e, XferHeader *h) {
                 s->res->bytes_sent += (uint64_t) n;
         }
         uint8_t sum[crypto_hash_sha256_BYTES];
-        crypto_hash_sha256_final(&sha, sum);
+        xfer_sum_final(&sha, sum);
         return xfer_conn_put(s->c, XFER_T_SUM, sum, sizeof sum, NULL, 0);
 }
 
@@ -366,7 +367,8 @@ static int stream(Send *s, uint64_t limit, const char *knob) {
                         break;
                 if (e->kind != XFER_KIND_DIR)
                         s->res->files++;
-                if (xfer_conn_pending(s->c))
+                /* an early STATUS (a refusal): looked for every 64 entries and after a big file */
+                if ((i % 64 == 63 || e->st.st_size >= (off_t) XFER_DATA_CHUNK) && xfer_conn_pending(s->c))
                         return adopt_status(s) < 0 ? s->res->error
                                                    : xfer_fail(s->res, -EBADMSG, 0, "the receiver ended early");
         }

@@ -11,6 +11,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -126,25 +128,74 @@ typedef struct Relay {
         int error; /* the network's failure, when it came first */
 } Relay;
 
-/* Relays until the worker is done and its frames are out. */
-static int relay(Relay *rl) {
-        _cleanup_(glean_outq_clear) GleanOutQueue toq = { 0 };
-        GleanFrameReader *fr = NULL;
-        bool net_eof = false, wk_eof = false, wk_shut = false;
-        int64_t last = now_ms();
-        int r = glean_frame_reader_new(0, &fr);
+/* Bytes for the worker, not yet written. */
+typedef struct Bytes {
+        unsigned char *d;
+        size_t start, end, cap;
+} Bytes;
 
-        if (r < 0)
-                return r;
+static size_t bytes_size(const Bytes *b) {
+        return b->end - b->start;
+}
+
+static int bytes_push(Bytes *b, const void *p, size_t n) {
+        if (b->end + n > b->cap && b->start > 0) {
+                memmove(b->d, b->d + b->start, b->end - b->start);
+                b->end -= b->start;
+                b->start = 0;
+        }
+        if (b->end + n > b->cap) {
+                size_t cap = (b->end + n) * 2;
+                unsigned char *d = realloc(b->d, cap);
+                if (!d)
+                        return -ENOMEM;
+                b->d = d;
+                b->cap = cap;
+        }
+        memcpy(b->d + b->end, p, n);
+        b->end += n;
+        return 0;
+}
+
+/* 0 all written or would block, -errno */
+static int bytes_flush(Bytes *b, int fd) {
+        while (b->start < b->end) {
+                ssize_t k = send(fd, b->d + b->start, b->end - b->start, MSG_NOSIGNAL | MSG_DONTWAIT);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+                        return 0;
+                if (k <= 0)
+                        return k < 0 ? -errno : -EPIPE;
+                b->start += (size_t) k;
+        }
+        b->start = b->end = 0;
+        return 0;
+}
+
+/* Relays until the worker is done and all it wrote is out. The worker's
+ * bytes travel as they come, up to GLEAN_FRAME_MAX a sealed frame (its
+ * own frames are parsed by the other worker alone): many small frames of
+ * small files go as one sealed frame. */
+static int relay(Relay *rl) {
+        Bytes toq = { 0 };
+        unsigned char *chunk = malloc(GLEAN_FRAME_MAX);
+        /* the handshake may have read frames already: look before polling */
+        bool net_eof = false, wk_eof = false, wk_shut = false, net_first = true;
+        int64_t last = now_ms();
+        int r = 0;
+
+        if (!chunk)
+                return -ENOMEM;
         while (!(wk_eof && (net_eof || glean_secure_output(rl->s, &(const void *){ NULL }) == 0))) {
                 const void *dummy;
                 size_t sout = glean_secure_output(rl->s, &dummy);
                 struct pollfd p[3] = {
                         { .fd = net_eof ? -1 : rl->net,
-                          .events = (short) ((glean_outq_size(&toq) < QUEUE_MAX ? POLLIN : 0) | (sout ? POLLOUT : 0)) },
-                        { .fd = wk_eof && !glean_outq_size(&toq) ? -1 : rl->wk,
+                          .events = (short) ((bytes_size(&toq) < QUEUE_MAX ? POLLIN : 0) | (sout ? POLLOUT : 0)) },
+                        { .fd = wk_eof && !bytes_size(&toq) ? -1 : rl->wk,
                           .events = (short) ((!wk_eof && sout < QUEUE_MAX ? POLLIN : 0) |
-                                             (glean_outq_size(&toq) ? POLLOUT : 0)) },
+                                             (bytes_size(&toq) ? POLLOUT : 0)) },
                         { .fd = rl->report.eof ? -1 : rl->rep, .events = POLLIN },
                 };
                 int left = rl->timeout_ms < 0 ? -1 : (int) (last + rl->timeout_ms - now_ms());
@@ -152,14 +203,17 @@ static int relay(Relay *rl) {
                         r = -ETIMEDOUT;
                         break;
                 }
-                int k = poll(p, 3, left);
+                int k = poll(p, 3, net_first ? 0 : left);
                 if (k < 0 && errno == EINTR)
                         continue;
                 if (k < 0) {
                         r = -errno;
                         break;
                 }
-                if (k == 0)
+                if (net_first) {
+                        p[0].revents |= POLLIN;
+                        net_first = false;
+                } else if (k == 0)
                         continue;
                 last = now_ms();
                 if (p[2].revents && (r = read_report(&rl->report, rl->rep)) < 0)
@@ -170,7 +224,15 @@ static int relay(Relay *rl) {
                                 size_t len = 0;
                                 r = glean_secure_read(rl->s, rl->net, &f, &len);
                                 if (r == 1) {
-                                        int q = glean_outq_push(&toq, f, len, SIZE_MAX);
+                                        /* straight to the worker when nothing waits before it */
+                                        size_t off = 0;
+                                        while (bytes_size(&toq) == 0 && off < len) {
+                                                ssize_t sent = send(rl->wk, f + off, len - off, MSG_NOSIGNAL | MSG_DONTWAIT);
+                                                if (sent <= 0)
+                                                        break;
+                                                off += (size_t) sent;
+                                        }
+                                        int q = off < len ? bytes_push(&toq, f + off, len - off) : 0;
                                         free(f);
                                         if (q < 0) {
                                                 r = q;
@@ -192,40 +254,40 @@ static int relay(Relay *rl) {
                                 break;
                 }
                 if (p[1].revents & (POLLIN | POLLHUP | POLLERR) && !wk_eof) {
-                        for (;;) {
-                                char *f = NULL;
-                                size_t len = 0;
-                                r = glean_frame_read(fr, rl->wk, &f, &len);
-                                if (r == 1) {
-                                        int q = net_eof ? 0 : glean_secure_seal(rl->s, f, len);
-                                        free(f);
-                                        if (q < 0)
+                        for (int i = 0; i < 8; i++) {
+                                ssize_t n = read(rl->wk, chunk, GLEAN_FRAME_MAX);
+                                if (n > 0) {
+                                        if (!net_eof && glean_secure_seal(rl->s, chunk, (size_t) n) < 0)
                                                 net_eof = true;
+                                        if (glean_secure_output(rl->s, &dummy) >= QUEUE_MAX)
+                                                break;
                                         continue;
                                 }
-                                if (r < 0)
+                                if (n < 0 && errno == EINTR)
+                                        continue;
+                                if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK))
                                         wk_eof = true; /* done, or died: the report says */
-                                r = 0;
                                 break;
                         }
                 }
-                if (glean_outq_size(&toq)) {
-                        r = glean_outq_flush(&toq, rl->wk);
+                if (bytes_size(&toq)) {
+                        r = bytes_flush(&toq, rl->wk);
                         if (r < 0) {
-                                glean_outq_clear(&toq);
+                                toq.start = toq.end = 0;
                                 wk_eof = true;
                         }
                 }
                 if (!net_eof && glean_secure_output(rl->s, &dummy) && glean_secure_flush(rl->s, rl->net) < 0)
                         net_eof = true;
                 /* the peer is gone and all it said is with the worker: the worker sees the end */
-                if (net_eof && !glean_outq_size(&toq) && !wk_shut) {
+                if (net_eof && !bytes_size(&toq) && !wk_shut) {
                         (void) shutdown(rl->wk, SHUT_WR);
                         wk_shut = true;
                 }
                 r = 0;
         }
-        glean_frame_reader_free(fr);
+        free(toq.d);
+        free(chunk);
         return r;
 }
 
@@ -283,6 +345,8 @@ static int session(Kind kind, int fd, const GleanPoolKey *key, const XferJob *jo
         close(sv[1]);
         close(rp[1]);
         sv[1] = rp[1] = -1;
+        /* no Nagle delay for a small frame after a big one (a TCP socket; nothing otherwise) */
+        (void) setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &(int){ 1 }, sizeof(int));
         (void) set_nonblock(fd);
         (void) set_nonblock(sv[0]);
         (void) set_nonblock(rp[0]);

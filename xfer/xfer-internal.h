@@ -14,6 +14,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <sodium.h>
+
 #include "xfer.h"
 
 /* Frame types (the first byte of every frame's payload; proto.c). */
@@ -88,6 +90,22 @@ int xfer_parse_outcome(const unsigned char *b, size_t n, XferResult *ret);
 
 /* Sets res to a failure: error, hold code, subcode (errno), reason. Returns error. */
 int xfer_fail(XferResult *res, int error, int hold, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* ---- sum.c: SHA-256 (the CPU's SHA extensions, else libsodium) ---- */
+
+typedef struct XferSum {
+        bool ni;
+        uint32_t state[8];
+        uint8_t buf[64];
+        size_t buffered;
+        uint64_t total;
+        crypto_hash_sha256_state sodium;
+} XferSum;
+
+/* portable: libsodium's code even where the CPU has SHA extensions (tests) */
+void xfer_sum_init(XferSum *s, bool portable);
+void xfer_sum_update(XferSum *s, const void *data, size_t n);
+void xfer_sum_final(XferSum *s, uint8_t out[32]);
 
 /* ---- path.c: names beneath a directory ---- */
 

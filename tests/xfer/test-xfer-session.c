@@ -6,7 +6,10 @@
  * sandbox owned by nobody (files owned by nobody, the manifest written by
  * root), the job's output served back into Iwd (owned by nobody); a
  * missing input holds (13) at both ends; a wrong key is refused by both
- * ends and moves nothing. Needs root: skipped otherwise.
+ * ends and moves nothing; a peer with the key that then sends nonsense is
+ * refused; the submit side killed -9 in the middle of a file leaves the
+ * execute side with a lost connection (no hold) and nothing under the
+ * file's name. Needs root: skipped otherwise.
  */
 #define _GNU_SOURCE
 
@@ -23,6 +26,8 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <dirent.h>
 
 #include <CUnit/CUnit.h>
 
@@ -229,7 +234,84 @@ static void test_wrong_key(void) {
         cleanup();
 }
 
+static bool aside_file_growing(const char *d) {
+        DIR *dd = opendir(d);
+        struct dirent *de;
+        bool found = false;
+        if (!dd)
+                return false;
+        while (!found && (de = readdir(dd))) {
+                char p[512];
+                struct stat st;
+                snprintf(p, sizeof p, "%s/%s", d, de->d_name);
+                found = strncmp(de->d_name, ".glean-xfer.", 12) == 0 && stat(p, &st) == 0 && st.st_size > 0;
+        }
+        closedir(dd);
+        return found;
+}
+
+/* The submit side killed (-9) in the middle of a file: the execute side
+ * fails as a lost connection (retried, no hold) and nothing is left under
+ * the file's name. */
+static void test_peer_killed(void) {
+        fresh();
+        char p[256];
+        snprintf(p, sizeof p, "%s/big.dat", iwd);
+        int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        CU_ASSERT_FATAL(fd >= 0 && ftruncate(fd, 256 << 20) == 0 && fchown(fd, nobody.uid, nobody.gid) == 0);
+        close(fd);
+        XferJob *j = job_of("[ Iwd = \"%s\"; TransferExecutable = false; TransferInput = \"big.dat\" ]", iwd);
+        Server sv;
+        XferResult re;
+        server_start(&sv, &key, j);
+        pid_t killer = fork();
+        CU_ASSERT_FATAL(killer >= 0);
+        if (killer == 0) {
+                for (int i = 0; i < 10000 && !aside_file_growing(box); i++)
+                        usleep(500);
+                kill(sv.pid, SIGKILL);
+                _exit(0);
+        }
+        int r = dial_and(false, &sv, &key, j, &re);
+        waitpid(killer, NULL, 0);
+        close(sv.result_fd);
+        waitpid(sv.pid, NULL, 0);
+        GLEAN_TEST_CHECK(r < 0 && re.hold_code == 0 && strstr(re.reason, "connection lost"), "gave %d hold %d '%s'", r,
+                         re.hold_code, re.reason);
+        snprintf(p, sizeof p, "%s/big.dat", box);
+        CU_ASSERT(access(p, F_OK) < 0);
+        CU_ASSERT(!aside_file_growing(box));
+        xfer_job_free(j);
+        cleanup();
+}
+
+/* A peer with the key that then speaks nonsense: refused, nothing written. */
+static void test_nonsense_after_handshake(void) {
+        fresh();
+        put(iwd, "a.txt", "alpha\n", 0644);
+        XferJob *j = job_of("[ Iwd = \"%s\"; TransferExecutable = false; TransferInput = \"a.txt\" ]", iwd);
+        Server sv;
+        XferResult rs;
+        server_start(&sv, &key, j);
+        int fd = -1;
+        char why[256];
+        GleanSecure *s = NULL;
+        CU_ASSERT_FATAL(xfer_dial(sv.address, ID, TIMEOUT_MS, &fd, why, sizeof why) == 0);
+        CU_ASSERT_FATAL(glean_secure_handshake(fd, GLEAN_SECURE_AGENT, GLEAN_SECURE_POOL_AUTH(&key), TIMEOUT_MS, &s, why,
+                                               sizeof why) == 0);
+        /* a frame of a frame: length 3, "Hxx" (a header too short) */
+        CU_ASSERT(glean_secure_send(s, fd, "\0\0\0\3Hxx", 7, TIMEOUT_MS) == 0);
+        server_wait(&sv, &rs);
+        GLEAN_TEST_CHECK(rs.error == -EBADMSG && strstr(rs.reason, "request"), "serve gave %d '%s'", rs.error, rs.reason);
+        glean_secure_free(s);
+        close(fd);
+        xfer_job_free(j);
+        cleanup();
+}
+
 static CU_TestInfo tests[] = {
+        { "nonsense after the handshake", test_nonsense_after_handshake },
+        { "submit side killed mid-file", test_peer_killed },
         { "input fetched, output served", test_input_and_output },
         { "missing input", test_missing_input },
         { "wrong key", test_wrong_key },
