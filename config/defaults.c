@@ -164,6 +164,7 @@ static const Default defaults[] = {
         { "NEGOTIATOR_MAX_HANDSHAKES_PER_ADDRESS", "16" },
         { "NEGOTIATOR_MAX_OUTPUT", "268435456" },
         { "NEGOTIATOR_MAX_WAITS_PER_USER", "1000" },
+        { "NEGOTIATOR_TRANSFER_WAIT", "300" }, /* issue 24 */
         { "NEGOTIATOR_MAX_TIME_PER_CYCLE", "1200" },
         { "NEGOTIATOR_MAX_TIME_PER_SUBMITTER", "60" },
         { "NEGOTIATOR_MAX_TIME_PER_SCHEDD", "120" },

@@ -163,6 +163,7 @@ static const Knob knobs[] = {
         { "NEGOTIATOR_MAX_HANDSHAKES_PER_ADDRESS", 0 },
         { "NEGOTIATOR_MAX_OUTPUT", 0 },
         { "NEGOTIATOR_MAX_WAITS_PER_USER", 0 },
+        { "NEGOTIATOR_TRANSFER_WAIT", 0 }, /* issue 24: a claim waiting for its job's submit agent */
         { "NEGOTIATOR_PRE_JOB_RANK", 0 },
         { "NEGOTIATOR_POST_JOB_RANK", 0 },
         { "PREEMPTION_REQUIREMENTS", 0 },

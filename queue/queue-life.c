@@ -371,6 +371,26 @@ int queue_job_exit(JobQueue *q, JobId id, const ClassAd *exit_msg, double now, J
         return 0;
 }
 
+int queue_job_add_bytes(JobQueue *q, JobId id, int64_t sent, int64_t recvd) {
+        QJob *j = NULL;
+        int r;
+
+        if (sent < 0 || recvd < 0)
+                return -EINVAL;
+        if (sent == 0 && recvd == 0)
+                return 0;
+        r = find_job(q, id, &j, NULL, 0);
+        if (r < 0)
+                return r;
+        r = change_begin(q, id, NULL, 0);
+        if (r < 0)
+                return r;
+        r = sent > 0 ? add_int(j, "BytesSent", sent) : 0;
+        if (r >= 0 && recvd > 0)
+                r = add_int(j, "BytesRecvd", recvd);
+        return put_end(q, j, r, NULL, 0);
+}
+
 int queue_job_set_transferring(JobQueue *q, JobId id, bool input, bool output) {
         QJob *j = NULL;
         int r;

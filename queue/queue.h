@@ -391,6 +391,9 @@ int queue_job_requeue(JobQueue *q, JobId id, const char *reason, double now, Job
 /* A Running job's TransferringInput and TransferringOutput, as its slot
  * says them (removed when the run ends). -EINVAL when it does not run. */
 int queue_job_set_transferring(JobQueue *q, JobId id, bool input, bool output);
+/* The bytes a run moved that ended without queue_job_exit (evicted,
+ * requeued), added to BytesSent and BytesRecvd. -EINVAL when negative. */
+int queue_job_add_bytes(JobQueue *q, JobId id, int64_t sent, int64_t recvd);
 
 /* The matchmaker's reason for not matching it this cycle (for -analyze):
  * LastRejMatchReason, LastRejMatchTime. Not a change of its own: nothing

@@ -304,6 +304,17 @@ static Job *next_job(Nego *n, Claim *c) {
  * return and the tick try again), for NEGOTIATOR_TRANSFER_WAIT at most:
  * then the claim is released and the job, Idle still, says why in
  * LastRejMatchReason. */
+/* c waited NEGOTIATOR_TRANSFER_WAIT for its job's submit agent: released,
+ * the job (Idle still) told why. */
+static void transfer_give_up(Nego *n, Claim *c, const char *why, double now) {
+        char reason[600];
+        snprintf(reason, sizeof reason, "%s for %" PRId64 " s (NEGOTIATOR_TRANSFER_WAIT)", why, n->k.transfer_wait);
+        queue_job_rejected(n->queue, c->job, reason, now);
+        nego_log_job(LOG_NOTICE, NULL, c->job, c->submitter, c->slot, c, reason, "job %s stays idle: %s", c->jobkey,
+                     reason);
+        claim_end(n, c, true, "its job's submit agent did not come");
+}
+
 static bool transfer_ready(Nego *n, Claim *c, Job *job, double now) {
         char why[400] = "";
         int t = nego_grant_check(n, c, job, why, sizeof why);
@@ -335,13 +346,7 @@ static bool transfer_ready(Nego *n, Claim *c, Job *job, double now) {
                              "job %s: waiting up to %" PRId64 " s on %s: %s", c->jobkey, n->k.transfer_wait, c->slot,
                              why);
         } else if (now - c->transfer_wait_since > (double) n->k.transfer_wait) {
-                char reason[600];
-                snprintf(reason, sizeof reason, "%s for %" PRId64 " s (NEGOTIATOR_TRANSFER_WAIT)", why,
-                         n->k.transfer_wait);
-                queue_job_rejected(n->queue, job->id, reason, now);
-                nego_log_job(LOG_NOTICE, NULL, job->id, job->submitter, c->slot, c, reason,
-                             "job %s stays idle: %s", c->jobkey, reason);
-                claim_end(n, c, true, "its job's submit agent did not come");
+                transfer_give_up(n, c, why, now);
                 return false;
         }
         /* Still on its way: out of the cycles, the slot kept. */
@@ -382,7 +387,7 @@ void nego_claims_transfer_retry(Nego *n, const char *machine, double now) {
                 if (s && slot_is_ours_idle(s, c))
                         activate(n, c);
                 else if (now - c->transfer_wait_since > (double) n->k.transfer_wait)
-                        claim_end(n, c, true, "its job's submit agent did not come");
+                        transfer_give_up(n, c, "its submit machine's agent did not come back", now);
         }
         free(w);
 }
@@ -506,9 +511,16 @@ void nego_claim_granted(Nego *n, Claim *c, const ClassAd *reply) {
 }
 
 void nego_claim_activated(Nego *n, Claim *c, const ClassAd *reply) {
-        (void) reply;
+        bool in = false;
         if (c->state == CLAIM_ACTIVATING)
                 c->state = CLAIM_RUNNING;
+        /* A run that fetches its input first says so (glean q's "<"). */
+        const Job *j = queue_find(n->queue, c->job);
+        if (c->grant && j && j->claim_id && strcmp(j->claim_id, c->id) == 0 &&
+            classad_eval_bool(reply, "TransferringInput", GLEAN_CA_MODE, &in) >= 0 && in) {
+                nego_batch_queue(n);
+                (void) queue_job_set_transferring(n->queue, c->job, true, false);
+        }
         nego_backoff_forget(n, c->jobkey); /* it started: no failure counts any more */
 }
 
@@ -785,6 +797,12 @@ void nego_claim_job_exit(Nego *n, Conn *from, const ClassAd *msg) {
                 if (evicted) {
                         char why[400];
                         snprintf(why, sizeof why, "evicted from %s: %s", c->slot, reason ? reason : "vacated");
+                        int64_t sent = 0, recvd = 0; /* its files moved before, counted as HTCondor does */
+                        classad_eval_int(msg, "BytesSent", GLEAN_CA_MODE, &sent);
+                        classad_eval_int(msg, "BytesRecvd", GLEAN_CA_MODE, &recvd);
+                        if (queue_job_add_bytes(n->queue, c->job, sent, recvd) < 0)
+                                glean_log(LOG_WARNING, NULL, NULL, 0, "job %s: its bytes moved are not recorded",
+                                          c->jobkey);
                         int r = queue_job_requeue(n->queue, c->job, why, now, NULL);
                         if (r < 0)
                                 glean_log_errno(LOG_ERR, r, "job %s: cannot requeue it: %m", c->jobkey);

@@ -27,6 +27,7 @@
 
 #include "common/cleanup.h"
 #include "daemon.h"
+#include "xfer/xfer.h"
 
 #define GRANT_ID_BYTES 16  /* TransferId: 32 hex digits */
 #define GRANT_KEY_BYTES 32 /* TransferKey: 64 hex digits */
@@ -46,22 +47,6 @@ static void grant_free(Grant *g) {
         free(g->submit_machine);
         free(g->execute_machine);
         free(g);
-}
-
-/* Whether a run of job on a slot of slot_fs_domain transfers files:
- * ShouldTransferFiles "YES", or "IF_NEEDED" where the FileSystemDomains
- * differ. TODO: xfer_job_wanted() (xfer/xfer.h) once branch xfer is
- * merged; this is the same rule, kept tiny until then. */
-static bool job_transfers(const ClassAd *job, const char *slot_fs_domain) {
-        _cleanup_free_ char *stf = NULL, *fsd = NULL;
-        if (classad_eval_string(job, "ShouldTransferFiles", GLEAN_CA_MODE, &stf) < 0)
-                return false;
-        if (strcasecmp(stf, "YES") == 0)
-                return true;
-        if (strcasecmp(stf, "IF_NEEDED") != 0)
-                return false;
-        (void) classad_eval_string(job, "FileSystemDomain", GLEAN_CA_MODE, &fsd);
-        return !fsd || !slot_fs_domain || strcasecmp(fsd, slot_fs_domain) != 0;
 }
 
 /* "ip:port", an IPv6 address in brackets. */
@@ -139,7 +124,7 @@ int nego_grant_check(Nego *n, const Claim *c, const Job *job, char *why, size_t 
         int r;
         if (s)
                 (void) classad_eval_string(s->ad, "FileSystemDomain", GLEAN_CA_MODE, &fsd);
-        if (!job_transfers(job->ad, fsd))
+        if (!xfer_job_wanted(job->ad, fsd))
                 return 0;
         (void) submit_agent(n, job, &r, why, whylen);
         return r;

@@ -156,6 +156,29 @@ static void test_batch(void) {
         free_ads(ads, n);
 }
 
+/* condor_q's ST of a running job whose files are on their way. */
+static void test_transferring_status(void) {
+        static const struct {
+                const char *attrs, *want;
+        } cases[] = {
+                { "JobStatus = 2; TransferringInput = true", "<" },
+                { "JobStatus = 2; TransferringOutput = true", ">" },
+                { "JobStatus = 2; TransferringInput = false; TransferringOutput = false", "R" },
+                { "JobStatus = 1; TransferringInput = true", "I" }, /* only while it runs */
+                { "JobStatus = 5; TransferringOutput = true", "H" },
+                { "JobStatus = 2; TransferringInput = \"yes\"", "R" }, /* not a boolean */
+        };
+        for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+                char text[256];
+                snprintf(text, sizeof text, "[ %s ]", cases[i].attrs);
+                ClassAd *a = ad(text);
+                const char *got = cli_job_status_cell(a);
+                GLEAN_TEST_CHECK(strcmp(got, cases[i].want) == 0, "%s: %s, want %s", cases[i].attrs, got,
+                                 cases[i].want);
+                classad_free(a);
+        }
+}
+
 static void test_one_line_views(void) {
         ClassAd *ads[8];
         size_t n = queue_ads(ads);
@@ -503,6 +526,7 @@ static CU_TestInfo fmt_tests[] = {
         { "one-line-views", test_one_line_views },
         { "af-long-json", test_af_long_json },
         { "status", test_status },
+        { "transferring_status", test_transferring_status },
         CU_TEST_INFO_NULL,
 };
 

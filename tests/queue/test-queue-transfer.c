@@ -7,6 +7,7 @@
  *     12 output) holds the job with that code, subcode and the reason; it
  *     is no completion: no ExitCode, nothing in the history; NumHolds
  *     counts it; BytesSent/BytesRecvd add up over runs;
+ *   - the bytes of a run that ended otherwise (queue_job_add_bytes);
  *   - the job ad's TransferringInput/TransferringOutput while it runs,
  *     gone when the run ends; refused for a job that does not run;
  *   - submit-time checks: should_transfer_files = YES on the central
@@ -143,6 +144,26 @@ static void test_transferring(void) {
         qt_close(&t);
 }
 
+static void test_add_bytes(void) {
+        QT t;
+
+        qt_open(&t, qt_new_db(), NULL);
+        int64_t c = qt_submit(t.q, "alice", NULL, 1, QT_T0);
+        JobId id = { c, 0 };
+        CU_ASSERT_EQUAL(queue_job_add_bytes(t.q, id, -1, 0), -EINVAL);
+        CU_ASSERT_EQUAL(queue_job_add_bytes(t.q, (JobId) { 999, 0 }, 1, 1), -ENOENT);
+        CU_ASSERT_EQUAL(queue_job_add_bytes(t.q, id, 0, 0), 0);
+        CU_ASSERT(!classad_has(qt_job(t.q, c, 0)->ad, "BytesSent"));
+        CU_ASSERT_EQUAL(queue_job_add_bytes(t.q, id, 10, 0), 0);
+        CU_ASSERT_EQUAL(queue_job_add_bytes(t.q, id, 5, 3), 0);
+        CU_ASSERT_EQUAL(qt_int(qt_job(t.q, c, 0)->ad, "BytesSent"), 15);
+        CU_ASSERT_EQUAL(qt_int(qt_job(t.q, c, 0)->ad, "BytesRecvd"), 3);
+        /* saturates rather than wraps */
+        CU_ASSERT_EQUAL(queue_job_add_bytes(t.q, id, INT64_MAX, 0), 0);
+        CU_ASSERT_EQUAL(qt_int(qt_job(t.q, c, 0)->ad, "BytesSent"), INT64_MAX);
+        qt_close(&t);
+}
+
 /* ---- submit-time checks ---- */
 
 typedef struct Got {
@@ -251,6 +272,7 @@ static CU_TestInfo tests[] = {
         { "exit_transfer_hold", test_exit_transfer_hold },
         { "exit_bytes_cumulative", test_exit_bytes_cumulative },
         { "transferring", test_transferring },
+        { "add_bytes", test_add_bytes },
         { "submit_checks", test_submit_checks },
         CU_TEST_INFO_NULL,
 };
