@@ -277,6 +277,9 @@ static const Default defaults[] = {
         { "RELAY_SUBMIT_TIMEOUT", "60" },
         { "RELAY_SUBMIT_MAX_BYTES", "268435456" },
         { "FILESYSTEM_DOMAIN", "$(FULL_HOSTNAME)" },
+        /* glean submit (config/submit-xfer.c): should_transfer_files when a description does not say (YES, NO
+         * or IF_NEEDED; empty or anything else: IF_NEEDED, as condor_submit). */
+        { "SUBMIT_DEFAULT_SHOULD_TRANSFER_FILES", "" },
         { "ALL_DEBUG", "" },
         { "ETC", "/etc/glean" },
         /* The pool key: 64 hex digits, root-only (glean pool-key --new). */

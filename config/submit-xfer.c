@@ -5,7 +5,8 @@
  * HTCondor's attribute names (docs/transfer.md):
  *
  *   should_transfer_files     ShouldTransferFiles: "YES", "NO", "IF_NEEDED"
- *                             (the default, or SUBMIT_DEFAULT_SHOULD_TRANSFER_FILES)
+ *                             (the default, or SUBMIT_DEFAULT_SHOULD_TRANSFER_FILES;
+ *                             a +ShouldTransferFiles of the job when not given)
  *   when_to_transfer_output   WhenToTransferOutput: "ON_EXIT" (the default),
  *                             "ON_EXIT_OR_EVICT"; none when NO
  *   transfer_executable       TransferExecutable = false when false
@@ -56,7 +57,8 @@
 #define K_MAX_OUTPUT NAMES("max_transfer_output_mb", "MaxTransferOutputMB")
 #define K_LOG_XML NAMES("log_xml", "UserLogUseXML")
 
-#define DIR_MAX_DEPTH 64 /* of a directory whose size is summed */
+#define DIR_MAX_DEPTH 64        /* of a directory whose size is summed */
+#define DIR_MAX_ENTRIES 100000  /* entries looked at for one input entry; past it the size counts no more */
 
 typedef enum Should {
         SHOULD_YES,
@@ -88,6 +90,33 @@ static void val_done(Val *c) {
 static int get(Submit *s, const char *const *names, Val *ret) {
         val_done(ret);
         return submit_lookup(s, names, &ret->v, &ret->line);
+}
+
+static char *strip_quotes(char *v);
+
+/* The command, else the job's own `+Attr = "value"` (condor_submit reads
+ * the ad's ShouldTransferFiles and WhenToTransferOutput when the command is
+ * not given), without its quotes. */
+static int get_or_attr(Submit *s, const char *const *names, const char *attr, Val *ret) {
+        const ConfigEntry *e;
+        char *p;
+        int r;
+
+        r = get(s, names, ret);
+        if (r < 0 || ret->v)
+                return r;
+        e = config_find(s->attrs, attr);
+        if (!e)
+                return 0;
+        r = submit_expand(s, e->value, e->line, &ret->v);
+        if (r < 0)
+                return r;
+        ret->line = e->line;
+        p = strip_quotes(ret->v);
+        memmove(ret->v, p, strlen(p) + 1);
+        if (!*ret->v)
+                val_done(ret);
+        return 0;
 }
 
 /* condor_submit's trim_and_strip_quotes_in_place: one pair of enclosing
@@ -190,9 +219,11 @@ static int join_path(const char *dir, const char *path, char **ret) {
 }
 
 /* The bytes of the regular files under the directory fd (consumed), not
- * following symbolic links, at most DIR_MAX_DEPTH levels down. What cannot
- * be read counts nothing, as in condor_submit. */
-static uint64_t dir_bytes(int fd, int depth) {
+ * following symbolic links, at most DIR_MAX_DEPTH levels down and
+ * *budget entries in all (a hostile "transfer_input_files = /" costs a
+ * bounded walk; the size is an estimate either way). What cannot be read
+ * counts nothing, as in condor_submit. */
+static uint64_t dir_bytes(int fd, int depth, size_t *budget) {
         struct dirent *de;
         uint64_t sum = 0;
         DIR *d;
@@ -202,11 +233,12 @@ static uint64_t dir_bytes(int fd, int depth) {
                 close(fd);
                 return 0;
         }
-        while ((de = readdir(d))) {
+        while (*budget > 0 && (de = readdir(d))) {
                 struct stat st;
 
                 if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
                         continue;
+                (*budget)--;
                 if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
                         continue;
                 if (S_ISREG(st.st_mode))
@@ -215,7 +247,7 @@ static uint64_t dir_bytes(int fd, int depth) {
                         int sub = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
                         if (sub >= 0)
-                                sum += dir_bytes(sub, depth + 1);
+                                sum += dir_bytes(sub, depth + 1, budget);
                 }
         }
         closedir(d);
@@ -228,8 +260,9 @@ static int64_t size_kb(int fd, const struct stat *st) {
 
         if (S_ISDIR(st->st_mode)) {
                 int d = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+                size_t budget = DIR_MAX_ENTRIES;
 
-                bytes = d >= 0 ? dir_bytes(d, 0) : 0;
+                bytes = d >= 0 ? dir_bytes(d, 0, &budget) : 0;
         }
         return (int64_t) ((bytes + 1023) / 1024);
 }
@@ -242,14 +275,22 @@ static int check_input(Submit *s, const char *iwd, const char *entry, int line, 
         struct stat st;
         int fd, r;
 
-        if (strstr(entry, "$$("))
-                return 0; /* filled in at match time: nothing to look at */
+        if (strstr(entry, "$$(") || strcmp(entry, "/dev/null") == 0)
+                return 0; /* filled in at match time, or nothing: nothing to look at */
         r = check_url(s, "transfer_input_files", entry, line, &local);
         if (r < 0)
                 return r;
         r = join_path(iwd, local ? local : entry, &path);
         if (r < 0)
                 return r;
+        /* Opened (readable, as condor_submit checks) only when a file or a
+         * directory: opening a device or a FIFO may do something. */
+        if (stat(path, &st) < 0)
+                return config_error(s->err, s->file, line, -errno, "transfer_input_files: '%s' (%s): %s", entry, path,
+                                    strerror(errno));
+        if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+                return config_error(s->err, s->file, line, -EINVAL,
+                                    "transfer_input_files: '%s' (%s) is neither a file nor a directory", entry, path);
         fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
         if (fd < 0)
                 return config_error(s->err, s->file, line, -errno, "transfer_input_files: '%s' (%s): %s", entry, path,
@@ -273,6 +314,8 @@ static int64_t stdin_kb(const char *iwd, const char *in) {
         int fd;
 
         if (url_scheme_len(in) || join_path(iwd, in, &path) < 0)
+                return 0;
+        if (stat(path, &st) < 0 || (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)))
                 return 0;
         fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
         if (fd < 0)
@@ -455,6 +498,7 @@ typedef struct Transfer {
         When when;
         bool default_should, default_when;
         int should_line, when_line;
+        char when_text[64]; /* as written, for errors */
 } Transfer;
 
 /* should_transfer_files, else SUBMIT_DEFAULT_SHOULD_TRANSFER_FILES (an
@@ -465,7 +509,7 @@ static int read_should(Submit *s, Transfer *t) {
         ConfigError cerr = {};
         int r;
 
-        r = get(s, K_SHOULD, &c);
+        r = get_or_attr(s, K_SHOULD, "ShouldTransferFiles", &c);
         if (r < 0)
                 return r;
         t->should_line = c.line;
@@ -490,7 +534,7 @@ static int read_when(Submit *s, Transfer *t) {
         _cleanup_(val_done) Val c = {};
         int r;
 
-        r = get(s, K_WHEN, &c);
+        r = get_or_attr(s, K_WHEN, "WhenToTransferOutput", &c);
         if (r < 0)
                 return r;
         t->when_line = c.line;
@@ -500,6 +544,7 @@ static int read_when(Submit *s, Transfer *t) {
                 return 0;
         }
         t->default_when = false;
+        snprintf(t->when_text, sizeof(t->when_text), "%s", c.v);
         if (parse_when(c.v, &t->when) < 0)
                 return config_error(s->err, s->file, c.line, -EINVAL,
                                     "when_to_transfer_output: invalid value '%s': ON_EXIT or ON_EXIT_OR_EVICT", c.v);
@@ -520,12 +565,15 @@ static int resolve_transfer(Submit *s, Transfer *t, const Val *in_files, const V
         if (r < 0)
                 return r;
 
-        if (t->should == SHOULD_NO && (in_files->line > 0 || out_files->line > 0)) {
-                const Val *v = in_files->line > 0 ? in_files : out_files;
+        /* Input files count when there is one; output files when the
+         * command is there at all ("" asks for none, which is asking). */
+        bool has_input = in_files->line > 0 && in_files->v[strspn(in_files->v, ", \t")];
+        if (t->should == SHOULD_NO && (has_input || out_files->line > 0)) {
+                const Val *v = has_input ? in_files : out_files;
 
                 return config_error(s->err, s->file, v->line, -EINVAL,
                                     "%s names files to transfer, but should_transfer_files is NO%s",
-                                    in_files->line > 0 ? "transfer_input_files" : "transfer_output_files",
+                                    has_input ? "transfer_input_files" : "transfer_output_files",
                                     t->default_should ? " (SUBMIT_DEFAULT_SHOULD_TRANSFER_FILES)" : "");
         }
         /* NO with no when_to_transfer_output: nothing is ever sent back. */
@@ -534,7 +582,8 @@ static int resolve_transfer(Submit *s, Transfer *t, const Val *in_files, const V
         if ((t->should == SHOULD_NO) != (t->when == WHEN_NEVER))
                 return config_error(s->err, s->file, t->when_line, -EINVAL,
                                     "when_to_transfer_output = %s, yet should_transfer_files = %s: remove this "
-                                    "contradiction", when_names[t->when], should_names[t->should]);
+                                    "contradiction", t->when_text[0] ? t->when_text : when_names[t->when],
+                                    should_names[t->should]);
         /* Only ON_EXIT_OR_EVICT given: it needs the files sent, so YES. */
         if (t->default_should && t->when == WHEN_ON_EXIT_OR_EVICT && t->should == SHOULD_IF_NEEDED)
                 t->should = SHOULD_YES;
