@@ -80,8 +80,9 @@ const char *agent_preamble_payload(const AgentPreamble *p, size_t *ret_len);
  * which the agent makes before the input arrives and removes after the
  * output went: spec->scratch_kept), Iwd = the sandbox; the program is
  * the sandbox's copy (its Cmd's last component) when TransferExecutable
- * (default true), else Cmd as it was; In/Out/Err are their last
- * components inside the sandbox (In only when TransferIn, default true;
- * Out/Err when TransferOut/TransferErr, default true: otherwise as they
- * were). -EINVAL with why for a name that has no last component. */
+ * (default true), else Cmd as it was; In is its last component inside
+ * the sandbox (when TransferIn, default true), Out and Err are the
+ * sandbox's _condor_stdout and _condor_stderr, HTCondor's names (when
+ * TransferOut/TransferErr, default true); otherwise they stay as they
+ * were. -EINVAL with why for a name that has no last component. */
 int agent_jobspec_sandbox(AgentJobSpec *spec, const ClassAd *job, char *why, size_t whylen);

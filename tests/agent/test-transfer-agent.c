@@ -258,9 +258,9 @@ static void test_sandbox_spec(void) {
         CU_ASSERT_STRING_EQUAL(spec->argv[1], "a");
         snprintf(want, sizeof want, "%s/in.txt", spec->scratch);
         CU_ASSERT_STRING_EQUAL(spec->in, want);
-        snprintf(want, sizeof want, "%s/out.txt", spec->scratch);
+        snprintf(want, sizeof want, "%s/_condor_stdout", spec->scratch);
         CU_ASSERT_STRING_EQUAL(spec->out, want);
-        snprintf(want, sizeof want, "%s/err.txt", spec->scratch);
+        snprintf(want, sizeof want, "%s/_condor_stderr", spec->scratch);
         CU_ASSERT_STRING_EQUAL(spec->err, want);
         CU_ASSERT_TRUE(spec->scratch_kept);
         /* the environment points at the sandbox */
@@ -280,7 +280,7 @@ static void test_sandbox_spec(void) {
         CU_ASSERT_STRING_EQUAL(spec->argv[0], "/home/u/run/bin/prog");
         CU_ASSERT_STRING_EQUAL(spec->in, "/home/u/run/data/in.txt");
         CU_ASSERT_STRING_EQUAL(spec->out, "/home/u/run/out.txt");
-        snprintf(want, sizeof want, "%s/err.txt", spec->scratch);
+        snprintf(want, sizeof want, "%s/_condor_stderr", spec->scratch);
         CU_ASSERT_STRING_EQUAL(spec->err, want);
         agent_jobspec_free(spec);
         classad_free(job);
