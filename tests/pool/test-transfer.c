@@ -15,6 +15,8 @@
  *   - an output over max_transfer_output_mb holds it with 12;
  *   - a kill -9 of the execute agent while the output travels leaves no
  *     file under its real name in Iwd;
+ *   - whoever knows a live grant's TransferId but not its key gets
+ *     nothing;
  *   - an eviction (a Vacate) with ON_EXIT_OR_EVICT brings the sandbox's
  *     files back, and the job goes back to the queue.
  *
@@ -23,6 +25,7 @@
 #define _GNU_SOURCE
 
 #include "pool-test.h"
+#include "xfer/xfer.h"
 
 static const char manager_config[] = "NEGOTIATOR_ADDRESS =\n"
                                      "NEGOTIATOR_INTERVAL = 1\n"
@@ -340,6 +343,62 @@ out:
 }
 
 
+
+/* Whoever knows a live grant's TransferId but not its key (another user,
+ * another job) gets nothing: the handshake fails, nothing is written. */
+static void wrong_key_gets_nothing(Rig *r, const char *iwd) {
+        char *log = read_log(&r->sub);
+        const char *g = log ? strstr(log, "transfer grant ") : NULL;
+        char id[XFER_ID_LEN + 1] = "";
+        if (g)
+                snprintf(id, sizeof id, "%.32s", g + strlen("transfer grant "));
+        free(log);
+        if (!GLEAN_TEST_CHECK(strlen(id) == XFER_ID_LEN, "no grant in the submit agent's log"))
+                return;
+        char dir[] = "/tmp/glean-xfer-thief-XXXXXX", manifest[300], why[256] = "";
+        CU_ASSERT_FATAL(mkdtemp(dir) != NULL);
+        struct passwd *pw = getpwnam("nobody");
+        CU_ASSERT(chown(dir, pw->pw_uid, pw->pw_gid) == 0);
+        snprintf(manifest, sizeof manifest, "%s.manifest", dir);
+        GleanPoolKey wrong;
+        CU_ASSERT_FATAL(glean_pool_key_generate(&wrong) == 0);
+        ClassAd *ad = NULL;
+        CaError err;
+        char text[600];
+        snprintf(text, sizeof text, "[ Iwd = \"%s\"; Cmd = \"%s/job.sh\"; ShouldTransferFiles = \"YES\" ]", iwd, iwd);
+        CU_ASSERT_FATAL(classad_parse(text, strlen(text), CA_MODE_OLD, &ad, &err) >= 0);
+        XferJob *xj = NULL;
+        CU_ASSERT_FATAL(xfer_job_from_ad(ad, 0, 0, &xj, why, sizeof why) >= 0);
+        GleanUserCred cred;
+        CU_ASSERT_FATAL(glean_user_cred("nobody", &cred) == 0);
+        int fd = -1, rr = -1;
+        char addr[32];
+        snprintf(addr, sizeof addr, "%s:9620", r->np.node[0].addr);
+        /* from the execute machine's namespace, as a user there would */
+        CU_ASSERT_FATAL(netns_enter(r->np.node[1].ns) == 0);
+        int d = xfer_dial(addr, id, 5000, &fd, why, sizeof why);
+        CU_ASSERT_FATAL(netns_enter(r->np.home) == 0);
+        if (GLEAN_TEST_CHECK(d >= 0, "dial %s: %s", addr, why)) {
+                XferResult res;
+                rr = xfer_fetch_input(fd, &wrong, xj, &cred, dir, manifest, 5000, &res);
+                close(fd);
+                printf("\n    a wrong key for grant %s: %s", id, res.reason);
+        }
+        GLEAN_TEST_CHECK(rr < 0, "a session with a wrong key succeeded");
+        DIR *dd = opendir(dir);
+        size_t n = 0;
+        struct dirent *e;
+        while (dd && (e = readdir(dd)))
+                n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+        if (dd)
+                closedir(dd);
+        GLEAN_TEST_CHECK(n == 0, "%zu files arrived with a wrong key", n);
+        unlink(manifest);
+        rmdir(dir);
+        xfer_job_free(xj);
+        classad_free(ad);
+}
+
 /* ---- an eviction with ON_EXIT_OR_EVICT brings the files back ---- */
 
 static void test_evict_brings_files(void) {
@@ -359,6 +418,7 @@ static void test_evict_brings_files(void) {
         if (!GLEAN_TEST_CHECK(wait_attr("q", cl, "JobStatus", "2", 60), "job %s runs", cl))
                 goto out;
         sleep(2); /* it wrote partial.txt */
+        wrong_key_gets_nothing(&r, iwd);
         int fd = connect_agent(&r.exe);
         ClassAd *v = NULL;
         glean_msg_new(GLEAN_CMD_VACATE, &v);
@@ -392,7 +452,9 @@ int main(int argc, char **argv) {
                 { "an output over max_transfer_output_mb: held with code 12", test_output_too_big_holds },
                 { "kill -9 of the execute agent while the output travels: no half file in Iwd",
                   test_kill9_mid_output },
-                { "an eviction with ON_EXIT_OR_EVICT brings the sandbox's files back", test_evict_brings_files },
+                { "a wrong key for a live grant gets nothing; an eviction with ON_EXIT_OR_EVICT brings the sandbox's "
+                  "files back",
+                  test_evict_brings_files },
                 CU_TEST_INFO_NULL,
         };
         static CU_SuiteInfo suites[] = {
