@@ -39,6 +39,8 @@ typedef struct AgentJobSpec {
         gid_t *groups;         /* supplementary groups from the group database (gid 0 left out) */
         size_t n_groups;
         char *scratch;         /* per-job scratch directory (created by agent_exec_start, removed after exit) */
+        bool scratch_kept;     /* the daemon made scratch (a transferring run's sandbox, agent/transfer.h)
+                                * and removes it: the executor neither creates nor removes it */
         int kill_sig;          /* KillSig (default SIGTERM) */
         bool has_umask;        /* the job ad's Umask (the submitter's, recorded by glean submit) ... */
         mode_t umask;          /* ... which the job gets; without one the job's umask is 022 */

@@ -96,6 +96,11 @@ static const Default defaults[] = {
         { "AGENT_MAX_CONNECTIONS_PER_USER", "64" },
         { "AGENT_HELLO_TIMEOUT", "20" },
         { "AGENT_CONNECTION_IDLE_TIMEOUT", "1200" },
+        /* glean: where an agent serves its jobs' files (docs/transfer.md;
+         * 0: none); MAX_CONCURRENT_*: HTCondor's schedd knobs (param_info.in). */
+        { "TRANSFER_PORT", "9620" },
+        { "MAX_CONCURRENT_UPLOADS", "100" },
+        { "MAX_CONCURRENT_DOWNLOADS", "100" },
         { "UNUSED_CLAIM_TIMEOUT", "600" },
         { "JOB_DEFAULT_LEASE_DURATION", "1200" }, /* 3.5.5.1: JobLeaseDuration, 20 minutes */
         { "NUM_CPUS", "$(DETECTED_CPUS)" },

@@ -104,6 +104,13 @@ static const Knob knobs[] = {
         { "AGENT_MAX_CONNECTIONS_PER_USER", 0 },
         { "AGENT_HELLO_TIMEOUT", 0 },
         { "AGENT_CONNECTION_IDLE_TIMEOUT", 0 },
+        /* agent: file transfer (agent/daemon/transfer.c, xrun.c) */
+        { "TRANSFER_PORT", 0 },
+        { "TRANSFER_ADDRESS", 0 },
+        { "MAX_CONCURRENT_UPLOADS", 0 },
+        { "MAX_CONCURRENT_DOWNLOADS", 0 },
+        { "MAX_TRANSFER_INPUT_MB", 0 },
+        { "MAX_TRANSFER_OUTPUT_MB", 0 },
         { "EXECUTE", 0 },
         { "FULL_HOSTNAME", 0 },
         { "SLOT_USER", 0 },

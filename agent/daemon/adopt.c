@@ -115,6 +115,7 @@ static bool state_write(Slot *s) {
         const ClassAd *job = agent_sm_job(s->sm);
         if (job)
                 glean_msg_set_ad(ad, "JobAd", job);
+        (void) agent_xrun_state(s, ad); /* a run whose files travel: where its output goes */
         char *text = classad_unparse(ad);
         classad_free(ad);
         if (!text)
@@ -284,6 +285,10 @@ static int adopt_one(Agent *a, const ClassAd *st, int64_t alive_at, char *why, s
         free(s->spec->scratch);
         s->spec->scratch = scratch;
         scratch = NULL;
+        /* A run whose files travel: its sandbox stays the agent's, its
+         * output is sent when it exits (xrun.c). */
+        if ((r = agent_xrun_prepare(s, st, job, why, whylen)) < 0)
+                goto fail;
         if (a->cgroot && !(s->spec->cgroup = agent_slot_cgroup_leaf(s, "job"))) {
                 r = -ENOMEM;
                 goto fail;
@@ -305,6 +310,11 @@ static int adopt_one(Agent *a, const ClassAd *st, int64_t alive_at, char *why, s
                 goto out;
         }
 fail:
+        if (s->xrun) {
+                if (s->spec)
+                        s->spec->scratch_kept = false; /* cleanup removes the sandbox as any scratch left */
+                agent_xrun_free(s);
+        }
         agent_jobspec_free(s->spec);
         s->spec = NULL;
         {

@@ -24,6 +24,8 @@
 #include "bpf/sensors.h"
 #include "common/usock.h"
 #include "slots.h"
+#include "transfer.h"
+#include "xfer/xfer.h"
 
 typedef struct Agent Agent;
 typedef struct Conn Conn;
@@ -34,6 +36,9 @@ typedef struct RelaySeries RelaySeries;
 typedef struct NetWatch NetWatch;
 typedef struct ConnUsers ConnUsers;
 typedef struct AgentCron AgentCron;
+typedef struct AgentXfer AgentXfer;         /* transfer.c */
+typedef struct AgentXferChild AgentXferChild; /* transfer.c */
+typedef struct AgentXrun AgentXrun;         /* xrun.c */
 
 struct Slot {
         Agent *agent;
@@ -81,6 +86,10 @@ struct Slot {
         int64_t last_account;   /* draining statistics */
         bool release;           /* a d-slot to free */
         AgentCronMerged *cron;  /* what the startd cron merged into ad (cron.c) */
+        /* A run whose files travel (xrun.c; NULL: none): its sandbox, the
+         * input before the job, the output after it. */
+        AgentXrun *xrun;
+        ClassAd *exit_extra;    /* attributes the next JobExit carries too (bytes, a transfer's hold) */
 };
 
 struct Conn {
@@ -144,6 +153,8 @@ struct Agent {
         int64_t relay_next_id;  /* the last RequestId upstream: relayed requests' and kept messages' */
         NetWatch *net;          /* the machine's addresses (netwatch.c) */
         AgentCron *cron;        /* the startd cron (cron.c) */
+        AgentXfer *xfer;        /* the transfer listener and its sessions (transfer.c; NULL: TRANSFER_PORT 0) */
+        AgentXferChild *xfer_children; /* every transfer session's process (transfer.c) */
 };
 
 /* ---- slots.c ---- */
@@ -373,3 +384,60 @@ int agent_cron_start(Agent *a);
 void agent_cron_stop(Agent *a);
 /* The published ads into every slot's ad (agent_refresh_ads). */
 void agent_cron_merge_slots(Agent *a);
+
+/* ---- transfer.c: the submit agent's listener, and every session's process ---- */
+/* TRANSFER_PORT (default 9620; 0: none), TRANSFER_ADDRESS (default any),
+ * MAX_CONCURRENT_UPLOADS / MAX_CONCURRENT_DOWNLOADS, MAX_TRANSFER_*_MB:
+ * the listening socket in the event loop. A port that cannot be bound is
+ * logged, and the agent serves no transfers. */
+int agent_transfer_setup(Agent *a);
+void agent_transfer_stop(Agent *a); /* every session killed (by its pid) and reaped */
+int agent_transfer_port(const Agent *a); /* the port served, 0: none */
+/* TransferGrant / TransferRevoke from the central manager (the upstream
+ * connection only): 0, or -errno with why. */
+int agent_transfer_grant(Agent *a, const ClassAd *msg, char *why, size_t whylen);
+int agent_transfer_revoke(Agent *a, const ClassAd *msg, char *why, size_t whylen);
+void agent_transfer_knobs(const Agent *a, uint64_t *ret_max_in_mb, uint64_t *ret_max_out_mb);
+
+/* A process forked from the agent (root) that runs fn and reports its
+ * XferResult through a pipe (xfer_result_to_text); the event loop waits
+ * for it (its pidfd) and calls done with the result (one that could not
+ * be read: error -EPIPE). */
+typedef void (*AgentXferRun)(void *arg, XferResult *res);   /* in the child */
+typedef void (*AgentXferDone)(void *userdata, const XferResult *res);
+/* keep_fd: the one descriptor the child keeps besides its pipe (-1: none),
+ * as fd 3; every other descriptor is closed in the child. */
+int agent_xfer_child_start(Agent *a, int keep_fd, AgentXferRun fn, void *arg, AgentXferDone done, void *userdata,
+                           AgentXferChild **ret);
+pid_t agent_xfer_child_pid(const AgentXferChild *c);
+/* SIGKILL to the child (by its pid): done is never called; reaped later. */
+void agent_xfer_child_cancel(AgentXferChild *c);
+
+/* ---- xrun.c: the execute side of a run that transfers ---- */
+/* ActivateClaim with Transfer [ TransferId; TransferKey; Address ]: the
+ * run's state, and s->spec turned into the sandbox's (agent/transfer.h).
+ * 0 (nothing to do without Transfer), -errno with why. */
+int agent_xrun_prepare(Slot *s, const ClassAd *req, const ClassAd *job, char *why, size_t whylen);
+/* start_job of a slot with a run that transfers: the sandbox made, the
+ * input fetched (a child), then the job started (agent_slot_start_job).
+ * true when it took the start over. */
+bool agent_xrun_start(Slot *s);
+/* The job ended: true when the output is sent first (the exit reported
+ * once it went, agent_slot_run_over). */
+bool agent_xrun_job_ended(Slot *s, const AgentJobExit *ex, const char *reason);
+/* A kill while a transfer runs (no job): the transfer is killed, the
+ * sandbox removed and the run reported over; true when there was one. */
+bool agent_xrun_kill(Slot *s, const char *reason);
+bool agent_xrun_busy(const Slot *s); /* a transfer runs (or waits to be tried again) */
+/* The run's Transfer into the slot's state file (adopt.c), so that an
+ * agent started again sends the output of the job it re-adopts
+ * (agent_xrun_prepare from the state file's Transfer). */
+int agent_xrun_state(const Slot *s, ClassAd *st);
+void agent_xrun_free(Slot *s);       /* the slot goes: its child killed, its sandbox removed */
+
+/* ---- slots.c, for xrun.c ---- */
+/* The job of s->spec started now (after its input arrived). */
+void agent_slot_start_job(Slot *s);
+/* The run of s is over without (or after) its job: the JobExit (ex may
+ * be NULL: no job ran) with s->exit_extra, the state machine told. */
+void agent_slot_run_over(Slot *s, const AgentJobExit *ex, const char *reason);

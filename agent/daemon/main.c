@@ -192,6 +192,8 @@ static int agent_setup(Agent *a, const GleanDaemonArgs *args, const char *socket
                   "%s: %lld CPUs, %lld MB memory, %lld KB disk in %s; %u slots; executor %s; running as uid %d",
                   a->machine.name, (long long) a->machine.total.cpus, (long long) a->machine.total.memory,
                   (long long) a->machine.total.disk, a->execute, n, agent_executor_name(a->exec), (int) getuid());
+        if ((r = agent_transfer_setup(a)) < 0)
+                return r;
         if ((r = agent_upstream_setup(a)) < 0)
                 return r;
         agent_adopt_jobs(a);
@@ -212,6 +214,7 @@ static void agent_teardown(Agent *a) {
         agent_server_stop(a);
         agent_conns_free(a);
         agent_slots_free(a);
+        agent_transfer_stop(a); /* after the slots: their transfers' processes are reaped here */
         agent_upstream_free(a);
         agent_netwatch_close(a);
         agent_sensors_close(a);

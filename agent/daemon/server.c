@@ -474,9 +474,24 @@ static int on_activate(Conn *c, const ClassAd *req) {
                 r = refuse(c, req, what, "%s", why);
                 goto out;
         }
+        /* Transfer: the job's files travel (xrun.c); from the central
+         * manager, or root and ADMINISTRATORS (who could run anything). */
+        if (classad_has(req, "Transfer") && !c->upstream && !is_admin(c)) {
+                agent_jobspec_free(s->spec);
+                s->spec = NULL;
+                r = refuse(c, req, what, "only the central manager names where a job's files are (Transfer)");
+                goto out;
+        }
+        if ((r = agent_xrun_prepare(s, req, job, why, sizeof why)) < 0) {
+                agent_jobspec_free(s->spec);
+                s->spec = NULL;
+                r = refuse(c, req, what, "%s", why);
+                goto out;
+        }
         if (a->cgroot) {
                 s->spec->cgroup = agent_slot_cgroup_leaf(s, "job");
                 if (!s->spec->cgroup) {
+                        agent_xrun_free(s);
                         agent_jobspec_free(s->spec);
                         s->spec = NULL;
                         r = refuse(c, req, what, "out of memory");
@@ -489,12 +504,14 @@ static int on_activate(Conn *c, const ClassAd *req) {
         r = agent_sm_handle(s->sm, agent_now(), &ev, why, sizeof why);
         if (r < 0) {
                 s->claimant = before; /* refused: nothing changes */
+                agent_xrun_free(s);
                 agent_jobspec_free(s->spec);
                 s->spec = NULL;
                 r = refuse_code(c, req, what, r, "%s", why);
                 goto out;
         }
-        if (!s->job) {
+        if (!s->job && !agent_xrun_busy(s)) {
+                agent_xrun_free(s);
                 /* The state machine started it, the executor could not. */
                 char err[300];
                 snprintf(err, sizeof err, "%s", s->start_error);
@@ -521,7 +538,10 @@ static int on_activate(Conn *c, const ClassAd *req) {
         if (r >= 0) {
                 char wire[AGENT_WIRE_NAME_MAX];
                 classad_set_string(extra, "Slot", agent_slot_wire_name(s, wire, sizeof wire));
-                classad_set_int(extra, "JobPid", agent_job_pid(s->job));
+                if (s->job)
+                        classad_set_int(extra, "JobPid", agent_job_pid(s->job));
+                else
+                        classad_set_bool(extra, "TransferringInput", true); /* it starts once its input is there */
                 classad_set_string(extra, "RunAs", s->spec->user);
                 r = reply(c, req, true, NULL, extra);
         }
@@ -667,6 +687,20 @@ int agent_dispatch(Conn *c, const ClassAd *req, GleanCommand cmd) {
         }
         case GLEAN_CMD_USER_LOG_EVENT:
                 return agent_userlog_event(c, req); /* userlog.c: from the upstream connection only */
+        case GLEAN_CMD_TRANSFER_GRANT:
+        case GLEAN_CMD_TRANSFER_REVOKE: {
+                /* The central manager's, on its connection only: a grant
+                 * opens a job's files to whoever holds its key. */
+                const char *what = glean_command_name(cmd);
+                if (!c->upstream)
+                        return refuse(c, req, what, "grants come from the central manager's connection only");
+                char why[512] = "";
+                int r = cmd == GLEAN_CMD_TRANSFER_GRANT ? agent_transfer_grant(c->agent, req, why, sizeof why)
+                                                         : agent_transfer_revoke(c->agent, req, why, sizeof why);
+                if (!classad_has(req, "RequestId"))
+                        return 0;
+                return r < 0 ? reply(c, req, false, why, NULL) : reply(c, req, true, NULL, NULL);
+        }
         case GLEAN_CMD_SHUTDOWN:
                 if (c->upstream)
                         return refuse(c, req, "Shutdown", "the agent is shut down on its own machine only");

@@ -36,6 +36,8 @@ static void slot_free(Slot *s) {
                 agent_job_kill(s->backfill);
                 agent_job_free(s->backfill);
         }
+        agent_xrun_free(s);
+        classad_free(s->exit_extra);
         agent_jobspec_free(s->spec);
         agent_sm_free(s->sm);
         agent_cron_merged_free(s->cron);
@@ -87,6 +89,7 @@ void agent_slot_sync_claims(Slot *s) {
 
 static void job_exited(AgentJob *job, const AgentJobExit *ex, void *userdata);
 static void job_would_not_die(Slot *s);
+static void start_job(Slot *s);
 
 static void send_job_exit(Slot *s, const AgentJobExit *ex, const char *reason) {
         ClassAd *msg = NULL;
@@ -135,6 +138,8 @@ static void send_job_exit(Slot *s, const AgentJobExit *ex, const char *reason) {
                 classad_set_string(msg, "Reason", reason);
         else if (ex->reason[0])
                 classad_set_string(msg, "Reason", ex->reason);
+        if (s->exit_extra)
+                classad_update(msg, s->exit_extra); /* a run that transferred: its bytes, a transfer's hold */
         agent_notify_claimant(s, GLEAN_CMD_JOB_EXIT, msg);
 }
 
@@ -164,6 +169,13 @@ static void stuck_reason(const Slot *s, const char *what, const char *leaf, char
 }
 
 static void start_job(Slot *s) {
+        /* A run whose files travel: its input first (xrun.c), then agent_slot_start_job. */
+        if (s->spec && !s->adopting && agent_xrun_start(s))
+                return;
+        agent_slot_start_job(s);
+}
+
+void agent_slot_start_job(Slot *s) {
         Agent *a = s->agent;
         s->start_error[0] = 0;
         s->exit_reason = NULL;
@@ -302,14 +314,16 @@ static void on_action(void *userdata, const AgentAction *act) {
                         if (!s->exit_reason)
                                 s->exit_reason = act->reason;
                         agent_job_signal(s->job, s->spec ? s->spec->kill_sig : SIGTERM);
-                }
+                } else
+                        agent_xrun_kill(s, act->reason); /* a transfer, no job: it goes */
                 break;
         case AGENT_DO_HARD_KILL:
                 if (s->job) {
                         if (!s->exit_reason)
                                 s->exit_reason = act->reason;
                         agent_job_kill(s->job);
-                }
+                } else
+                        agent_xrun_kill(s, act->reason);
                 break;
         case AGENT_DO_KILLING_TIMEOUT:
                 if (s->job)
@@ -431,15 +445,30 @@ static void job_ended(Slot *s, AgentJob *job, const AgentJobExit *ex, const char
         if (s->agent->draining && s->exit_reason)
                 s->agent->drain_badput += ex->wall_time * (double) s->res.cpus;
         agent_state_remove(s);
-        send_job_exit(s, ex, reason);
         agent_job_free(job);
         s->job = NULL;
+        s->condor_load = 0;
+        /* A run whose files travel: its output first (xrun.c), then agent_slot_run_over. */
+        if (!given_up && agent_xrun_job_ended(s, ex, reason)) {
+                agent_schedule(s->agent);
+                return;
+        }
+        (void) now;
+        agent_slot_run_over(s, ex, reason);
+}
+
+void agent_slot_run_over(Slot *s, const AgentJobExit *ex, const char *reason) {
+        AgentJobExit none = { 0 };
+        send_job_exit(s, ex ? ex : &none, reason);
+        classad_free(s->exit_extra);
+        s->exit_extra = NULL;
+        agent_xrun_free(s);
         agent_jobspec_free(s->spec);
         s->spec = NULL;
         s->exit_reason = NULL;
         s->condor_load = 0;
         AgentEvent ev = { .type = AGENT_EV_JOB_EXIT };
-        agent_sm_handle(s->sm, now, &ev, NULL, 0);
+        agent_sm_handle(s->sm, agent_now(), &ev, NULL, 0);
         agent_schedule(s->agent);
 }
 
@@ -824,7 +853,7 @@ bool agent_idle_for_exit(const Agent *a) {
         if (!a->shutting_down)
                 return false;
         for (const Slot *s = a->slots; s; s = s->next)
-                if (s->job || s->backfill)
+                if (s->job || s->backfill || s->xrun)
                         return false;
         return true;
 }

@@ -556,6 +556,8 @@ static void send_hello(Upstream *up) {
         classad_set_string(hello, "Machine", a->machine.hostname);
         classad_set_int(hello, "AgentStartTime", a->start_time);
         classad_set_int(hello, "UpdateInterval", a->update_interval);
+        if (agent_transfer_port(a) > 0)
+                classad_set_int(hello, "TransferPort", agent_transfer_port(a)); /* where its jobs' files are served */
         send_now(up, hello);
         classad_free(hello);
 }

@@ -58,7 +58,7 @@ void *exec_job_new(size_t size, ExecExecutor *owner, const AgentJobSpec *spec) {
                 return NULL;
         j->pidfd = -1;
         j->owner = owner;
-        if ((spec->scratch && !(j->scratch = strdup(spec->scratch))) ||
+        if ((spec->scratch && !spec->scratch_kept && !(j->scratch = strdup(spec->scratch))) ||
             (spec->exit_file && !(j->exit_file = strdup(spec->exit_file)))) {
                 free(j->scratch);
                 free(j);

@@ -316,14 +316,15 @@ int agent_exec_start(AgentExecutor *ex, const AgentJobSpec *spec, AgentJobExitFn
         r = check_spec(ex, spec);
         if (r < 0)
                 return r;
-        r = agent_scratch_create(ex, spec);
+        r = spec->scratch_kept ? 0 : agent_scratch_create(ex, spec);
         if (r < 0)
                 return r;
         r = ex->ops->start(ex, spec, on_exit, userdata, &job);
         if (r < 0) {
                 if (!ex->last_error[0])
                         agent_exec_error(ex, r, "cannot start '%s': %s", spec->argv[0], strerror(-r));
-                (void) agent_remove_tree(spec->scratch);
+                if (!spec->scratch_kept)
+                        (void) agent_remove_tree(spec->scratch);
                 return r;
         }
         job->executor = ex;

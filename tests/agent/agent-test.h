@@ -79,7 +79,9 @@ static const char agent_test_base_config[] = "NUM_CPUS = 2\n"
                                              "WANT_SUSPEND = False\n"
                                              "POLLING_INTERVAL = 1\n"
                                              "UPDATE_INTERVAL = 5\n"
-                                             "MachineMaxVacateTime = 5\n";
+                                             "MachineMaxVacateTime = 5\n"
+                                             /* no transfer port: agents of parallel tests would share 9620 */
+                                             "TRANSFER_PORT = 0\n";
 
 static inline void remove_dir(const char *dir) {
         char cmd[200];

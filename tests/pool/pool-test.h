@@ -266,6 +266,9 @@ static inline bool manager_prepare(Manager *m, const char *extra) {
                      "COLLECTOR_PORT = %d\n"
                      "POOL_KEY_FILE = %s\n"
                      "UID_DOMAIN = test.pool\n"
+                     /* one machine, one file system: jobs run in their
+                      * Iwd unless they ask for transfer (IF_NEEDED) */
+                     "FILESYSTEM_DOMAIN = test.pool\n"
                      "ADMINISTRATORS = %s\n"
                      "NEGOTIATOR_INTERVAL = 2\n"
                      "NEGOTIATOR_MIN_INTERVAL = 0\n"
@@ -304,6 +307,7 @@ static inline bool manager_agent_at(Manager *m, Pool *p, const char *name, const
                      "COLLECTOR_HOST = %s:%d\n"
                      "POOL_KEY_FILE = %s\n"
                      "UID_DOMAIN = test.pool\n"
+                     "FILESYSTEM_DOMAIN = test.pool\n"
                      "NEGOTIATOR_RECONNECT_MAX = 1\n"
                      "ALIVE_INTERVAL = 2\n"
                      "%s%s%s"
