@@ -546,7 +546,7 @@ static void test_pool_oom(void) {
         CU_ASSERT_FATAL(manager_start(&m, NULL));
         snprintf(extra, sizeof extra,
                  "NUM_CPUS = 1\nMEMORY = 64\nCOLLECTOR_HOST = 127.0.0.1:%d\nPOOL_KEY_FILE = %s\n"
-                 "UID_DOMAIN = test.pool\nNEGOTIATOR_RECONNECT_MAX = 1\n",
+                 "UID_DOMAIN = test.pool\nFILESYSTEM_DOMAIN = test.pool\nNEGOTIATOR_RECONNECT_MAX = 1\n",
                  m.port, m.key);
         if (!GLEAN_TEST_CHECK(cgpool_start(&cp, extra), "the agent")) {
                 manager_stop(&m);

@@ -498,17 +498,18 @@ static char *trim(char *s) {
         return s;
 }
 
-/* `glean submit` of a job that runs sh -c script: its cluster, or -1. */
-static int64_t submit_sh(const Manager *m, const char *name, const char *script) {
+/* `glean submit` of a job that runs sh -c script (and the submit lines
+ * extra): its cluster, or -1. */
+static int64_t submit_sh(const Manager *m, const char *name, const char *script, const char *extra) {
         char body[512], why[2048] = "";
-        snprintf(body, sizeof body, "executable = /bin/sh\narguments = \"-c '%s'\"\nqueue\n", script);
+        snprintf(body, sizeof body, "executable = /bin/sh\narguments = \"-c '%s'\"\n%squeue\n", script, extra);
         int64_t c = submit_as(m, NULL, name, body, why, sizeof why);
         GLEAN_TEST_CHECK(c > 0, "glean submit %s: %s", name, why);
         return c;
 }
 
-static void run_one_job(const Manager *m, const char *sub, const char *want_host) {
-        int64_t c = submit_sh(m, sub, "exit 7");
+static void run_one_job(const Manager *m, const char *sub, const char *want_host, const char *extra) {
+        int64_t c = submit_sh(m, sub, "exit 7", extra);
         if (c <= 0)
                 return;
         char id[32];
@@ -551,9 +552,12 @@ static void test_pool_startd_name(void) {
         snprintf(want, sizeof want, "%u %u", agent_cpus_count(&mine), agent_cpus_count(&mine));
         GLEAN_TEST_CHECK(out && strcmp(out, want) == 0, "Cores DetectedCpus: \"%s\", want %s", out ? out : "", want);
         free(out);
-        run_one_job(&m, "static.sub", "slot1@second@a.test");
+        /* The machine's file system is nfs.test, not the submitter's (test.pool):
+         * a job that does not carry its files says it shares that one. */
+        const char *shared = "should_transfer_files = NO\n+FileSystemDomain = \"nfs.test\"\n";
+        run_one_job(&m, "static.sub", "slot1@second@a.test", shared);
         /* A second job reuses or re-makes the claim just as well. */
-        run_one_job(&m, "static2.sub", "slot1@second@a.test");
+        run_one_job(&m, "static2.sub", "slot1@second@a.test", shared);
         pool_stop(&a);
         manager_stop(&m);
 }
@@ -573,7 +577,7 @@ static void test_pool_startd_name_pslot(void) {
                 return;
         }
         CU_ASSERT_TRUE(wait_slot_listed("slot1@second@a.test", 20));
-        run_one_job(&m, "dyn.sub", "slot1_1@second@a.test");
+        run_one_job(&m, "dyn.sub", "slot1_1@second@a.test", "");
         pool_stop(&a);
         manager_stop(&m);
 }
