@@ -181,7 +181,12 @@ touch -a -d '-1 hour' "$dir/console" # the owner has been away for an hour
 # A copy of the demo's configuration beside it: the users' glean reads it
 # too, and a checkout in /root is not theirs to read.
 install -m 0644 examples/demo/glean.conf "$dir/demo.conf"
-printf 'DEMO_DIR = %s\ninclude : %s/demo.conf\n' "$dir" "$dir" >"$dir/glean.conf"
+# The agent serves its jobs' files on a TCP port of its own (TRANSFER_PORT):
+# a free one, so that an installed pool's agent is not disturbed.
+for xport in $(seq 19620 19720); do
+        ss -Hltn "sport = :$xport" 2>/dev/null | grep -q . || break
+done
+printf 'DEMO_DIR = %s\ninclude : %s/demo.conf\nTRANSFER_PORT = %s\n' "$dir" "$dir" "$xport" >"$dir/glean.conf"
 printf '$ cat glean.conf    # (examples/demo/glean.conf, DEMO_DIR = %s)\n' "$dir"
 grep -v '^#' examples/demo/glean.conf | sed -e '/^$/d' -e 's/^/    /'
 # The central manager's signing key, and this machine's token, as an
@@ -354,6 +359,24 @@ for u in "${USERS[@]}"; do
         printf '\n%s$ cat hello.out\n' "${u#glean-demo-}"
         cat "$dir/jobs/$u/hello.out"
 done
+
+section "A job that carries its files"
+u=${USERS[0]}
+cp examples/demo/travel.sub examples/demo/count.sh examples/demo/words.txt "$dir/jobs/$u/"
+chown "$u:" "$dir/jobs/$u"/*
+printf '\n$ cat travel.sub\n'
+grep -v '^#' examples/demo/travel.sub
+printf '\n%s$ glean submit travel.sub && glean wait travel.log\n' "${u#glean-demo-}"
+as "$u" "$dir/bin/glean" submit travel.sub
+as "$u" "$dir/bin/glean" wait -wait 60 travel.log
+printf '\n%s$ cat travel.out    # it ran in its sandbox under EXECUTE, with its input there\n' "${u#glean-demo-}"
+cat "$dir/jobs/$u/travel.out"
+printf '\n%s$ ls -l counts.txt; head -3 counts.txt    # its output came back, %s'"'"'s\n' "${u#glean-demo-}" "${u#glean-demo-}"
+ls -l "$dir/jobs/$u/counts.txt" | sed "s|$dir/jobs/$u/||"
+head -3 "$dir/jobs/$u/counts.txt"
+printf '\n%s$ cat travel.log    # HTCondor'"'"'s user-log format: condor_wait and scripts read it\n' "${u#glean-demo-}"
+cat "$dir/jobs/$u/travel.log"
+until_true 20 "the travelling job's leaving" queue_empty
 
 section "Different priority factors, more jobs than CPUs"
 echo "Both are in the accounts now (a submitter appears with its first claim)."

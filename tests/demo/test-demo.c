@@ -4,7 +4,8 @@
  * being tested ($GLEAN, $GLEAN_AGENT, $GLEAN_NEGOTIATOR) under a time
  * limit, exits 0 having shown each part (the pool, the users' jobs
  * matched and running, the share by priority factor, the jobs frozen and
- * thawed, the listings, the plot), and leaves nothing behind: neither its
+ * thawed, a job whose files travel and its event log, the listings, the
+ * plot), and leaves nothing behind: neither its
  * users and their groups, nor its temporary directory, nor a process.
  *
  * Root only (the demo creates users); about 35 s.
@@ -103,7 +104,18 @@ static void test_demo(void) {
         /* the factors, and the share they give: ann 3 CPUs, bob 1 (of 4) */
         GLEAN_TEST_CHECK(has(out, "The priority factor of glean-demo-bob@demo.glean was set to 4"),
                          "no factor:\n%s", out);
-        GLEAN_TEST_CHECK(has(out, "4 job(s) submitted to cluster 3.") && has(out, "4 job(s) submitted to cluster 4."),
+        /* the job that carries its files: run in its sandbox with its input,
+         * its output back, its event log HTCondor's */
+        GLEAN_TEST_CHECK(has(out, "1 job(s) submitted to cluster 3."), "no travelling job:\n%s", out);
+        GLEAN_TEST_CHECK(has(out, "/execute/dir_slot1_") && has(out, "arrived: ") && has(out, "words.txt"),
+                         "the travelling job did not run in its sandbox with its input:\n%s", out);
+        GLEAN_TEST_CHECK(has(out, "counted 22 words into counts.txt") && has(out, "glean-demo-ann") &&
+                                 has(out, "the\n") ,
+                         "its output did not come back:\n%s", out);
+        GLEAN_TEST_CHECK(has(out, "000 (003.000.000) ") && has(out, "001 (003.000.000) ") &&
+                                 has(out, "005 (003.000.000) ") && has(out, "Normal termination (return value 0)"),
+                         "no event log:\n%s", out);
+        GLEAN_TEST_CHECK(has(out, "4 job(s) submitted to cluster 4.") && has(out, "4 job(s) submitted to cluster 5."),
                          "no second jobs:\n%s", out);
         const char *bob = line_after(out, "glean-demo-bob@demo.glean  ");
         GLEAN_TEST_CHECK(bob && has(bob, "4.00"), "bob's userprio line: %s\n%s", bob ? bob : "(none)", out);
