@@ -322,10 +322,13 @@ static void usage(const JobQueue *q, const QJob *j, UserlogEvent *ev) {
         ev->run_remote.sys = (int64_t) (l->have_run ? l->run_sys : 0);
         ev->total_remote.usr = (int64_t) user;
         ev->total_remote.sys = (int64_t) sys;
-        ev->sent_bytes = l->have_run ? l->run_sent : 0;
-        ev->recvd_bytes = l->have_run ? l->run_recvd : 0;
-        ev->total_sent_bytes = ad_real(j->pub.ad, "BytesSent", ev->sent_bytes);
-        ev->total_recvd_bytes = ad_real(j->pub.ad, "BytesRecvd", ev->recvd_bytes);
+        /* The event speaks for the job (HTCondor's shadow: sent_bytes =
+         * bytesReceived()): what the job sent is the output, BytesRecvd;
+         * what it received is the input, BytesSent. */
+        ev->sent_bytes = l->have_run ? l->run_recvd : 0;
+        ev->recvd_bytes = l->have_run ? l->run_sent : 0;
+        ev->total_sent_bytes = ad_real(j->pub.ad, "BytesRecvd", ev->sent_bytes);
+        ev->total_recvd_bytes = ad_real(j->pub.ad, "BytesSent", ev->recvd_bytes);
 }
 
 /* The Partitionable Resources rows HTCondor's shadow writes: Request*

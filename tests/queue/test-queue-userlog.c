@@ -86,9 +86,10 @@ static void test_life(void) {
                                  ev.image_size_kb == 20480 && ev.memory_mb == 20 && ev.rss_kb == 20480,
                          "image size event: %s", e->text);
         e = queue_userlog_next(t.q, "submit.example", e->seq);
+        /* the job received its input (BytesSent) and sent its output (BytesRecvd) */
         GLEAN_TEST_CHECK(userlog_parse_event(e->text, strlen(e->text), &ev, NULL, 0) == 0 && ev.type == 5 &&
                                  ev.normal && ev.return_value == 3 && ev.run_remote.usr == 4 &&
-                                 ev.run_remote.sys == 1 && ev.sent_bytes == 12 && ev.recvd_bytes == 34 &&
+                                 ev.run_remote.sys == 1 && ev.sent_bytes == 34 && ev.recvd_bytes == 12 &&
                                  ev.n_resources == 3,
                          "terminated event: %s", e->text);
         GLEAN_TEST_CHECK(queue_userlog_next(t.q, "other.example", 0) == NULL, "another machine's");
