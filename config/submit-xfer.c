@@ -613,7 +613,11 @@ static int get_given(Submit *s, const char *const *names, Val *ret) {
         return 0;
 }
 
-static int set_input_files(Submit *s, ClassAd *ad, const char *iwd, const Val *c, int64_t *kb) {
+/* A list of files (transfer_input_files, transfer_output_files), its
+ * entries trimmed and joined by ",", as attr. With kb (the input), each
+ * entry must exist here and its size counts; an empty list sets nothing.
+ * Without (the output), even an empty list is said: no output at all. */
+static int set_file_list(Submit *s, ClassAd *ad, const char *attr, const char *iwd, const Val *c, int64_t *kb) {
         _cleanup_config_free_ char *joined = NULL, *copy = NULL;
         ConfigStrv l = {};
         int r;
@@ -624,31 +628,12 @@ static int set_input_files(Submit *s, ClassAd *ad, const char *iwd, const Val *c
         if (!copy)
                 return -ENOMEM;
         r = split_list(copy, &l);
-        for (size_t i = 0; i < l.n && r >= 0; i++)
+        for (size_t i = 0; kb && i < l.n && r >= 0; i++)
                 r = check_input(s, iwd, l.v[i], c->line, kb);
-        if (r >= 0 && l.n > 0)
+        if (r >= 0 && (!kb || l.n > 0))
                 r = join_list(&l, &joined);
         if (r >= 0 && joined)
-                r = classad_set_string(ad, "TransferInput", joined);
-        config_strv_done(&l);
-        return r;
-}
-
-static int set_output_files(ClassAd *ad, const Val *c) {
-        _cleanup_config_free_ char *joined = NULL, *copy = NULL;
-        ConfigStrv l = {};
-        int r;
-
-        if (c->line == 0)
-                return 0;
-        copy = strdup(c->v);
-        if (!copy)
-                return -ENOMEM;
-        r = split_list(copy, &l);
-        if (r >= 0)
-                r = join_list(&l, &joined);
-        if (r >= 0)
-                r = classad_set_string(ad, "TransferOutput", joined);
+                r = classad_set_string(ad, attr, joined);
         config_strv_done(&l);
         return r;
 }
@@ -730,9 +715,9 @@ int submit_set_transfer(Submit *s, ClassAd *ad, const char *iwd) {
         if (r >= 0)
                 r = check_executable(s, &t);
         if (r >= 0)
-                r = set_input_files(s, ad, iwd, &in_files, &input_kb);
+                r = set_file_list(s, ad, "TransferInput", iwd, &in_files, &input_kb);
         if (r >= 0)
-                r = set_output_files(ad, &out_files);
+                r = set_file_list(s, ad, "TransferOutput", iwd, &out_files, NULL);
         if (r >= 0)
                 r = set_options(s, ad);
         if (r < 0)
